@@ -1,0 +1,118 @@
+//! `SessionBuilder`: the bookkeeping every parser needs while it walks a source —
+//! turn numbering, started/updated times, and folding a tool call with its result
+//! when the format pairs them by id.
+
+use std::collections::HashMap;
+
+use crate::model::{cap_text, ExitStatus, Session, SourceRef, Timestamp, ToolUse, Turn, MAX_MESSAGE_BYTES};
+use crate::model::Role;
+
+pub struct SessionBuilder {
+    session: Session,
+    next_seq: u32,
+    calls: HashMap<String, usize>,
+}
+
+impl SessionBuilder {
+    /// A builder for one session. When `source.resume` is set, numbering continues
+    /// from the resume point.
+    pub fn new(harness: &str, id: impl Into<String>, source: SourceRef) -> Self {
+        let next_seq = source.resume.as_ref().map_or(0, |r| r.next_seq);
+        SessionBuilder { session: Session::new(harness, id, source), next_seq, calls: HashMap::new() }
+    }
+
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    pub fn session_mut(&mut self) -> &mut Session {
+        &mut self.session
+    }
+
+    pub fn set_id(&mut self, id: impl Into<String>) {
+        self.session.id = id.into();
+    }
+
+    pub fn touch(&mut self, time: Option<Timestamp>) {
+        self.session.touch(time);
+    }
+
+    pub fn turn_count(&self) -> usize {
+        self.session.turns.len()
+    }
+
+    pub fn last_turn_mut(&mut self) -> Option<&mut Turn> {
+        self.session.turns.last_mut()
+    }
+
+    /// Appends a turn (numbered, text capped at 1 MiB). Empty turns are dropped.
+    /// Returns the turn's index in the session.
+    pub fn push(&mut self, mut turn: Turn) -> Option<usize> {
+        cap_text(&mut turn.text, MAX_MESSAGE_BYTES);
+        if turn.is_empty() {
+            return None;
+        }
+        turn.seq = self.next_seq;
+        self.next_seq += 1;
+        self.session.touch(turn.time);
+        self.session.turns.push(turn);
+        Some(self.session.turns.len() - 1)
+    }
+
+    /// Appends a tool-call turn and remembers it under `call_id` so its result can be
+    /// folded in by [`complete_call`](Self::complete_call). A call is kept even with no
+    /// text: the call itself is the record.
+    pub fn push_call(&mut self, call_id: Option<&str>, mut turn: Turn) -> usize {
+        turn.role = Role::ToolCall;
+        if turn.tool.is_none() {
+            turn.tool = Some(ToolUse::default());
+        }
+        cap_text(&mut turn.text, MAX_MESSAGE_BYTES);
+        turn.seq = self.next_seq;
+        self.next_seq += 1;
+        self.session.touch(turn.time);
+        self.session.turns.push(turn);
+        let idx = self.session.turns.len() - 1;
+        if let Some(id) = call_id.filter(|id| !id.is_empty()) {
+            self.calls.insert(id.to_string(), idx);
+        }
+        idx
+    }
+
+    /// The call registered under `call_id`.
+    pub fn call_mut(&mut self, call_id: &str) -> Option<&mut Turn> {
+        let idx = *self.calls.get(call_id)?;
+        self.session.turns.get_mut(idx)
+    }
+
+    /// Folds a result into the call registered under `call_id`: the output becomes
+    /// the call's text. Returns false (and changes nothing) when no such call exists,
+    /// so the caller can keep the result as a `ToolOutput` turn.
+    pub fn complete_call(&mut self, call_id: &str, output: &str, is_error: bool, exit: Option<ExitStatus>, time: Option<Timestamp>) -> bool {
+        let Some(&idx) = self.calls.get(call_id) else {
+            return false;
+        };
+        self.session.touch(time);
+        let turn = &mut self.session.turns[idx];
+        if !turn.text.is_empty() && !output.is_empty() {
+            turn.text.push('\n');
+        }
+        turn.text.push_str(output.trim_end());
+        cap_text(&mut turn.text, MAX_MESSAGE_BYTES);
+        let tool = turn.tool.get_or_insert_with(ToolUse::default);
+        tool.is_error |= is_error;
+        if exit.is_some() {
+            tool.exit = exit;
+        }
+        if tool.exit.as_ref().is_some_and(|e| !e.succeeded()) {
+            tool.is_error = true;
+        }
+        true
+    }
+
+    /// The finished session, or `None` when it has no turns (such sessions are not
+    /// emitted).
+    pub fn finish(self) -> Option<Session> {
+        (!self.session.turns.is_empty()).then_some(self.session)
+    }
+}

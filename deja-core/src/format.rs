@@ -1,0 +1,249 @@
+//! The adapter contract (DESIGN §4): what every harness crate describes and parses.
+//!
+//! Each adapter crate registers a `&'static dyn HarnessFormat` with
+//! `inventory::submit!(deja_core::Registration(&MyFormat))`; [`registry`] collects them.
+//! A crate is only linked when code names it, so binaries and tests `use` the generated
+//! list of adapter crates (see `cargo xtask adapters`).
+
+use std::path::{Path, PathBuf};
+
+use crate::env::StoreEnv;
+use crate::model::{Session, SourceRef};
+use crate::synth::SynthSession;
+
+/// What a harness adapter does: describe itself, find its stores, parse them.
+pub trait HarnessFormat: Send + Sync + 'static {
+    /// Metadata for the matrix, `deja harnesses` and the docs.
+    fn info(&self) -> &'static HarnessInfo;
+
+    /// The sources on this machine, honouring the environment's overrides.
+    fn discover(&self, env: &StoreEnv) -> Discovery;
+
+    /// Parses one source into sessions. Never panics on any input; bad lines are
+    /// counted in the stats, and only an unreadable source is an error.
+    fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError>;
+
+    /// Writes `session` into `home` as this harness would have stored it, for the demo,
+    /// benchmark corpora and the LoCoMo run through the production path. Returns the
+    /// file written.
+    fn write_synthetic(&self, home: &Path, session: &SynthSession) -> std::io::Result<PathBuf>;
+}
+
+/// The result of store discovery: the sources found and the places looked at.
+#[derive(Debug, Default, Clone)]
+pub struct Discovery {
+    pub sources: Vec<SourceRef>,
+    /// Every store root that was checked, with whether it exists.
+    pub roots: Vec<(PathBuf, bool)>,
+}
+
+impl Discovery {
+    pub fn looked_at(&mut self, root: &Path) -> bool {
+        let exists = root.exists();
+        self.roots.push((root.to_path_buf(), exists));
+        exists
+    }
+}
+
+/// Switches that change what a parser emits.
+#[derive(Debug, Clone, Default)]
+pub struct ParseOptions {
+    /// Emit reasoning/thinking blocks as `Role::Reasoning` turns (off by default).
+    pub include_reasoning: bool,
+}
+
+impl ParseOptions {
+    pub fn from_env(env: &StoreEnv) -> Self {
+        ParseOptions { include_reasoning: env.flag("DEJA_INDEX_REASONING") }
+    }
+}
+
+/// Where parsed sessions go.
+pub trait SessionSink {
+    fn session(&mut self, session: Session);
+}
+
+impl SessionSink for Vec<Session> {
+    fn session(&mut self, session: Session) {
+        self.push(session);
+    }
+}
+
+/// What a parse saw, for the index report.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ParseStats {
+    /// Records (lines, rows, documents) read.
+    pub records: u64,
+    /// Records that could not be decoded and were skipped.
+    pub skipped: u64,
+    /// Bytes of the source that were read.
+    pub bytes_read: u64,
+    /// Offset just past the last complete record, for the next incremental read of an
+    /// append-only source.
+    pub end_offset: u64,
+    /// Human-readable notes about what was skipped and why (first few only).
+    pub problems: Vec<String>,
+}
+
+impl ParseStats {
+    const MAX_PROBLEMS: usize = 5;
+
+    pub fn problem(&mut self, text: impl Into<String>) {
+        if self.problems.len() < Self::MAX_PROBLEMS {
+            self.problems.push(text.into());
+        }
+    }
+
+    pub fn skip(&mut self, why: impl FnOnce() -> String) {
+        self.skipped += 1;
+        if self.problems.len() < Self::MAX_PROBLEMS {
+            self.problems.push(why());
+        }
+    }
+}
+
+/// A source that could not be parsed at all.
+#[derive(Debug, thiserror::Error)]
+pub enum FormatError {
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: {reason}")]
+    Corrupt { path: PathBuf, reason: String },
+}
+
+impl FormatError {
+    pub fn io(path: &Path, source: std::io::Error) -> Self {
+        FormatError::Io { path: path.to_path_buf(), source }
+    }
+
+    pub fn corrupt(path: &Path, reason: impl Into<String>) -> Self {
+        FormatError::Corrupt { path: path.to_path_buf(), reason: reason.into() }
+    }
+}
+
+/// Static description of a harness.
+#[derive(Debug)]
+pub struct HarnessInfo {
+    /// Adapter id, lowercase, e.g. `claude`.
+    pub id: &'static str,
+    pub name: &'static str,
+    /// How the store is laid out, e.g. "JSONL, one file per session".
+    pub container: &'static str,
+    /// Default store paths per OS, `~` meaning the home directory.
+    pub stores: &'static [StorePath],
+    /// The harness's own relocation variables, which discovery honours.
+    pub env_vars: &'static [&'static str],
+    /// deja's own overrides (always includes `DEJA_<ID>_ROOT`).
+    pub deja_vars: &'static [&'static str],
+    /// Anything beyond deja itself that is needed.
+    pub needs: &'static [&'static str],
+    /// One paragraph on the format, for the docs.
+    pub format_summary: &'static str,
+    pub capabilities: Capabilities,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Os {
+    Linux,
+    MacOs,
+    Windows,
+    /// Linux and macOS alike.
+    Unix,
+    /// Every OS.
+    Any,
+}
+
+impl Os {
+    pub fn label(self) -> &'static str {
+        match self {
+            Os::Linux => "Linux",
+            Os::MacOs => "macOS",
+            Os::Windows => "Windows",
+            Os::Unix => "Linux, macOS",
+            Os::Any => "all",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct StorePath {
+    pub os: Os,
+    pub path: &'static str,
+}
+
+/// Whether a recall surface works for a harness, and why not when it does not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Capability {
+    /// deja provides it, and the code that does so exists.
+    Works(&'static str),
+    /// Possible; not built yet.
+    Planned(&'static str),
+    /// The harness has no such mechanism.
+    Unsupported(&'static str),
+    /// Waiting on the harness.
+    Blocked(&'static str),
+    Unknown,
+}
+
+impl Capability {
+    pub fn status(&self) -> &'static str {
+        match self {
+            Capability::Works(_) => "works",
+            Capability::Planned(_) => "planned",
+            Capability::Unsupported(_) => "unsupported",
+            Capability::Blocked(_) => "blocked",
+            Capability::Unknown => "unknown",
+        }
+    }
+
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Capability::Works(r) | Capability::Planned(r) | Capability::Unsupported(r) | Capability::Blocked(r) => r,
+            Capability::Unknown => "",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Capabilities {
+    pub mcp: Capability,
+    pub auto_recall: Capability,
+    pub skill: Capability,
+    pub command: Capability,
+    pub resume: Capability,
+    pub handoff: Capability,
+}
+
+impl Capabilities {
+    pub fn named(&self) -> [(&'static str, Capability); 6] {
+        [
+            ("mcp", self.mcp),
+            ("auto-recall", self.auto_recall),
+            ("skill", self.skill),
+            ("command", self.command),
+            ("resume", self.resume),
+            ("handoff", self.handoff),
+        ]
+    }
+}
+
+/// An adapter's registration; submit one per crate with `inventory::submit!`.
+pub struct Registration(pub &'static dyn HarnessFormat);
+
+inventory::collect!(Registration);
+
+/// Every linked adapter, sorted by id.
+pub fn registry() -> Vec<&'static dyn HarnessFormat> {
+    let mut all: Vec<&'static dyn HarnessFormat> = inventory::iter::<Registration>.into_iter().map(|r| r.0).collect();
+    all.sort_by_key(|f| f.info().id);
+    all
+}
+
+/// The adapter with this id, if linked.
+pub fn lookup(id: &str) -> Option<&'static dyn HarnessFormat> {
+    inventory::iter::<Registration>.into_iter().map(|r| r.0).find(|f| f.info().id == id)
+}

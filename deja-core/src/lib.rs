@@ -1,0 +1,33 @@
+//! deja-core: everything deja knows that is not about one harness.
+//!
+//! The normalized model ([`model`]), the adapter contract and registry ([`format`]),
+//! store discovery inputs ([`env`]), shared readers ([`read`]), parse bookkeeping
+//! ([`builder`]), work signals ([`work`], [`patch`]), ingest normalization
+//! ([`normalize`], [`text`], [`redact`]), and the tantivy index with search
+//! ([`index`]).
+
+pub mod builder;
+pub mod env;
+pub mod format;
+pub mod index;
+pub mod model;
+pub mod normalize;
+pub mod patch;
+pub mod read;
+pub mod redact;
+pub mod synth;
+pub mod text;
+pub mod time;
+pub mod work;
+
+pub use builder::SessionBuilder;
+pub use env::StoreEnv;
+pub use format::{
+    lookup, registry, Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, Os, ParseOptions, ParseStats, Registration,
+    SessionSink, StorePath,
+};
+pub use model::{Edit, ExitStatus, FileAction, FileTouch, NodeRef, Role, Session, SourceRef, Timestamp, ToolUse, Turn};
+pub use synth::{SynthSession, SynthTurn};
+
+/// Re-exported so adapter crates register without naming `inventory` themselves.
+pub use inventory;

@@ -1,0 +1,304 @@
+//! The normalized session model every adapter produces (DESIGN §3).
+//!
+//! One `Session` per conversation the harness kept, holding ordered `Turn`s. Work
+//! signals (commands, exit status, files, edit spans) are first-class fields rather
+//! than text, because `fix`, `how` and `blame` need them after a summary would have
+//! thrown them away.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+pub use crate::time::Timestamp;
+
+/// The adapter id of a harness, e.g. `"deepseek"`.
+pub type HarnessId = &'static str;
+
+/// One conversation as the harness stored it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Session {
+    pub harness: String,
+    pub id: String,
+    pub title: Option<String>,
+    /// The working directory the session ran in (or the best name the format offers).
+    pub project: Option<String>,
+    pub started: Option<Timestamp>,
+    pub updated: Option<Timestamp>,
+    pub source: SourceRef,
+    /// The spawning session, for sub-agents and forks.
+    pub parent: Option<String>,
+    /// `sidechain`, `subagent`, `fork`… when the session is not a top-level one.
+    pub kind: Option<String>,
+    /// The sub-agent's name, when the format records it.
+    pub agent: Option<String>,
+    pub turns: Vec<Turn>,
+}
+
+impl Session {
+    pub fn new(harness: &str, id: impl Into<String>, source: SourceRef) -> Self {
+        Session {
+            harness: harness.to_string(),
+            id: id.into(),
+            title: None,
+            project: None,
+            started: None,
+            updated: None,
+            source,
+            parent: None,
+            kind: None,
+            agent: None,
+            turns: Vec::new(),
+        }
+    }
+
+    /// `<harness>:<id>`, the key that is unique across harnesses.
+    pub fn key(&self) -> String {
+        session_key(&self.harness, &self.id)
+    }
+
+    /// Widens `started`/`updated` to include `time` (zero times are ignored).
+    pub fn touch(&mut self, time: Option<Timestamp>) {
+        let Some(t) = time.filter(|t| t.0 != 0) else {
+            return;
+        };
+        self.started = Some(self.started.map_or(t, |s| s.min(t)));
+        self.updated = Some(self.updated.map_or(t, |u| u.max(t)));
+    }
+}
+
+pub fn session_key(harness: &str, id: &str) -> String {
+    format!("{harness}:{id}")
+}
+
+/// Who produced a turn's text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    User,
+    Assistant,
+    /// A tool call, folded with its result when the format pairs them.
+    ToolCall,
+    /// A tool result with no call to fold into.
+    ToolOutput,
+    /// A compaction summary written by the harness.
+    Summary,
+    /// Kept text that is neither speech, tool work nor a summary.
+    Note,
+    /// Model reasoning; only produced when the user opted in.
+    Reasoning,
+}
+
+impl Role {
+    pub const ALL: [Role; 7] = [
+        Role::User,
+        Role::Assistant,
+        Role::ToolCall,
+        Role::ToolOutput,
+        Role::Summary,
+        Role::Note,
+        Role::Reasoning,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::ToolCall => "tool_call",
+            Role::ToolOutput => "tool_output",
+            Role::Summary => "summary",
+            Role::Note => "note",
+            Role::Reasoning => "reasoning",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Role> {
+        Role::ALL.into_iter().find(|r| r.as_str() == s)
+    }
+}
+
+/// One step of a conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Turn {
+    pub seq: u32,
+    pub role: Role,
+    pub text: String,
+    pub time: Option<Timestamp>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<NodeRef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<ToolUse>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<FileTouch>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edit: Option<Edit>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
+}
+
+impl Turn {
+    pub fn new(role: Role, text: impl Into<String>) -> Self {
+        Turn {
+            seq: 0,
+            role,
+            text: text.into(),
+            time: None,
+            node: None,
+            tool: None,
+            files: Vec::new(),
+            edit: None,
+            partial: false,
+        }
+    }
+
+    pub fn at(mut self, time: Option<Timestamp>) -> Self {
+        self.time = time;
+        self
+    }
+
+    /// True when the turn carries nothing worth indexing.
+    pub fn is_empty(&self) -> bool {
+        self.text.trim().is_empty() && self.tool.is_none() && self.files.is_empty() && self.edit.is_none()
+    }
+}
+
+/// Id and parent id of an entry in a tree-shaped log.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodeRef {
+    pub id: String,
+    pub parent: Option<String>,
+}
+
+/// A tool invocation: its name, the command line for shells, and how it ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct ToolUse {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit: Option<ExitStatus>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_error: bool,
+}
+
+/// How a command ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExitStatus {
+    Code(i64),
+    Signal(String),
+}
+
+impl ExitStatus {
+    pub fn succeeded(&self) -> bool {
+        matches!(self, ExitStatus::Code(0))
+    }
+}
+
+impl std::fmt::Display for ExitStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ExitStatus::Code(c) => write!(f, "exit {c}"),
+            ExitStatus::Signal(s) => write!(f, "killed by {s}"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum FileAction {
+    Read,
+    Edit,
+    Write,
+    Delete,
+}
+
+impl FileAction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FileAction::Read => "read",
+            FileAction::Edit => "edit",
+            FileAction::Write => "write",
+            FileAction::Delete => "delete",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileTouch {
+    pub path: String,
+    pub action: FileAction,
+}
+
+/// One replaced span of a file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Edit {
+    pub path: String,
+    /// The text that was replaced (capped at 32 KiB).
+    pub old: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub new: Option<String>,
+}
+
+/// Where a session came from: the file, a row key for databases, and the format
+/// generation when the harness keeps several side by side.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct SourceRef {
+    pub path: PathBuf,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generation: Option<u32>,
+    /// True when the file only ever grows by appended lines, so the indexer may read
+    /// just the new tail after verifying the prefix it already read.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub append_only: bool,
+    /// Set by the indexer when only the tail past `offset` is to be parsed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resume: Option<Resume>,
+}
+
+impl SourceRef {
+    pub fn file(path: impl Into<PathBuf>) -> Self {
+        SourceRef { path: path.into(), ..SourceRef::default() }
+    }
+
+    pub fn append_only(mut self) -> Self {
+        self.append_only = true;
+        self
+    }
+
+    /// The identity of the source in the manifest (path plus row key).
+    pub fn manifest_key(&self) -> String {
+        match &self.key {
+            Some(k) => format!("{}#{k}", self.path.display()),
+            None => self.path.display().to_string(),
+        }
+    }
+}
+
+/// Where an incremental read of an append-only source starts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Resume {
+    /// Byte offset just past the last complete line already indexed.
+    pub offset: u64,
+    /// The `seq` the first new turn gets.
+    pub next_seq: u32,
+    /// The session id the earlier read produced.
+    pub session_id: String,
+}
+
+/// Caps the text at `max` bytes on a char boundary.
+pub fn cap_text(text: &mut String, max: usize) {
+    if text.len() > max {
+        let mut cut = max;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+    }
+}
+
+/// A parsed message is capped at 1 MiB.
+pub const MAX_MESSAGE_BYTES: usize = 1 << 20;
+/// An edit's old span is capped at 32 KiB.
+pub const MAX_EDIT_BYTES: usize = 32 << 10;
