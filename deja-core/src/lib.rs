@@ -13,6 +13,7 @@ pub mod index;
 pub mod model;
 pub mod normalize;
 pub mod patch;
+pub mod project;
 pub mod read;
 pub mod redact;
 pub mod synth;
