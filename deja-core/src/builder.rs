@@ -4,8 +4,8 @@
 
 use std::collections::HashMap;
 
-use crate::model::{cap_text, ExitStatus, Session, SourceRef, Timestamp, ToolUse, Turn, MAX_MESSAGE_BYTES};
 use crate::model::Role;
+use crate::model::{cap_text, ExitStatus, Session, SourceRef, Timestamp, ToolUse, Turn, MAX_MESSAGE_BYTES};
 
 pub struct SessionBuilder {
     session: Session,
@@ -88,7 +88,14 @@ impl SessionBuilder {
     /// Folds a result into the call registered under `call_id`: the output becomes
     /// the call's text. Returns false (and changes nothing) when no such call exists,
     /// so the caller can keep the result as a `ToolOutput` turn.
-    pub fn complete_call(&mut self, call_id: &str, output: &str, is_error: bool, exit: Option<ExitStatus>, time: Option<Timestamp>) -> bool {
+    pub fn complete_call(
+        &mut self,
+        call_id: &str,
+        output: &str,
+        is_error: bool,
+        exit: Option<ExitStatus>,
+        time: Option<Timestamp>,
+    ) -> bool {
         let Some(&idx) = self.calls.get(call_id) else {
             return false;
         };

@@ -24,8 +24,8 @@ pub mod work;
 pub use builder::SessionBuilder;
 pub use env::StoreEnv;
 pub use format::{
-    lookup, registry, Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, Os, ParseOptions, ParseStats, Registration,
-    SessionSink, StorePath,
+    lookup, registry, Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, Os, ParseOptions, ParseStats,
+    Registration, SessionSink, StorePath,
 };
 pub use model::{Edit, ExitStatus, FileAction, FileTouch, NodeRef, Role, Session, SourceRef, Timestamp, ToolUse, Turn};
 pub use synth::{SynthSession, SynthTurn};

@@ -89,15 +89,7 @@ pub enum Role {
 }
 
 impl Role {
-    pub const ALL: [Role; 7] = [
-        Role::User,
-        Role::Assistant,
-        Role::ToolCall,
-        Role::ToolOutput,
-        Role::Summary,
-        Role::Note,
-        Role::Reasoning,
-    ];
+    pub const ALL: [Role; 7] = [Role::User, Role::Assistant, Role::ToolCall, Role::ToolOutput, Role::Summary, Role::Note, Role::Reasoning];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -137,17 +129,7 @@ pub struct Turn {
 
 impl Turn {
     pub fn new(role: Role, text: impl Into<String>) -> Self {
-        Turn {
-            seq: 0,
-            role,
-            text: text.into(),
-            time: None,
-            node: None,
-            tool: None,
-            files: Vec::new(),
-            edit: None,
-            partial: false,
-        }
+        Turn { seq: 0, role, text: text.into(), time: None, node: None, tool: None, files: Vec::new(), edit: None, partial: false }
     }
 
     pub fn at(mut self, time: Option<Timestamp>) -> Self {

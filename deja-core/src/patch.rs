@@ -11,9 +11,10 @@ pub fn parse_apply_patch(input: &str, cwd: Option<&str>) -> (Vec<FileTouch>, Vec
     let mut edits: Vec<Edit> = Vec::new();
     let mut current: Option<usize> = None;
     for line in input.lines() {
-        let header = [("*** Update File: ", FileAction::Edit), ("*** Add File: ", FileAction::Write), ("*** Delete File: ", FileAction::Delete)]
-            .into_iter()
-            .find_map(|(prefix, action)| line.strip_prefix(prefix).map(|p| (p.trim(), action)));
+        let header =
+            [("*** Update File: ", FileAction::Edit), ("*** Add File: ", FileAction::Write), ("*** Delete File: ", FileAction::Delete)]
+                .into_iter()
+                .find_map(|(prefix, action)| line.strip_prefix(prefix).map(|p| (p.trim(), action)));
         if let Some((path, action)) = header {
             let path = join_cwd(path, cwd);
             let idx = match files.iter().position(|f| f.path == path) {

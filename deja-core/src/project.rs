@@ -96,7 +96,10 @@ pub fn majority_git_repo<'a>(paths: impl IntoIterator<Item = &'a str>) -> Option
         }
         existing += 1;
         let Some(dir) = path.parent() else { continue };
-        let repo = cache.entry(dir.to_path_buf()).or_insert_with(|| dir.ancestors().find(|a| a.join(".git").exists()).map(Path::to_path_buf)).clone();
+        let repo = cache
+            .entry(dir.to_path_buf())
+            .or_insert_with(|| dir.ancestors().find(|a| a.join(".git").exists()).map(Path::to_path_buf))
+            .clone();
         if let Some(repo) = repo {
             *votes.entry(repo).or_default() += 1;
         }

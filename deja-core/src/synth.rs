@@ -17,13 +17,36 @@ pub struct SynthSession {
 
 #[derive(Debug, Clone)]
 pub enum SynthTurn {
-    User { text: String, time: Timestamp },
-    Assistant { text: String, time: Timestamp },
+    User {
+        text: String,
+        time: Timestamp,
+    },
+    Assistant {
+        text: String,
+        time: Timestamp,
+    },
     /// Reasoning the model wrote (formats without it drop it).
-    Reasoning { text: String, time: Timestamp },
-    Shell { command: String, output: String, exit_code: i64, time: Timestamp },
-    Read { path: String, output: String, time: Timestamp },
-    Edit { path: String, old: String, new: String, time: Timestamp },
+    Reasoning {
+        text: String,
+        time: Timestamp,
+    },
+    Shell {
+        command: String,
+        output: String,
+        exit_code: i64,
+        time: Timestamp,
+    },
+    Read {
+        path: String,
+        output: String,
+        time: Timestamp,
+    },
+    Edit {
+        path: String,
+        old: String,
+        new: String,
+        time: Timestamp,
+    },
 }
 
 impl SynthTurn {

@@ -13,10 +13,14 @@ use regex::Regex;
 use crate::model::{Role, Session, Turn};
 
 static BLOCKS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?s)<system-reminder>.*?</system-reminder>|<local-command-caveat>.*?</local-command-caveat>|<command-name>.*?</command-args>").expect("static regex")
+    Regex::new(
+        r"(?s)<system-reminder>.*?</system-reminder>|<local-command-caveat>.*?</local-command-caveat>|<command-name>.*?</command-args>",
+    )
+    .expect("static regex")
 });
 static WRAPPERS: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"</?(user_query|hook_context)>").expect("static regex"));
-static RECALL_OPEN: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"<deja-recall[^>]*>|&lt;deja-recall(&gt;|[^&]*&gt;)").expect("static regex"));
+static RECALL_OPEN: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"<deja-recall[^>]*>|&lt;deja-recall(&gt;|[^&]*&gt;)").expect("static regex"));
 static RECALL_CLOSE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"</deja-recall>|&lt;/deja-recall&gt;").expect("static regex"));
 
 const PREAMBLE_TAGS: &[&str] = &[
@@ -47,11 +51,7 @@ pub fn strip_injected(text: &str) -> String {
         out = strip_preambles(&out).to_string();
     }
     if DROPPED_LINE_PREFIXES.iter().any(|p| out.contains(p)) {
-        out = out
-            .lines()
-            .filter(|l| !DROPPED_LINE_PREFIXES.iter().any(|p| l.trim_start().starts_with(p)))
-            .collect::<Vec<_>>()
-            .join("\n");
+        out = out.lines().filter(|l| !DROPPED_LINE_PREFIXES.iter().any(|p| l.trim_start().starts_with(p))).collect::<Vec<_>>().join("\n");
     }
     out.trim().to_string()
 }
@@ -141,7 +141,9 @@ pub fn derive_title(session: &Session) -> Option<String> {
     let users: Vec<&Turn> = session
         .turns
         .iter()
-        .filter(|t| t.role == Role::User && !t.text.trim().is_empty() && !TITLE_SKIP_PREFIXES.iter().any(|p| t.text.trim_start().starts_with(p)))
+        .filter(|t| {
+            t.role == Role::User && !t.text.trim().is_empty() && !TITLE_SKIP_PREFIXES.iter().any(|p| t.text.trim_start().starts_with(p))
+        })
         .collect();
     if let Some(t) = users.iter().find(|t| t.text.trim().chars().count() >= MIN_TITLE_CHARS).or(users.first()) {
         return Some(one_line(&t.text, MAX_TITLE_CHARS));
@@ -149,11 +151,7 @@ pub fn derive_title(session: &Session) -> Option<String> {
     if let Some(t) = session.turns.iter().find(|t| t.role == Role::Assistant && !t.text.trim().is_empty()) {
         return Some(one_line(&t.text, MAX_TITLE_CHARS));
     }
-    session
-        .turns
-        .iter()
-        .find(|t| !t.text.trim().is_empty())
-        .map(|t| format!("tool output: {}", one_line(&t.text, MAX_TITLE_CHARS - 13)))
+    session.turns.iter().find(|t| !t.text.trim().is_empty()).map(|t| format!("tool output: {}", one_line(&t.text, MAX_TITLE_CHARS - 13)))
 }
 
 /// The first line of `text`, whitespace collapsed, cut to `max` chars with an ellipsis.
@@ -181,7 +179,9 @@ mod tests {
         assert_eq!(strip_injected("<system-reminder>be nice</system-reminder>fix the build"), "fix the build");
         assert_eq!(strip_injected("<user_query>fix it</user_query>"), "fix it");
         assert_eq!(
-            strip_injected("<environment_context>\n<cwd>/x</cwd>\n</environment_context>\n<user_instructions>a</user_instructions>real question"),
+            strip_injected(
+                "<environment_context>\n<cwd>/x</cwd>\n</environment_context>\n<user_instructions>a</user_instructions>real question"
+            ),
             "real question"
         );
         assert_eq!(strip_injected("# AGENTS.md instructions for /x\n<INSTRUCTIONS>\nbe brief\n</INSTRUCTIONS>\nwhy?"), "why?");

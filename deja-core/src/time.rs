@@ -67,7 +67,8 @@ impl Timestamp {
         if let Ok(dt) = DateTime::parse_from_rfc3339(s) {
             return Some(Timestamp(dt.timestamp_millis()));
         }
-        if s.bytes().all(|b| b.is_ascii_digit() || b == b'.' || b == b'-') && s.bytes().any(|b| b.is_ascii_digit()) && !s[1..].contains('-') {
+        if s.bytes().all(|b| b.is_ascii_digit() || b == b'.' || b == b'-') && s.bytes().any(|b| b.is_ascii_digit()) && !s[1..].contains('-')
+        {
             if let Ok(n) = s.parse::<f64>() {
                 return Timestamp::from_number(n);
             }

@@ -21,8 +21,8 @@ static MEANINGFUL: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 const TRIVIAL: &[&str] = &[
-    "ls", "cd", "pwd", "cat", "head", "tail", "echo", "grep", "rg", "find", "which", "wc", "sed", "awk", "sleep", "mkdir", "rm", "cp", "mv",
-    "chmod", "export", "source", "touch", "open", "printf",
+    "ls", "cd", "pwd", "cat", "head", "tail", "echo", "grep", "rg", "find", "which", "wc", "sed", "awk", "sleep", "mkdir", "rm", "cp",
+    "mv", "chmod", "export", "source", "touch", "open", "printf",
 ];
 
 /// True for a single-line command where at least one `&&`/`||`/`;`/`|` segment runs a
@@ -48,7 +48,9 @@ fn split_segments(cmd: &str) -> impl Iterator<Item = &str> {
 pub fn command_from_argv(argv: &[&str]) -> String {
     if let [shell, flag, script] = argv {
         let shell_name = shell.rsplit(['/', '\\']).next().unwrap_or(shell);
-        if matches!(shell_name, "bash" | "sh" | "zsh" | "dash" | "fish" | "pwsh" | "powershell" | "cmd" | "cmd.exe") && flag.starts_with(['-', '/']) {
+        if matches!(shell_name, "bash" | "sh" | "zsh" | "dash" | "fish" | "pwsh" | "powershell" | "cmd" | "cmd.exe")
+            && flag.starts_with(['-', '/'])
+        {
             return script.to_string();
         }
     }
