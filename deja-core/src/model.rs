@@ -71,7 +71,7 @@ pub fn session_key(harness: &str, id: &str) -> String {
 }
 
 /// Who produced a turn's text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     User,
@@ -83,6 +83,7 @@ pub enum Role {
     /// A compaction summary written by the harness.
     Summary,
     /// Kept text that is neither speech, tool work nor a summary.
+    #[default]
     Note,
     /// Model reasoning; only produced when the user opted in.
     Reasoning,

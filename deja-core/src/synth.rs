@@ -64,16 +64,24 @@ impl SynthTurn {
 
 /// A deterministic UUID-shaped id from a number, e.g. for corpus generation.
 pub fn synth_uuid(n: u64, salt: u64) -> String {
-    let a = n.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ salt;
-    let b = a.rotate_left(17).wrapping_mul(0xBF58_476D_1CE4_E5B9) ^ n;
+    let a = splitmix64(n ^ salt.rotate_left(32));
+    let b = splitmix64(a ^ n);
     format!(
         "{:08x}-{:04x}-4{:03x}-8{:03x}-{:012x}",
         (a >> 32) as u32,
         (a >> 16) as u16,
-        (a & 0xfff) as u16,
-        (b >> 52) as u16 & 0xfff,
+        a as u16 & 0xfff,
+        (b >> 48) as u16 & 0xfff,
         b & 0xffff_ffff_ffff
     )
+}
+
+/// A fast, well-mixed 64-bit hash step (SplitMix64).
+pub fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }
 
 /// The directory-name encodings several harnesses use for a working directory.

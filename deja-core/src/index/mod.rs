@@ -1,1 +1,237 @@
-//! The tantivy index.
+//! The tantivy index: where it lives, how it is opened, and what a session looks like
+//! when read back. Writing is in [`indexer`], searching in [`search`].
+//!
+//! Layout of the index directory (mode 0700):
+//! - `tantivy/` — the segments; readers open the last commit and never wait on a writer;
+//! - `manifest` — per-source incremental state, written after each commit;
+//! - `writer.lock` — held by the one process that writes;
+//! - `version` — the schema version; another version means a rebuild.
+
+pub mod indexer;
+pub mod manifest;
+pub mod schema;
+pub mod search;
+pub mod tokenizer;
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use tantivy::collector::TopDocs;
+use tantivy::query::{BooleanQuery, Occur, Query, TermQuery};
+use tantivy::schema::{IndexRecordOption, Value};
+use tantivy::{Index, IndexReader, Searcher, TantivyDocument, Term};
+
+use crate::model::{Role, Timestamp, Turn};
+use schema::{fields_of, register_tokenizer, Fields, KIND_SESSION, KIND_TURN};
+
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    #[error("index at {path}: {source}")]
+    Tantivy {
+        path: PathBuf,
+        #[source]
+        source: tantivy::TantivyError,
+    },
+    #[error("index at {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("no index at {0} yet — run `deja index` first")]
+    Missing(PathBuf),
+    #[error("{0}")]
+    Query(String),
+}
+
+impl IndexError {
+    fn tantivy(path: &Path) -> impl FnOnce(tantivy::TantivyError) -> IndexError + '_ {
+        move |source| IndexError::Tantivy { path: path.to_path_buf(), source }
+    }
+    fn io(path: &Path) -> impl FnOnce(std::io::Error) -> IndexError + '_ {
+        move |source| IndexError::Io { path: path.to_path_buf(), source }
+    }
+}
+
+/// Paths inside an index directory.
+#[derive(Debug, Clone)]
+pub struct IndexPaths {
+    pub root: PathBuf,
+}
+
+impl IndexPaths {
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        IndexPaths { root: root.into() }
+    }
+    pub fn tantivy(&self) -> PathBuf {
+        self.root.join("tantivy")
+    }
+    pub fn manifest(&self) -> PathBuf {
+        self.root.join("manifest")
+    }
+    pub fn lock(&self) -> PathBuf {
+        self.root.join("writer.lock")
+    }
+    pub fn version(&self) -> PathBuf {
+        self.root.join("version")
+    }
+    pub fn exists(&self) -> bool {
+        self.tantivy().join("meta.json").exists()
+    }
+}
+
+/// A session as stored on its session document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionMeta {
+    pub harness: String,
+    pub id: String,
+    pub title: Option<String>,
+    pub project: Option<String>,
+    pub path: String,
+    pub started: Option<Timestamp>,
+    pub updated: Option<Timestamp>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    pub turns: u32,
+}
+
+impl SessionMeta {
+    pub fn key(&self) -> String {
+        crate::model::session_key(&self.harness, &self.id)
+    }
+}
+
+/// The stored extras of a turn document.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub(crate) struct TurnExtra {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<crate::model::ToolUse>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<crate::model::FileTouch>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edit: Option<crate::model::Edit>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<crate::model::NodeRef>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
+    pub role: Role,
+}
+
+/// A read-only view of the last committed index.
+pub struct IndexView {
+    pub paths: IndexPaths,
+    pub index: Index,
+    pub reader: IndexReader,
+    pub fields: Fields,
+}
+
+impl IndexView {
+    /// Opens the index for reading; `Missing` when none was built yet.
+    pub fn open(paths: &IndexPaths) -> Result<IndexView, IndexError> {
+        if !paths.exists() {
+            return Err(IndexError::Missing(paths.root.clone()));
+        }
+        let dir = paths.tantivy();
+        let index = Index::open_in_dir(&dir).map_err(IndexError::tantivy(&dir))?;
+        register_tokenizer(&index);
+        let fields = fields_of(&index.schema()).map_err(IndexError::tantivy(&dir))?;
+        let reader = index.reader_builder().reload_policy(tantivy::ReloadPolicy::Manual).try_into().map_err(IndexError::tantivy(&dir))?;
+        Ok(IndexView { paths: paths.clone(), index, reader, fields })
+    }
+
+    pub fn searcher(&self) -> Searcher {
+        self.reader.searcher()
+    }
+
+    fn err(&self) -> impl FnOnce(tantivy::TantivyError) -> IndexError + '_ {
+        IndexError::tantivy(&self.paths.root)
+    }
+
+    pub(crate) fn kind_term(&self, kind: &str) -> Box<dyn Query> {
+        Box::new(TermQuery::new(Term::from_field_text(self.fields.kind, kind), IndexRecordOption::Basic))
+    }
+
+    /// Session documents, optionally of one harness.
+    pub fn all_sessions(&self, harness: Option<&str>) -> Result<Vec<SessionMeta>, IndexError> {
+        let searcher = self.searcher();
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, self.kind_term(KIND_SESSION))];
+        if let Some(h) = harness {
+            clauses.push((Occur::Must, Box::new(TermQuery::new(Term::from_field_text(self.fields.harness, h), IndexRecordOption::Basic))));
+        }
+        let q = BooleanQuery::new(clauses);
+        let addrs = searcher.search(&q, &tantivy::collector::DocSetCollector).map_err(self.err())?;
+        let mut out = Vec::with_capacity(addrs.len());
+        for addr in addrs {
+            let doc: TantivyDocument = searcher.doc(addr).map_err(self.err())?;
+            if let Some(m) = doc.get_first(self.fields.extra).and_then(|v| v.as_str()).and_then(|s| serde_json::from_str(s).ok()) {
+                out.push(m);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Number of sessions per harness.
+    pub fn session_counts(&self) -> Result<std::collections::BTreeMap<String, u64>, IndexError> {
+        let mut counts = std::collections::BTreeMap::new();
+        for m in self.all_sessions(None)? {
+            *counts.entry(m.harness).or_insert(0) += 1;
+        }
+        Ok(counts)
+    }
+
+    /// The session stored under `<harness>:<id>`.
+    pub fn session_meta(&self, searcher: &Searcher, sid: &str) -> Result<Option<SessionMeta>, IndexError> {
+        let q = BooleanQuery::new(vec![
+            (Occur::Must, self.kind_term(KIND_SESSION)),
+            (Occur::Must, Box::new(TermQuery::new(Term::from_field_text(self.fields.sid, sid), IndexRecordOption::Basic))),
+        ]);
+        let top = searcher.search(&q, &TopDocs::with_limit(1).order_by_score()).map_err(self.err())?;
+        let Some((_, addr)) = top.first() else { return Ok(None) };
+        let doc: TantivyDocument = searcher.doc(*addr).map_err(self.err())?;
+        Ok(doc.get_first(self.fields.extra).and_then(|v| v.as_str()).and_then(|s| serde_json::from_str(s).ok()))
+    }
+
+    /// Sessions whose id (or `<harness>:<id>`) starts with `prefix`.
+    pub fn find_sessions_by_prefix(&self, prefix: &str) -> Result<Vec<SessionMeta>, IndexError> {
+        Ok(self.all_sessions(None)?.into_iter().filter(|m| m.id.starts_with(prefix) || m.key().starts_with(prefix)).collect())
+    }
+
+    /// Every turn of a session, in order.
+    pub fn session_turns(&self, sid: &str) -> Result<Vec<Turn>, IndexError> {
+        let searcher = self.searcher();
+        let q = BooleanQuery::new(vec![
+            (Occur::Must, self.kind_term(KIND_TURN)),
+            (Occur::Must, Box::new(TermQuery::new(Term::from_field_text(self.fields.sid, sid), IndexRecordOption::Basic))),
+        ]);
+        let addrs = searcher.search(&q, &tantivy::collector::DocSetCollector).map_err(self.err())?;
+        let mut turns = Vec::with_capacity(addrs.len());
+        for addr in addrs {
+            let doc: TantivyDocument = searcher.doc(addr).map_err(self.err())?;
+            turns.push(self.turn_from_doc(&doc));
+        }
+        turns.sort_by_key(|t| t.seq);
+        Ok(turns)
+    }
+
+    pub(crate) fn turn_from_doc(&self, doc: &TantivyDocument) -> Turn {
+        let f = &self.fields;
+        let extra: TurnExtra =
+            doc.get_first(f.extra).and_then(|v| v.as_str()).and_then(|s| serde_json::from_str(s).ok()).unwrap_or_default();
+        let time = doc.get_first(f.time).and_then(|v| v.as_i64()).filter(|t| *t != 0).map(Timestamp);
+        Turn {
+            seq: doc.get_first(f.seq).and_then(|v| v.as_u64()).unwrap_or(0) as u32,
+            role: extra.role,
+            text: doc.get_first(f.body).and_then(|v| v.as_str()).unwrap_or("").to_string(),
+            time,
+            node: extra.node,
+            tool: extra.tool,
+            files: extra.files,
+            edit: extra.edit,
+            partial: extra.partial,
+        }
+    }
+}

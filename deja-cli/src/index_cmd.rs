@@ -1,0 +1,166 @@
+//! `deja index`: build or refresh the index, with a progress bar on a terminal and a
+//! per-harness report at the end.
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+
+use anyhow::{bail, Result};
+use clap::Args;
+use deja_core::index::indexer::{run_index, IndexObserver, IndexReport, IndexRequest, IndexRunError};
+use deja_core::index::IndexPaths;
+use deja_core::StoreEnv;
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::output::{human_bytes, table};
+
+#[derive(Args)]
+pub struct IndexArgs {
+    /// Index every harness (the default).
+    #[arg(long, conflicts_with = "harness")]
+    pub all: bool,
+    /// Only these harnesses (repeatable); see `deja harnesses`.
+    #[arg(long = "harness", value_name = "ID")]
+    pub harness: Vec<String>,
+    /// Throw the index away and build it anew.
+    #[arg(long)]
+    pub rebuild: bool,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Print nothing but errors.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// A progress bar over the bytes to parse, shown only on a terminal.
+pub struct BarObserver {
+    bar: Option<ProgressBar>,
+}
+
+impl BarObserver {
+    pub fn new(show: bool) -> Self {
+        let bar = (show && std::io::stderr().is_terminal()).then(|| {
+            let bar = ProgressBar::new(0);
+            bar.set_style(
+                ProgressStyle::with_template("{spinner} indexing [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar())
+                    .progress_chars("=> "),
+            );
+            bar
+        });
+        BarObserver { bar }
+    }
+
+    pub fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}
+
+impl IndexObserver for BarObserver {
+    fn waiting(&self) {
+        eprintln!("deja: another `deja index` is writing the index; waiting for it to finish…");
+    }
+    fn start(&self, _jobs: u64, bytes: u64) {
+        if let Some(b) = &self.bar {
+            b.set_length(bytes);
+        }
+    }
+    fn parsed(&self, bytes: u64) {
+        if let Some(b) = &self.bar {
+            b.inc(bytes);
+        }
+    }
+}
+
+pub fn check_harness_ids(ids: &[String]) -> Result<()> {
+    for id in ids {
+        if deja_core::lookup(id).is_none() {
+            let known: Vec<&str> = deja_core::registry().iter().map(|f| f.info().id).collect();
+            bail!("unknown harness `{id}`; known: {}", known.join(", "));
+        }
+    }
+    Ok(())
+}
+
+pub fn run(args: IndexArgs) -> Result<ExitCode> {
+    check_harness_ids(&args.harness)?;
+    let env = StoreEnv::from_process();
+    let paths = IndexPaths::new(env.index_dir());
+    let req = IndexRequest { harnesses: (!args.harness.is_empty()).then(|| args.harness.clone()), rebuild: args.rebuild, wait: true };
+    let observer = BarObserver::new(!args.json && !args.quiet);
+    let report = match run_index(&env, &paths, &req, &observer) {
+        Ok(r) => r,
+        Err(IndexRunError::Busy) => unreachable_busy(),
+        Err(IndexRunError::Index(e)) => return Err(e.into()),
+    };
+    observer.finish();
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report_json(&report))?);
+    } else if !args.quiet {
+        print!("{}", render_report(&report));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn unreachable_busy() -> IndexReport {
+    // `wait: true` blocks on the lock instead of returning Busy.
+    IndexReport::default()
+}
+
+pub fn report_json(report: &IndexReport) -> serde_json::Value {
+    serde_json::json!({
+        "schema_version": 1,
+        "index_dir": report.index_dir,
+        "elapsed_ms": report.elapsed_ms,
+        "harnesses": report.harnesses,
+    })
+}
+
+pub fn render_report(report: &IndexReport) -> String {
+    let mut out = String::new();
+    if report.total_sources() == 0 {
+        out.push_str("No agent history found. Looked in:\n");
+        for (id, h) in &report.harnesses {
+            for (root, exists) in &h.roots {
+                out.push_str(&format!("  {id:<10} {} {}\n", root.display(), if *exists { "(exists, empty)" } else { "(missing)" }));
+            }
+        }
+        out.push_str("Set a harness's own variable (e.g. CLAUDE_CONFIG_DIR, CODEX_HOME, DSH_HOME) or DEJA_<ID>_ROOT if your history lives elsewhere, or try `deja demo`.\n");
+        return out;
+    }
+    let rows: Vec<Vec<String>> = report
+        .harnesses
+        .iter()
+        .filter(|(_, h)| h.sources > 0 || !h.unreadable.is_empty())
+        .map(|(id, h)| {
+            vec![
+                id.clone(),
+                h.sources.to_string(),
+                (h.parsed + h.resumed).to_string(),
+                h.sessions.to_string(),
+                h.turns.to_string(),
+                h.skipped_lines.to_string(),
+                h.unreadable.len().to_string(),
+                human_bytes(h.bytes_read),
+            ]
+        })
+        .collect();
+    out.push_str(&table(&["harness", "sources", "read", "sessions", "turns", "skipped lines", "unreadable", "bytes read"], &rows));
+    for (id, h) in &report.harnesses {
+        for u in &h.unreadable {
+            out.push_str(&format!("unreadable ({id}): {}: {}\n", u.path.display(), u.reason));
+        }
+    }
+    let changed: u64 = report.harnesses.values().map(|h| h.parsed + h.resumed).sum();
+    let unchanged: u64 = report.harnesses.values().map(|h| h.unchanged).sum();
+    out.push_str(&format!(
+        "{} sources read ({} unchanged) in {:.2}s → {}\n",
+        changed,
+        unchanged,
+        report.elapsed_ms as f64 / 1000.0,
+        report.index_dir.display()
+    ));
+    out
+}

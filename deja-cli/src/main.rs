@@ -1,0 +1,116 @@
+//! `deja`: one searchable memory over every coding agent's history.
+//!
+//! This file holds the command-line surface (clap) and dispatch; each command lives
+//! in its own module. `deja QUERY…` is shorthand for `deja search QUERY…`.
+
+mod adapters;
+mod demo;
+mod harnesses;
+mod index_cmd;
+mod output;
+mod search_cmd;
+mod show;
+
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "deja",
+    version,
+    about = "Search what your coding agents already did",
+    long_about = "deja finds the conversation logs your coding agents (Claude Code, Codex CLI, DeepSeek Harness, …) \
+                  keep on disk, indexes them locally (secrets redacted), and finds the past session you need.\n\n\
+                  `deja QUERY…` is shorthand for `deja search QUERY…`.",
+    after_help = "Examples:\n  deja \"jwt refresh\"                 search every harness\n  deja search pgbouncer --since 30d   only recent sessions\n  deja index                          refresh the index\n  deja show 5f0c7e2a                  a whole session by id prefix\n  deja demo                           try it on a synthetic home"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Search past sessions (also: `deja QUERY…`).
+    #[command(long_about = "Search past sessions. Bare words must all occur in one turn; \"quoted phrases\" must occur \
+                      contiguously. Tiers are tried in order and reported: exact, then fuzzy (typos: edit distance \
+                      1 for 4–7 letter words, 2 for longer), then relevance (sessions matching most of the words, \
+                      naming the words dropped). The index is refreshed first when sources changed.")]
+    Search(SearchArgs),
+    /// Build or refresh the index from every harness's stores.
+    #[command(long_about = "Build or refresh the index. Unchanged sources cost one stat; grown logs are read from \
+                            their tail; rewritten ones are parsed again. Sessions whose source file was deleted stay \
+                            searchable. Only one `deja index` writes at a time; a second one waits.")]
+    Index(index_cmd::IndexArgs),
+    /// Print a whole session (an id prefix is enough).
+    Show(show::ShowArgs),
+    /// List the harnesses deja reads, their stores on this machine, and session counts.
+    Harnesses(harnesses::HarnessesArgs),
+    /// Run the whole pipeline on a synthetic home with every harness (touches nothing of yours).
+    Demo(demo::DemoArgs),
+}
+
+#[derive(Args, Clone)]
+pub struct SearchArgs {
+    /// Words and "quoted phrases" to find.
+    #[arg(required = false)]
+    pub query: Vec<String>,
+    /// Only these harnesses (repeatable), e.g. `--harness claude`.
+    #[arg(long = "harness", value_name = "ID")]
+    pub harness: Vec<String>,
+    /// Only sessions whose project path contains this.
+    #[arg(long, value_name = "TEXT")]
+    pub project: Option<String>,
+    /// Only turns since a date (`2026-01-02`) or an age (`30d`, `12h`, `2w`).
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+    /// Only turns of this kind: user, assistant, tool, command, files, edit.
+    #[arg(long, value_name = "ROLE")]
+    pub role: Option<String>,
+    /// At most this many sessions.
+    #[arg(long, default_value_t = 15)]
+    pub limit: usize,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Search the index as it is, without refreshing it first.
+    #[arg(long)]
+    pub no_refresh: bool,
+}
+
+fn known_subcommand(arg: &str) -> bool {
+    use clap::CommandFactory;
+    let cmd = Cli::command();
+    arg.starts_with('-') || arg == "help" || cmd.get_subcommands().any(|s| s.get_name() == arg || s.get_all_aliases().any(|a| a == arg))
+}
+
+fn main() -> ExitCode {
+    let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // `deja QUERY…` → `deja search QUERY…`
+    if let Some(first) = args.get(1).and_then(|a| a.to_str()) {
+        if !known_subcommand(first) {
+            args.insert(1, "search".into());
+        }
+    }
+    if args.len() == 1 {
+        use clap::CommandFactory;
+        let _ = Cli::command().print_help();
+        return ExitCode::from(2);
+    }
+    let cli = Cli::parse_from(args);
+    let result = match cli.command {
+        Command::Search(a) => search_cmd::run(a),
+        Command::Index(a) => index_cmd::run(a),
+        Command::Show(a) => show::run(a),
+        Command::Harnesses(a) => harnesses::run(a),
+        Command::Demo(a) => demo::run(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("deja: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

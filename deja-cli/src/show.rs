@@ -1,0 +1,76 @@
+//! `deja show ID`: the whole normalized session, as text or JSON.
+
+use std::process::ExitCode;
+
+use anyhow::{bail, Result};
+use clap::Args;
+use deja_core::index::{IndexPaths, IndexView};
+use deja_core::{Role, StoreEnv};
+
+use crate::output::short_time;
+
+#[derive(Args)]
+pub struct ShowArgs {
+    /// Session id, a unique prefix of it, or `<harness>:<id>`.
+    pub id: String,
+    /// Print the session as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: ShowArgs) -> Result<ExitCode> {
+    let env = StoreEnv::from_process();
+    let view = IndexView::open(&IndexPaths::new(env.index_dir()))?;
+    let mut found = view.find_sessions_by_prefix(&args.id)?;
+    if let Some(exact) = found.iter().position(|m| m.id == args.id || m.key() == args.id) {
+        found = vec![found.swap_remove(exact)];
+    }
+    let meta = match found.len() {
+        0 => bail!("no session id starts with `{}`", args.id),
+        1 => found.remove(0),
+        n => {
+            let list: Vec<String> = found.iter().take(10).map(|m| format!("  {}  {}", m.key(), m.title.as_deref().unwrap_or(""))).collect();
+            bail!("`{}` matches {n} sessions; give more of the id:\n{}", args.id, list.join("\n"));
+        }
+    };
+    let turns = view.session_turns(&meta.key())?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&serde_json::json!({"schema_version": 1, "session": meta, "turns": turns}))?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("{}  [{}]", meta.title.as_deref().unwrap_or("(untitled)"), meta.harness);
+    println!("id       {}", meta.id);
+    println!("project  {}", meta.project.as_deref().unwrap_or("-"));
+    println!("when     {} → {}", short_time(meta.started), short_time(meta.updated));
+    println!("source   {}", meta.path);
+    if let Some(p) = &meta.parent {
+        println!("parent   {p}");
+    }
+    for t in &turns {
+        let label = match t.role {
+            Role::User => "user".to_string(),
+            Role::Assistant => "assistant".to_string(),
+            Role::ToolCall => {
+                let tool = t.tool.as_ref();
+                let name = tool.map_or("tool", |x| x.name.as_str());
+                let exit = tool.and_then(|x| x.exit.as_ref()).map(|e| format!(" ({e})")).unwrap_or_default();
+                format!("{name}{exit}")
+            }
+            other => other.as_str().to_string(),
+        };
+        println!("\n── {label} · {}{}", short_time(t.time), if t.partial { " · partial" } else { "" });
+        if let Some(cmd) = t.tool.as_ref().and_then(|x| x.command.as_deref()) {
+            println!("$ {cmd}");
+        }
+        for f in &t.files {
+            println!("[{}] {}", f.action.as_str(), f.path);
+        }
+        if let Some(e) = &t.edit {
+            println!("edit {}: replaced {} bytes", e.path, e.old.len());
+        }
+        if !t.text.is_empty() {
+            println!("{}", t.text);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

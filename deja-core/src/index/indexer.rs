@@ -1,0 +1,544 @@
+//! Building and refreshing the index: discover every adapter's sources, decide per
+//! source from the manifest whether it is unchanged (skip), grown (read the tail),
+//! or new/rewritten (parse in full), parse in parallel with rayon, normalize, and
+//! write through one tantivy writer. One writer at a time behind a file lock; the
+//! commit is atomic, so a crash leaves the previous index usable, and re-doing a
+//! source is idempotent (its old documents are deleted in the same commit).
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
+use std::sync::mpsc::sync_channel;
+use std::time::{Duration, Instant};
+
+use rayon::prelude::*;
+use serde::Serialize;
+use tantivy::query::{BooleanQuery, Occur, Query, RangeQuery, TermQuery};
+use tantivy::schema::IndexRecordOption;
+use tantivy::{doc, Index, IndexWriter, TantivyDocument, Term};
+use xxhash_rust::xxh3::Xxh3;
+
+use super::manifest::{mtime_ns, Manifest, SourceEntry};
+use super::schema::{build_schema, register_tokenizer, Fields, KIND_SESSION, KIND_TURN, SCHEMA_VERSION};
+use super::{IndexError, IndexPaths, IndexView, SessionMeta, TurnExtra};
+use crate::env::StoreEnv;
+use crate::format::{FormatError, HarnessFormat, ParseOptions, ParseStats};
+use crate::model::{Resume, Role, Session, SourceRef, Turn};
+use crate::normalize::{normalize, NormalizeOptions};
+use crate::work::is_meaningful_command;
+
+/// What to index.
+#[derive(Debug, Clone, Default)]
+pub struct IndexRequest {
+    /// Only these adapter ids (all when `None`).
+    pub harnesses: Option<Vec<String>>,
+    /// Drop the index and build it anew.
+    pub rebuild: bool,
+    /// Wait for another writer to finish; when false a busy lock returns `Busy`.
+    pub wait: bool,
+}
+
+/// Hooks for progress display; all optional.
+pub trait IndexObserver: Sync {
+    /// Another process holds the writer lock and this one is waiting.
+    fn waiting(&self) {}
+    /// Parsing starts: `jobs` sources totalling `bytes`.
+    fn start(&self, _jobs: u64, _bytes: u64) {}
+    /// One source was parsed.
+    fn parsed(&self, _bytes: u64) {}
+}
+
+/// An observer that shows nothing.
+pub struct Silent;
+impl IndexObserver for Silent {}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct HarnessReport {
+    /// Sources discovered.
+    pub sources: u64,
+    /// Sources parsed in full this run.
+    pub parsed: u64,
+    /// Grown sources read from their tail.
+    pub resumed: u64,
+    pub unchanged: u64,
+    /// Sessions written this run.
+    pub sessions: u64,
+    /// Turns written this run.
+    pub turns: u64,
+    pub skipped_lines: u64,
+    pub bytes_read: u64,
+    pub unreadable: Vec<Unreadable>,
+    pub problems: Vec<String>,
+    /// Store roots looked at, with whether each exists.
+    pub roots: Vec<(PathBuf, bool)>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Unreadable {
+    pub path: PathBuf,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct IndexReport {
+    pub harnesses: BTreeMap<String, HarnessReport>,
+    pub elapsed_ms: u64,
+    pub index_dir: PathBuf,
+}
+
+impl IndexReport {
+    pub fn total_sources(&self) -> u64 {
+        self.harnesses.values().map(|h| h.sources).sum()
+    }
+    pub fn changed(&self) -> bool {
+        self.harnesses.values().any(|h| h.parsed + h.resumed > 0)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum IndexRunError {
+    #[error("another deja process is writing the index")]
+    Busy,
+    #[error(transparent)]
+    Index(#[from] IndexError),
+}
+
+enum Plan {
+    Full,
+    Tail { resume: Resume, hasher: Box<Xxh3>, sessions: u32 },
+}
+
+struct Job {
+    adapter: &'static dyn HarnessFormat,
+    src: SourceRef,
+    size: u64,
+    mtime: i64,
+    plan: Plan,
+}
+
+struct Parsed {
+    job: usize,
+    result: Result<(Vec<Session>, ParseStats), FormatError>,
+}
+
+/// Holds the writer lock for the life of the value.
+pub struct WriterLock {
+    _file: File,
+}
+
+impl WriterLock {
+    pub fn acquire(paths: &IndexPaths, wait: bool, observer: &dyn IndexObserver) -> Result<WriterLock, IndexRunError> {
+        create_private_dir(&paths.root).map_err(|source| IndexError::Io { path: paths.root.clone(), source })?;
+        let lock_path = paths.lock();
+        let file = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|source| IndexError::Io { path: lock_path.clone(), source })?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) if !wait => return Err(IndexRunError::Busy),
+            Err(std::fs::TryLockError::WouldBlock) => {
+                observer.waiting();
+                file.lock().map_err(|source| IndexError::Io { path: lock_path.clone(), source })?;
+            }
+            Err(std::fs::TryLockError::Error(source)) => return Err(IndexError::Io { path: lock_path, source }.into()),
+        }
+        Ok(WriterLock { _file: file })
+    }
+}
+
+/// Creates `dir` (and parents) with mode 0700 where the OS has modes.
+pub fn create_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
+    let mut b = std::fs::DirBuilder::new();
+    b.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        b.mode(0o700);
+    }
+    b.create(dir)
+}
+
+/// Opens (or creates) the index for writing, rebuilding on a schema change.
+fn open_for_write(paths: &IndexPaths, rebuild: bool) -> Result<Index, IndexError> {
+    let version_ok = std::fs::read_to_string(paths.version()).ok().and_then(|v| v.trim().parse::<u32>().ok()) == Some(SCHEMA_VERSION);
+    let dir = paths.tantivy();
+    if rebuild || !version_ok {
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir).map_err(IndexError::io(&dir))?;
+        }
+        let _ = std::fs::remove_file(paths.manifest());
+    }
+    create_private_dir(&dir).map_err(IndexError::io(&dir))?;
+    let index = if paths.exists() {
+        Index::open_in_dir(&dir).map_err(IndexError::tantivy(&dir))?
+    } else {
+        let (schema, _) = build_schema();
+        Index::create_in_dir(&dir, schema).map_err(IndexError::tantivy(&dir))?
+    };
+    register_tokenizer(&index);
+    std::fs::write(paths.version(), format!("{SCHEMA_VERSION}\n")).map_err(IndexError::io(&paths.root))?;
+    Ok(index)
+}
+
+/// Brings the index up to date with every store (see the module doc).
+pub fn run_index(
+    env: &StoreEnv,
+    paths: &IndexPaths,
+    req: &IndexRequest,
+    observer: &dyn IndexObserver,
+) -> Result<IndexReport, IndexRunError> {
+    let started = Instant::now();
+    let _lock = WriterLock::acquire(paths, req.wait, observer)?;
+    let index = open_for_write(paths, req.rebuild)?;
+    let fields = super::schema::fields_of(&index.schema()).map_err(IndexError::tantivy(&paths.root))?;
+    let mut manifest = Manifest::load(&paths.manifest()).map_err(IndexError::io(&paths.root))?;
+    let opts = ParseOptions::from_env(env);
+    let norm = NormalizeOptions::from_env(env);
+
+    let adapters: Vec<&'static dyn HarnessFormat> = crate::format::registry()
+        .into_iter()
+        .filter(|a| req.harnesses.as_ref().is_none_or(|hs| hs.iter().any(|h| h == a.info().id)))
+        .collect();
+    let discoveries: Vec<_> = adapters.par_iter().map(|a| (*a, a.discover(env))).collect();
+
+    let mut report = IndexReport { index_dir: paths.root.clone(), ..IndexReport::default() };
+    let mut jobs: Vec<Job> = Vec::new();
+    for (adapter, discovery) in discoveries {
+        let hr = report.harnesses.entry(adapter.info().id.to_string()).or_default();
+        hr.roots = discovery.roots.clone();
+        hr.sources = discovery.sources.len() as u64;
+        for src in discovery.sources {
+            let key = src.manifest_key();
+            let meta = match std::fs::metadata(&src.path) {
+                Ok(m) => m,
+                Err(e) => {
+                    hr.unreadable.push(Unreadable { path: src.path.clone(), reason: e.to_string() });
+                    continue;
+                }
+            };
+            let (size, mtime) = (meta.len(), mtime_ns(&meta));
+            let plan = match manifest.entries.get(&key) {
+                Some(e) if e.size == size && e.mtime_ns == mtime => {
+                    hr.unchanged += 1;
+                    continue;
+                }
+                Some(e) if src.append_only && size > e.size && e.sessions == 1 && e.session_id.is_some() => {
+                    match verify_prefix(&src.path, e.offset, e.prefix_hash) {
+                        Some(hasher) => Plan::Tail {
+                            resume: Resume { offset: e.offset, next_seq: e.next_seq, session_id: e.session_id.clone().unwrap_or_default() },
+                            hasher: Box::new(hasher),
+                            sessions: e.sessions,
+                        },
+                        None => Plan::Full,
+                    }
+                }
+                _ => Plan::Full,
+            };
+            let src = match &plan {
+                Plan::Tail { resume, .. } => SourceRef { resume: Some(resume.clone()), ..src },
+                Plan::Full => src,
+            };
+            jobs.push(Job { adapter, src, size, mtime, plan });
+        }
+    }
+
+    let total_bytes: u64 = jobs.iter().map(|j| j.size).sum();
+    observer.start(jobs.len() as u64, total_bytes);
+    if jobs.is_empty() && !req.rebuild {
+        report.elapsed_ms = started.elapsed().as_millis() as u64;
+        return Ok(report);
+    }
+
+    let mut writer: IndexWriter = index.writer_with_num_threads(1, 96 << 20).map_err(IndexError::tantivy(&paths.root))?;
+    let view_searcher = IndexView::open(paths).ok().map(|v| (v.searcher(), v));
+
+    let (tx, rx) = sync_channel::<Parsed>(32);
+    std::thread::scope(|scope| -> Result<(), IndexRunError> {
+        let jobs_ref = &jobs;
+        let opts_ref = &opts;
+        scope.spawn(move || {
+            jobs_ref.par_iter().enumerate().for_each_with(tx, |tx, (i, job)| {
+                let result = parse_one(job, opts_ref);
+                observer.parsed(job.size);
+                let _ = tx.send(Parsed { job: i, result });
+            });
+        });
+        for parsed in rx {
+            let job = &jobs[parsed.job];
+            let id = job.adapter.info().id;
+            let key = job.src.manifest_key();
+            let hr = report.harnesses.entry(id.to_string()).or_default();
+            let (mut sessions, stats) = match parsed.result {
+                Ok(ok) => ok,
+                Err(e) => {
+                    hr.unreadable.push(Unreadable { path: job.src.path.clone(), reason: e.to_string() });
+                    continue;
+                }
+            };
+            hr.skipped_lines += stats.skipped;
+            hr.bytes_read += stats.bytes_read;
+            for p in &stats.problems {
+                if hr.problems.len() < 20 {
+                    hr.problems.push(p.clone());
+                }
+            }
+            let mut entry = SourceEntry {
+                key: key.clone(),
+                harness: id.to_string(),
+                size: job.size,
+                mtime_ns: job.mtime,
+                offset: if job.src.append_only { stats.end_offset } else { job.size },
+                prefix_hash: 0,
+                sessions: sessions.len() as u32,
+                session_id: None,
+                next_seq: 0,
+            };
+            match &job.plan {
+                Plan::Full => {
+                    hr.parsed += 1;
+                    writer.delete_term(Term::from_field_text(fields.source, &key));
+                    for s in &mut sessions {
+                        normalize(s, &norm);
+                        let meta = meta_of(s, &key, None);
+                        add_session(&writer, &fields, s, &meta, &key).map_err(IndexError::tantivy(&paths.root))?;
+                        hr.sessions += 1;
+                        hr.turns += s.turns.len() as u64;
+                    }
+                    if sessions.len() == 1 {
+                        entry.session_id = Some(sessions[0].id.clone());
+                        entry.next_seq = sessions[0].turns.iter().map(|t| t.seq + 1).max().unwrap_or(0);
+                    }
+                    if job.src.append_only {
+                        entry.prefix_hash = super::manifest::prefix_hash(&job.src.path, entry.offset).unwrap_or(0);
+                    }
+                }
+                Plan::Tail { resume, hasher, sessions: before } => {
+                    hr.resumed += 1;
+                    let mut hasher = hasher.clone();
+                    entry.prefix_hash = extend_hash(&mut hasher, &job.src.path, resume.offset, entry.offset).unwrap_or(0);
+                    entry.sessions = *before;
+                    entry.session_id = Some(resume.session_id.clone());
+                    entry.next_seq = resume.next_seq;
+                    for s in &mut sessions {
+                        normalize(s, &norm);
+                        let continuing = s.id == resume.session_id;
+                        let sid = s.key();
+                        if continuing {
+                            // Idempotent: drop turns a crashed earlier run may have added.
+                            let stale: Box<dyn Query> = Box::new(BooleanQuery::new(vec![
+                                (Occur::Must, term_query(fields.sid, &sid)),
+                                (Occur::Must, term_query(fields.kind, KIND_TURN)),
+                                (
+                                    Occur::Must,
+                                    Box::new(RangeQuery::new(
+                                        std::ops::Bound::Included(Term::from_field_u64(fields.seq, resume.next_seq as u64)),
+                                        std::ops::Bound::Unbounded,
+                                    )),
+                                ),
+                            ]));
+                            writer.delete_query(stale).map_err(IndexError::tantivy(&paths.root))?;
+                            entry.next_seq = s.turns.iter().map(|t| t.seq + 1).max().unwrap_or(resume.next_seq).max(resume.next_seq);
+                        } else {
+                            entry.sessions += 1;
+                            entry.session_id = None;
+                        }
+                        let old = match (&view_searcher, continuing) {
+                            (Some((searcher, view)), true) => view.session_meta(searcher, &sid)?,
+                            _ => None,
+                        };
+                        let meta = meta_of(s, &key, old.as_ref());
+                        writer
+                            .delete_query(Box::new(BooleanQuery::new(vec![
+                                (Occur::Must, term_query(fields.sid, &sid)),
+                                (Occur::Must, term_query(fields.kind, KIND_SESSION)),
+                            ])))
+                            .map_err(IndexError::tantivy(&paths.root))?;
+                        add_session(&writer, &fields, s, &meta, &key).map_err(IndexError::tantivy(&paths.root))?;
+                        hr.sessions += 1;
+                        hr.turns += s.turns.len() as u64;
+                    }
+                }
+            }
+            manifest.entries.insert(key, entry);
+        }
+        Ok(())
+    })?;
+
+    writer.commit().map_err(IndexError::tantivy(&paths.root))?;
+    // Merges run in the background; wait so the process exits with a compact index.
+    writer.wait_merging_threads().map_err(IndexError::tantivy(&paths.root))?;
+    manifest.save(&paths.manifest()).map_err(IndexError::io(&paths.root))?;
+    report.elapsed_ms = started.elapsed().as_millis() as u64;
+    Ok(report)
+}
+
+fn term_query(field: tantivy::schema::Field, text: &str) -> Box<dyn Query> {
+    Box::new(TermQuery::new(Term::from_field_text(field, text), IndexRecordOption::Basic))
+}
+
+/// Parses one source, turning a panicking parser into an error for that source.
+fn parse_one(job: &Job, opts: &ParseOptions) -> Result<(Vec<Session>, ParseStats), FormatError> {
+    let mut sessions: Vec<Session> = Vec::new();
+    let outcome = catch_unwind(AssertUnwindSafe(|| job.adapter.parse(&job.src, opts, &mut sessions)));
+    match outcome {
+        Ok(Ok(stats)) => Ok((sessions, stats)),
+        Ok(Err(e)) => Err(e),
+        Err(_) => Err(FormatError::corrupt(&job.src.path, format!("the {} parser panicked; source skipped", job.adapter.info().id))),
+    }
+}
+
+/// Hashes the first `len` bytes and returns the hasher (for extending) when the
+/// digest equals `want`.
+fn verify_prefix(path: &std::path::Path, len: u64, want: u64) -> Option<Xxh3> {
+    use std::io::Read;
+    let mut f = File::open(path).ok()?.take(len);
+    let mut hasher = Xxh3::new();
+    let mut buf = vec![0u8; 256 << 10];
+    let mut read = 0u64;
+    loop {
+        let n = f.read(&mut buf).ok()?;
+        if n == 0 {
+            break;
+        }
+        read += n as u64;
+        hasher.update(&buf[..n]);
+    }
+    (read == len && hasher.digest() == want).then_some(hasher)
+}
+
+fn extend_hash(hasher: &mut Xxh3, path: &std::path::Path, from: u64, to: u64) -> std::io::Result<u64> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = File::open(path)?;
+    f.seek(SeekFrom::Start(from))?;
+    let mut buf = Vec::new();
+    f.take(to.saturating_sub(from)).read_to_end(&mut buf)?;
+    hasher.update(&buf);
+    Ok(hasher.digest())
+}
+
+fn meta_of(s: &Session, source_key: &str, old: Option<&SessionMeta>) -> SessionMeta {
+    let started = match (old.and_then(|o| o.started), s.started) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    let updated = match (old.and_then(|o| o.updated), s.updated) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    };
+    SessionMeta {
+        harness: s.harness.clone(),
+        id: s.id.clone(),
+        title: old.and_then(|o| o.title.clone()).or_else(|| s.title.clone()),
+        project: s.project.clone().or_else(|| old.and_then(|o| o.project.clone())),
+        path: source_key.to_string(),
+        started,
+        updated,
+        parent: s.parent.clone().or_else(|| old.and_then(|o| o.parent.clone())),
+        kind: s.kind.clone().or_else(|| old.and_then(|o| o.kind.clone())),
+        agent: s.agent.clone().or_else(|| old.and_then(|o| o.agent.clone())),
+        turns: old.map_or(0, |o| o.turns) + s.turns.len() as u32,
+    }
+}
+
+fn add_session(writer: &IndexWriter, f: &Fields, s: &Session, meta: &SessionMeta, source_key: &str) -> tantivy::Result<()> {
+    let sid = s.key();
+    let sid_hash = xxhash_rust::xxh3::xxh3_64(sid.as_bytes());
+    let fallback_time = meta.updated.or(meta.started).map_or(0, |t| t.0);
+    for turn in &s.turns {
+        writer.add_document(turn_doc(f, &sid, sid_hash, &s.harness, source_key, turn, fallback_time))?;
+    }
+    let meta_json = serde_json::to_string(meta).unwrap_or_default();
+    let mut d = doc!(
+        f.kind => KIND_SESSION,
+        f.sid => sid.as_str(),
+        f.sid_hash => sid_hash,
+        f.harness => s.harness.as_str(),
+        f.source => source_key,
+        f.time => fallback_time,
+        f.extra => meta_json,
+    );
+    if let Some(t) = &meta.title {
+        d.add_text(f.text, t);
+    }
+    if let Some(p) = &meta.project {
+        d.add_text(f.text, p);
+    }
+    writer.add_document(d)?;
+    Ok(())
+}
+
+fn turn_doc(f: &Fields, sid: &str, sid_hash: u64, harness: &str, source_key: &str, turn: &Turn, fallback_time: i64) -> TantivyDocument {
+    let mut d = doc!(
+        f.kind => KIND_TURN,
+        f.sid => sid,
+        f.sid_hash => sid_hash,
+        f.harness => harness,
+        f.source => source_key,
+        f.role => turn.role.as_str(),
+        f.seq => turn.seq as u64,
+        f.time => turn.time.map_or(fallback_time, |t| t.0),
+        f.body => turn.text.as_str(),
+    );
+    for tag in work_tags(turn) {
+        d.add_text(f.role, tag);
+    }
+    d.add_text(f.text, &turn.text);
+    if let Some(cmd) = turn.tool.as_ref().and_then(|t| t.command.as_deref()) {
+        d.add_text(f.text, cmd);
+    }
+    for file in &turn.files {
+        d.add_text(f.text, &file.path);
+    }
+    if let Some(edit) = &turn.edit {
+        d.add_text(f.text, &edit.path);
+        d.add_text(f.text, &edit.old);
+    }
+    let extra = TurnExtra {
+        tool: turn.tool.clone(),
+        files: turn.files.clone(),
+        edit: turn.edit.clone(),
+        node: turn.node.clone(),
+        partial: turn.partial,
+        role: turn.role,
+    };
+    d.add_text(f.extra, serde_json::to_string(&extra).unwrap_or_default());
+    d
+}
+
+/// The `--role` names a turn answers to beyond its own role.
+fn work_tags(turn: &Turn) -> Vec<&'static str> {
+    let mut tags = Vec::new();
+    if matches!(turn.role, Role::ToolCall | Role::ToolOutput) {
+        tags.push("tool");
+    }
+    if let Some(tool) = &turn.tool {
+        if let Some(cmd) = &tool.command {
+            tags.push("command");
+            if is_meaningful_command(cmd) {
+                tags.push("meaningful");
+            }
+        }
+        if tool.is_error || tool.exit.as_ref().is_some_and(|e| !e.succeeded()) {
+            tags.push("error");
+        }
+    }
+    if !turn.files.is_empty() {
+        tags.push("files");
+    }
+    if turn.edit.is_some() {
+        tags.push("edit");
+    }
+    if turn.partial {
+        tags.push("partial");
+    }
+    tags
+}
+
+/// How long ago the index was last written, if ever.
+pub fn last_written(paths: &IndexPaths) -> Option<Duration> {
+    std::fs::metadata(paths.manifest()).ok()?.modified().ok()?.elapsed().ok()
+}

@@ -1,0 +1,80 @@
+//! The tantivy schema: one document per turn, plus one per session holding the
+//! session's metadata once (and its title, indexed so a title match can boost).
+
+use tantivy::schema::{Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED, STORED, STRING};
+use tantivy::tokenizer::TextAnalyzer;
+use tantivy::Index;
+
+use super::tokenizer::{DejaTokenizer, TOKENIZER_NAME};
+
+pub const KIND_TURN: &str = "turn";
+pub const KIND_SESSION: &str = "session";
+
+/// Bumped when the schema or tokenizer changes; an index of another version is rebuilt.
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Clone, Copy)]
+pub struct Fields {
+    /// `turn` or `session`.
+    pub kind: Field,
+    /// `<harness>:<id>`.
+    pub sid: Field,
+    /// xxh3 of `sid`, a fast field for grouping hits by session.
+    pub sid_hash: Field,
+    pub harness: Field,
+    /// Source manifest key, for deleting what a source produced.
+    pub source: Field,
+    /// Role name, plus work tags (`command`, `files`, `edit`, `tool`, `partial`).
+    pub role: Field,
+    /// What is searched: speech, command line, file paths, replaced spans.
+    pub text: Field,
+    /// The turn's own text, stored for snippets and `show`.
+    pub body: Field,
+    pub seq: Field,
+    pub time: Field,
+    /// Stored JSON: the turn's tool, files, edit, node and partial flag; or, on a
+    /// session document, the session's metadata.
+    pub extra: Field,
+}
+
+pub fn build_schema() -> (Schema, Fields) {
+    let mut b = Schema::builder();
+    let text_opts = TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default().set_tokenizer(TOKENIZER_NAME).set_index_option(IndexRecordOption::WithFreqsAndPositions),
+    );
+    let fields = Fields {
+        kind: b.add_text_field("kind", STRING),
+        sid: b.add_text_field("sid", STRING | STORED),
+        sid_hash: b.add_u64_field("sid_hash", INDEXED | FAST),
+        harness: b.add_text_field("harness", STRING),
+        source: b.add_text_field("source", STRING),
+        role: b.add_text_field("role", STRING),
+        text: b.add_text_field("text", text_opts),
+        body: b.add_text_field("body", STORED),
+        seq: b.add_u64_field("seq", NumericOptions::default().set_indexed().set_stored().set_fast()),
+        time: b.add_i64_field("time", INDEXED | FAST | STORED),
+        extra: b.add_text_field("extra", STORED),
+    };
+    (b.build(), fields)
+}
+
+pub fn fields_of(schema: &Schema) -> tantivy::Result<Fields> {
+    let f = |name: &str| schema.get_field(name);
+    Ok(Fields {
+        kind: f("kind")?,
+        sid: f("sid")?,
+        sid_hash: f("sid_hash")?,
+        harness: f("harness")?,
+        source: f("source")?,
+        role: f("role")?,
+        text: f("text")?,
+        body: f("body")?,
+        seq: f("seq")?,
+        time: f("time")?,
+        extra: f("extra")?,
+    })
+}
+
+pub fn register_tokenizer(index: &Index) {
+    index.tokenizers().register(TOKENIZER_NAME, TextAnalyzer::builder(DejaTokenizer::default()).build());
+}

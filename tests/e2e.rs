@@ -1,0 +1,345 @@
+//! End-to-end tests of the `deja` binary over synthetic homes: a home with DeepSeek
+//! Harness, Claude Code and Codex CLI stores is indexed with `deja index --all`,
+//! searched with `deja search --json`, grown (only the new turns are read) and
+//! pruned (a deleted source's session stays searchable). Records are written here
+//! from the format specs, independently of the adapters' own synthetic writers.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::{json, Value};
+
+struct Home {
+    _tmp: tempfile::TempDir,
+    home: PathBuf,
+    index: PathBuf,
+}
+
+impl Home {
+    fn new() -> Home {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let home = tmp.path().join("home");
+        let index = tmp.path().join("index");
+        std::fs::create_dir_all(&home).expect("home");
+        Home { _tmp: tmp, home, index }
+    }
+
+    fn deja(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_deja"))
+            .args(args)
+            .env_clear()
+            .env("HOME", &self.home)
+            .env("DEJA_INDEX_DIR", &self.index)
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .output()
+            .expect("run deja")
+    }
+
+    fn json(&self, args: &[&str]) -> Value {
+        let out = self.deja(args);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        serde_json::from_str(&stdout)
+            .unwrap_or_else(|e| panic!("deja {args:?}: {e}\nstdout: {stdout}\nstderr: {}", String::from_utf8_lossy(&out.stderr)))
+    }
+
+    fn search(&self, query: &str) -> Value {
+        self.json(&["search", query, "--json"])
+    }
+
+    fn write(&self, rel: &str, content: &[u8]) -> PathBuf {
+        let p = self.home.join(rel);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&p, content).expect("write");
+        p
+    }
+}
+
+fn lines(values: &[Value]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for v in values {
+        out.extend(serde_json::to_vec(v).expect("json"));
+        out.push(b'\n');
+    }
+    out
+}
+
+const CLAUDE_SESSION: &str = "5f0c7e2a-1111-4222-8333-944445555666";
+const CODEX_THREAD: &str = "0199aa00-1111-7222-8333-944445555666";
+const DSH_SESSION: &str = "1234abcd-0000-4000-8000-000000000000";
+
+fn claude_records() -> Vec<Value> {
+    vec![
+        json!({"type":"queue-operation","operation":"enqueue","timestamp":"2026-03-02T10:00:00.000Z","sessionId":CLAUDE_SESSION,"content":"why does the nightly build time out?"}),
+        json!({"type":"user","uuid":"u1","parentUuid":null,"sessionId":CLAUDE_SESSION,"cwd":"/src/app","timestamp":"2026-03-02T10:00:00.000Z","message":{"role":"user","content":"why does the nightly build time out? my key is sk-proj-abcdefghijklmnopqrstuvwx0123 and AKIAIOSFODNN7EXAMPLE"}}),
+        json!({"type":"attachment","uuid":"a0","parentUuid":"u1","sessionId":CLAUDE_SESSION,"attachment":{"type":"skill_listing","content":"zebracatalogue skill list"}}),
+        json!({"type":"assistant","uuid":"a1","parentUuid":"a0","sessionId":CLAUDE_SESSION,"cwd":"/src/app","timestamp":"2026-03-02T10:00:05.000Z","message":{"id":"msg_1","role":"assistant","content":[{"type":"thinking","thinking":"quasarthought about the CI config"},{"type":"text","text":"Checking the nightly workflow timeout."}]}}),
+        json!({"type":"assistant","uuid":"a2","parentUuid":"a1","sessionId":CLAUDE_SESSION,"cwd":"/src/app","timestamp":"2026-03-02T10:00:06.000Z","message":{"id":"msg_1","role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"cd ci && make nightly"}}]}}),
+        json!({"type":"user","uuid":"u2","parentUuid":"a2","sessionId":CLAUDE_SESSION,"cwd":"/src/app","timestamp":"2026-03-02T10:00:09.000Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"make: *** [nightly] Error 124","is_error":true}]}}),
+    ]
+}
+
+fn codex_records() -> Vec<Value> {
+    vec![
+        json!({"timestamp":"2026-04-01T08:00:00Z","type":"session_meta","payload":{"id":CODEX_THREAD,"session_id":CODEX_THREAD,"cwd":"/src/billing"}}),
+        json!({"timestamp":"2026-04-01T08:00:01Z","type":"response_item","payload":{"type":"message","role":"developer","content":[{"type":"input_text","text":"You are Codex, obey the harness"}]}}),
+        json!({"timestamp":"2026-04-01T08:00:02Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"run the invoice rounding tests"}]}}),
+        json!({"timestamp":"2026-04-01T08:00:02Z","type":"event_msg","payload":{"type":"user_message","message":"run the invoice rounding tests"}}),
+        json!({"timestamp":"2026-04-01T08:00:03Z","type":"response_item","payload":{"type":"function_call","name":"exec_command","call_id":"c7","arguments":"{\"cmd\":\"go test ./invoice/...\",\"workdir\":\"/src/billing\"}"}}),
+        json!({"timestamp":"2026-04-01T08:00:09Z","type":"response_item","payload":{"type":"function_call_output","call_id":"c7","output":"Wall time: 5.9 seconds\nProcess exited with code 1\nOutput:\n--- FAIL: TestRoundHalfEven\n"}}),
+        json!({"timestamp":"2026-04-01T08:00:10Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"TestRoundHalfEven fails because math.Floor truncates negative invoices."}]}}),
+    ]
+}
+
+fn dsh_records() -> Vec<Vec<Value>> {
+    // Frames as dsh flushes them: header + prompt, streamed answer, completion.
+    vec![
+        vec![
+            json!({"type":"session","version":0,"id":format!("session-{DSH_SESSION}"),"createdAt":1787320000000u64,"cwd":"/src/pool","delegationDepth":0}),
+            json!({"type":"user/message","seq":3,"time":1787320000100u64,"data":{"content":[{"type":"text","text":"what pool size do we run in staging?"}],"source":{"kind":"user"},"role":"user"}}),
+            json!({"type":"user/message","seq":4,"time":1787320000100u64,"data":{"content":[{"type":"text","text":"Current runtime context: xylophonesandbox approval policy"}],"source":{"kind":"plugin","plugin":"@deepseek-ai/dsh-system-prompt"},"role":"user"}}),
+        ],
+        vec![
+            json!({"type":"assistant/chunk","seq":6,"time":1787320000200u64,"data":{"turn":1,"step":1,"chunk":{"type":"text-delta","text":"Checking "}}}),
+            json!({"type":"text-chunks","seq0":7,"time0":1787320000210u64,"data":{"turn":1,"step":1,"index":0,"dt":[5,6],"texts":["the ","pgpool ","config"]}}),
+        ],
+        vec![
+            json!({"type":"assistant/message","seq":10,"time":1787320000300u64,"data":{"turn":1,"step":1,"message":{"role":"assistant","content":[{"type":"reasoning","text":"nebulareasoning look in pool.ini"},{"type":"text","text":"Checking the pgpool config: staging runs pool_size 40."}]}}}),
+            json!({"type":"turn/end","seq":13,"time":1787320000401u64,"data":{"turn":1}}),
+        ],
+        // An interrupted second turn: only streamed deltas survive.
+        vec![
+            json!({"type":"user/message","seq":20,"time":1787320001000u64,"data":{"content":[{"type":"text","text":"and in production?"}],"source":{"kind":"user"},"role":"user"}}),
+            json!({"type":"assistant/chunk","seq":21,"time":1787320001100u64,"data":{"chunk":{"type":"text-delta","text":"Production "}}}),
+            json!({"type":"text-chunks","seq0":22,"time0":1787320001110u64,"data":{"texts":["uses ","marmalade ","pooling"]}}),
+        ],
+    ]
+}
+
+fn zstd_frames(frames: &[Vec<Value>]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for f in frames {
+        out.extend(zstd::encode_all(&lines(f)[..], 3).expect("zstd"));
+    }
+    out
+}
+
+fn build_home(h: &Home) -> (PathBuf, PathBuf, PathBuf) {
+    let claude = h.write(&format!(".claude/projects/-src-app/{CLAUDE_SESSION}.jsonl"), &lines(&claude_records()));
+    let codex = h.write(&format!(".codex/sessions/2026/04/01/rollout-2026-04-01T08-00-00-{CODEX_THREAD}.jsonl"), &lines(&codex_records()));
+    let dsh_dir = format!(".dsh/sessions/--src-pool--/session-{DSH_SESSION}");
+    // An older generation beside the newest: only the newest may be read.
+    h.write(&format!("{dsh_dir}/session.jsonl.zstd"), &zstd_frames(&dsh_records()[..1]));
+    let dsh = h.write(&format!("{dsh_dir}/session.v4.jsonl.zstd"), &zstd_frames(&dsh_records()));
+    (claude, codex, dsh)
+}
+
+fn hits(v: &Value) -> &Vec<Value> {
+    v["hits"].as_array().expect("hits array")
+}
+
+fn hit_harnesses(v: &Value) -> Vec<String> {
+    hits(v).iter().map(|h| h["session"]["harness"].as_str().unwrap_or("").to_string()).collect()
+}
+
+#[test]
+fn index_search_grow_and_prune() {
+    let h = Home::new();
+    let (claude, codex, _dsh) = build_home(&h);
+
+    let report = h.json(&["index", "--all", "--json"]);
+    assert_eq!(report["schema_version"], 1);
+    for id in ["claude", "codex", "deepseek"] {
+        let r = &report["harnesses"][id];
+        assert_eq!(r["sessions"], 1, "{id}: {r}");
+        assert!(r["unreadable"].as_array().is_some_and(|u| u.is_empty()), "{id}: {r}");
+    }
+
+    // A phrase from each harness finds its session, with the right harness.
+    for (q, want) in [("nightly build time out", "claude"), ("invoice rounding tests", "codex"), ("pool size", "deepseek")] {
+        let r = h.search(q);
+        assert_eq!(r["schema_version"], 1);
+        assert_eq!(r["tier"], "exact", "{q}: {r}");
+        assert_eq!(hit_harnesses(&r), vec![want.to_string()], "{q}: {r}");
+        let hit = &hits(&r)[0];
+        for key in ["harness", "id", "title", "project", "path", "started", "updated"] {
+            assert!(hit["session"].get(key).is_some(), "{key} missing in {hit}");
+        }
+        assert!(!hit["snippets"].as_array().expect("snippets").is_empty());
+        assert!(hit["turns"].as_array().expect("turns").len() <= 5);
+    }
+    // Quoted phrase must be contiguous.
+    assert_eq!(hits(&h.search("\"time out nightly\"")).len(), 0);
+    assert_eq!(hit_harnesses(&h.search("\"nightly build\"")), vec!["claude"]);
+
+    // The streamed answer that completed is indexed once; the interrupted one is kept.
+    let dsh = h.search("\"staging runs pool_size 40\"");
+    assert_eq!(hits(&dsh).len(), 1);
+    let shown = h.json(&["show", DSH_SESSION, "--json"]);
+    let texts: Vec<&str> = shown["turns"].as_array().expect("turns").iter().filter_map(|t| t["text"].as_str()).collect();
+    assert_eq!(texts.iter().filter(|t| t.contains("pgpool")).count(), 1, "{texts:?}");
+    assert!(texts.iter().any(|t| *t == "Production uses marmalade pooling"), "{texts:?}");
+    assert_eq!(hit_harnesses(&h.search("marmalade")), vec!["deepseek"]);
+
+    // Reasoning and harness-injected text are not indexed; neither are secrets.
+    for hidden in [
+        "quasarthought",
+        "nebulareasoning",
+        "xylophonesandbox",
+        "zebracatalogue",
+        "harness",
+        "AKIAIOSFODNN7EXAMPLE",
+        "sk-proj-abcdefghijklmnopqrstuvwx0123",
+    ] {
+        let r = h.search(hidden);
+        assert!(hits(&r).is_empty(), "{hidden} was found: {r}");
+    }
+    let claude_shown = h.json(&["show", CLAUDE_SESSION, "--json"]);
+    let first = claude_shown["turns"][0]["text"].as_str().expect("text");
+    assert!(first.contains("[redacted:provider_token]") && first.contains("[redacted:aws_key]"), "{first}");
+    assert_no_bytes_under(&h.index, &[b"AKIAIOSFODNN7EXAMPLE", b"akiaiosfodnn7example", b"abcdefghijklmnopqrstuvwx0123"]);
+
+    // Work signals: the failed command keeps its exit status.
+    let tool_turn = &claude_shown["turns"].as_array().expect("turns").iter().find(|t| t["role"] == "tool_call").expect("tool turn").clone();
+    assert_eq!(tool_turn["tool"]["command"], "cd ci && make nightly");
+    let codex_shown = h.json(&["show", CODEX_THREAD, "--json"]);
+    let cmd = codex_shown["turns"].as_array().expect("turns").iter().find(|t| t["role"] == "tool_call").expect("codex call").clone();
+    assert_eq!(cmd["tool"]["exit"], json!({"code": 1}), "{cmd}");
+    assert_eq!(h.json(&["search", "TestRoundHalfEven", "--role", "command", "--json"])["hits"].as_array().map(Vec::len), Some(1));
+
+    // Nothing changed: nothing is read again.
+    let again = h.json(&["index", "--json"]);
+    for id in ["claude", "codex", "deepseek"] {
+        assert_eq!(again["harnesses"][id]["parsed"], 0, "{again}");
+        assert_eq!(again["harnesses"][id]["resumed"], 0, "{again}");
+    }
+
+    // A grown log: only the new turns are read.
+    let before = claude_shown["turns"].as_array().expect("turns").len();
+    let mut f = std::fs::OpenOptions::new().append(true).open(&claude).expect("open claude log");
+    f.write_all(&lines(&[
+        json!({"type":"user","uuid":"u3","parentUuid":"u2","sessionId":CLAUDE_SESSION,"cwd":"/src/app","timestamp":"2026-03-02T10:05:00.000Z","message":{"role":"user","content":"raise the timeout to ten minutes then"}}),
+        json!({"type":"assistant","uuid":"a3","parentUuid":"u3","sessionId":CLAUDE_SESSION,"cwd":"/src/app","timestamp":"2026-03-02T10:05:04.000Z","message":{"id":"msg_3","role":"assistant","content":[{"type":"text","text":"Raised TIMEOUT to 600 in the periwinkle workflow."}]}}),
+    ]))
+    .expect("append");
+    drop(f);
+    let grown = h.json(&["index", "--json"]);
+    assert_eq!(grown["harnesses"]["claude"]["resumed"], 1, "{grown}");
+    assert_eq!(grown["harnesses"]["claude"]["parsed"], 0, "{grown}");
+    assert_eq!(grown["harnesses"]["claude"]["turns"], 2, "only the two new turns: {grown}");
+    let bytes_read = grown["harnesses"]["claude"]["bytes_read"].as_u64().expect("bytes_read");
+    let file_len = std::fs::metadata(&claude).expect("stat").len();
+    assert!(bytes_read < file_len / 2, "read {bytes_read} of {file_len} bytes");
+    let after = h.json(&["show", CLAUDE_SESSION, "--json"]);
+    let turns = after["turns"].as_array().expect("turns");
+    assert_eq!(turns.len(), before + 2);
+    let mut seqs: Vec<u64> = turns.iter().filter_map(|t| t["seq"].as_u64()).collect();
+    seqs.dedup();
+    assert_eq!(seqs.len(), turns.len(), "turn numbers are unique");
+    assert_eq!(hit_harnesses(&h.search("periwinkle")), vec!["claude"]);
+    assert_eq!(hits(&h.search("nightly build time out")).len(), 1, "old turns are not duplicated");
+
+    // A source the harness deleted: its session stays searchable.
+    std::fs::remove_file(&codex).expect("rm");
+    let pruned = h.json(&["index", "--json"]);
+    assert_eq!(pruned["harnesses"]["codex"]["sources"], 0);
+    assert_eq!(hit_harnesses(&h.search("invoice rounding tests")), vec!["codex"]);
+
+    // harnesses lists every adapter with store paths and counts.
+    let hs = h.json(&["harnesses", "--json"]);
+    let list = hs["harnesses"].as_array().expect("list");
+    for id in ["claude", "codex", "deepseek"] {
+        let e = list.iter().find(|e| e["id"] == id).unwrap_or_else(|| panic!("{id} missing: {hs}"));
+        assert!(e["stores"].as_array().is_some_and(|s| !s.is_empty()));
+        assert_eq!(e["sessions"], 1);
+    }
+}
+
+fn assert_no_bytes_under(dir: &Path, needles: &[&[u8]]) {
+    for entry in walk(dir) {
+        let bytes = std::fs::read(&entry).expect("read index file");
+        for n in needles {
+            assert!(!bytes.windows(n.len()).any(|w| w == *n), "{} holds {}", entry.display(), String::from_utf8_lossy(n));
+        }
+    }
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("read_dir").flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn typo_falls_to_fuzzy_and_partial_overlap_to_relevance() {
+    let h = Home::new();
+    build_home(&h);
+    let r = h.search("invoce rounding");
+    assert_eq!(r["tier"], "fuzzy", "{r}");
+    assert_eq!(hit_harnesses(&r), vec!["codex"]);
+    let r = h.search("nightly workflow kubernetes");
+    assert_eq!(r["tier"], "relevance", "{r}");
+    assert_eq!(hit_harnesses(&r)[0], "claude");
+    assert!(r["dropped"].as_array().is_some_and(|d| d.iter().any(|w| w == "kubernetes")), "{r}");
+    // Filters.
+    assert!(hits(&h.json(&["search", "nightly", "--harness", "codex", "--json"])).is_empty());
+    assert_eq!(hits(&h.json(&["search", "pool", "--project", "pool", "--json"])).len(), 1);
+    assert!(hits(&h.json(&["search", "nightly", "--since", "2026-06-01", "--json"])).is_empty());
+    // Shorthand and an empty result's exit code.
+    let out = h.deja(&["nightly", "build"]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("nightly"));
+    let out = h.deja(&["qwertyuiopasdf"]);
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn corrupt_sources_are_reported_and_the_rest_indexed() {
+    let h = Home::new();
+    build_home(&h);
+    h.write(
+        ".dsh/sessions/--x--/session-00000000-0000-4000-8000-00000000dead/session.v4.jsonl.zstd",
+        &[0x28, 0xB5, 0x2F, 0xFD, 0xff, 0x00, 0x13],
+    );
+    h.write(
+        ".claude/projects/-src-app/broken.jsonl",
+        b"{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"fine line about kumquats\"}}\n\x00\xff garbage\n{\"torn\":",
+    );
+    let report = h.json(&["index", "--json"]);
+    let unreadable = report["harnesses"]["deepseek"]["unreadable"].as_array().expect("unreadable");
+    assert_eq!(unreadable.len(), 1, "{report}");
+    assert!(unreadable[0]["path"].as_str().is_some_and(|p| p.contains("dead")));
+    assert!(report["harnesses"]["claude"]["skipped_lines"].as_u64() >= Some(2), "{report}");
+    assert_eq!(hit_harnesses(&h.search("kumquats")), vec!["claude"]);
+    assert_eq!(hit_harnesses(&h.search("marmalade")), vec!["deepseek"]);
+}
+
+#[test]
+fn empty_home_says_where_it_looked() {
+    let h = Home::new();
+    let out = h.deja(&["index"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("No agent history found"), "{text}");
+    assert!(text.contains(".claude") && text.contains(".codex") && text.contains(".dsh"), "{text}");
+}
+
+#[test]
+fn demo_runs_the_whole_pipeline() {
+    let h = Home::new();
+    let v = h.json(&["demo", "--json"]);
+    assert!(v["harnesses"].as_u64() >= Some(3));
+    for s in v["searches"].as_array().expect("searches") {
+        assert!(!s["result"]["hits"].as_array().expect("hits").is_empty(), "{s}");
+    }
+}
