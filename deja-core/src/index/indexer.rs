@@ -303,6 +303,9 @@ pub fn run_index(
                     writer.delete_term(Term::from_field_text(fields.source, &key));
                     for s in &mut sessions {
                         normalize(s, &norm);
+                        // The same session may have moved to another source (a newer
+                        // format generation): replace it rather than index it twice.
+                        writer.delete_term(Term::from_field_text(fields.sid, &s.key()));
                         let meta = meta_of(s, &key, None);
                         add_session(&writer, &fields, s, &meta, &key).map_err(IndexError::tantivy(&paths.root))?;
                         hr.sessions += 1;
