@@ -343,3 +343,40 @@ fn demo_runs_the_whole_pipeline() {
         assert!(!s["result"]["hits"].as_array().expect("hits").is_empty(), "{s}");
     }
 }
+
+#[test]
+fn a_second_writer_waits_and_searches_never_block() {
+    let h = Home::new();
+    build_home(&h);
+    assert!(h.deja(&["index"]).status.success());
+    let lock = std::fs::File::options().write(true).open(h.index.join("writer.lock")).expect("open lock");
+    lock.lock().expect("hold the writer lock");
+
+    let stderr_path = h.index.join("second-writer.stderr");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_deja"))
+        .args(["index"])
+        .env_clear()
+        .env("HOME", &h.home)
+        .env("DEJA_INDEX_DIR", &h.index)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&stderr_path).expect("stderr file"))
+        .spawn()
+        .expect("spawn second writer");
+    let mut said_waiting = false;
+    for _ in 0..400 {
+        if std::fs::read_to_string(&stderr_path).unwrap_or_default().contains("waiting") {
+            said_waiting = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    assert!(said_waiting, "the second `deja index` should say it is waiting");
+    assert!(child.try_wait().expect("poll").is_none(), "it must wait, not exit");
+
+    // A search while the writer lock is held answers from the last commit.
+    assert_eq!(hit_harnesses(&h.search("invoice rounding tests")), vec!["codex"]);
+
+    drop(lock);
+    let status = child.wait().expect("second writer finishes");
+    assert!(status.success());
+}

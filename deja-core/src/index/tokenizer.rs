@@ -143,7 +143,10 @@ pub fn for_each_word(text: &str, f: &mut impl FnMut(Word)) {
                 break;
             }
         }
-        f(split_chunk(&text[start..end], start));
+        let word = split_chunk(&text[start..end], start);
+        if !word.parts.is_empty() {
+            f(word);
+        }
     }
 }
 
