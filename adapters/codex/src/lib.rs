@@ -1,1 +1,184 @@
-//! (being written)
+//! Codex CLI (`codex`): OpenAI's terminal coding agent.
+//!
+//! Everything lives under `${CODEX_HOME:-~/.codex}` (`DEJA_CODEX_ROOT` replaces it for
+//! reading):
+//!
+//! * `sessions/YYYY/MM/DD/rollout-<ts>-<thread id>.jsonl` — one append-only JSONL
+//!   *rollout* per thread, lines `{timestamp, type, payload}` (Codex 0.171 adds
+//!   `ordinal` and, on `response_item`s, `metadata`). `archived_sessions/rollout-*.jsonl`
+//!   holds rollouts the user archived (same format, flat).
+//! * `history.jsonl` — one `{session_id, ts, text}` line per submitted prompt, across all
+//!   sessions. Read only for session ids that have no rollout (see [`history`]).
+//!
+//! Rollouts carry most turns twice: a roled `response_item` and a typed `event_msg`
+//! (`user_message`/`agent_message` in older releases, `item_completed`
+//! `UserMessage`/`AgentMessage` in 0.171). The `response_item`s are authoritative; the
+//! `event_msg` copies are collected aside and used only when a file has no roled
+//! `response_item` message at all (legacy rollouts).
+//!
+//! | line `type` / `payload.type` | role | rule |
+//! | --- | --- | --- |
+//! | `session_meta` | — | identity (`payload.id`, legacy `session_id`) and project (`cwd`); first one wins |
+//! | `turn_context` `cwd` | — | project fallback when `session_meta` has no `cwd` |
+//! | `response_item` `message`, role `user`/`assistant` | `User`/`Assistant` | content items' text; user items with non-`user` provenance skipped |
+//! | `response_item` `message`, role `developer`/`system` | skip | harness preamble |
+//! | `response_item` with empty content and string `message` | role, else by `payload.type` | older shape |
+//! | `response_item` `function_call` `exec_command` / `shell` / `shell_command` | `ToolCall` | `tool.command` from `cmd`/`command` (string or argv) |
+//! | `response_item` `function_call` other names | `ToolCall` | tool name only |
+//! | `response_item` `local_shell_call` | `ToolCall` | `action.command` argv |
+//! | `response_item` `custom_tool_call` `apply_patch` | `ToolCall` | `files` + `edit` from the patch envelope |
+//! | `response_item` `function_call_output` / `custom_tool_call_output` | folded into the call by `call_id` | framing stripped, `Process exited with code N` / `Exit code: N` → `tool.exit`; unpaired → `ToolOutput` |
+//! | `response_item` `reasoning` | `Reasoning` | only with `include_reasoning` |
+//! | `event_msg` `item_completed` `CommandExecution`, `exec_command_end` | fills the call | exit code / output when the call lacks them; unpaired → own `ToolCall` |
+//! | `event_msg` `user_message` (`kind` absent or `plain`) / `agent_message`, `item_completed` `UserMessage` / `AgentMessage` | `User`/`Assistant` | fallback only: used when no `response_item` in the file carries user/assistant speech (harness-provenance items do not count) |
+//! | `event_msg` `agent_reasoning` | `Reasoning` | fallback only, with `include_reasoning` |
+//! | `compacted` `message` | `Summary` | compaction summary |
+//! | `world_state`, `token_usage_record`, other `event_msg` kinds, lines without a `payload` object | skip | harness state |
+//! | `history.jsonl` `{session_id, ts, text}` | `User` | session per id without a rollout; project `history` |
+
+use std::path::{Path, PathBuf};
+
+use deja_core::format::{Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, Os, ParseOptions, ParseStats};
+use deja_core::format::{SessionSink, StorePath};
+use deja_core::{SourceRef, StoreEnv, SynthSession};
+
+pub mod history;
+pub mod rollout;
+mod synth;
+
+/// The adapter id.
+pub const ID: &str = "codex";
+
+/// The Codex CLI format.
+pub struct CodexFormat;
+
+deja_core::inventory::submit!(deja_core::Registration(&CodexFormat));
+
+static INFO: HarnessInfo = HarnessInfo {
+    id: ID,
+    name: "Codex CLI",
+    container: "JSONL rollouts (one per thread) + history.jsonl",
+    stores: &[
+        StorePath { os: Os::Any, path: "~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl" },
+        StorePath { os: Os::Any, path: "~/.codex/archived_sessions/rollout-*.jsonl" },
+        StorePath { os: Os::Any, path: "~/.codex/history.jsonl" },
+    ],
+    env_vars: &["CODEX_HOME"],
+    deja_vars: &["DEJA_CODEX_ROOT"],
+    needs: &[],
+    format_summary: "Codex writes one append-only JSONL rollout per thread under `sessions/YYYY/MM/DD/`, each line \
+        `{timestamp, type, payload}`. A `session_meta` line gives the thread id and working directory; roled `response_item` \
+        messages are the conversation, `function_call`/`custom_tool_call` records the shell commands and `apply_patch` edits, \
+        joined to their `*_output` records by `call_id` (output framed with `Process exited with code N` / `Exit code: N`). \
+        `event_msg` records repeat the turns (`user_message`/`agent_message`, or `item_completed` items in 0.171, whose \
+        `CommandExecution` carries argv, exit code and bare output) and are used only for legacy files without roled \
+        messages. `history.jsonl` lists every submitted prompt and is read only for sessions that have no rollout.",
+    capabilities: Capabilities {
+        mcp: Capability::Planned("`config.toml` `[mcp_servers.deja]` stdio entry running `<exe> mcp`"),
+        auto_recall: Capability::Planned(
+            "`hooks.json` SessionStart (`startup|resume`) → `hook-session-start`, PreToolUse (`Bash|apply_patch`) → `hook-tool`; \
+             the user must approve the hooks in the TUI (`/hooks`)",
+        ),
+        skill: Capability::Planned("shared `~/.agents/skills/deja-history/SKILL.md`"),
+        command: Capability::Unsupported(
+            "custom prompts are deprecated upstream; the deja-history skill is invocable as `$deja-history` or from `/skills`",
+        ),
+        resume: Capability::Planned("`codex resume <id>` (not for history-only sessions)"),
+        handoff: Capability::Planned("exec: `codex \"<prompt>\"`"),
+    },
+};
+
+/// The Codex home to read: `DEJA_CODEX_ROOT`, else `CODEX_HOME`, else `~/.codex`.
+pub fn codex_root(env: &StoreEnv) -> PathBuf {
+    env.deja_root(ID).or_else(|| env.path_var("CODEX_HOME")).unwrap_or_else(|| env.home().join(".codex"))
+}
+
+/// The rollout directories under a Codex home.
+fn rollout_dirs(root: &Path) -> [PathBuf; 2] {
+    [root.join("sessions"), root.join("archived_sessions")]
+}
+
+/// Whether a file name is a rollout's.
+fn is_rollout_name(name: &str) -> bool {
+    name.contains("rollout-") && name.ends_with(".jsonl")
+}
+
+/// Every rollout file under `dir`, recursively. Directory symlinks are not followed
+/// (loops); a symlink to a regular file is kept, anything else that is not a regular
+/// file (a FIFO would block the reader) is skipped.
+fn walk_rollouts(dir: &Path, depth: u32, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let Ok(ft) = entry.file_type() else { continue };
+        let path = entry.path();
+        if ft.is_dir() {
+            if depth < 8 {
+                walk_rollouts(&path, depth + 1, out);
+            }
+            continue;
+        }
+        if !entry.file_name().to_str().is_some_and(is_rollout_name) {
+            continue;
+        }
+        let regular = ft.is_file() || (ft.is_symlink() && std::fs::metadata(&path).is_ok_and(|m| m.is_file()));
+        if regular {
+            out.push(path);
+        }
+    }
+}
+
+/// Every rollout under a Codex home, sorted.
+pub fn rollout_files(root: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for dir in rollout_dirs(root) {
+        walk_rollouts(&dir, 0, &mut out);
+    }
+    out.sort();
+    out
+}
+
+/// `history.jsonl` is the only non-rollout source.
+fn is_history(path: &Path) -> bool {
+    path.file_name().is_some_and(|n| n == "history.jsonl")
+}
+
+impl HarnessFormat for CodexFormat {
+    fn info(&self) -> &'static HarnessInfo {
+        &INFO
+    }
+
+    fn discover(&self, env: &StoreEnv) -> Discovery {
+        let mut d = Discovery::default();
+        let root = codex_root(env);
+        if !d.looked_at(&root) {
+            return d;
+        }
+        let mut files = Vec::new();
+        for dir in rollout_dirs(&root) {
+            if d.looked_at(&dir) {
+                walk_rollouts(&dir, 0, &mut files);
+            }
+        }
+        // Rollouts only ever grow by appended lines; history.jsonl is read whole because
+        // which of its sessions are emitted depends on the rollouts beside it.
+        d.sources.extend(files.into_iter().map(|p| SourceRef::file(p).append_only()));
+        let history = root.join("history.jsonl");
+        if std::fs::metadata(&history).is_ok_and(|m| m.is_file()) {
+            d.sources.push(SourceRef::file(history));
+        }
+        d.sources.sort_by(|a, b| a.path.cmp(&b.path));
+        d
+    }
+
+    fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
+        if is_history(&src.path) {
+            history::parse_history(src, out)
+        } else {
+            rollout::parse_rollout(src, opts, out)
+        }
+    }
+
+    fn write_synthetic(&self, home: &Path, session: &SynthSession) -> std::io::Result<PathBuf> {
+        synth::write_rollout(home, session)
+    }
+}

@@ -1,0 +1,847 @@
+//! One rollout file → one session.
+//!
+//! Parsing runs in two passes. The first walks the lines and turns each record into an
+//! [`Event`] (or into identity/project/time bookkeeping); the second replays the events
+//! into a [`SessionBuilder`]. The split exists because whether the `event_msg` copies of
+//! messages are used depends on the whole file (they are a fallback for files without
+//! roled `response_item` messages), and because a `CommandExecution` may land before or
+//! after the `function_call_output` it duplicates.
+
+use std::collections::HashSet;
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+
+use deja_core::model::{Edit, ExitStatus, FileTouch, Role, SourceRef, Timestamp, ToolUse, Turn};
+use deja_core::patch::parse_apply_patch;
+use deja_core::read::{for_each_json_line, read_source, read_tail};
+use deja_core::work::command_from_argv;
+use deja_core::{FormatError, ParseOptions, ParseStats, Session, SessionBuilder, SessionSink};
+use serde_json::Value;
+
+use crate::ID;
+
+/// Lines of the file head re-read on a resumed parse to recover identity, cwd and
+/// whether the file has roled messages (a 0.171 head spends ~7 lines on preamble).
+const HEAD_LINES: usize = 16;
+/// A head line longer than this is not decoded (`session_meta` carries the whole system
+/// prompt, typically tens of KiB).
+const HEAD_LINE_CAP: u64 = 8 << 20;
+
+/// Parses one rollout. With `src.resume` set, only the tail past the offset is read for
+/// turns; the head is re-read for the session id, the cwd and whether the file has roled
+/// messages.
+pub fn parse_rollout(src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
+    let mut stats = ParseStats::default();
+    let path = &src.path;
+    let mut r = Rollout::new(src, opts);
+    let (bytes, base) = match &src.resume {
+        Some(resume) => {
+            if !resume.session_id.is_empty() {
+                r.b.set_id(resume.session_id.clone());
+            }
+            read_head(path, resume.offset, HEAD_LINES, |v| {
+                r.head_line(&v);
+                !(r.meta_seen && r.has_roled)
+            })?;
+            (read_tail(path, resume.offset, &mut stats)?.bytes, resume.offset)
+        }
+        None => (read_source(path, &mut stats)?.bytes, 0),
+    };
+    for_each_json_line(&bytes, base, path, &mut stats, |_, v| r.line(&v));
+    if let Some(s) = r.finish() {
+        out.session(s);
+    }
+    Ok(stats)
+}
+
+/// The id a rollout starts with before `session_meta` decides: the file name minus
+/// everything up to `rollout-` and the `.jsonl` suffix, narrowed to the trailing UUID
+/// when there is one (Codex names files `rollout-<timestamp>-<thread id>.jsonl`).
+pub fn filename_id(path: &Path) -> String {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let stem = name.strip_suffix(".jsonl").unwrap_or(name);
+    let stem = stem.find("rollout-").map_or(stem, |i| &stem[i + "rollout-".len()..]);
+    match stem.len().checked_sub(36).and_then(|i| stem.get(i..)) {
+        Some(tail) if is_uuid(tail) => tail.to_string(),
+        _ => stem.to_string(),
+    }
+}
+
+fn is_uuid(s: &str) -> bool {
+    s.len() == 36 && s.bytes().enumerate().all(|(i, b)| if matches!(i, 8 | 13 | 18 | 23) { b == b'-' } else { b.is_ascii_hexdigit() })
+}
+
+/// The id `session_meta` gives, per the identity rule: a string `payload.id` wins when
+/// non-empty; an absent `payload.id` (legacy rollouts) falls back to `payload.session_id`;
+/// a present but non-string `payload.id` keeps the filename id. Never key on
+/// `session_id` when `id` exists: it groups every forked thread.
+pub fn meta_id(payload: &Value) -> Option<&str> {
+    match payload.get("id") {
+        Some(Value::String(id)) => Some(id.as_str()).filter(|s| !s.is_empty()),
+        Some(_) => None,
+        None => payload.get("session_id").and_then(Value::as_str).filter(|s| !s.is_empty()),
+    }
+}
+
+/// Calls `f` with each decodable line of the first `max_lines` lines that end before
+/// `limit`; stops when `f` returns false. Lines longer than [`HEAD_LINE_CAP`] end the
+/// walk (nothing sensible follows a line we could not read whole).
+pub fn read_head(path: &Path, limit: u64, max_lines: usize, mut f: impl FnMut(Value) -> bool) -> Result<(), FormatError> {
+    let file = std::fs::File::open(path).map_err(|e| FormatError::io(path, e))?;
+    let mut reader = BufReader::with_capacity(64 << 10, file);
+    let mut pos = 0u64;
+    let mut line = Vec::new();
+    for _ in 0..max_lines {
+        line.clear();
+        let n = (&mut reader).take(HEAD_LINE_CAP).read_until(b'\n', &mut line).map_err(|e| FormatError::io(path, e))? as u64;
+        if n == 0 || line.last() != Some(&b'\n') || pos + n > limit {
+            break;
+        }
+        pos += n;
+        let text = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&line).trim_ascii();
+        if let Ok(v) = serde_json::from_slice::<Value>(text) {
+            if !f(v) {
+                break;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A record, reduced to what the replay needs.
+enum Event {
+    Message {
+        role: Role,
+        text: String,
+        time: Option<Timestamp>,
+        fallback: bool,
+    },
+    Call {
+        id: Option<String>,
+        tool: ToolUse,
+        files: Vec<FileTouch>,
+        edits: Vec<Edit>,
+        time: Option<Timestamp>,
+    },
+    Output {
+        id: Option<String>,
+        text: String,
+        exit: Option<i64>,
+        time: Option<Timestamp>,
+    },
+    /// `CommandExecution` / `exec_command_end`: the harness's own fold of a shell call.
+    Exec {
+        id: Option<String>,
+        command: Option<String>,
+        output: Option<String>,
+        exit: Option<i64>,
+        time: Option<Timestamp>,
+    },
+}
+
+struct Rollout<'a> {
+    opts: &'a ParseOptions,
+    b: SessionBuilder,
+    meta_seen: bool,
+    cwd: Option<String>,
+    /// From `turn_context` or a `CommandExecution`, used only without a `session_meta` cwd.
+    cwd_fallback: Option<String>,
+    /// A `response_item` carried a user/assistant message: the `event_msg` copies are
+    /// then duplicates.
+    has_roled: bool,
+    events: Vec<Event>,
+}
+
+impl<'a> Rollout<'a> {
+    fn new(src: &SourceRef, opts: &'a ParseOptions) -> Self {
+        Rollout {
+            opts,
+            b: SessionBuilder::new(ID, filename_id(&src.path), src.clone()),
+            meta_seen: false,
+            cwd: None,
+            cwd_fallback: None,
+            has_roled: false,
+            events: Vec::new(),
+        }
+    }
+
+    /// A line of the already-indexed head: identity, cwd and the generation signal only.
+    fn head_line(&mut self, v: &Value) {
+        self.b.touch(v.get("timestamp").and_then(Timestamp::from_json));
+        let Some(p) = v.get("payload").filter(|p| p.is_object()) else { return };
+        match v.get("type").and_then(Value::as_str) {
+            Some("session_meta") => self.session_meta(p),
+            Some("turn_context") => self.turn_context(p),
+            Some("response_item") if roled_message(p).is_some_and(|(_, text)| !text.trim().is_empty()) => self.has_roled = true,
+            _ => {}
+        }
+    }
+
+    fn line(&mut self, v: &Value) {
+        let time = v.get("timestamp").and_then(Timestamp::from_json);
+        self.b.touch(time);
+        let Some(p) = v.get("payload").filter(|p| p.is_object()) else { return };
+        match v.get("type").and_then(Value::as_str).unwrap_or("") {
+            "session_meta" => self.session_meta(p),
+            "turn_context" => self.turn_context(p),
+            "response_item" => self.response_item(p, time),
+            "event_msg" => self.event_msg(p, time),
+            "compacted" => self.compacted(p, time),
+            // world_state, token_usage_record and unknown kinds are harness state.
+            _ => {}
+        }
+    }
+
+    /// The first `session_meta` decides: a forked rollout replays its parent's history,
+    /// parent `session_meta` included, and that must not rename the fork.
+    fn session_meta(&mut self, p: &Value) {
+        if std::mem::replace(&mut self.meta_seen, true) {
+            return;
+        }
+        if let Some(id) = meta_id(p) {
+            self.b.set_id(id);
+        }
+        if let Some(cwd) = p.get("cwd").and_then(Value::as_str).filter(|s| !s.is_empty()) {
+            self.cwd = Some(cwd.to_string());
+        }
+    }
+
+    fn turn_context(&mut self, p: &Value) {
+        if self.cwd_fallback.is_none() {
+            self.cwd_fallback = p.get("cwd").and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string);
+        }
+    }
+
+    fn cwd(&self) -> Option<&str> {
+        self.cwd.as_deref().or(self.cwd_fallback.as_deref())
+    }
+
+    fn response_item(&mut self, p: &Value, time: Option<Timestamp>) {
+        match str_of(p, "type") {
+            "function_call" => self.function_call(p, time),
+            "custom_tool_call" => self.custom_tool_call(p, time),
+            "local_shell_call" => self.local_shell_call(p, time),
+            "function_call_output" | "custom_tool_call_output" => self.tool_output(p, time),
+            "reasoning" => self.reasoning(p, time),
+            _ => self.message(p, time),
+        }
+    }
+
+    /// A roled message (`type: "message"`, or the older `payload.message` shape).
+    fn message(&mut self, p: &Value, time: Option<Timestamp>) {
+        let Some((role, text)) = roled_message(p) else { return };
+        // Only speech that survives the provenance filter makes the event_msg copies
+        // redundant: an interrupted 0.171 run may hold nothing roled but the harness
+        // preamble, and then its `UserMessage` item is the prompt.
+        if !text.trim().is_empty() {
+            self.has_roled = true;
+        }
+        self.events.push(Event::Message { role, text, time, fallback: false });
+    }
+
+    fn function_call(&mut self, p: &Value, time: Option<Timestamp>) {
+        let name = str_of(p, "name");
+        let args = arguments(p.get("arguments"));
+        let mut call = Call::named(if name.is_empty() { "function_call" } else { name });
+        if name == "apply_patch" {
+            if let Some(patch) = args.get("input").and_then(Value::as_str).or(args.as_str()) {
+                call.patch(patch, self.cwd());
+            }
+        } else if is_shell_tool(name) {
+            call.shell(args.get("cmd").or_else(|| args.get("command")), self.cwd());
+        }
+        self.push_call(call_id(p), call, time);
+    }
+
+    fn custom_tool_call(&mut self, p: &Value, time: Option<Timestamp>) {
+        let name = str_of(p, "name");
+        let mut call = Call::named(if name.is_empty() { "custom_tool_call" } else { name });
+        if name == "apply_patch" {
+            if let Some(patch) = p.get("input").and_then(Value::as_str) {
+                call.patch(patch, self.cwd());
+            }
+        }
+        self.push_call(call_id(p), call, time);
+    }
+
+    /// The shell tool of older releases: `action.command` is an argv.
+    fn local_shell_call(&mut self, p: &Value, time: Option<Timestamp>) {
+        let mut call = Call::named("local_shell");
+        call.shell(p.get("action").and_then(|a| a.get("command")), self.cwd());
+        let id = call_id(p).or_else(|| p.get("id").and_then(id_string));
+        self.push_call(id, call, time);
+    }
+
+    fn push_call(&mut self, id: Option<String>, call: Call, time: Option<Timestamp>) {
+        self.events.push(Event::Call { id, tool: call.tool, files: call.files, edits: call.edits, time });
+    }
+
+    fn tool_output(&mut self, p: &Value, time: Option<Timestamp>) {
+        let (raw, json_exit) = output_text(p.get("output"));
+        let (text, framed_exit) = unframe(&raw);
+        let exit = json_exit.or(framed_exit);
+        // Leading spaces can be alignment (`git diff --stat`); only blank lines go.
+        let text = text.trim_start_matches(['\r', '\n']).trim_end().to_string();
+        self.events.push(Event::Output { id: call_id(p), text, exit, time });
+    }
+
+    fn reasoning(&mut self, p: &Value, time: Option<Timestamp>) {
+        if !self.opts.include_reasoning {
+            return;
+        }
+        // Raw reasoning content when the model exposed it, else the summary.
+        let mut text = item_texts(p.get("content"));
+        if text.is_empty() {
+            text = item_texts(p.get("summary"));
+        }
+        self.events.push(Event::Message { role: Role::Reasoning, text, time, fallback: false });
+    }
+
+    fn event_msg(&mut self, p: &Value, time: Option<Timestamp>) {
+        match str_of(p, "type") {
+            "user_message" => self.user_message_event(p, time),
+            "agent_message" => self.fallback(Role::Assistant, str_of(p, "message").to_string(), time),
+            "agent_reasoning" if self.opts.include_reasoning => self.fallback(Role::Reasoning, str_of(p, "text").to_string(), time),
+            "item_completed" => self.item_completed(p, time),
+            "exec_command_end" => self.exec_command_end(p, time),
+            // task_started, task_complete, token_count, thread_settings_applied, …
+            _ => {}
+        }
+    }
+
+    /// Older releases tag the harness's own user-role messages with a `kind`.
+    fn user_message_event(&mut self, p: &Value, time: Option<Timestamp>) {
+        if matches!(p.get("kind").and_then(Value::as_str), Some(k) if k != "plain") {
+            return;
+        }
+        self.fallback(Role::User, str_of(p, "message").to_string(), time);
+    }
+
+    fn fallback(&mut self, role: Role, text: String, time: Option<Timestamp>) {
+        self.events.push(Event::Message { role, text, time, fallback: true });
+    }
+
+    /// Codex 0.171 `item_completed`: message items repeat `response_item`s; a
+    /// `CommandExecution` is the harness's fold of a shell call.
+    fn item_completed(&mut self, p: &Value, time: Option<Timestamp>) {
+        let Some(item) = p.get("item").filter(|i| i.is_object()) else { return };
+        match str_of(item, "type") {
+            "UserMessage" => self.fallback(Role::User, item_message_text(item), time),
+            "AgentMessage" => self.fallback(Role::Assistant, item_message_text(item), time),
+            "CommandExecution" => self.command_execution(item, time),
+            _ => {}
+        }
+    }
+
+    fn command_execution(&mut self, item: &Value, time: Option<Timestamp>) {
+        if self.cwd_fallback.is_none() {
+            self.cwd_fallback = item.get("cwd").and_then(Value::as_str).map(decode_file_uri).filter(|s| !s.is_empty());
+        }
+        self.events.push(Event::Exec {
+            id: item.get("id").and_then(id_string),
+            command: item.get("command").and_then(command_of),
+            output: item.get("aggregated_output").and_then(Value::as_str).map(str::to_string),
+            exit: item.get("exit_code").and_then(Value::as_i64),
+            time,
+        });
+    }
+
+    /// The event older releases write when a shell command finishes.
+    fn exec_command_end(&mut self, p: &Value, time: Option<Timestamp>) {
+        let output = match p.get("aggregated_output").and_then(Value::as_str) {
+            Some(o) => Some(o.to_string()),
+            None => {
+                let joined =
+                    [str_of(p, "stdout"), str_of(p, "stderr")].into_iter().map(str::trim_end).filter(|s| !s.is_empty()).collect::<Vec<_>>();
+                (!joined.is_empty()).then(|| joined.join("\n"))
+            }
+        };
+        self.events.push(Event::Exec {
+            id: call_id(p),
+            command: p.get("command").and_then(command_of),
+            output,
+            exit: p.get("exit_code").and_then(Value::as_i64),
+            time,
+        });
+    }
+
+    fn compacted(&mut self, p: &Value, time: Option<Timestamp>) {
+        let text = str_of(p, "message").to_string();
+        self.events.push(Event::Message { role: Role::Summary, text, time, fallback: false });
+    }
+
+    /// Second pass: replays the events into turns, folding calls with their results.
+    fn finish(mut self) -> Option<Session> {
+        if let Some(cwd) = self.cwd().map(str::to_string) {
+            self.b.session_mut().project = Some(cwd);
+        }
+        let use_fallback = !self.has_roled;
+        let mut replay = Replay { b: self.b, filled: HashSet::new() };
+        for ev in self.events {
+            match ev {
+                Event::Message { role, text, time, fallback } => {
+                    if !fallback || use_fallback {
+                        replay.b.push(Turn::new(role, text).at(time));
+                    }
+                }
+                Event::Call { id, tool, files, edits, time } => replay.call(id, tool, files, edits, time),
+                Event::Output { id, text, exit, time } => replay.output(id, text, exit, time),
+                Event::Exec { id, command, output, exit, time } => replay.exec(id, command, output, exit, time),
+            }
+        }
+        replay.b.finish()
+    }
+}
+
+struct Replay {
+    b: SessionBuilder,
+    /// Calls whose output text is already in: a second copy of it is not appended.
+    filled: HashSet<String>,
+}
+
+impl Replay {
+    fn existing<'a>(&mut self, id: &'a Option<String>) -> Option<&'a str> {
+        let id = id.as_deref()?;
+        self.b.call_mut(id).is_some().then_some(id)
+    }
+
+    fn call(&mut self, id: Option<String>, tool: ToolUse, files: Vec<FileTouch>, mut edits: Vec<Edit>, time: Option<Timestamp>) {
+        // A CommandExecution that arrived first already made the turn; complete it.
+        if let Some(existing) = self.existing(&id) {
+            if let Some(turn) = self.b.call_mut(existing) {
+                let t = turn.tool.get_or_insert_with(ToolUse::default);
+                if t.command.is_none() {
+                    t.command = tool.command;
+                }
+                t.name = tool.name;
+            }
+            return;
+        }
+        let rest = if edits.len() > 1 { edits.split_off(1) } else { Vec::new() };
+        let name = tool.name.clone();
+        let mut turn = Turn::new(Role::ToolCall, "").at(time);
+        turn.tool = Some(tool);
+        turn.files = files;
+        turn.edit = edits.pop();
+        self.b.push_call(id.as_deref(), turn);
+        // A turn holds one edit; a patch touching several files gives one turn per
+        // further replaced span.
+        for edit in rest {
+            let mut turn = Turn::new(Role::ToolCall, "").at(time);
+            turn.tool = Some(ToolUse { name: name.clone(), ..ToolUse::default() });
+            turn.edit = Some(edit);
+            self.b.push(turn);
+        }
+    }
+
+    fn output(&mut self, id: Option<String>, text: String, exit: Option<i64>, time: Option<Timestamp>) {
+        let Some(existing) = self.existing(&id) else {
+            let mut turn = Turn::new(Role::ToolOutput, text).at(time);
+            if let Some(code) = exit {
+                turn.tool = Some(ToolUse { exit: Some(ExitStatus::Code(code)), is_error: code != 0, ..ToolUse::default() });
+            }
+            self.b.push(turn);
+            return;
+        };
+        if self.filled.contains(existing) {
+            self.b.touch(time);
+            self.fill_exit(existing, exit);
+            return;
+        }
+        self.b.complete_call(existing, &text, false, exit.map(ExitStatus::Code), time);
+        if !text.is_empty() {
+            self.filled.insert(existing.to_string());
+        }
+    }
+
+    fn exec(&mut self, id: Option<String>, command: Option<String>, output: Option<String>, exit: Option<i64>, time: Option<Timestamp>) {
+        let output = output.as_deref().map(|o| o.trim_start_matches(['\r', '\n']).trim_end()).unwrap_or("");
+        let Some(existing) = self.existing(&id) else {
+            let mut turn = Turn::new(Role::ToolCall, output).at(time);
+            let exit = exit.map(ExitStatus::Code);
+            let is_error = exit.as_ref().is_some_and(|e| !e.succeeded());
+            turn.tool = Some(ToolUse { name: "exec_command".to_string(), command, exit, is_error });
+            self.b.push_call(id.as_deref(), turn);
+            if let Some(id) = id.filter(|_| !output.is_empty()) {
+                self.filled.insert(id);
+            }
+            return;
+        };
+        self.fill_exit(existing, exit);
+        if let Some(turn) = self.b.call_mut(existing) {
+            let t = turn.tool.get_or_insert_with(ToolUse::default);
+            if t.command.is_none() {
+                t.command = command;
+            }
+        }
+        if self.filled.contains(existing) || output.is_empty() {
+            self.b.touch(time);
+        } else {
+            self.b.complete_call(existing, output, false, None, time);
+            self.filled.insert(existing.to_string());
+        }
+    }
+
+    /// Sets the exit status of a call that has none yet.
+    fn fill_exit(&mut self, id: &str, exit: Option<i64>) {
+        let (Some(code), Some(turn)) = (exit, self.b.call_mut(id)) else { return };
+        let t = turn.tool.get_or_insert_with(ToolUse::default);
+        if t.exit.is_none() {
+            t.exit = Some(ExitStatus::Code(code));
+            t.is_error |= code != 0;
+        }
+    }
+}
+
+/// A call record being assembled.
+struct Call {
+    tool: ToolUse,
+    files: Vec<FileTouch>,
+    edits: Vec<Edit>,
+}
+
+impl Call {
+    fn named(name: &str) -> Self {
+        Call { tool: ToolUse { name: name.to_string(), ..ToolUse::default() }, files: Vec::new(), edits: Vec::new() }
+    }
+
+    fn patch(&mut self, patch: &str, cwd: Option<&str>) {
+        let (files, edits) = parse_apply_patch(patch, cwd);
+        self.files = files;
+        self.edits = edits;
+    }
+
+    /// The command line of a shell call. Codex also runs `apply_patch` through the shell
+    /// tool, as the argv `["apply_patch", "<patch>"]` or as a heredoc script
+    /// `apply_patch <<'EOF' … EOF`; that is an edit, not a command.
+    fn shell(&mut self, cmd: Option<&Value>, cwd: Option<&str>) {
+        if let Some(Value::Array(argv)) = cmd {
+            if let [Value::String(tool), Value::String(patch)] = argv.as_slice() {
+                if tool == "apply_patch" || tool == "applypatch" {
+                    self.as_patch(patch, cwd);
+                    return;
+                }
+            }
+        }
+        let command = cmd.and_then(command_of);
+        if let Some(script) = &command {
+            if script.starts_with("apply_patch") || script.starts_with("applypatch") {
+                if let Some(at) = script.find("*** Begin Patch") {
+                    self.as_patch(&script[at..], cwd);
+                    return;
+                }
+            }
+        }
+        self.tool.command = command;
+    }
+
+    fn as_patch(&mut self, patch: &str, cwd: Option<&str>) {
+        self.tool.name = "apply_patch".to_string();
+        self.patch(patch, cwd);
+    }
+}
+
+fn is_shell_tool(name: &str) -> bool {
+    matches!(name, "exec_command" | "shell" | "shell_command" | "container.exec" | "local_shell")
+}
+
+/// A command given as a string or as an argv (`["/bin/bash", "-lc", "cargo test"]`).
+fn command_of(v: &Value) -> Option<String> {
+    let cmd = match v {
+        Value::String(s) => s.trim().to_string(),
+        Value::Array(items) => {
+            let argv: Vec<&str> = items.iter().filter_map(Value::as_str).collect();
+            if argv.is_empty() {
+                return None;
+            }
+            command_from_argv(&argv).trim().to_string()
+        }
+        _ => return None,
+    };
+    (!cmd.is_empty()).then_some(cmd)
+}
+
+/// `arguments` is a JSON-encoded string; some writers put the object itself. A string
+/// that is not JSON is kept as a string (apply_patch takes its patch that way).
+fn arguments(v: Option<&Value>) -> Value {
+    match v {
+        Some(Value::String(s)) => {
+            serde_json::from_str::<Value>(s).ok().filter(Value::is_object).unwrap_or_else(|| Value::String(s.clone()))
+        }
+        Some(v) => v.clone(),
+        None => Value::Null,
+    }
+}
+
+/// `call_id` as a string. Numbers are tolerated (stringified) so a numeric call id still
+/// pairs with its numeric result; anything else counts as missing.
+fn call_id(p: &Value) -> Option<String> {
+    p.get("call_id").and_then(id_string)
+}
+
+fn id_string(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) if !s.is_empty() => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+fn str_of<'v>(v: &'v Value, key: &str) -> &'v str {
+    v.get(key).and_then(Value::as_str).unwrap_or("")
+}
+
+/// The role and text of a `response_item` message; `None` for harness roles
+/// (`developer`, `system`) and records that are not messages.
+fn roled_message(p: &Value) -> Option<(Role, String)> {
+    let role = match str_of(p, "role") {
+        "user" => Role::User,
+        "assistant" => Role::Assistant,
+        "" => match p.get("message") {
+            Some(Value::String(_)) if str_of(p, "type") == "agent_message" => Role::Assistant,
+            Some(Value::String(_)) => Role::User,
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let mut text = content_text(p, role == Role::User);
+    if text.is_empty() && !has_content_items(p) {
+        if let Some(m) = p.get("message").and_then(Value::as_str) {
+            text = m.to_string();
+        }
+    }
+    Some((role, text))
+}
+
+fn has_content_items(p: &Value) -> bool {
+    match p.get("content") {
+        Some(Value::String(s)) => !s.is_empty(),
+        Some(Value::Array(items)) => !items.is_empty(),
+        _ => false,
+    }
+}
+
+/// The text of a message's content: a string, or the items' `text` joined by newlines.
+/// For user messages, items whose provenance is the harness (or a skill) are left out.
+fn content_text(p: &Value, filter_provenance: bool) -> String {
+    let items = match p.get("content") {
+        Some(Value::String(s)) => {
+            return match provenance(p, 1) {
+                Provenance::Drop if filter_provenance => String::new(),
+                _ => s.clone(),
+            };
+        }
+        Some(Value::Array(items)) => items,
+        _ => return String::new(),
+    };
+    let verdict = if filter_provenance { provenance(p, items.len()) } else { Provenance::KeepAll };
+    let mut parts: Vec<&str> = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let keep = match &verdict {
+            Provenance::KeepAll => true,
+            Provenance::Drop => false,
+            Provenance::PerItem(keep) => keep.get(i).copied().unwrap_or(true),
+        };
+        if let Some(t) = item.get("text").and_then(Value::as_str).filter(|_| keep) {
+            parts.push(t);
+        }
+    }
+    parts.join("\n")
+}
+
+enum Provenance {
+    KeepAll,
+    Drop,
+    PerItem(Vec<bool>),
+}
+
+/// Which content items a person typed, from Codex 0.171's
+/// `internal_chat_message_metadata_passthrough`: `content_item_metadata[].provenance.type`
+/// (`user`, `harness`, `skills`), else `content_item_kinds[]` (`user.text` vs
+/// `environments.environment_context`…). When the lists line up with the content items
+/// they decide per item; otherwise the message is dropped only if nothing in it is the
+/// user's.
+fn provenance(p: &Value, n_items: usize) -> Provenance {
+    let Some(meta) = p.get("internal_chat_message_metadata_passthrough") else { return Provenance::KeepAll };
+    let list = |key: &str| meta.get(key).and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+    let provs = list("content_item_metadata");
+    let kinds = list("content_item_kinds");
+    // Some(true) = typed by the user, Some(false) = injected, None = unknown.
+    let verdict = |i: usize| -> Option<bool> {
+        let prov = provs.get(i).and_then(|m| m.get("provenance")).and_then(|p| p.get("type")).and_then(Value::as_str);
+        match prov {
+            Some(t) => Some(t == "user"),
+            None => kinds.get(i).and_then(Value::as_str).map(|k| k == "user" || k.starts_with("user.")),
+        }
+    };
+    let len = provs.len().max(kinds.len());
+    if len == 0 {
+        return Provenance::KeepAll;
+    }
+    if len == n_items {
+        return Provenance::PerItem((0..len).map(|i| verdict(i) != Some(false)).collect());
+    }
+    let verdicts: Vec<Option<bool>> = (0..len).map(verdict).collect();
+    if verdicts.contains(&Some(true)) || verdicts.iter().all(Option::is_none) {
+        Provenance::KeepAll
+    } else {
+        Provenance::Drop
+    }
+}
+
+/// Texts of `[{type, text}]` items joined by newlines.
+fn item_texts(v: Option<&Value>) -> String {
+    match v {
+        Some(Value::Array(items)) => {
+            items.iter().filter_map(|i| i.get("text").and_then(Value::as_str)).filter(|t| !t.is_empty()).collect::<Vec<_>>().join("\n")
+        }
+        Some(Value::String(s)) => s.clone(),
+        _ => String::new(),
+    }
+}
+
+/// An `item_completed` message item: `content: [{type: "text"|"Text", text}]`, or `text`.
+fn item_message_text(item: &Value) -> String {
+    let text = item_texts(item.get("content"));
+    if text.is_empty() {
+        str_of(item, "text").to_string()
+    } else {
+        text
+    }
+}
+
+/// A tool result's text, and the exit code when the result is the older JSON-encoded
+/// `{"output": "...", "metadata": {"exit_code": N}}` or content items.
+fn output_text(v: Option<&Value>) -> (String, Option<i64>) {
+    match v {
+        Some(Value::String(s)) => {
+            if s.starts_with('{') {
+                if let Ok(obj @ Value::Object(_)) = serde_json::from_str::<Value>(s) {
+                    if let Some(out) = obj.get("output").and_then(Value::as_str) {
+                        return (out.to_string(), exit_in_metadata(&obj));
+                    }
+                }
+            }
+            (s.clone(), None)
+        }
+        Some(obj @ Value::Object(_)) => {
+            let text = match obj.get("output").or_else(|| obj.get("content")) {
+                Some(Value::String(s)) => s.clone(),
+                Some(items @ Value::Array(_)) => item_texts(Some(items)),
+                _ => String::new(),
+            };
+            (text, exit_in_metadata(obj))
+        }
+        Some(items @ Value::Array(_)) => (item_texts(Some(items)), None),
+        _ => (String::new(), None),
+    }
+}
+
+fn exit_in_metadata(obj: &Value) -> Option<i64> {
+    obj.get("metadata").and_then(|m| m.get("exit_code")).and_then(Value::as_i64)
+}
+
+/// Strips the framing lines Codex puts before a tool's output (`Chunk ID:`, `Wall
+/// time:`, `Process exited with code N`, `Exit code: N`, `Original token count:`, `Total
+/// output lines:`, ending with `Output:`) and returns the rest with the exit code they
+/// named. Only a leading block of such lines counts, so output that merely mentions
+/// "Exit code: 3" further down is left alone.
+pub fn unframe(s: &str) -> (&str, Option<i64>) {
+    let mut rest = s;
+    let mut exit = None;
+    let mut framed = false;
+    while !rest.is_empty() {
+        let (line, after) = match rest.find('\n') {
+            Some(i) => (&rest[..i], &rest[i + 1..]),
+            None => (rest, ""),
+        };
+        let line = line.trim_end_matches('\r');
+        if line == "Output:" {
+            return (after, exit);
+        }
+        if let Some(n) = line.strip_prefix("Process exited with code ").or_else(|| line.strip_prefix("Exit code: ")) {
+            exit = n.trim().parse().ok().or(exit);
+        } else if !["Chunk ID:", "Wall time:", "Original token count:", "Total output lines:", "Process running with session ID"]
+            .iter()
+            .any(|p| line.starts_with(p))
+        {
+            break;
+        }
+        framed = true;
+        rest = after;
+    }
+    if framed {
+        (rest, exit)
+    } else {
+        (s, None)
+    }
+}
+
+/// `file:///src/app` → `/src/app` (percent-decoded; `file:///C:/x` → `C:/x`). A value
+/// that is not a `file:` URI is returned as it is.
+pub fn decode_file_uri(uri: &str) -> String {
+    let Some(rest) = uri.strip_prefix("file://") else { return uri.to_string() };
+    let path = rest.strip_prefix("localhost").unwrap_or(rest);
+    let bytes = path.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match (bytes[i], bytes.get(i + 1).copied().and_then(hex), bytes.get(i + 2).copied().and_then(hex)) {
+            (b'%', Some(h), Some(l)) => {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    let decoded = String::from_utf8_lossy(&out).into_owned();
+    // `/C:/x`: a Windows drive after the URI's root slash.
+    match decoded.as_bytes() {
+        [b'/', d, b':', ..] if d.is_ascii_alphabetic() => decoded[1..].to_string(),
+        _ => decoded,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unframe_reads_exit_and_strips_framing() {
+        let (t, e) =
+            unframe("Chunk ID: 1\nWall time: 5.9 seconds\nProcess exited with code 1\nOriginal token count: 9\nOutput:\n--- FAIL\n");
+        assert_eq!((t, e), ("--- FAIL\n", Some(1)));
+        assert_eq!(unframe("Exit code: 0\nWall time: 0 seconds\nOutput:\nSuccess."), ("Success.", Some(0)));
+        assert_eq!(unframe("plain\nExit code: 3\n"), ("plain\nExit code: 3\n", None));
+        assert_eq!(unframe("Process exited with code 2"), ("", Some(2)));
+    }
+
+    #[test]
+    fn file_uris_decode() {
+        assert_eq!(decode_file_uri("file:///src/my%20app"), "/src/my app");
+        assert_eq!(decode_file_uri("file:///C:/work"), "C:/work");
+        assert_eq!(decode_file_uri("/plain"), "/plain");
+        assert_eq!(decode_file_uri("file:///bad%zz%"), "/bad%zz%");
+    }
+
+    #[test]
+    fn identity_rule() {
+        let id = |v: serde_json::Value| meta_id(&v).map(str::to_string);
+        assert_eq!(id(serde_json::json!({"id": "t1", "session_id": "s1"})), Some("t1".into()));
+        assert_eq!(id(serde_json::json!({"session_id": "s1"})), Some("s1".into()), "legacy: no id");
+        assert_eq!(id(serde_json::json!({"id": 42, "session_id": "s1"})), None, "non-string id keeps the filename id");
+        assert_eq!(id(serde_json::json!({"id": null, "session_id": "s1"})), None);
+        assert_eq!(id(serde_json::json!({"id": "", "session_id": "s1"})), None, "empty id: never fall back to session_id");
+    }
+
+    #[test]
+    fn filename_ids() {
+        let p = Path::new("/x/rollout-2026-01-02T03-04-05-0199aa00-1111-7222-8333-444455556666.jsonl");
+        assert_eq!(filename_id(p), "0199aa00-1111-7222-8333-444455556666");
+        assert_eq!(filename_id(Path::new("/x/rollout-odd-name.jsonl")), "odd-name");
+    }
+}
