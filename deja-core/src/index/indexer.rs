@@ -67,6 +67,8 @@ pub struct HarnessReport {
     /// Turns written this run.
     pub turns: u64,
     pub skipped_lines: u64,
+    /// Sources read this run that held no session with any turn (e.g. an empty file).
+    pub empty_sources: u64,
     pub bytes_read: u64,
     pub unreadable: Vec<Unreadable>,
     pub problems: Vec<String>,
@@ -280,6 +282,9 @@ pub fn run_index(
                 }
             };
             hr.skipped_lines += stats.skipped;
+            if sessions.is_empty() {
+                hr.empty_sources += 1;
+            }
             hr.bytes_read += stats.bytes_read;
             for p in &stats.problems {
                 if hr.problems.len() < 20 {
