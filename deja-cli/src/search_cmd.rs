@@ -13,8 +13,14 @@ use crate::output::{parse_since, short_time};
 use crate::SearchArgs;
 
 /// Refreshes the index unless another process is writing it (searches never wait).
+/// A first build shows a progress bar on a terminal, since it can take a while.
 pub fn refresh(env: &StoreEnv, paths: &IndexPaths) {
-    match run_index(env, paths, &IndexRequest { wait: false, ..IndexRequest::default() }, &Silent) {
+    let first_build = !paths.exists();
+    let bar = crate::index_cmd::BarObserver::new(first_build);
+    let observer: &dyn deja_core::index::indexer::IndexObserver = if first_build { &bar } else { &Silent };
+    let result = run_index(env, paths, &IndexRequest { wait: false, ..IndexRequest::default() }, observer);
+    bar.finish();
+    match result {
         Ok(_) | Err(IndexRunError::Busy) => {}
         Err(IndexRunError::Index(e)) => eprintln!("deja: could not refresh the index ({e}); searching what is there"),
     }
