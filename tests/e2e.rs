@@ -380,3 +380,31 @@ fn a_second_writer_waits_and_searches_never_block() {
     let status = child.wait().expect("second writer finishes");
     assert!(status.success());
 }
+
+#[test]
+fn a_result_that_lands_after_an_incremental_read_folds_into_its_call() {
+    let h = Home::new();
+    let id = "7a7a7a7a-1111-4222-8333-944445555666";
+    let log = h.write(
+        &format!(".claude/projects/-src-web/{id}.jsonl"),
+        &lines(&[
+            json!({"type":"user","uuid":"u1","parentUuid":null,"sessionId":id,"cwd":"/src/web","timestamp":"2026-05-01T10:00:00Z","message":{"role":"user","content":"run the webpack build"}}),
+            json!({"type":"assistant","uuid":"a1","parentUuid":"u1","sessionId":id,"cwd":"/src/web","timestamp":"2026-05-01T10:00:02Z","message":{"id":"m1","role":"assistant","content":[{"type":"tool_use","id":"toolu_9","name":"Bash","input":{"command":"npm run build"}}]}}),
+        ]),
+    );
+    assert!(h.deja(&["index"]).status.success());
+    let mut f = std::fs::OpenOptions::new().append(true).open(&log).expect("open");
+    f.write_all(&lines(&[json!({"type":"user","uuid":"u2","parentUuid":"a1","sessionId":id,"cwd":"/src/web","timestamp":"2026-05-01T10:00:09Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_9","content":"Exit code 2\nModule not found: Error: Can't resolve 'lodash-es'","is_error":true}]}})]))
+        .expect("append");
+    drop(f);
+    let grown = h.json(&["index", "--json"]);
+    assert_eq!(grown["harnesses"]["claude"]["resumed"], 1, "{grown}");
+    let shown = h.json(&["show", id, "--json"]);
+    let turns = shown["turns"].as_array().expect("turns");
+    assert_eq!(turns.iter().filter(|t| t["role"] == "tool_output").count(), 0, "{turns:?}");
+    let call = turns.iter().find(|t| t["role"] == "tool_call").expect("call");
+    assert!(call["text"].as_str().is_some_and(|t| t.contains("lodash-es")), "{call}");
+    assert_eq!(call["tool"]["is_error"], true, "{call}");
+    assert_eq!(call["tool"]["exit"], json!({"code": 2}), "{call}");
+    assert_eq!(hit_harnesses(&h.json(&["search", "lodash-es", "--role", "command", "--json"])), vec!["claude"]);
+}

@@ -64,8 +64,9 @@ impl SessionBuilder {
     /// text: the call itself is the record.
     pub fn push_call(&mut self, call_id: Option<&str>, mut turn: Turn) -> usize {
         turn.role = Role::ToolCall;
-        if turn.tool.is_none() {
-            turn.tool = Some(ToolUse::default());
+        let tool = turn.tool.get_or_insert_with(ToolUse::default);
+        if let Some(id) = call_id.filter(|id| !id.is_empty()) {
+            tool.call_id = Some(id.to_string());
         }
         cap_text(&mut turn.text, MAX_MESSAGE_BYTES);
         turn.seq = self.next_seq;
@@ -115,6 +116,28 @@ impl SessionBuilder {
             tool.is_error = true;
         }
         true
+    }
+
+    /// Appends a result whose call is not in this read (an orphan, or a call read by an
+    /// earlier incremental pass) as a `ToolOutput` turn that remembers `call_id`, so the
+    /// indexer can fold it into the call it already holds.
+    pub fn push_orphan_result(
+        &mut self,
+        call_id: &str,
+        output: &str,
+        is_error: bool,
+        exit: Option<ExitStatus>,
+        time: Option<Timestamp>,
+    ) -> Option<usize> {
+        let mut turn = Turn::new(Role::ToolOutput, output).at(time);
+        let failed = exit.as_ref().is_some_and(|e| !e.succeeded());
+        turn.tool = Some(ToolUse {
+            is_error: is_error || failed,
+            exit,
+            call_id: (!call_id.is_empty()).then(|| call_id.to_string()),
+            ..ToolUse::default()
+        });
+        self.push(turn)
     }
 
     /// The finished session, or `None` when it has no turns (such sessions are not

@@ -161,6 +161,11 @@ pub struct ToolUse {
     pub exit: Option<ExitStatus>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub is_error: bool,
+    /// The format's id pairing a call with its result. A result whose call was read
+    /// in an earlier (incremental) pass keeps it, so the indexer can fold it into the
+    /// call already indexed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<String>,
 }
 
 /// How a command ended.

@@ -540,8 +540,15 @@ fn tool_result(slot: &mut Slot, record: &Value, item: &Value, time: Option<Times
         slot.open_text = None;
         return Repr::Nothing;
     }
-    let mut turn = Turn::new(Role::ToolOutput, text).at(time);
+    // The call may have been read by an earlier incremental pass: keep the id so the
+    // indexer can fold this result into it. Only Bash results open with "Exit code N".
+    let (code, rest) = split_exit_line(&text);
+    let mut turn = Turn::new(Role::ToolOutput, rest).at(time);
     turn.node = node;
+    if !call_id.is_empty() || code.is_some() {
+        let call_id = (!call_id.is_empty()).then(|| call_id.to_string());
+        turn.tool = Some(ToolUse { is_error, exit: code.map(ExitStatus::Code), call_id, ..ToolUse::default() });
+    }
     slot.push(turn)
 }
 

@@ -437,8 +437,15 @@ impl Replay {
     fn output(&mut self, id: Option<String>, text: String, exit: Option<i64>, time: Option<Timestamp>) {
         let Some(existing) = self.existing(&id) else {
             let mut turn = Turn::new(Role::ToolOutput, text).at(time);
-            if let Some(code) = exit {
-                turn.tool = Some(ToolUse { exit: Some(ExitStatus::Code(code)), is_error: code != 0, ..ToolUse::default() });
+            // The call may have been read by an earlier incremental pass: keep the id so
+            // the indexer can fold this result into it.
+            if exit.is_some() || id.is_some() {
+                turn.tool = Some(ToolUse {
+                    exit: exit.map(ExitStatus::Code),
+                    is_error: exit.is_some_and(|c| c != 0),
+                    call_id: id,
+                    ..ToolUse::default()
+                });
             }
             self.b.push(turn);
             return;
@@ -460,7 +467,7 @@ impl Replay {
             let mut turn = Turn::new(Role::ToolCall, output).at(time);
             let exit = exit.map(ExitStatus::Code);
             let is_error = exit.as_ref().is_some_and(|e| !e.succeeded());
-            turn.tool = Some(ToolUse { name: "exec_command".to_string(), command, exit, is_error });
+            turn.tool = Some(ToolUse { name: "exec_command".to_string(), command, exit, is_error, call_id: None });
             self.b.push_call(id.as_deref(), turn);
             if let Some(id) = id.filter(|_| !output.is_empty()) {
                 self.filled.insert(id);

@@ -292,7 +292,7 @@ impl<'a> Parser<'a> {
         let mut turn = Turn::new(Role::ToolOutput, text).at(time);
         if name.is_some() || exit.is_some() || is_error {
             let failed = exit.as_ref().is_some_and(|e| !e.succeeded());
-            turn.tool = Some(ToolUse { name: name.unwrap_or_default(), command: None, exit, is_error: is_error || failed });
+            turn.tool = Some(ToolUse { name: name.unwrap_or_default(), command: None, exit, is_error: is_error || failed, call_id: None });
         }
         self.b.push(turn);
     }

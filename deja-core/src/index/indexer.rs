@@ -5,7 +5,7 @@
 //! commit is atomic, so a crash leaves the previous index usable, and re-doing a
 //! source is idempotent (its old documents are deleted in the same commit).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
@@ -355,7 +355,10 @@ pub fn run_index(
                             entry.session_id = None;
                         }
                         let old = match (&view_searcher, continuing) {
-                            (Some((searcher, view)), true) => view.session_meta(searcher, &sid)?,
+                            (Some((searcher, view)), true) => {
+                                fold_into_indexed_calls(&writer, &fields, view, s, &key).map_err(IndexRunError::Index)?;
+                                view.session_meta(searcher, &sid)?
+                            }
                             _ => None,
                         };
                         let meta = meta_of(s, &key, old.as_ref());
@@ -426,6 +429,81 @@ fn extend_hash(hasher: &mut Xxh3, path: &std::path::Path, from: u64, to: u64) ->
     f.take(to.saturating_sub(from)).read_to_end(&mut buf)?;
     hasher.update(&buf);
     Ok(hasher.digest())
+}
+
+/// Folds results (and late exit statuses) read from a log's tail into the calls an
+/// earlier pass already indexed, matched by call id, so a call whose result arrived
+/// after an incremental read still ends up as one turn.
+fn fold_into_indexed_calls(
+    writer: &IndexWriter,
+    f: &Fields,
+    view: &IndexView,
+    s: &mut Session,
+    source_key: &str,
+) -> Result<(), IndexError> {
+    let call_id = |t: &Turn| t.tool.as_ref().and_then(|x| x.call_id.clone());
+    if !s.turns.iter().any(|t| call_id(t).is_some()) {
+        return Ok(());
+    }
+    let sid = s.key();
+    let mut indexed: HashMap<String, Turn> = view.session_turns(&sid)?.into_iter().filter_map(|t| Some((call_id(&t)?, t))).collect();
+    if indexed.is_empty() {
+        return Ok(());
+    }
+    let mut merged: Vec<String> = Vec::new();
+    s.turns.retain(|t| {
+        let Some(id) = call_id(t) else { return true };
+        let Some(call) = indexed.get_mut(&id) else { return true };
+        merge_result(call, t);
+        if !merged.contains(&id) {
+            merged.push(id);
+        }
+        false
+    });
+    let sid_hash = xxhash_rust::xxh3::xxh3_64(sid.as_bytes());
+    for id in merged {
+        let Some(call) = indexed.get(&id) else { continue };
+        writer
+            .delete_query(Box::new(BooleanQuery::new(vec![
+                (Occur::Must, term_query(f.sid, &sid)),
+                (Occur::Must, term_query(f.kind, KIND_TURN)),
+                (Occur::Must, Box::new(TermQuery::new(Term::from_field_u64(f.seq, call.seq as u64), IndexRecordOption::Basic))),
+            ])))
+            .map_err(IndexError::tantivy(&view.paths.root))?;
+        let time = call.time.map_or(0, |t| t.0);
+        writer
+            .add_document(turn_doc(f, &sid, sid_hash, &s.harness, source_key, call, time))
+            .map_err(IndexError::tantivy(&view.paths.root))?;
+    }
+    Ok(())
+}
+
+/// Adds what a later record says about a call to the call's turn (idempotently: a
+/// repeated read does not append the same output twice).
+fn merge_result(call: &mut Turn, late: &Turn) {
+    let text = late.text.trim();
+    if !text.is_empty() && !call.text.contains(text) {
+        if !call.text.is_empty() {
+            call.text.push('\n');
+        }
+        call.text.push_str(text);
+    }
+    let tool = call.tool.get_or_insert_with(Default::default);
+    if let Some(l) = &late.tool {
+        if tool.exit.is_none() {
+            tool.exit = l.exit.clone();
+        }
+        if tool.command.is_none() {
+            tool.command = l.command.clone();
+        }
+        tool.is_error |= l.is_error || l.exit.as_ref().is_some_and(|e| !e.succeeded());
+    }
+    if call.files.is_empty() {
+        call.files = late.files.clone();
+    }
+    if call.edit.is_none() {
+        call.edit = late.edit.clone();
+    }
 }
 
 fn meta_of(s: &Session, source_key: &str, old: Option<&SessionMeta>) -> SessionMeta {
