@@ -178,7 +178,7 @@ fn index_search_grow_and_prune() {
     let shown = h.json(&["show", DSH_SESSION, "--json"]);
     let texts: Vec<&str> = shown["turns"].as_array().expect("turns").iter().filter_map(|t| t["text"].as_str()).collect();
     assert_eq!(texts.iter().filter(|t| t.contains("pgpool")).count(), 1, "{texts:?}");
-    assert!(texts.iter().any(|t| *t == "Production uses marmalade pooling"), "{texts:?}");
+    assert!(texts.contains(&"Production uses marmalade pooling"), "{texts:?}");
     assert_eq!(hit_harnesses(&h.search("marmalade")), vec!["deepseek"]);
 
     // Reasoning and harness-injected text are not indexed; neither are secrets.

@@ -4,10 +4,14 @@
 //! in its own module. `deja QUERY…` is shorthand for `deja search QUERY…`.
 
 mod adapters;
+mod bench;
 mod demo;
 mod harnesses;
 mod index_cmd;
+mod mcp;
 mod output;
+mod recall_cmd;
+mod remember;
 mod search_cmd;
 mod show;
 
@@ -49,6 +53,26 @@ enum Command {
     Harnesses(harnesses::HarnessesArgs),
     /// Run the whole pipeline on a synthetic home with every harness (touches nothing of yours).
     Demo(demo::DemoArgs),
+    /// Digest of the best-matching session: problem, decisions, commands, files, where it ended.
+    Ctx(recall_cmd::CtxArgs),
+    /// Sessions that edited or discussed a file, most specific and recent first.
+    Blame(recall_cmd::BlameArgs),
+    /// What this machine ran after the same error before, and whether it held (error text or stdin).
+    Fix(recall_cmd::FixArgs),
+    /// The real invocations agents ran for a tool here (`deja how cargo test`), most used first.
+    How(recall_cmd::HowArgs),
+    /// Which files the work on a topic touched.
+    Files(recall_cmd::FilesArgs),
+    /// A project's recent sessions, outcomes, decisions, recurring errors and working commands.
+    Orient(recall_cmd::OrientArgs),
+    /// Save a durable note (indexed as the harness `deja`, ranked above transcripts).
+    Remember(remember::RememberArgs),
+    /// Errors that hit three or more separate sessions.
+    Friction(recall_cmd::FrictionArgs),
+    /// Serve recall to agents over MCP (stdio JSON-RPC; one tool `deja`).
+    Mcp(mcp::McpArgs),
+    /// Benchmarks: synthetic corpora, index throughput, search latency, LoCoMo recall.
+    Bench(bench::BenchArgs),
 }
 
 #[derive(Args, Clone)]
@@ -105,6 +129,16 @@ fn main() -> ExitCode {
         Command::Show(a) => show::run(a),
         Command::Harnesses(a) => harnesses::run(a),
         Command::Demo(a) => demo::run(a),
+        Command::Ctx(a) => recall_cmd::ctx(a),
+        Command::Blame(a) => recall_cmd::blame(a),
+        Command::Fix(a) => recall_cmd::fix(a),
+        Command::How(a) => recall_cmd::how(a),
+        Command::Files(a) => recall_cmd::files(a),
+        Command::Orient(a) => recall_cmd::orient(a),
+        Command::Remember(a) => remember::run(a),
+        Command::Friction(a) => recall_cmd::friction(a),
+        Command::Mcp(a) => mcp::run(a),
+        Command::Bench(a) => bench::run(a),
     };
     match result {
         Ok(code) => code,

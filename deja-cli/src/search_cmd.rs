@@ -9,6 +9,8 @@ use deja_core::index::search::{SearchRequest, SearchResults};
 use deja_core::index::{IndexPaths, IndexView};
 use deja_core::{StoreEnv, Timestamp};
 
+use deja_core::recall::frame::clean;
+
 use crate::output::{parse_since, short_time};
 use crate::SearchArgs;
 
@@ -102,12 +104,13 @@ pub fn render(r: &SearchResults, query: &str) -> String {
     out.push('\n');
     for (i, h) in r.hits.iter().enumerate() {
         let s = &h.session;
-        let title = s.title.as_deref().unwrap_or("(untitled)");
+        // History is untrusted: nothing quoted from it may drive the terminal.
+        let title = clean(s.title.as_deref().unwrap_or("(untitled)"), 120);
         out.push_str(&format!("\n{:>2}. {}  [{}]  {}\n", i + 1, title, s.harness, short_time(s.updated.or(s.started))));
-        let id_short: String = s.id.chars().take(12).collect();
-        out.push_str(&format!("    {}  {}\n", id_short, s.project.as_deref().unwrap_or("-")));
+        let id_short: String = clean(&s.id, 12);
+        out.push_str(&format!("    {}  {}\n", id_short, clean(s.project.as_deref().unwrap_or("-"), 200)));
         for sn in &h.snippets {
-            out.push_str(&format!("    │ {sn}\n"));
+            out.push_str(&format!("    │ {}\n", clean(sn, 400)));
         }
     }
     out

@@ -7,6 +7,8 @@ use clap::Args;
 use deja_core::index::{IndexPaths, IndexView};
 use deja_core::{Role, StoreEnv};
 
+use deja_core::recall::frame::terminal_safe as safe;
+
 use crate::output::short_time;
 
 #[derive(Args)]
@@ -38,13 +40,13 @@ pub fn run(args: ShowArgs) -> Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&serde_json::json!({"schema_version": 1, "session": meta, "turns": turns}))?);
         return Ok(ExitCode::SUCCESS);
     }
-    println!("{}  [{}]", meta.title.as_deref().unwrap_or("(untitled)"), meta.harness);
-    println!("id       {}", meta.id);
-    println!("project  {}", meta.project.as_deref().unwrap_or("-"));
+    println!("{}  [{}]", safe(meta.title.as_deref().unwrap_or("(untitled)")), meta.harness);
+    println!("id       {}", safe(&meta.id));
+    println!("project  {}", safe(meta.project.as_deref().unwrap_or("-")));
     println!("when     {} → {}", short_time(meta.started), short_time(meta.updated));
-    println!("source   {}", meta.path);
+    println!("source   {}", safe(&meta.path));
     if let Some(p) = &meta.parent {
-        println!("parent   {p}");
+        println!("parent   {}", safe(p));
     }
     for t in &turns {
         let label = match t.role {
@@ -60,16 +62,16 @@ pub fn run(args: ShowArgs) -> Result<ExitCode> {
         };
         println!("\n── {label} · {}{}", short_time(t.time), if t.partial { " · partial" } else { "" });
         if let Some(cmd) = t.tool.as_ref().and_then(|x| x.command.as_deref()) {
-            println!("$ {cmd}");
+            println!("$ {}", safe(cmd));
         }
         for f in &t.files {
-            println!("[{}] {}", f.action.as_str(), f.path);
+            println!("[{}] {}", f.action.as_str(), safe(&f.path));
         }
         if let Some(e) = &t.edit {
-            println!("edit {}: replaced {} bytes", e.path, e.old.len());
+            println!("edit {}: replaced {} bytes", safe(&e.path), e.old.len());
         }
         if !t.text.is_empty() {
-            println!("{}", t.text);
+            println!("{}", safe(&t.text));
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -3,8 +3,8 @@
 //! The normalized model ([`model`]), the adapter contract and registry ([`format`]),
 //! store discovery inputs ([`env`]), shared readers ([`read`]), parse bookkeeping
 //! ([`builder`]), work signals ([`work`], [`patch`]), ingest normalization
-//! ([`normalize`], [`text`], [`redact`]), and the tantivy index with search
-//! ([`index`]).
+//! ([`normalize`], [`text`], [`redact`]), the tantivy index with search
+//! ([`index`]), and recall over it ([`recall`]).
 
 pub mod builder;
 pub mod env;
@@ -15,6 +15,7 @@ pub mod normalize;
 pub mod patch;
 pub mod project;
 pub mod read;
+pub mod recall;
 pub mod redact;
 pub mod synth;
 pub mod text;

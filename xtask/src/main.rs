@@ -4,7 +4,14 @@
 //! - `cargo xtask adapters [--check]` — writes the list of linked adapter crates
 //!   (`deja-cli/src/adapters.rs` and the marked dependency block of
 //!   `deja-cli/Cargo.toml`) from the folders under `adapters/`; `--check` fails,
-//!   naming the file, when the committed one differs.
+//!   naming the file, when the committed one differs. The same block and list are
+//!   kept in `xtask/Cargo.toml` and `xtask/src/linked_adapters.rs`, because
+//!   `cargo xtask matrix` reads every adapter's metadata from the registry.
+//! - `cargo xtask matrix [--check]` — generates `docs/harness-matrix.md`, the README's
+//!   matrix block and the static site in `docs/site/` from each adapter's `HarnessInfo`
+//!   and `harness-matrix.toml`.
+//! - `cargo xtask new-adapter <id> "<Display Name>"` — scaffolds `adapters/<id>/` and
+//!   registers it everywhere; `cargo xtask remove-adapter <id>` undoes that.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -12,28 +19,63 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 
 mod adapters;
+mod bench_corpus;
+mod linked_adapters;
+mod matrix;
+mod scaffold;
 
 fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."))
 }
 
 fn usage() -> &'static str {
-    "usage: cargo xtask <command>\n\ncommands:\n  adapters [--check]   regenerate (or check) the linked adapter list\n"
+    "usage: cargo xtask <command>
+
+commands:
+  adapters [--check]              regenerate (or check) the linked adapter lists of deja-cli and xtask
+  matrix [--check]                regenerate (or check) docs/harness-matrix.md, the README matrix block
+                                  and the docs site docs/site/ from adapter metadata + harness-matrix.toml
+  new-adapter <id> \"<Name>\"       scaffold adapters/<id>/ (id: lowercase letters, digits, '-'), link it
+                                  and add it to harness-matrix.toml; then `cargo test -p deja-adapter-<id>`
+  remove-adapter <id>             delete adapters/<id>/, unlink it and drop its harness-matrix.toml entry
+
+--check regenerates in memory and fails, naming the file, when a committed file differs.
+"
 }
 
 fn run() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let root = workspace_root();
+    if args.iter().any(|a| a == "-h" || a == "--help") {
+        print!("{}", usage());
+        return Ok(());
+    }
     match args.first().map(String::as_str) {
-        Some("adapters") => {
-            let check = args.iter().any(|a| a == "--check");
-            adapters::run(&root, check)
-        }
-        Some("-h" | "--help") | None => {
+        Some("adapters") => adapters::run(&root, check_flag(&args[1..])?),
+        Some("matrix") => matrix::run(&root, check_flag(&args[1..])?),
+        Some("bench-corpus") => bench_corpus::run(&root, &args[1..]),
+        Some("new-adapter") => match &args[1..] {
+            [id, name] => scaffold::new_adapter(&root, id, name),
+            _ => bail!("usage: cargo xtask new-adapter <id> \"<Display Name>\"  (e.g. new-adapter foo \"Foo Code\")"),
+        },
+        Some("remove-adapter") => match &args[1..] {
+            [id] => scaffold::remove_adapter(&root, id),
+            _ => bail!("usage: cargo xtask remove-adapter <id>"),
+        },
+        None => {
             print!("{}", usage());
             Ok(())
         }
         Some(other) => bail!("unknown command `{other}`\n\n{}", usage()),
+    }
+}
+
+/// `--check` or nothing; anything else is a mistake worth stopping on.
+fn check_flag(rest: &[String]) -> Result<bool> {
+    match rest {
+        [] => Ok(false),
+        [flag] if flag == "--check" => Ok(true),
+        _ => bail!("unexpected arguments {rest:?}; the only option is --check\n\n{}", usage()),
     }
 }
 
@@ -49,12 +91,22 @@ fn main() -> ExitCode {
 
 /// Writes `content` to `path`, or with `check` fails when they differ.
 pub fn write_or_check(path: &Path, content: &str, check: bool) -> Result<bool> {
+    write_or_check_by(path, content, check, "cargo xtask adapters")
+}
+
+/// [`write_or_check`], naming `regenerate` as the command that fixes a stale file.
+/// Parent directories are created on write.
+pub fn write_or_check_by(path: &Path, content: &str, check: bool, regenerate: &str) -> Result<bool> {
     let current = std::fs::read_to_string(path).unwrap_or_default();
     if current == content {
         return Ok(false);
     }
     if check {
-        bail!("{} is stale; run `cargo xtask` to regenerate it", path.display());
+        let what = if path.exists() { "differs from what it is generated as" } else { "is missing" };
+        bail!("{} {what}; run `{regenerate}` and commit the result", path.display());
+    }
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
     }
     std::fs::write(path, content).with_context(|| format!("writing {}", path.display()))?;
     println!("wrote {}", path.display());

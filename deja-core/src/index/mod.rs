@@ -9,6 +9,7 @@
 
 pub mod indexer;
 pub mod manifest;
+pub mod records;
 pub mod schema;
 pub mod search;
 pub mod tokenizer;
@@ -40,6 +41,8 @@ pub enum IndexError {
     },
     #[error("no index at {0} yet — run `deja index` first")]
     Missing(PathBuf),
+    #[error("the index at {0} was built by another version of deja — run `deja index` to rebuild it")]
+    OtherVersion(PathBuf),
     #[error("{0}")]
     Query(String),
 }
@@ -134,6 +137,10 @@ impl IndexView {
     pub fn open(paths: &IndexPaths) -> Result<IndexView, IndexError> {
         if !paths.exists() {
             return Err(IndexError::Missing(paths.root.clone()));
+        }
+        let version = std::fs::read_to_string(paths.version()).ok().and_then(|v| v.trim().parse::<u32>().ok());
+        if version.is_some_and(|v| v != schema::SCHEMA_VERSION) {
+            return Err(IndexError::OtherVersion(paths.root.clone()));
         }
         let dir = paths.tantivy();
         let index = Index::open_in_dir(&dir).map_err(IndexError::tantivy(&dir))?;

@@ -9,13 +9,17 @@ use super::tokenizer::{DejaTokenizer, TOKENIZER_NAME};
 
 pub const KIND_TURN: &str = "turn";
 pub const KIND_SESSION: &str = "session";
+/// An error seen in a command's output (one per error line of a turn).
+pub const KIND_ERROR: &str = "error";
+/// An error and the commands after which it stopped (see `recall::mine`).
+pub const KIND_FIX: &str = "fix";
 
 /// Bumped when the schema or tokenizer changes; an index of another version is rebuilt.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 #[derive(Clone, Copy)]
 pub struct Fields {
-    /// `turn` or `session`.
+    /// `turn`, `session`, `error` or `fix`.
     pub kind: Field,
     /// `<harness>:<id>`.
     pub sid: Field,
@@ -33,8 +37,17 @@ pub struct Fields {
     pub seq: Field,
     pub time: Field,
     /// Stored JSON: the turn's tool, files, edit, node and partial flag; or, on a
-    /// session document, the session's metadata.
+    /// session document, the session's metadata; on `error`/`fix` documents the record.
     pub extra: Field,
+    /// Error signature (raw) of `error` and `fix` documents.
+    pub sig: Field,
+    /// Work text searched by recall: a turn's command line; the error line of `error`
+    /// and `fix` documents.
+    pub work: Field,
+    /// Raw, lowercased path suffixes of the files a turn touched (`pool.rs`,
+    /// `src/pool.rs`, …, the whole path), for `blame`; on a session document its
+    /// project as `=<dir>` and every ancestor as `^<dir>`, for project scoping.
+    pub path: Field,
 }
 
 pub fn build_schema() -> (Schema, Fields) {
@@ -49,11 +62,14 @@ pub fn build_schema() -> (Schema, Fields) {
         harness: b.add_text_field("harness", STRING),
         source: b.add_text_field("source", STRING),
         role: b.add_text_field("role", STRING),
-        text: b.add_text_field("text", text_opts),
+        text: b.add_text_field("text", text_opts.clone()),
         body: b.add_text_field("body", STORED),
         seq: b.add_u64_field("seq", NumericOptions::default().set_indexed().set_stored().set_fast()),
         time: b.add_i64_field("time", INDEXED | FAST | STORED),
         extra: b.add_text_field("extra", STORED),
+        sig: b.add_text_field("sig", STRING | STORED),
+        work: b.add_text_field("work", text_opts),
+        path: b.add_text_field("path", STRING),
     };
     (b.build(), fields)
 }
@@ -72,6 +88,9 @@ pub fn fields_of(schema: &Schema) -> tantivy::Result<Fields> {
         seq: f("seq")?,
         time: f("time")?,
         extra: f("extra")?,
+        sig: f("sig")?,
+        work: f("work")?,
+        path: f("path")?,
     })
 }
 

@@ -9,12 +9,12 @@ use std::collections::{HashMap, HashSet};
 use serde::Serialize;
 use tantivy::collector::TopDocs;
 use tantivy::columnar::Column;
-use tantivy::query::{BooleanQuery, FuzzyTermQuery, Occur, PhraseQuery, Query, RangeQuery, TermQuery};
+use tantivy::query::{BooleanQuery, BoostQuery, DisjunctionMaxQuery, FuzzyTermQuery, Occur, PhraseQuery, Query, RangeQuery, TermQuery};
 use tantivy::schema::{IndexRecordOption, Value};
-use tantivy::{DocAddress, Score, Searcher, TantivyDocument, Term};
+use tantivy::{DocAddress, DocSet, Score, Searcher, TantivyDocument, Term};
 
 use super::schema::{KIND_SESSION, KIND_TURN};
-use super::tokenizer::{words, Word};
+use super::tokenizer::{stem, words, Word};
 use super::{IndexError, IndexView, SessionMeta};
 use crate::model::{Role, Timestamp, Turn};
 use crate::text::one_line;
@@ -107,6 +107,141 @@ fn parse_clauses(query: &str) -> Vec<Clause> {
     clauses
 }
 
+/// Turns collected per search before grouping into sessions (at least).
+const COLLECT_TURNS: usize = 200;
+/// A user turn's score counts this much more: what was asked is what is searched for.
+const USER_TURN_BOOST: f32 = 1.15;
+/// Weight of a word's other forms against the form typed (relevance tier).
+const OTHER_FORM_WEIGHT: f32 = 0.8;
+/// In the relevance tier, a word found in more than this share of all documents is
+/// left out like a stopword (it says nothing about which session is meant).
+const COMMON_WORD_SHARE: f64 = 0.3;
+/// Weight of two neighbouring query words standing together in a turn.
+const PAIR_WEIGHT: f32 = 0.3;
+/// A session from a period the query names scores up to this much more…
+const DATE_BOOST: f32 = 0.5;
+/// …and half that when it comes within this many days after it.
+const DATE_SLACK_DAYS: i64 = 31;
+/// Terms scanned per word when looking for its other forms.
+const MAX_FORM_SCAN: usize = 4096;
+
+/// A session's score from its matching turns (best first) and its title match: the
+/// best turn, plus a decaying share of the next two (a session that keeps coming back
+/// to the subject beats one that mentions it once, but breadth never outweighs a
+/// clearly better turn), plus a bounded title bonus.
+fn session_score(turns: &[(Score, DocAddress)], title: f32) -> f32 {
+    let best = turns.first().map_or(0.0, |t| t.0);
+    let rest: f32 = turns.iter().skip(1).take(2).zip([0.3f32, 0.15]).map(|(t, w)| t.0 * w).sum();
+    best + rest + 0.3 * title.min(best.max(title))
+}
+
+/// Function words left out of the relevance tier's query (they match nearly every
+/// turn and only add noise to the ranking). Never dropped from the exact and fuzzy
+/// tiers, and kept when a query has nothing else.
+const STOPWORDS: &[&str] = &[
+    "a", "about", "after", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be", "been", "before", "being", "both", "but",
+    "by", "can", "could", "did", "do", "does", "doing", "done", "for", "from", "had", "has", "have", "having", "he", "her", "hers", "him",
+    "his", "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "our", "ours", "she", "should", "so", "some",
+    "than", "that", "the", "their", "theirs", "them", "then", "there", "these", "they", "this", "those", "to", "too", "up", "us", "very",
+    "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "whose", "why", "will", "with", "would", "you", "your",
+    "yours",
+];
+
+fn is_stopword(w: &str) -> bool {
+    STOPWORDS.binary_search(&w).is_ok()
+}
+
+/// A stretch of time a query names: `in June`, `October 13, 2023`, `1 February, 2023`,
+/// `2023`. Sessions from that time rank a little higher (a date a person mentions is
+/// usually when the thing happened or was talked about).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Period {
+    year: Option<i32>,
+    month: Option<u32>,
+    day: Option<u32>,
+}
+
+const MONTHS: [&str; 12] =
+    ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"];
+
+/// The month a word names: a full name (`May` only capitalised, as `may` is a verb),
+/// or a capitalised three-letter abbreviation.
+fn month_of(word: &str) -> Option<u32> {
+    let lower = word.to_lowercase();
+    if let Some(i) = MONTHS.iter().position(|m| *m == lower) {
+        return (lower != "may" || word.starts_with('M')).then_some(i as u32 + 1);
+    }
+    let capitalised = word.chars().next().is_some_and(char::is_uppercase);
+    if capitalised && (word.len() == 3 || lower == "sept") && lower != "may" {
+        return MONTHS.iter().position(|m| m.starts_with(&lower)).map(|i| i as u32 + 1);
+    }
+    None
+}
+
+fn named_periods(query: &str) -> Vec<Period> {
+    let toks: Vec<&str> = query.split(|c: char| !c.is_alphanumeric()).filter(|t| !t.is_empty()).collect();
+    let year_at = |i: usize| toks.get(i).filter(|t| t.len() == 4).and_then(|t| t.parse::<i32>().ok()).filter(|y| (1970..=2100).contains(y));
+    let day_at = |i: usize| toks.get(i).filter(|t| t.len() <= 2).and_then(|t| t.parse::<u32>().ok()).filter(|d| (1..=31).contains(d));
+    let mut out = Vec::new();
+    let mut used_years = HashSet::new();
+    for (i, t) in toks.iter().enumerate() {
+        let Some(month) = month_of(t) else { continue };
+        let day = day_at(i + 1).or_else(|| i.checked_sub(1).and_then(day_at));
+        let year_i = [i + 1, i + 2].into_iter().find(|j| year_at(*j).is_some());
+        if let Some(j) = year_i {
+            used_years.insert(j);
+        }
+        out.push(Period { year: year_i.and_then(year_at), month: Some(month), day });
+    }
+    // A bare number is only a year after "in" or "during" (`in 2023`, not `exit 2048`).
+    for i in 1..toks.len() {
+        let after_preposition = matches!(toks[i - 1].to_lowercase().as_str(), "in" | "during");
+        if let (Some(y), false, true) = (year_at(i), used_years.contains(&i), after_preposition) {
+            out.push(Period { year: Some(y), month: None, day: None });
+        }
+    }
+    out
+}
+
+impl Period {
+    /// 1 when `when` falls in the period, less when it comes soon after (a session
+    /// often talks about what happened last week or last month), 0 otherwise.
+    fn closeness(&self, when: Option<Timestamp>) -> f32 {
+        use chrono::{Datelike, NaiveDate};
+        let Some(d) = when.and_then(Timestamp::to_datetime).map(|d| d.date_naive()) else { return 0.0 };
+        let years: Vec<i32> = match self.year {
+            Some(y) => vec![y],
+            None => vec![d.year(), d.year() - 1],
+        };
+        let mut best: f32 = 0.0;
+        for y in years {
+            let (start, end) = match (self.month, self.day) {
+                (Some(m), Some(day)) => match NaiveDate::from_ymd_opt(y, m, day) {
+                    Some(x) => (x, x),
+                    None => continue,
+                },
+                (Some(m), None) => {
+                    let Some(first) = NaiveDate::from_ymd_opt(y, m, 1) else { continue };
+                    let next = if m == 12 { NaiveDate::from_ymd_opt(y + 1, 1, 1) } else { NaiveDate::from_ymd_opt(y, m + 1, 1) };
+                    (first, next.and_then(|n| n.pred_opt()).unwrap_or(first))
+                }
+                _ => match (NaiveDate::from_ymd_opt(y, 1, 1), NaiveDate::from_ymd_opt(y, 12, 31)) {
+                    (Some(a), Some(b)) => (a, b),
+                    _ => continue,
+                },
+            };
+            if d >= start && d <= end {
+                return 1.0;
+            }
+            let after = (d - end).num_days();
+            if after > 0 && after <= DATE_SLACK_DAYS {
+                best = best.max(0.5);
+            }
+        }
+        best
+    }
+}
+
 /// Edit distance allowed for a word of this many chars in the fuzzy tier.
 fn fuzzy_distance(term: &str) -> u8 {
     match term.chars().count() {
@@ -191,6 +326,10 @@ impl IndexView {
         }
         let filters = self.filters(req);
         let with_filters = |q: Box<dyn Query>| -> Box<dyn Query> {
+            if filters.is_empty() && req.role.is_none() {
+                // Unwrapped, so a pure disjunction keeps tantivy's block-max pruning.
+                return q;
+            }
             let mut all = vec![(Occur::Must, q)];
             all.extend(filters.iter().map(|(o, q)| (*o, q.box_clone())));
             if req.role.is_some() {
@@ -210,21 +349,115 @@ impl IndexView {
                 return Ok(r);
             }
         }
-        let any: Vec<(Occur, Box<dyn Query>)> = clauses.iter().map(|c| (Occur::Should, self.exact_clause(c))).collect();
-        let mut r = self.grouped(&searcher, &*with_filters(Box::new(BooleanQuery::new(any))), req, limit, Tier::Relevance, &clauses)?;
+        let qerr = |e: tantivy::TantivyError| IndexError::Query(e.to_string());
+        let parts = self.relevance_parts(&searcher, &clauses, true).map_err(qerr)?;
+        let any: Box<dyn Query> = Box::new(BooleanQuery::new(parts.into_iter().map(|p| (Occur::Should, p)).collect()));
+        let mut r = self.grouped(&searcher, &*with_filters(any), req, limit, Tier::Relevance, &clauses)?;
+        if r.hits.is_empty() {
+            // Only the words left out matched anything: better those than nothing.
+            let parts = self.relevance_parts(&searcher, &clauses, false).map_err(qerr)?;
+            let any: Box<dyn Query> = Box::new(BooleanQuery::new(parts.into_iter().map(|p| (Occur::Should, p)).collect()));
+            r = self.grouped(&searcher, &*with_filters(any), req, limit, Tier::Relevance, &clauses)?;
+        }
         if let Some(best) = r.hits.first() {
             let mut seen: HashSet<String> = HashSet::new();
             for t in &best.turns {
                 for w in words(&searchable_text(t)) {
+                    seen.extend(w.parts.iter().map(|p| stem(p)));
                     seen.extend(w.parts);
                 }
             }
             if let Some(title) = &best.session.title {
-                seen.extend(words(title).into_iter().flat_map(|w| w.parts));
+                for w in words(title) {
+                    seen.extend(w.parts.iter().map(|p| stem(p)));
+                    seen.extend(w.parts);
+                }
             }
-            r.dropped = clauses.iter().filter(|c| !c.parts.iter().all(|p| seen.contains(p))).map(|c| c.text.clone()).collect();
+            let found = |p: &String| seen.contains(p) || seen.contains(&stem(p));
+            r.dropped = clauses.iter().filter(|c| !c.parts.iter().all(found)).map(|c| c.text.clone()).collect();
         }
         Ok(r)
+    }
+
+    /// The relevance tier's query parts (any may match). A bare word also matches its
+    /// other forms (`painted` for `paint`, slightly discounted); with `leave_out`,
+    /// stopwords and words in more than [`COMMON_WORD_SHARE`] of the documents are left
+    /// out unless nothing else is left; and each pair of neighbouring words adds a small bonus for turns
+    /// where they stand together (one word apart at most).
+    fn relevance_parts(&self, searcher: &Searcher, clauses: &[Clause], leave_out: bool) -> tantivy::Result<Vec<Box<dyn Query>>> {
+        let docs = searcher.num_docs().max(1) as f64;
+        let mut kept: Vec<&Clause> = Vec::new();
+        for c in clauses {
+            if !leave_out || c.quoted || c.parts.len() > 1 {
+                kept.push(c);
+                continue;
+            }
+            let w = &c.parts[0];
+            let common = searcher.doc_freq(&self.text_term(w))? as f64 > COMMON_WORD_SHARE * docs;
+            if !is_stopword(w) && !common {
+                kept.push(c);
+            }
+        }
+        if kept.is_empty() {
+            kept = clauses.iter().collect();
+        }
+        let mut parts: Vec<Box<dyn Query>> = Vec::with_capacity(kept.len() * 2);
+        for c in &kept {
+            if c.quoted || c.parts.len() > 1 {
+                parts.push(self.exact_clause(c));
+                continue;
+            }
+            let word = &c.parts[0];
+            let exact: Box<dyn Query> = Box::new(TermQuery::new(self.text_term(word), IndexRecordOption::WithFreqs));
+            let forms = self.word_forms(searcher, word)?;
+            if forms.is_empty() {
+                parts.push(exact);
+                continue;
+            }
+            let mut disjuncts = vec![exact];
+            for f in forms {
+                let q: Box<dyn Query> = Box::new(TermQuery::new(self.text_term(&f), IndexRecordOption::WithFreqs));
+                disjuncts.push(Box::new(BoostQuery::new(q, OTHER_FORM_WEIGHT)));
+            }
+            parts.push(Box::new(DisjunctionMaxQuery::new(disjuncts)));
+        }
+        let singles: Vec<&String> = kept.iter().filter(|c| !c.quoted && c.parts.len() == 1).map(|c| &c.parts[0]).collect();
+        for pair in singles.windows(2) {
+            let mut q = PhraseQuery::new(vec![self.text_term(pair[0]), self.text_term(pair[1])]);
+            q.set_slop(1);
+            parts.push(Box::new(BoostQuery::new(Box::new(q), PAIR_WEIGHT)));
+        }
+        Ok(parts)
+    }
+
+    /// Other indexed forms of `word`: terms with the same [`stem`], found by scanning
+    /// the term dictionary from the stem's prefix.
+    fn word_forms(&self, searcher: &Searcher, word: &str) -> tantivy::Result<Vec<String>> {
+        let key = stem(word);
+        if key.len() < 3 || !key.bytes().all(|b| b.is_ascii_lowercase()) {
+            return Ok(Vec::new());
+        }
+        // Forms start with the stem, except that a final `y` became `i` (`poni` for
+        // `pony`), so scan from the stem without it.
+        let prefix = key.strip_suffix('i').unwrap_or(&key);
+        let mut upper = prefix.as_bytes().to_vec();
+        if let Some(last) = upper.last_mut() {
+            *last += 1;
+        }
+        let mut forms: Vec<String> = Vec::new();
+        for segment in searcher.segment_readers() {
+            let inverted = segment.inverted_index(self.fields.text)?;
+            let mut stream = inverted.terms().range().ge(prefix.as_bytes()).lt(&upper).into_stream()?;
+            let mut scanned = 0;
+            while stream.advance() && scanned < MAX_FORM_SCAN {
+                scanned += 1;
+                let Ok(t) = std::str::from_utf8(stream.key()) else { continue };
+                if t != word && t.len() <= prefix.len() + 8 && !forms.iter().any(|f| f == t) && stem(t) == key {
+                    forms.push(t.to_string());
+                }
+            }
+        }
+        Ok(forms)
     }
 
     /// The most recently updated sessions (a query with only filters).
@@ -257,6 +490,10 @@ impl IndexView {
     }
 
     /// Collects the best turns for `query`, groups them into sessions and ranks them.
+    ///
+    /// Grouping reads only fast fields (the session hash; `seq`, which session
+    /// documents lack) and the postings of `role:user`; stored documents are read for
+    /// the sessions shown and their matching turns only.
     fn grouped(
         &self,
         searcher: &Searcher,
@@ -267,73 +504,59 @@ impl IndexView {
         clauses: &[Clause],
     ) -> Result<SearchResults, IndexError> {
         let qerr = |e: tantivy::TantivyError| IndexError::Query(e.to_string());
-        let collect = (limit * 40).max(400);
+        let collect = (limit * 20).max(COLLECT_TURNS);
         let top = searcher.search(query, &TopDocs::with_limit(collect).order_by_score()).map_err(qerr)?;
         let capped = top.len() == collect;
-        let columns: Vec<Option<Column<u64>>> = searcher.segment_readers().iter().map(|r| r.fast_fields().u64("sid_hash").ok()).collect();
+        let readers = searcher.segment_readers();
+        let sid_hashes: Vec<Option<Column<u64>>> = readers.iter().map(|r| r.fast_fields().u64("sid_hash").ok()).collect();
+        let seqs: Vec<Option<Column<u64>>> = readers.iter().map(|r| r.fast_fields().u64("seq").ok()).collect();
+        let users = self.user_turns(searcher, &top).map_err(|e| IndexError::Query(e.to_string()))?;
 
         struct Agg {
             turns: Vec<(Score, DocAddress)>,
-            title: Option<DocAddress>,
+            title: f32,
+            session_doc: Option<DocAddress>,
         }
         let mut groups: HashMap<u64, Agg> = HashMap::new();
         let mut order: Vec<u64> = Vec::new();
         for (score, addr) in &top {
-            let Some(h) = columns.get(addr.segment_ord as usize).and_then(|c| c.as_ref()).and_then(|c| c.first(addr.doc_id)) else {
+            let seg = addr.segment_ord as usize;
+            let Some(h) = sid_hashes.get(seg).and_then(|c| c.as_ref()).and_then(|c| c.first(addr.doc_id)) else {
                 continue;
             };
             let agg = groups.entry(h).or_insert_with(|| {
                 order.push(h);
-                Agg { turns: Vec::new(), title: None }
+                Agg { turns: Vec::new(), title: 0.0, session_doc: None }
             });
-            agg.turns.push((*score, *addr));
+            let is_session_doc = seqs.get(seg).and_then(|c| c.as_ref()).is_some_and(|c| c.first(addr.doc_id).is_none());
+            if is_session_doc {
+                agg.title = agg.title.max(*score);
+                agg.session_doc = Some(*addr);
+            } else {
+                let boost = if users.contains(addr) { USER_TURN_BOOST } else { 1.0 };
+                agg.turns.push((*score * boost, *addr));
+            }
         }
-        // Separate session documents (title/project matches) from turns.
         let mut ranked: Vec<(f32, u64)> = Vec::with_capacity(groups.len());
-        let mut metas: HashMap<u64, SessionMeta> = HashMap::new();
         for h in &order {
             let agg = groups.get_mut(h).expect("grouped above");
-            let mut turn_scores: Vec<(Score, DocAddress)> = Vec::new();
-            let mut title_score = 0.0f32;
-            for (s, addr) in &agg.turns {
-                let doc: TantivyDocument = searcher.doc(*addr).map_err(qerr)?;
-                let is_session = doc.get_first(self.fields.body).is_none() && doc.get_first(self.fields.seq).is_none();
-                if is_session {
-                    title_score = title_score.max(*s);
-                    agg.title = Some(*addr);
-                    if let Some(m) =
-                        doc.get_first(self.fields.extra).and_then(|v| v.as_str()).and_then(|s| serde_json::from_str::<SessionMeta>(s).ok())
-                    {
-                        metas.insert(*h, m);
-                    }
-                } else {
-                    let role_boost = match doc.get_first(self.fields.extra).and_then(|v| v.as_str()) {
-                        Some(x) if x.contains("\"role\":\"user\"") => 1.15,
-                        _ => 1.0,
-                    };
-                    turn_scores.push((*s * role_boost, *addr));
-                }
-                if turn_scores.len() >= 5 && agg.title.is_some() {
-                    break;
-                }
-            }
-            turn_scores.sort_by(|a, b| b.0.total_cmp(&a.0));
-            let best = turn_scores.first().map_or(0.0, |t| t.0);
-            let second = turn_scores.get(1).map_or(0.0, |t| t.0);
-            let third = turn_scores.get(2).map_or(0.0, |t| t.0);
-            let score = best + 0.3 * second + 0.15 * third + 0.3 * title_score.min(best.max(title_score));
-            agg.turns = turn_scores;
-            ranked.push((score, *h));
+            agg.turns.sort_by(|a, b| b.0.total_cmp(&a.0));
+            ranked.push((session_score(&agg.turns, agg.title), *h));
         }
         ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
         let total = ranked.len();
 
         let now = Timestamp::now();
+        let periods = named_periods(&req.query);
         let mut scored: Vec<(f32, u64, SessionMeta)> = Vec::new();
         // Look at a few more than asked so the recency prior and filters can reorder.
         let window = if req.project.is_some() { usize::MAX } else { limit * 3 };
         for (score, h) in ranked.into_iter().take(window) {
-            let meta = match metas.remove(&h) {
+            let stored = match groups.get(&h).and_then(|g| g.session_doc) {
+                Some(addr) => self.meta_at(searcher, addr)?,
+                None => None,
+            };
+            let meta = match stored {
                 Some(m) => m,
                 None => match self.meta_by_hash(searcher, h)? {
                     Some(m) => m,
@@ -344,7 +567,12 @@ impl IndexView {
                 continue;
             }
             let age_days = meta.updated.map_or(365.0, |u| ((now.0 - u.0) as f32 / 86_400_000.0).max(0.0));
-            let prior = 1.0 + 0.08 * (-age_days / 90.0).exp();
+            let mut prior = 1.0 + 0.08 * (-age_days / 90.0).exp();
+            if !periods.is_empty() {
+                let when = meta.started.or(meta.updated);
+                let m = periods.iter().map(|p| p.closeness(when)).fold(0.0f32, f32::max);
+                prior *= 1.0 + DATE_BOOST * m;
+            }
             scored.push((score * prior, h, meta));
             if req.project.is_some() && scored.len() >= limit * 3 {
                 break;
@@ -368,6 +596,37 @@ impl IndexView {
             hits.push(Hit { session: meta, score, snippets, turns });
         }
         Ok(SearchResults { tier, total, capped, hits, dropped: Vec::new() })
+    }
+
+    /// Which of `top` are user turns, by walking the postings of `role:user` once per
+    /// segment instead of reading each document.
+    fn user_turns(&self, searcher: &Searcher, top: &[(Score, DocAddress)]) -> tantivy::Result<HashSet<DocAddress>> {
+        let mut by_segment: HashMap<u32, Vec<u32>> = HashMap::new();
+        for (_, a) in top {
+            by_segment.entry(a.segment_ord).or_default().push(a.doc_id);
+        }
+        let term = Term::from_field_text(self.fields.role, Role::User.as_str());
+        let mut out = HashSet::new();
+        for (seg, mut docs) in by_segment {
+            docs.sort_unstable();
+            let inverted = searcher.segment_reader(seg).inverted_index(self.fields.role)?;
+            let Some(mut postings) = inverted.read_postings(&term, IndexRecordOption::Basic)? else { continue };
+            for d in docs {
+                if postings.doc() < d {
+                    postings.seek(d);
+                }
+                if postings.doc() == d {
+                    out.insert(DocAddress::new(seg, d));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The metadata stored on the session document at `addr`.
+    fn meta_at(&self, searcher: &Searcher, addr: DocAddress) -> Result<Option<SessionMeta>, IndexError> {
+        let doc: TantivyDocument = searcher.doc(addr).map_err(|e| IndexError::Query(e.to_string()))?;
+        Ok(doc.get_first(self.fields.extra).and_then(|v| v.as_str()).and_then(|s| serde_json::from_str(s).ok()))
     }
 
     fn meta_by_hash(&self, searcher: &Searcher, h: u64) -> Result<Option<SessionMeta>, IndexError> {
@@ -492,6 +751,35 @@ mod tests {
             parts,
             vec![vec!["jwt".to_string()], vec!["refresh".into(), "token".into()], vec!["get".into(), "user".into(), "profile".into()]]
         );
+    }
+
+    #[test]
+    fn queries_name_periods() {
+        let p = |y, m, d| Period { year: y, month: m, day: d };
+        assert_eq!(named_periods("When did Melanie go camping in June?"), vec![p(None, Some(6), None)]);
+        assert_eq!(named_periods("painting on October 13, 2023"), vec![p(Some(2023), Some(10), Some(13))]);
+        assert_eq!(named_periods("found on 1 February, 2023"), vec![p(Some(2023), Some(2), Some(1))]);
+        assert_eq!(named_periods("the beach in 2023"), vec![p(Some(2023), None, None)]);
+        assert_eq!(named_periods("may I ask about pgbouncer port 6432 exit 2048"), vec![]);
+        assert_eq!(named_periods("In May we moved"), vec![p(None, Some(5), None)]);
+    }
+
+    #[test]
+    fn stopwords_are_sorted_for_binary_search() {
+        assert!(STOPWORDS.windows(2).all(|w| w[0] < w[1]));
+        assert!(is_stopword("the") && is_stopword("which") && !is_stopword("port"));
+    }
+
+    #[test]
+    fn session_score_rewards_repeated_matches_with_decay() {
+        let a = |s: f32| (s, DocAddress::new(0, 0));
+        let once = session_score(&[a(2.0)], 0.0);
+        let twice = session_score(&[a(2.0), a(1.0)], 0.0);
+        let many = session_score(&[a(2.0), a(1.0), a(1.0), a(1.0), a(1.0), a(1.0), a(1.0)], 0.0);
+        assert!(once < twice && twice < many);
+        // Breadth never outweighs a clearly better single turn.
+        assert!(many < session_score(&[a(3.0)], 0.0));
+        assert_eq!(session_score(&[], 0.0), 0.0);
     }
 
     #[test]

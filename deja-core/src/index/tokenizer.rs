@@ -6,6 +6,10 @@
 //! `src/auth.rs`, `src`, `auth`, `rs`. The compound sits at the position of its first
 //! part and the parts take consecutive positions, so both `getUserProfile` and the
 //! phrase "get user profile" match either spelling.
+//!
+//! Indexing runs every byte of history through here, so the token stream reuses its
+//! token buffers and splits ASCII chunks on bytes; [`words`] (queries, snippets) keeps
+//! the simple allocating form, and a test holds the two to the same output.
 
 use tantivy::tokenizer::{Token, TokenStream, Tokenizer};
 
@@ -17,11 +21,18 @@ const MAX_COMPOUND_BYTES: usize = 96;
 
 #[derive(Clone, Default)]
 pub struct DejaTokenizer {
+    /// Tokens of the last text; entries past the stream's `len` are kept for their
+    /// allocations.
     tokens: Vec<Token>,
+    /// Byte ranges of the parts of the chunk being split.
+    parts: Vec<(usize, usize)>,
+    /// The chars of a non-ASCII chunk, with their byte offsets.
+    chars: Vec<(usize, char)>,
 }
 
 pub struct DejaTokenStream<'a> {
     tokens: &'a mut Vec<Token>,
+    len: usize,
     index: usize,
 }
 
@@ -29,19 +40,22 @@ impl Tokenizer for DejaTokenizer {
     type TokenStream<'a> = DejaTokenStream<'a>;
 
     fn token_stream<'a>(&'a mut self, text: &'a str) -> DejaTokenStream<'a> {
-        self.tokens.clear();
+        let mut out = TokenSink { tokens: &mut self.tokens, len: 0 };
         let mut position = 0usize;
-        for_each_word(text, &mut |word| {
-            emit_word(&word, &mut position, &mut self.tokens);
+        let (parts, chars) = (&mut self.parts, &mut self.chars);
+        for_each_span(text, &mut |span| match span {
+            Span::Cjk { start, end } => emit_cjk(text, start, end, &mut position, &mut out),
+            Span::Chunk { start, end } => emit_chunk(text, start, end, &mut position, parts, chars, &mut out),
         });
-        DejaTokenStream { tokens: &mut self.tokens, index: usize::MAX }
+        let len = out.len;
+        DejaTokenStream { tokens: &mut self.tokens, len, index: usize::MAX }
     }
 }
 
 impl TokenStream for DejaTokenStream<'_> {
     fn advance(&mut self) -> bool {
         self.index = self.index.wrapping_add(1);
-        self.index < self.tokens.len()
+        self.index < self.len
     }
 
     fn token(&self) -> &Token {
@@ -66,6 +80,153 @@ pub struct Word {
     pub cjk: bool,
 }
 
+/// Writes tokens into a reused buffer, overwriting old entries in place.
+struct TokenSink<'a> {
+    tokens: &'a mut Vec<Token>,
+    len: usize,
+}
+
+impl TokenSink<'_> {
+    /// Appends a token whose text is `src` lowercased.
+    fn push(&mut self, src: &str, offset_from: usize, offset_to: usize, position: usize, position_length: usize) {
+        if self.len == self.tokens.len() {
+            self.tokens.push(Token::default());
+        }
+        let t = &mut self.tokens[self.len];
+        self.len += 1;
+        t.offset_from = offset_from;
+        t.offset_to = offset_to;
+        t.position = position;
+        t.position_length = position_length;
+        t.text.clear();
+        if src.is_ascii() {
+            t.text.push_str(src);
+            t.text.make_ascii_lowercase();
+        } else {
+            t.text.push_str(&src.to_lowercase());
+        }
+    }
+}
+
+/// A CJK run: overlapping bigrams (one token for a lone char), all spanning the run.
+fn emit_cjk(text: &str, start: usize, end: usize, position: &mut usize, out: &mut TokenSink) {
+    let run = &text[start..end];
+    let mut it = run.char_indices().peekable();
+    let mut n = 0;
+    while let Some((i, c)) = it.next() {
+        match it.peek() {
+            Some(&(j, d)) => {
+                out.push(&run[i..j + d.len_utf8()], start, end, *position + n, 1);
+                n += 1;
+            }
+            None if n == 0 => {
+                out.push(&run[i..i + c.len_utf8()], start, end, *position, 1);
+                n = 1;
+            }
+            None => {}
+        }
+    }
+    *position += n;
+}
+
+/// A chunk: its compound (when it has several parts and is not too long), then its
+/// parts at consecutive positions.
+fn emit_chunk(
+    text: &str,
+    start: usize,
+    end: usize,
+    position: &mut usize,
+    parts: &mut Vec<(usize, usize)>,
+    chars: &mut Vec<(usize, char)>,
+    out: &mut TokenSink,
+) {
+    let chunk = &text[start..end];
+    parts.clear();
+    if chunk.is_ascii() {
+        split_ascii(chunk.as_bytes(), parts);
+    } else {
+        split_unicode(chunk, parts, chars);
+    }
+    // Parts longer than the cap (lowercased) are blobs, not words.
+    parts.retain(|&(a, b)| {
+        let p = &chunk[a..b];
+        if p.is_ascii() {
+            p.len() <= MAX_PART_BYTES
+        } else {
+            p.to_lowercase().len() <= MAX_PART_BYTES
+        }
+    });
+    if parts.is_empty() {
+        return;
+    }
+    if parts.len() > 1 && chunk.len() <= MAX_COMPOUND_BYTES {
+        out.push(chunk, start, end, *position, parts.len());
+    }
+    for (i, &(a, b)) in parts.iter().enumerate() {
+        out.push(&chunk[a..b], start, end, *position + i, 1);
+    }
+    *position += parts.len();
+}
+
+/// Part ranges of an ASCII chunk (the rules of [`split_chunk`], on bytes).
+fn split_ascii(b: &[u8], parts: &mut Vec<(usize, usize)>) {
+    let mut from: Option<usize> = None;
+    for (i, &c) in b.iter().enumerate() {
+        if !c.is_ascii_alphanumeric() {
+            if let Some(f) = from.take() {
+                parts.push((f, i));
+            }
+            continue;
+        }
+        if i > 0 {
+            let prev = b[i - 1];
+            let camel = prev.is_ascii_lowercase() && c.is_ascii_uppercase();
+            let acronym_end = prev.is_ascii_uppercase() && c.is_ascii_uppercase() && b.get(i + 1).is_some_and(u8::is_ascii_lowercase);
+            if camel || acronym_end {
+                if let Some(f) = from.take() {
+                    parts.push((f, i));
+                }
+            }
+        }
+        from.get_or_insert(i);
+    }
+    if let Some(f) = from {
+        parts.push((f, b.len()));
+    }
+}
+
+/// Part ranges of any chunk (the rules of [`split_chunk`]).
+fn split_unicode(chunk: &str, parts: &mut Vec<(usize, usize)>, chars: &mut Vec<(usize, char)>) {
+    chars.clear();
+    chars.extend(chunk.char_indices());
+    let mut from: Option<usize> = None;
+    for (k, &(i, c)) in chars.iter().enumerate() {
+        if !c.is_alphanumeric() {
+            if let Some(f) = from.take() {
+                parts.push((f, i));
+            }
+            continue;
+        }
+        if k > 0 {
+            let prev = chars[k - 1].1;
+            let next = chars.get(k + 1).map(|x| x.1);
+            let camel = prev.is_lowercase() && c.is_uppercase();
+            let acronym_end = prev.is_uppercase() && c.is_uppercase() && next.is_some_and(char::is_lowercase);
+            if camel || acronym_end {
+                if let Some(f) = from.take() {
+                    parts.push((f, i));
+                }
+            }
+        }
+        from.get_or_insert(i);
+    }
+    if let Some(f) = from {
+        parts.push((f, chunk.len()));
+    }
+}
+
+/// The plain form of the token stream, which the fast one is tested against.
+#[cfg(test)]
 fn emit_word(word: &Word, position: &mut usize, out: &mut Vec<Token>) {
     if word.parts.is_empty() {
         return;
@@ -98,56 +259,76 @@ fn is_connector(c: char) -> bool {
     matches!(c, '-' | '.' | '/' | '\\' | ':' | '@' | '+' | '~' | '#')
 }
 
-/// Calls `f` for every word of `text` in order (see the module doc).
-pub fn for_each_word(text: &str, f: &mut impl FnMut(Word)) {
-    let mut chars = text.char_indices().peekable();
-    while let Some(&(start, c)) = chars.peek() {
-        if is_cjk(c) {
-            let mut run: Vec<(usize, char)> = Vec::new();
-            while let Some(&(i, c)) = chars.peek() {
-                if !is_cjk(c) {
-                    break;
+/// A stretch of text that makes tokens.
+enum Span {
+    /// A run of CJK characters.
+    Cjk { start: usize, end: usize },
+    /// Word chars joined by single connectors.
+    Chunk { start: usize, end: usize },
+}
+
+/// Calls `f` for every span of `text` in order; ASCII is scanned byte by byte.
+fn for_each_span(text: &str, f: &mut impl FnMut(Span)) {
+    let b = text.as_bytes();
+    let char_at = |i: usize| text.get(i..).and_then(|t| t.chars().next());
+    let word_at = |i: usize| -> Option<usize> {
+        match b.get(i) {
+            Some(&c) if c.is_ascii() => (c.is_ascii_alphanumeric() || c == b'_').then_some(1),
+            Some(_) => char_at(i).filter(|c| is_word_char(*c)).map(char::len_utf8),
+            None => None,
+        }
+    };
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if !c.is_ascii() {
+            let Some(ch) = char_at(i) else { break };
+            if is_cjk(ch) {
+                let start = i;
+                while let Some(ch) = char_at(i).filter(|c| is_cjk(*c)) {
+                    i += ch.len_utf8();
                 }
-                run.push((i, c));
-                chars.next();
+                f(Span::Cjk { start, end: i });
+                continue;
             }
-            let end = run.last().map_or(start, |(i, c)| i + c.len_utf8());
-            let parts: Vec<String> = if run.len() == 1 {
-                vec![run[0].1.to_string()]
-            } else {
-                run.windows(2).map(|w| [w[0].1, w[1].1].iter().collect()).collect()
-            };
-            f(Word { compound: None, parts, start, end, cjk: true });
+            if !is_word_char(ch) {
+                i += ch.len_utf8();
+                continue;
+            }
+        } else if !(c.is_ascii_alphanumeric() || c == b'_') {
+            i += 1;
             continue;
         }
-        if !is_word_char(c) {
-            chars.next();
-            continue;
-        }
-        // A chunk: word chars joined by single connectors.
-        let mut end = start;
-        while let Some(&(i, c)) = chars.peek() {
-            if is_word_char(c) {
-                end = i + c.len_utf8();
-                chars.next();
-            } else if is_connector(c) {
-                let mut look = chars.clone();
-                look.next();
-                match look.peek() {
-                    Some(&(_, n)) if is_word_char(n) => {
-                        chars.next();
-                    }
-                    _ => break,
-                }
+        let start = i;
+        loop {
+            if let Some(n) = word_at(i) {
+                i += n;
+            } else if b.get(i).is_some_and(|c| is_connector(*c as char)) && word_at(i + 1).is_some() {
+                i += 1;
             } else {
                 break;
             }
         }
-        let word = split_chunk(&text[start..end], start);
-        if !word.parts.is_empty() {
-            f(word);
-        }
+        f(Span::Chunk { start, end: i });
     }
+}
+
+/// Calls `f` for every word of `text` in order (see the module doc).
+pub fn for_each_word(text: &str, f: &mut impl FnMut(Word)) {
+    for_each_span(text, &mut |span| match span {
+        Span::Cjk { start, end } => {
+            let run: Vec<char> = text[start..end].chars().collect();
+            let parts: Vec<String> =
+                if run.len() == 1 { vec![run[0].to_string()] } else { run.windows(2).map(|w| w.iter().collect()).collect() };
+            f(Word { compound: None, parts, start, end, cjk: true });
+        }
+        Span::Chunk { start, end } => {
+            let word = split_chunk(&text[start..end], start);
+            if !word.parts.is_empty() {
+                f(word);
+            }
+        }
+    });
 }
 
 /// Splits one chunk into parts at connectors, `_`, and camelCase boundaries.
@@ -182,6 +363,194 @@ fn split_chunk(chunk: &str, offset: usize) -> Word {
     flush(&mut current, &mut parts);
     let compound = (parts.len() > 1 && chunk.len() <= MAX_COMPOUND_BYTES).then(|| chunk.to_lowercase());
     Word { compound, parts, start: offset, end: offset + chunk.len(), cjk: false }
+}
+
+/// The Porter (1980) stemmer: the classic English suffix stripper of information
+/// retrieval. `relational`, `relate`, `relating` → `relat`; `adoption`, `adopted` →
+/// `adopt`; `ponies` → `poni`. Only plain lowercase ASCII words longer than two letters
+/// are touched; a stem is a key for comparing words, not a word to show.
+pub fn stem(word: &str) -> String {
+    if word.len() <= 2 || !word.bytes().all(|b| b.is_ascii_lowercase()) {
+        return word.to_string();
+    }
+    let mut w = word.as_bytes().to_vec();
+    porter::step1ab(&mut w);
+    porter::step1c(&mut w);
+    porter::step2(&mut w);
+    porter::step3(&mut w);
+    porter::step4(&mut w);
+    porter::step5(&mut w);
+    String::from_utf8(w).unwrap_or_else(|_| word.to_string())
+}
+
+/// The steps of [`stem`], on lowercase ASCII bytes.
+mod porter {
+    fn is_consonant(w: &[u8], i: usize) -> bool {
+        match w[i] {
+            b'a' | b'e' | b'i' | b'o' | b'u' => false,
+            b'y' => i == 0 || !is_consonant(w, i - 1),
+            _ => true,
+        }
+    }
+
+    /// The number of vowel–consonant sequences in `w[..len]`.
+    fn measure(w: &[u8], len: usize) -> usize {
+        let mut m = 0;
+        let mut i = 0;
+        while i < len && is_consonant(w, i) {
+            i += 1;
+        }
+        loop {
+            while i < len && !is_consonant(w, i) {
+                i += 1;
+            }
+            if i >= len {
+                return m;
+            }
+            while i < len && is_consonant(w, i) {
+                i += 1;
+            }
+            m += 1;
+        }
+    }
+
+    fn has_vowel(w: &[u8], len: usize) -> bool {
+        (0..len).any(|i| !is_consonant(w, i))
+    }
+
+    fn double_consonant(w: &[u8], len: usize) -> bool {
+        len >= 2 && w[len - 1] == w[len - 2] && is_consonant(w, len - 1)
+    }
+
+    /// Consonant–vowel–consonant at the end, the last not `w`, `x` or `y`.
+    fn cvc(w: &[u8], len: usize) -> bool {
+        len >= 3
+            && is_consonant(w, len - 3)
+            && !is_consonant(w, len - 2)
+            && is_consonant(w, len - 1)
+            && !matches!(w[len - 1], b'w' | b'x' | b'y')
+    }
+
+    fn ends(w: &[u8], suffix: &str) -> bool {
+        w.ends_with(suffix.as_bytes())
+    }
+
+    fn replace(w: &mut Vec<u8>, suffix: &str, with: &str) {
+        w.truncate(w.len() - suffix.len());
+        w.extend_from_slice(with.as_bytes());
+    }
+
+    /// Replaces the longest matching suffix when the stem before it has measure > `min_m`.
+    fn rules(w: &mut Vec<u8>, table: &[(&str, &str)], min_m: usize) {
+        if let Some((suffix, with)) = table.iter().filter(|(s, _)| ends(w, s)).max_by_key(|(s, _)| s.len()) {
+            let stem = w.len() - suffix.len();
+            if measure(w, stem) > min_m {
+                replace(w, suffix, with);
+            }
+        }
+    }
+
+    pub(super) fn step1ab(w: &mut Vec<u8>) {
+        if ends(w, "sses") {
+            replace(w, "sses", "ss");
+        } else if ends(w, "ies") {
+            replace(w, "ies", "i");
+        } else if !ends(w, "ss") && ends(w, "s") {
+            w.pop();
+        }
+        let mut tidy = false;
+        if ends(w, "eed") {
+            if measure(w, w.len() - 3) > 0 {
+                w.pop();
+            }
+        } else if ends(w, "ed") && has_vowel(w, w.len() - 2) {
+            w.truncate(w.len() - 2);
+            tidy = true;
+        } else if ends(w, "ing") && has_vowel(w, w.len() - 3) {
+            w.truncate(w.len() - 3);
+            tidy = true;
+        }
+        if tidy {
+            if ends(w, "at") || ends(w, "bl") || ends(w, "iz") {
+                w.push(b'e');
+            } else if double_consonant(w, w.len()) && !matches!(w[w.len() - 1], b'l' | b's' | b'z') {
+                w.pop();
+            } else if measure(w, w.len()) == 1 && cvc(w, w.len()) {
+                w.push(b'e');
+            }
+        }
+    }
+
+    pub(super) fn step1c(w: &mut [u8]) {
+        let n = w.len();
+        if n > 1 && w[n - 1] == b'y' && has_vowel(w, n - 1) {
+            w[n - 1] = b'i';
+        }
+    }
+
+    pub(super) fn step2(w: &mut Vec<u8>) {
+        rules(
+            w,
+            &[
+                ("ational", "ate"),
+                ("tional", "tion"),
+                ("enci", "ence"),
+                ("anci", "ance"),
+                ("izer", "ize"),
+                ("bli", "ble"),
+                ("alli", "al"),
+                ("entli", "ent"),
+                ("eli", "e"),
+                ("ousli", "ous"),
+                ("ization", "ize"),
+                ("ation", "ate"),
+                ("ator", "ate"),
+                ("alism", "al"),
+                ("iveness", "ive"),
+                ("fulness", "ful"),
+                ("ousness", "ous"),
+                ("aliti", "al"),
+                ("iviti", "ive"),
+                ("biliti", "ble"),
+                ("logi", "log"),
+            ],
+            0,
+        );
+    }
+
+    pub(super) fn step3(w: &mut Vec<u8>) {
+        rules(w, &[("icate", "ic"), ("ative", ""), ("alize", "al"), ("iciti", "ic"), ("ical", "ic"), ("ful", ""), ("ness", "")], 0);
+    }
+
+    pub(super) fn step4(w: &mut Vec<u8>) {
+        const SUFFIXES: [&str; 19] = [
+            "al", "ance", "ence", "er", "ic", "able", "ible", "ant", "ement", "ment", "ent", "ion", "ou", "ism", "ate", "iti", "ous",
+            "ive", "ize",
+        ];
+        let Some(suffix) = SUFFIXES.iter().filter(|s| ends(w, s)).max_by_key(|s| s.len()) else { return };
+        let stem = w.len() - suffix.len();
+        if measure(w, stem) <= 1 {
+            return;
+        }
+        if *suffix == "ion" && !(stem > 0 && matches!(w[stem - 1], b's' | b't')) {
+            return;
+        }
+        w.truncate(stem);
+    }
+
+    pub(super) fn step5(w: &mut Vec<u8>) {
+        let n = w.len();
+        if n > 1 && w[n - 1] == b'e' {
+            let m = measure(w, n - 1);
+            if m > 1 || (m == 1 && !cvc(w, n - 1)) {
+                w.pop();
+            }
+        }
+        let n = w.len();
+        if n > 1 && w[n - 1] == b'l' && double_consonant(w, n) && measure(w, n) > 1 {
+            w.pop();
+        }
+    }
 }
 
 /// The words of `text`, collected.
@@ -238,6 +607,89 @@ mod tests {
     fn cjk_becomes_overlapping_bigrams() {
         let texts: Vec<String> = tokens("数据库连接 ok").into_iter().map(|t| t.0).collect();
         assert_eq!(texts, ["数据", "据库", "库连", "连接", "ok"]);
+    }
+
+    /// The token stream as the plain path makes it: [`words`] then [`emit_word`].
+    fn reference_tokens(text: &str) -> Vec<Token> {
+        let mut out = Vec::new();
+        let mut position = 0;
+        for w in words(text) {
+            emit_word(&w, &mut position, &mut out);
+        }
+        out
+    }
+
+    fn assert_same_as_reference(t: &mut DejaTokenizer, text: &str) {
+        let mut s = t.token_stream(text);
+        let mut got = Vec::new();
+        while s.advance() {
+            got.push(s.token().clone());
+        }
+        let want = reference_tokens(text);
+        let key = |t: &Token| (t.text.clone(), t.position, t.position_length, t.offset_from, t.offset_to);
+        assert_eq!(got.iter().map(key).collect::<Vec<_>>(), want.iter().map(key).collect::<Vec<_>>(), "{text:?}");
+    }
+
+    #[test]
+    fn the_fast_stream_equals_the_plain_path() {
+        let samples = [
+            "call getUserProfile now",
+            "snake_case kebab-case src/auth.rs HTTPServer parseHTTPResponse2 v1.2.3 a--b a-.b -x- __init__ _ __",
+            "数据库连接 ok 据 かなカナ漢字 mixed数据ok 한국어",
+            "Привет, МирВасяПупкин! straße ÄÖÜäöü İstanbul ΣΊΣΥΦΟΣ Ωmega",
+            "/home/dev/pointer-without/src/nom_optimizations_operator.py:303:12 thread 'main' panicked",
+            "blob 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef and aVeryLongCamelCaseIdentifierThatKeepsGoingAndGoingPastTheCompoundLimitForSure/x",
+            "emoji 🙂 ok\u{200b}zero-width ‘quotes’ «guillemets» tab\tnewline\n end.",
+            "",
+            "___ ... --- 12:30 @user #tag ~/path C++ a+b x@y.z é-x x-é",
+        ];
+        let mut t = DejaTokenizer::default();
+        for text in samples {
+            // Twice, so the second pass overwrites reused token buffers.
+            assert_same_as_reference(&mut t, text);
+            assert_same_as_reference(&mut t, text);
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+        #[test]
+        fn the_fast_stream_equals_the_plain_path_on_any_text(
+            text in "([a-zA-Z0-9_]{1,12}|[-./\\\\:@+~# ,;'()]|[À-ɏ]{1,3}|[Ѐ-ӿ]{1,4}|[一-龥]{1,4}|[ぁ-ヿ]{1,3}|\\PC){0,40}"
+        ) {
+            let mut t = DejaTokenizer::default();
+            assert_same_as_reference(&mut t, &text);
+        }
+    }
+
+    #[test]
+    fn stems_fold_word_forms() {
+        let same = |words: &[&str]| {
+            let stems: Vec<String> = words.iter().map(|w| stem(w)).collect();
+            assert!(stems.iter().all(|s| *s == stems[0]), "{words:?} → {stems:?}");
+        };
+        same(&["paint", "paints", "painted", "painting"]);
+        same(&["hike", "hikes", "hiked", "hiking"]);
+        same(&["study", "studies", "studied"]);
+        same(&["run", "runs", "running"]);
+        same(&["connect", "connected", "connecting", "connection", "connections"]);
+        same(&["adopt", "adopted", "adoption"]);
+        same(&["relate", "relational", "relating"]);
+        // The reference vocabulary's outputs (Porter 1980).
+        for (w, s) in [
+            ("caresses", "caress"),
+            ("ponies", "poni"),
+            ("agreed", "agre"),
+            ("hopping", "hop"),
+            ("generalization", "gener"),
+            ("sky", "sky"),
+            ("controlling", "control"),
+        ] {
+            assert_eq!(stem(w), s, "{w}");
+        }
+        assert_eq!(stem("straße"), "straße");
+        assert_eq!(stem("HTTP"), "HTTP");
+        assert_eq!(stem("is"), "is");
     }
 
     #[test]

@@ -1,0 +1,223 @@
+//! deja's own notes: `deja remember "TEXT"` (and the MCP `remember` mode) append one
+//! JSON line per note to `${XDG_DATA_HOME:-~/.local/share}/deja/notes.jsonl`. That file
+//! is primary data — the user's, kept like a harness's history rather than as cache —
+//! and this adapter indexes it as the harness `deja`, one session per note, so notes
+//! are found by every search and recall (ranked a little above transcripts).
+//!
+//! | field | meaning |
+//! | --- | --- |
+//! | `id` | `n-` and 16 hex digits; a later line with the same id replaces the note |
+//! | `time` | RFC 3339 UTC (any timestamp shape deja reads is accepted) |
+//! | `text` | the note (secrets are redacted before it is written) |
+//! | `project` | optional working directory the note is about |
+//! | `tags` | optional list of words |
+//!
+//! A line that is not a JSON object with a non-empty `text` is skipped and counted.
+//! The session's title is the note's first line; its one turn (role `note`) holds the
+//! text and a `tags:` line.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use deja_core::read::{for_each_json_line, read_source};
+use deja_core::{
+    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, Os, ParseOptions, ParseStats, Role, Session, SessionSink,
+    SourceRef, StoreEnv, StorePath, SynthSession, SynthTurn, Timestamp, Turn,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The adapter id.
+pub const ID: &str = "deja";
+/// The notes file's name inside deja's data directory.
+pub const NOTES_FILE: &str = "notes.jsonl";
+/// Longest note kept, in bytes.
+pub const MAX_NOTE_BYTES: usize = 16 << 10;
+
+/// deja's notes format.
+pub struct DejaNotes;
+
+deja_core::inventory::submit!(deja_core::Registration(&DejaNotes));
+
+const NOT_A_HARNESS: Capability =
+    Capability::Unsupported("deja's own notes: there is no agent to wire, the notes are written by deja itself");
+
+static INFO: HarnessInfo = HarnessInfo {
+    id: ID,
+    name: "deja notes",
+    container: "JSONL, one note per line, one file",
+    stores: &[StorePath { os: Os::Any, path: "${XDG_DATA_HOME:-~/.local/share}/deja/notes.jsonl" }],
+    env_vars: &["XDG_DATA_HOME"],
+    deja_vars: &["DEJA_DEJA_ROOT", "DEJA_DATA_DIR"],
+    needs: &[],
+    format_summary: "Durable notes written by `deja remember` and the MCP `remember` mode: one JSON object per line \
+        (`id`, `time`, `text`, optional `project` and `tags`) in `${XDG_DATA_HOME:-~/.local/share}/deja/notes.jsonl` \
+        (`DEJA_DATA_DIR` moves deja's data directory). Each note is indexed as its own session of the harness `deja`, \
+        titled by its first line, and ranked a little above transcripts by recall.",
+    capabilities: Capabilities {
+        mcp: NOT_A_HARNESS,
+        auto_recall: NOT_A_HARNESS,
+        skill: NOT_A_HARNESS,
+        command: NOT_A_HARNESS,
+        resume: NOT_A_HARNESS,
+        handoff: NOT_A_HARNESS,
+    },
+};
+
+/// One note as stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Note {
+    pub id: String,
+    pub time: Timestamp,
+    pub text: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+}
+
+impl Note {
+    /// A new note stamped now, with secrets in `text` redacted and the text capped.
+    pub fn new(text: &str, project: Option<String>, tags: Vec<String>) -> Note {
+        let time = Timestamp::now();
+        let mut text = deja_core::redact::redact(text.trim()).into_owned();
+        deja_core::model::cap_text(&mut text, MAX_NOTE_BYTES);
+        let seed = format!("{}:{}:{}", time.0, std::process::id(), text);
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+        let id = format!("n-{:016x}", xxhash_rust::xxh3::xxh3_64_with_seed(seed.as_bytes(), u64::from(nanos)));
+        let tags = tags.into_iter().map(|t| t.trim().to_string()).filter(|t| !t.is_empty()).collect();
+        Note { id, time, text, project, tags }
+    }
+}
+
+/// `DEJA_DEJA_ROOT` (a directory holding notes.jsonl), else deja's data directory.
+pub fn notes_dir(env: &StoreEnv) -> PathBuf {
+    env.deja_root(ID).unwrap_or_else(|| env.data_dir())
+}
+
+pub fn notes_path(env: &StoreEnv) -> PathBuf {
+    notes_dir(env).join(NOTES_FILE)
+}
+
+/// Appends `note` as one line (directory 0700, file 0600 where the OS has modes).
+pub fn append_note(path: &Path, note: &Note) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        let mut b = std::fs::DirBuilder::new();
+        b.recursive(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::DirBuilderExt;
+            b.mode(0o700);
+        }
+        b.create(dir)?;
+    }
+    let mut opts = std::fs::OpenOptions::new();
+    opts.create(true).append(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.mode(0o600);
+    }
+    let mut line = serde_json::to_vec(note).map_err(std::io::Error::other)?;
+    line.push(b'\n');
+    // One write call, so concurrent writers do not interleave inside a line.
+    opts.open(path)?.write_all(&line)
+}
+
+impl HarnessFormat for DejaNotes {
+    fn info(&self) -> &'static HarnessInfo {
+        &INFO
+    }
+
+    fn discover(&self, env: &StoreEnv) -> Discovery {
+        let mut found = Discovery::default();
+        let dir = notes_dir(env);
+        if found.looked_at(&dir) {
+            let path = dir.join(NOTES_FILE);
+            if path.is_file() {
+                // Not append-only for the indexer: one file holds many sessions, and it
+                // is small, so it is read whole when it changes.
+                found.sources.push(SourceRef::file(path));
+            }
+        }
+        found
+    }
+
+    fn parse(&self, src: &SourceRef, _opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
+        let mut stats = ParseStats::default();
+        let bytes = read_source(&src.path, &mut stats)?.bytes;
+        let mut notes: Vec<Note> = Vec::new();
+        let mut bad = 0u64;
+        for_each_json_line(&bytes, 0, &src.path, &mut stats, |_, v| match note_of(&v) {
+            Some(n) => match notes.iter().position(|x| x.id == n.id) {
+                Some(i) => notes[i] = n,
+                None => notes.push(n),
+            },
+            None => bad += 1,
+        });
+        if bad > 0 {
+            stats.skipped += bad;
+            stats.problem(format!("{}: {bad} lines were not notes (an object with `id` and `text`)", src.path.display()));
+        }
+        for n in notes {
+            out.session(session_of(n, src));
+        }
+        Ok(stats)
+    }
+
+    fn write_synthetic(&self, home: &Path, session: &SynthSession) -> std::io::Result<PathBuf> {
+        let path = home.join(".local/share/deja").join(NOTES_FILE);
+        let text: Vec<&str> = session
+            .turns
+            .iter()
+            .filter_map(|t| match t {
+                SynthTurn::User { text, .. } | SynthTurn::Assistant { text, .. } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        let mut text = text.join("\n");
+        if let Some(title) = &session.title {
+            text = format!("{title}\n{text}");
+        }
+        let note = Note { id: session.id.clone(), time: session.started, text, project: Some(session.project.clone()), tags: Vec::new() };
+        append_note(&path, &note)?;
+        Ok(path)
+    }
+}
+
+/// A note out of one JSON line, tolerating missing optional fields and odd types.
+fn note_of(v: &Value) -> Option<Note> {
+    let id = v.get("id")?.as_str().filter(|s| !s.trim().is_empty())?.to_string();
+    let text = v.get("text")?.as_str().filter(|s| !s.trim().is_empty())?.to_string();
+    let time = match v.get("time") {
+        Some(Value::String(s)) => Timestamp::parse_str(s),
+        Some(Value::Number(n)) => n.as_f64().and_then(Timestamp::from_number),
+        _ => None,
+    }
+    .unwrap_or(Timestamp(0));
+    let project = v.get("project").and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string);
+    let tags = match v.get("tags") {
+        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).map(str::to_string).collect(),
+        Some(Value::String(s)) => s.split(',').map(|t| t.trim().to_string()).filter(|t| !t.is_empty()).collect(),
+        _ => Vec::new(),
+    };
+    Some(Note { id, time, text, project, tags })
+}
+
+fn session_of(n: Note, src: &SourceRef) -> Session {
+    let mut s = Session::new(ID, n.id, SourceRef::file(&src.path));
+    s.title = n.text.lines().map(str::trim).find(|l| !l.is_empty()).map(str::to_string);
+    s.project = n.project;
+    s.kind = Some("note".to_string());
+    let time = (n.time.0 != 0).then_some(n.time);
+    s.touch(time);
+    let mut text = n.text;
+    if !n.tags.is_empty() {
+        text.push_str("\ntags: ");
+        text.push_str(&n.tags.join(", "));
+    }
+    let mut turn = Turn::new(Role::Note, text).at(time);
+    turn.seq = 0;
+    s.turns.push(turn);
+    s
+}

@@ -1,0 +1,342 @@
+//! `deja bench index`: how fast the real indexer builds and refreshes an index of a
+//! generated corpus, and how big the index is.
+//!
+//! Stages, in order, all in this process through `run_index` (what `deja index` runs):
+//! 1. baselines — reading every byte of the corpus, then parsing and normalizing every
+//!    source with the adapters (no index): the floor the indexer cannot go under;
+//! 2. cold — a full index into an empty directory: MB/s, sessions/s, CPU use, peak RSS;
+//! 3. unchanged — re-running with nothing changed (repeated, median);
+//! 4. growth — 1% of the files grow by one exchange (records appended in their own
+//!    format); the time to absorb that; the files are then truncated back;
+//! 5. size — the index directory against the corpus.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use clap::Args;
+use deja_core::index::indexer::{run_index, IndexReport, IndexRequest, IndexRunError, Silent};
+use deja_core::index::IndexPaths;
+use deja_core::normalize::{normalize, NormalizeOptions};
+use deja_core::{ParseOptions, Session, SourceRef, StoreEnv};
+use serde::Serialize;
+
+use super::corpus::{grow, restore, Corpus};
+use super::stats::{cores, cpu_time, mb_per_s, median, ms, parallel_for, peak_rss, reset_peak_rss, Machine};
+use crate::output::dir_size;
+
+#[derive(Args)]
+pub struct IndexBenchArgs {
+    /// The corpus directory (from `deja bench corpus`).
+    #[arg(long, value_name = "DIR")]
+    pub corpus: PathBuf,
+    /// Where to build the index (default: `<corpus>/index`). It is rebuilt.
+    #[arg(long, value_name = "DIR")]
+    pub index: Option<PathBuf>,
+    /// How many times to time the no-change re-index.
+    #[arg(long, default_value_t = 5)]
+    pub repeat: usize,
+    /// Fraction of the files to grow for the incremental measurement.
+    #[arg(long, default_value_t = 0.01)]
+    pub grow: f64,
+    /// Skip the read and parse baselines.
+    #[arg(long)]
+    pub no_baseline: bool,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct Stage {
+    seconds: f64,
+    mb_per_s: f64,
+    cpu_seconds: Option<f64>,
+    /// CPU seconds per wall second: 2.0 means both of two cores were busy.
+    cores_used: Option<f64>,
+}
+
+#[derive(Debug, Serialize)]
+struct ColdStage {
+    #[serde(flatten)]
+    stage: Stage,
+    sessions: u64,
+    turns: u64,
+    sessions_per_s: f64,
+    peak_rss_bytes: Option<u64>,
+    /// False when the kernel would not reset the peak, so it covers the whole run.
+    peak_rss_isolated: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct GrowthStage {
+    files_grown: usize,
+    bytes_appended: u64,
+    seconds: f64,
+    sources_read_from_tail: u64,
+    sources_parsed_in_full: u64,
+}
+
+#[derive(Debug, Serialize)]
+struct IndexBench {
+    schema_version: u32,
+    benchmark: &'static str,
+    date: String,
+    machine: Machine,
+    corpus: CorpusInfo,
+    threads: usize,
+    read_baseline: Option<Stage>,
+    parse_baseline: Option<Stage>,
+    cold: ColdStage,
+    /// Cold index time ÷ parse-only time (how much indexing adds to parsing).
+    cold_vs_parse: Option<f64>,
+    unchanged_ms: Vec<f64>,
+    unchanged_median_ms: f64,
+    growth: GrowthStage,
+    index_bytes: u64,
+    /// Index size ÷ corpus size.
+    index_ratio: f64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct CorpusInfo {
+    pub dir: PathBuf,
+    pub bytes: u64,
+    pub sessions: u64,
+    pub turns: u64,
+    pub seed: u64,
+    pub files: usize,
+}
+
+impl CorpusInfo {
+    pub fn of(c: &Corpus) -> CorpusInfo {
+        CorpusInfo {
+            dir: c.dir.clone(),
+            bytes: c.manifest.bytes,
+            sessions: c.manifest.sessions,
+            turns: c.manifest.turns,
+            seed: c.manifest.seed,
+            files: c.manifest.files.len(),
+        }
+    }
+}
+
+fn index_err(e: IndexRunError) -> anyhow::Error {
+    match e {
+        IndexRunError::Busy => anyhow::anyhow!("the benchmark index is locked by another process"),
+        IndexRunError::Index(e) => e.into(),
+    }
+}
+
+/// Runs `f` and returns its result with the wall and CPU time it took.
+fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration, Option<Duration>) {
+    let cpu0 = cpu_time();
+    let t = Instant::now();
+    let out = f();
+    let wall = t.elapsed();
+    let cpu = cpu_time().zip(cpu0).map(|(b, a)| b.saturating_sub(a));
+    (out, wall, cpu)
+}
+
+fn stage(bytes: u64, wall: Duration, cpu: Option<Duration>) -> Stage {
+    Stage {
+        seconds: wall.as_secs_f64(),
+        mb_per_s: mb_per_s(bytes, wall),
+        cpu_seconds: cpu.map(|c| c.as_secs_f64()),
+        cores_used: cpu.map(|c| c.as_secs_f64() / wall.as_secs_f64().max(1e-9)),
+    }
+}
+
+/// Every source the registered adapters discover in `env`.
+fn sources(env: &StoreEnv) -> Vec<(&'static dyn deja_core::HarnessFormat, SourceRef)> {
+    deja_core::registry().into_iter().flat_map(|a| a.discover(env).sources.into_iter().map(move |s| (a, s))).collect()
+}
+
+fn read_all(srcs: &[(&'static dyn deja_core::HarnessFormat, SourceRef)]) -> u64 {
+    let total = AtomicU64::new(0);
+    parallel_for(srcs.len(), cores(), &|| false, &|i| {
+        if let Ok(b) = std::fs::read(&srcs[i].1.path) {
+            total.fetch_add(b.len() as u64, Ordering::Relaxed);
+        }
+    });
+    total.into_inner()
+}
+
+fn parse_all(srcs: &[(&'static dyn deja_core::HarnessFormat, SourceRef)], env: &StoreEnv) -> u64 {
+    let opts = ParseOptions::from_env(env);
+    let norm = NormalizeOptions::from_env(env);
+    let turns = AtomicU64::new(0);
+    parallel_for(srcs.len(), cores(), &|| false, &|i| {
+        let (adapter, src) = &srcs[i];
+        let mut out: Vec<Session> = Vec::new();
+        if adapter.parse(src, &opts, &mut out).is_ok() {
+            for s in &mut out {
+                normalize(s, &norm);
+                turns.fetch_add(s.turns.len() as u64, Ordering::Relaxed);
+            }
+        }
+    });
+    turns.into_inner()
+}
+
+fn changed_sources(r: &IndexReport) -> (u64, u64) {
+    (r.harnesses.values().map(|h| h.resumed).sum(), r.harnesses.values().map(|h| h.parsed).sum())
+}
+
+pub fn run(args: IndexBenchArgs) -> Result<ExitCode> {
+    let corpus = Corpus::open(&args.corpus)?;
+    let index_dir = args.index.clone().unwrap_or_else(|| corpus.dir.join("index"));
+    let paths = IndexPaths::new(&index_dir);
+    let env = StoreEnv::with_home(corpus.home());
+    let bytes = corpus.manifest.bytes;
+    let say = |s: String| {
+        if !args.json {
+            eprintln!("{s}");
+        }
+    };
+    say(format!("corpus: {}", corpus.describe()));
+
+    let (read_baseline, parse_baseline) = if args.no_baseline {
+        (None, None)
+    } else {
+        let srcs = sources(&env);
+        // Reading first also brings the corpus into the page cache, so every later
+        // stage starts from the same warm cache.
+        let (read, wall, cpu) = timed(|| read_all(&srcs));
+        say(format!("read baseline: {} in {:.2}s", super::stats::bytes(read), wall.as_secs_f64()));
+        let read_stage = stage(bytes, wall, cpu);
+        let (turns, wall, cpu) = timed(|| parse_all(&srcs, &env));
+        say(format!("parse+normalize baseline: {turns} turns in {:.2}s", wall.as_secs_f64()));
+        (Some(read_stage), Some(stage(bytes, wall, cpu)))
+    };
+
+    let isolated = reset_peak_rss();
+    let req = IndexRequest { rebuild: true, wait: true, ..IndexRequest::default() };
+    let (report, wall, cpu) = timed(|| run_index(&env, &paths, &req, &Silent));
+    let report = report.map_err(index_err)?;
+    let peak = peak_rss();
+    let sessions: u64 = report.harnesses.values().map(|h| h.sessions).sum();
+    let turns: u64 = report.harnesses.values().map(|h| h.turns).sum();
+    let cold = ColdStage {
+        stage: stage(bytes, wall, cpu),
+        sessions,
+        turns,
+        sessions_per_s: sessions as f64 / wall.as_secs_f64().max(1e-9),
+        peak_rss_bytes: peak,
+        peak_rss_isolated: isolated,
+    };
+    say(format!(
+        "cold index: {:.2}s, {:.1} MB/s, {:.0} sessions/s, peak RSS {}",
+        wall.as_secs_f64(),
+        cold.stage.mb_per_s,
+        cold.sessions_per_s,
+        peak.map_or_else(|| "unknown".to_string(), super::stats::bytes)
+    ));
+
+    let req = IndexRequest { wait: true, ..IndexRequest::default() };
+    let mut unchanged_ms = Vec::new();
+    for _ in 0..args.repeat.max(1) {
+        let (r, wall, _) = timed(|| run_index(&env, &paths, &req, &Silent));
+        let r = r.map_err(index_err)?;
+        if r.changed() {
+            anyhow::bail!("a re-index of an unchanged corpus read sources again; is something else writing {}?", corpus.home().display());
+        }
+        unchanged_ms.push(ms(wall));
+    }
+    let unchanged_median_ms = median(&unchanged_ms);
+    say(format!("no-change re-index: median {unchanged_median_ms:.1} ms over {} runs", unchanged_ms.len()));
+
+    let grown = grow(&corpus, args.grow, 1).context("growing the corpus")?;
+    let appended: u64 = grown.iter().map(|g| g.appended).sum();
+    let (r, wall, _) = timed(|| run_index(&env, &paths, &req, &Silent));
+    // Put the corpus back before looking at the result, so a failure leaves it intact.
+    restore(&grown).context("truncating grown files back")?;
+    let r = r.map_err(index_err)?;
+    let (tail, full) = changed_sources(&r);
+    let growth = GrowthStage {
+        files_grown: grown.len(),
+        bytes_appended: appended,
+        seconds: wall.as_secs_f64(),
+        sources_read_from_tail: tail,
+        sources_parsed_in_full: full,
+    };
+    say(format!(
+        "growth: {} files (+{}) absorbed in {:.3}s ({} read from the tail, {} in full)",
+        grown.len(),
+        super::stats::bytes(appended),
+        wall.as_secs_f64(),
+        tail,
+        full
+    ));
+    // Re-sync the index with the restored corpus (the truncated files are re-read).
+    run_index(&env, &paths, &req, &Silent).map_err(index_err)?;
+
+    let index_bytes = dir_size(&index_dir);
+    let result = IndexBench {
+        schema_version: 1,
+        benchmark: "index",
+        date: super::today(),
+        machine: Machine::here(),
+        corpus: CorpusInfo::of(&corpus),
+        threads: cores(),
+        cold_vs_parse: parse_baseline.as_ref().map(|p| cold.stage.seconds / p.seconds.max(1e-9)),
+        read_baseline,
+        parse_baseline,
+        cold,
+        unchanged_ms,
+        unchanged_median_ms,
+        growth,
+        index_bytes,
+        index_ratio: index_bytes as f64 / bytes.max(1) as f64,
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&result)?);
+    } else {
+        print!("{}", render(&result));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn render(r: &IndexBench) -> String {
+    let mut out = String::new();
+    out.push_str(&format!("deja bench index — {} — {}\n", r.date, r.machine.line()));
+    out.push_str(&format!("corpus: {} in {} sessions, {} files\n", super::stats::bytes(r.corpus.bytes), r.corpus.sessions, r.corpus.files));
+    let cores = |s: &Stage| s.cores_used.map_or_else(String::new, |c| format!(", {c:.2} cores busy"));
+    if let Some(s) = &r.read_baseline {
+        out.push_str(&format!("  read every byte        {:>8.2} s  {:>7.1} MB/s{}\n", s.seconds, s.mb_per_s, cores(s)));
+    }
+    if let Some(s) = &r.parse_baseline {
+        out.push_str(&format!("  parse + normalize      {:>8.2} s  {:>7.1} MB/s{}\n", s.seconds, s.mb_per_s, cores(s)));
+    }
+    let c = &r.cold;
+    out.push_str(&format!(
+        "  cold index             {:>8.2} s  {:>7.1} MB/s{}, {:.0} sessions/s, peak RSS {}{}\n",
+        c.stage.seconds,
+        c.stage.mb_per_s,
+        cores(&c.stage),
+        c.sessions_per_s,
+        c.peak_rss_bytes.map_or_else(|| "unknown".to_string(), super::stats::bytes),
+        if c.peak_rss_isolated { "" } else { " (whole process)" }
+    ));
+    if let Some(x) = r.cold_vs_parse {
+        out.push_str(&format!("    = {x:.2}× the parse-only time\n"));
+    }
+    out.push_str(&format!("  no-change re-index     {:>8.1} ms (median of {})\n", r.unchanged_median_ms, r.unchanged_ms.len()));
+    let g = &r.growth;
+    out.push_str(&format!(
+        "  {} files grown (+{})  {:>6.3} s  ({} read from the tail, {} in full)\n",
+        g.files_grown,
+        super::stats::bytes(g.bytes_appended),
+        g.seconds,
+        g.sources_read_from_tail,
+        g.sources_parsed_in_full
+    ));
+    out.push_str(&format!(
+        "  index size             {} = {:.1}% of the corpus\n",
+        super::stats::bytes(r.index_bytes),
+        r.index_ratio * 100.0
+    ));
+    out
+}

@@ -1,0 +1,68 @@
+//! `deja bench`: the home of deja's benchmarks. Each measures the production code on
+//! data written in the harnesses' real formats and prints a table, or one JSON object
+//! with `--json`:
+//!
+//! - `corpus` — writes a deterministic multi-harness home of a chosen size (with
+//!   planted "needle" facts and a manifest) for the two benchmarks below;
+//! - `index` — cold index throughput, peak memory, no-change and 1%-growth re-index
+//!   times, index size, against read-only and parse-only baselines;
+//! - `search` — latency per query class in process and end to end, needle recall;
+//! - `locomo` — LoCoMo session-level retrieval (hit@k, MRR) through the real pipeline.
+//!
+//! docs/benchmarks.md records the figures and how to read them.
+
+mod corpus;
+mod gen;
+mod index_bench;
+mod locomo;
+mod search_bench;
+mod stats;
+mod vocab;
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::{Args, Subcommand};
+
+#[derive(Args)]
+pub struct BenchArgs {
+    #[command(subcommand)]
+    command: BenchCommand,
+}
+
+#[derive(Subcommand)]
+enum BenchCommand {
+    /// Write a deterministic synthetic home of every harness (e.g. `--size 200MB`).
+    #[command(long_about = "Write a deterministic synthetic home for the index and search benchmarks: sessions of every \
+                            registered harness in its real on-disk format (developer talk with a Zipf vocabulary, code, \
+                            shell commands with exit codes, stack traces, some CJK and Cyrillic), 5–200 turns each, \
+                            until the home holds --size bytes. About one session in 97 holds a planted needle fact; \
+                            `corpus.json` lists them with the session that holds each. Same seed and size, same corpus.")]
+    Corpus(corpus::CorpusArgs),
+    /// Index throughput, peak memory, re-index and growth times, index size.
+    Index(index_bench::IndexBenchArgs),
+    /// Search latency per query class (in process and end to end) and needle recall.
+    Search(search_bench::SearchBenchArgs),
+    /// LoCoMo session-level retrieval (hit@1/5/10, MRR) through the real pipeline.
+    #[command(long_about = "LoCoMo session-level retrieval through the production path: every conversation session is \
+                            written as a real harness transcript with its own date, indexed by the real indexer, and each \
+                            question with evidence is asked verbatim through the CLI's search. Reports hit@1, hit@5, \
+                            hit@10 and MRR for all questions, categories 1–4 together, and each category, plus the \
+                            median search time. The data (locomo10.json, CC BY-NC 4.0) is not shipped with deja: pass \
+                            --data PATH (docs/benchmarks.md says where to get it).")]
+    Locomo(locomo::LocomoArgs),
+}
+
+pub fn run(args: BenchArgs) -> Result<ExitCode> {
+    match args.command {
+        BenchCommand::Corpus(a) => corpus::run(a),
+        BenchCommand::Index(a) => index_bench::run(a),
+        BenchCommand::Search(a) => search_bench::run(a),
+        BenchCommand::Locomo(a) => locomo::run(a),
+    }
+}
+
+/// Today's date (UTC), for reports.
+fn today() -> String {
+    deja_core::Timestamp::now().to_rfc3339().chars().take(10).collect()
+}

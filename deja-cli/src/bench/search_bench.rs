@@ -1,0 +1,384 @@
+//! `deja bench search`: search latency by query class, in this process and end to end
+//! (spawning `deja search`, process start included), and whether planted needles are
+//! found (recall@1/@5 of the session that holds each).
+//!
+//! Query classes, each drawn from the corpus's own generator so they mean something:
+//! a rare word, two common words, a quoted phrase from an answer, a misspelled word
+//! (the fuzzy tier), a line of a stack trace pasted whole, words that occur nowhere
+//! (every tier runs and finds nothing), and the needles — as key words and as a
+//! question.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use deja_core::index::indexer::{run_index, IndexRequest, Silent};
+use deja_core::index::search::SearchRequest;
+use deja_core::index::{IndexPaths, IndexView};
+use deja_core::StoreEnv;
+use serde::Serialize;
+
+use super::corpus::Corpus;
+use super::gen::{Generator, STREAM_QUERY};
+use super::index_bench::CorpusInfo;
+use super::stats::{first_relevant, Latency, Machine, RankRates, RankTally};
+use super::vocab::Rng;
+use crate::output::dir_size;
+
+#[derive(Args)]
+pub struct SearchBenchArgs {
+    /// The corpus directory (from `deja bench corpus`).
+    #[arg(long, value_name = "DIR")]
+    pub corpus: PathBuf,
+    /// The index to search (default: `<corpus>/index`; built when missing).
+    #[arg(long, value_name = "DIR")]
+    pub index: Option<PathBuf>,
+    /// Queries per class.
+    #[arg(long, default_value_t = 20)]
+    pub per_class: usize,
+    /// Timed in-process passes over every query (after one untimed warm-up pass).
+    #[arg(long, default_value_t = 5)]
+    pub runs: usize,
+    /// Skip the end-to-end (spawned process) measurements.
+    #[arg(long)]
+    pub no_e2e: bool,
+    /// Results asked for per search (the CLI's `--limit`).
+    #[arg(long, default_value_t = 10)]
+    pub limit: usize,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+struct Query {
+    class: &'static str,
+    text: String,
+}
+
+#[derive(Debug, Serialize)]
+struct ClassResult {
+    class: &'static str,
+    queries: usize,
+    example: String,
+    in_process: Latency,
+    /// p95 ÷ p50 in process.
+    tail_ratio: f64,
+    e2e: Option<Latency>,
+    e2e_no_refresh: Option<Latency>,
+    /// Which tier answered, per query.
+    tiers: BTreeMap<String, usize>,
+    /// Queries that found nothing.
+    empty: usize,
+}
+
+#[derive(Debug, Serialize)]
+struct NeedleResult {
+    keyword: RankRates,
+    question: RankRates,
+}
+
+#[derive(Debug, Serialize)]
+struct SearchBench {
+    schema_version: u32,
+    benchmark: &'static str,
+    date: String,
+    machine: Machine,
+    corpus: CorpusInfo,
+    index_bytes: u64,
+    limit: usize,
+    classes: Vec<ClassResult>,
+    all_in_process: Latency,
+    all_e2e: Option<Latency>,
+    all_e2e_no_refresh: Option<Latency>,
+    /// Spawning `deja --version`: the process-start floor under every end-to-end figure.
+    process_start: Option<Latency>,
+    /// End-to-end p50 ÷ process-start p50.
+    e2e_vs_process_start: Option<f64>,
+    needles: NeedleResult,
+}
+
+/// A misspelling of `w` at edit distance 1 that is not itself a vocabulary word.
+fn typo(w: &str, rng: &mut Rng, g: &Generator) -> Option<String> {
+    let chars: Vec<char> = w.chars().collect();
+    for _ in 0..8 {
+        let i = rng.range(1, chars.len().saturating_sub(2).max(1));
+        let mut c = chars.clone();
+        if rng.chance(0.5) {
+            c.remove(i);
+        } else {
+            let letter = (b'a' + rng.below(26) as u8) as char;
+            if letter == c[i] {
+                continue;
+            }
+            c[i] = letter;
+        }
+        let t: String = c.into_iter().collect();
+        if !g.vocab.contains(&t) {
+            return Some(t);
+        }
+    }
+    None
+}
+
+fn nonsense_word(rng: &mut Rng) -> String {
+    const CONSONANTS: &[u8] = b"bcdfghjklmnpqrstvwxz";
+    (0..rng.range(5, 7)).map(|_| CONSONANTS[rng.below(CONSONANTS.len())] as char).collect()
+}
+
+fn queries(corpus: &Corpus, per_class: usize) -> Vec<Query> {
+    let g = corpus.generator();
+    let files = &corpus.manifest.files;
+    let mut rng = Rng::derive(g.seed, STREAM_QUERY, 0);
+    let mut out = Vec::new();
+    let some_session = |rng: &mut Rng| files[rng.below(files.len())].k;
+    for _ in 0..per_class {
+        out.push(Query { class: "rare word", text: g.vocab.ranked(&mut rng, 3000, 4500).to_string() });
+        out.push(Query {
+            class: "two common words",
+            text: format!("{} {}", g.vocab.ranked(&mut rng, 20, 300), g.vocab.ranked(&mut rng, 20, 300)),
+        });
+    }
+    let mut tries = 0;
+    while out.iter().filter(|q| q.class == "phrase").count() < per_class && tries < per_class * 20 {
+        tries += 1;
+        let k = some_session(&mut rng);
+        if let Some(p) = g.phrase(k, &mut rng) {
+            out.push(Query { class: "phrase", text: format!("\"{p}\"") });
+        }
+    }
+    tries = 0;
+    while out.iter().filter(|q| q.class == "typo").count() < per_class && tries < per_class * 20 {
+        tries += 1;
+        let w = g.vocab.ranked(&mut rng, 300, 2500);
+        if w.chars().count() >= 6 {
+            if let Some(t) = typo(w, &mut rng, &g) {
+                out.push(Query { class: "typo", text: t });
+            }
+        }
+    }
+    tries = 0;
+    while out.iter().filter(|q| q.class == "pasted error line").count() < per_class && tries < per_class * 20 {
+        tries += 1;
+        if let Some(line) = g.pasted_error_line(some_session(&mut rng)) {
+            out.push(Query { class: "pasted error line", text: line });
+        }
+    }
+    for _ in 0..per_class {
+        out.push(Query { class: "no match", text: format!("{} {}", nonsense_word(&mut rng), nonsense_word(&mut rng)) });
+    }
+    for n in corpus.manifest.needles.iter().take(per_class) {
+        out.push(Query { class: "needle (key words)", text: n.keyword_query.clone() });
+        out.push(Query { class: "needle (question)", text: n.question.clone() });
+    }
+    out
+}
+
+/// Builds the index when it is missing.
+fn ensure_index(corpus: &Corpus, index: &Path, say: &dyn Fn(String)) -> Result<()> {
+    let paths = IndexPaths::new(index);
+    if paths.exists() {
+        return Ok(());
+    }
+    say(format!("no index at {}; building it", index.display()));
+    let env = StoreEnv::with_home(corpus.home());
+    run_index(&env, &paths, &IndexRequest { wait: true, ..IndexRequest::default() }, &Silent).map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(())
+}
+
+/// Spawns `deja <args>` against the corpus and returns how long it took.
+fn spawn(corpus: &Corpus, index: &Path, args: &[&str]) -> Result<Duration> {
+    let exe = std::env::current_exe().context("locating the deja binary")?;
+    let t = Instant::now();
+    let status = Command::new(&exe)
+        .args(args)
+        .env_clear()
+        .env("HOME", corpus.home())
+        .env("DEJA_INDEX_DIR", index)
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .with_context(|| format!("running {}", exe.display()))?;
+    let took = t.elapsed();
+    // 1 = nothing matched, which the no-match class expects.
+    if !matches!(status.code(), Some(0 | 1)) {
+        bail!("`deja {}` failed with {status}", args.join(" "));
+    }
+    Ok(took)
+}
+
+pub fn run(args: SearchBenchArgs) -> Result<ExitCode> {
+    let corpus = Corpus::open(&args.corpus)?;
+    let index = args.index.clone().unwrap_or_else(|| corpus.dir.join("index"));
+    let say = |s: String| {
+        if !args.json {
+            eprintln!("{s}");
+        }
+    };
+    ensure_index(&corpus, &index, &say)?;
+    let view = IndexView::open(&IndexPaths::new(&index))?;
+    let qs = queries(&corpus, args.per_class.max(1));
+    let request = |q: &str| SearchRequest { query: q.to_string(), limit: args.limit.max(1), ..SearchRequest::default() };
+
+    say(format!("{} queries × {} runs in process…", qs.len(), args.runs));
+    let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); qs.len()];
+    let mut tiers: Vec<Option<&'static str>> = vec![None; qs.len()];
+    for pass in 0..=args.runs {
+        for (i, q) in qs.iter().enumerate() {
+            let t = Instant::now();
+            let r = view.search(&request(&q.text)).with_context(|| format!("searching {:?}", q.text))?;
+            let took = t.elapsed();
+            if pass == 0 {
+                tiers[i] = (!r.hits.is_empty()).then(|| r.tier.as_str());
+            } else {
+                samples[i].push(took);
+            }
+        }
+    }
+
+    let (mut e2e, mut e2e_nr): (Vec<Vec<Duration>>, Vec<Vec<Duration>>) = (vec![Vec::new(); qs.len()], vec![Vec::new(); qs.len()]);
+    let mut process_start = None;
+    if !args.no_e2e {
+        say(format!("{} queries end to end (with and without the index refresh)…", qs.len()));
+        let limit = args.limit.max(1).to_string();
+        // Warm the binary and the index files once.
+        spawn(&corpus, &index, &["search", "--json", "--limit", &limit, "warmup"])?;
+        for (i, q) in qs.iter().enumerate() {
+            e2e[i].push(spawn(&corpus, &index, &["search", "--json", "--limit", &limit, "--", &q.text])?);
+            e2e_nr[i].push(spawn(&corpus, &index, &["search", "--json", "--no-refresh", "--limit", &limit, "--", &q.text])?);
+        }
+        let starts: Result<Vec<Duration>> = (0..20).map(|_| spawn(&corpus, &index, &["--version"])).collect();
+        process_start = Some(Latency::of(&starts?));
+    }
+
+    let mut classes: Vec<ClassResult> = Vec::new();
+    for (i, q) in qs.iter().enumerate() {
+        if !classes.iter().any(|c| c.class == q.class) {
+            classes.push(ClassResult {
+                class: q.class,
+                queries: 0,
+                example: q.text.clone(),
+                in_process: Latency::default(),
+                tail_ratio: 0.0,
+                e2e: None,
+                e2e_no_refresh: None,
+                tiers: BTreeMap::new(),
+                empty: 0,
+            });
+        }
+        let c = classes.iter_mut().find(|c| c.class == q.class).expect("pushed above");
+        c.queries += 1;
+        match tiers[i] {
+            Some(t) => *c.tiers.entry(t.to_string()).or_insert(0) += 1,
+            None => c.empty += 1,
+        }
+    }
+    let gather = |class: &str, per_query: &[Vec<Duration>]| -> Vec<Duration> {
+        qs.iter().zip(per_query).filter(|(q, _)| q.class == class).flat_map(|(_, s)| s.iter().copied()).collect()
+    };
+    for c in &mut classes {
+        c.in_process = Latency::of(&gather(c.class, &samples));
+        c.tail_ratio = c.in_process.p95_ms / c.in_process.p50_ms.max(1e-9);
+        if !args.no_e2e {
+            c.e2e = Some(Latency::of(&gather(c.class, &e2e)));
+            c.e2e_no_refresh = Some(Latency::of(&gather(c.class, &e2e_nr)));
+        }
+    }
+    let flat = |v: &[Vec<Duration>]| -> Vec<Duration> { v.iter().flatten().copied().collect() };
+    let all_e2e = (!args.no_e2e).then(|| Latency::of(&flat(&e2e)));
+
+    say(format!("{} needles…", corpus.manifest.needles.len()));
+    let (mut keyword, mut question) = (RankTally::default(), RankTally::default());
+    for n in &corpus.manifest.needles {
+        for (text, tally) in [(&n.keyword_query, &mut keyword), (&n.question, &mut question)] {
+            let r = view.search(&request(text))?;
+            tally.add(first_relevant(&r.hits, |h| h.session.id == n.session_id && h.session.harness == n.harness));
+        }
+    }
+
+    let result = SearchBench {
+        schema_version: 1,
+        benchmark: "search",
+        date: super::today(),
+        machine: Machine::here(),
+        corpus: CorpusInfo::of(&corpus),
+        index_bytes: dir_size(&index),
+        limit: args.limit.max(1),
+        all_in_process: Latency::of(&flat(&samples)),
+        e2e_vs_process_start: all_e2e.zip(process_start).map(|(e, p)| e.p50_ms / p.p50_ms.max(1e-9)),
+        all_e2e,
+        all_e2e_no_refresh: (!args.no_e2e).then(|| Latency::of(&flat(&e2e_nr))),
+        process_start,
+        classes,
+        needles: NeedleResult { keyword: keyword.rates(), question: question.rates() },
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&result)?);
+    } else {
+        print!("{}", render(&result));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn lat(l: &Option<Latency>) -> String {
+    l.map_or_else(|| "-".to_string(), |l| format!("{:.1} / {:.1}", l.p50_ms, l.p95_ms))
+}
+
+fn render(r: &SearchBench) -> String {
+    let mut out = String::new();
+    out.push_str(&format!("deja bench search — {} — {}\n", r.date, r.machine.line()));
+    out.push_str(&format!(
+        "corpus: {} in {} sessions; index {}; limit {}\n\n",
+        super::stats::bytes(r.corpus.bytes),
+        r.corpus.sessions,
+        super::stats::bytes(r.index_bytes),
+        r.limit
+    ));
+    let rows: Vec<Vec<String>> = r
+        .classes
+        .iter()
+        .map(|c| {
+            let tiers: Vec<String> =
+                c.tiers.iter().map(|(t, n)| format!("{t} {n}")).chain((c.empty > 0).then(|| format!("none {}", c.empty))).collect();
+            vec![
+                c.class.to_string(),
+                c.queries.to_string(),
+                format!("{:.2} / {:.2} / {:.2}", c.in_process.p50_ms, c.in_process.p95_ms, c.in_process.max_ms),
+                lat(&c.e2e),
+                lat(&c.e2e_no_refresh),
+                tiers.join(", "),
+            ]
+        })
+        .collect();
+    out.push_str(&crate::output::table(
+        &["class", "queries", "in-process ms p50 / p95 / max", "e2e ms p50 / p95", "e2e --no-refresh", "tier"],
+        &rows,
+    ));
+    let a = &r.all_in_process;
+    out.push_str(&format!("\nall queries in process: p50 {:.2} ms, p95 {:.2} ms, max {:.2} ms\n", a.p50_ms, a.p95_ms, a.max_ms));
+    if let (Some(e), Some(p)) = (&r.all_e2e, &r.process_start) {
+        out.push_str(&format!(
+            "end to end: p50 {:.1} ms, p95 {:.1} ms (process start alone: p50 {:.1} ms; e2e = {:.2}× that)\n",
+            e.p50_ms,
+            e.p95_ms,
+            p.p50_ms,
+            r.e2e_vs_process_start.unwrap_or(0.0)
+        ));
+    }
+    if let Some(e) = &r.all_e2e_no_refresh {
+        out.push_str(&format!("end to end with --no-refresh: p50 {:.1} ms, p95 {:.1} ms\n", e.p50_ms, e.p95_ms));
+    }
+    let n = &r.needles;
+    out.push_str(&format!(
+        "needles ({}): key words recall@1 {:.1}%, @5 {:.1}%; as a question recall@1 {:.1}%, @5 {:.1}%\n",
+        n.keyword.questions,
+        n.keyword.hit1 * 100.0,
+        n.keyword.hit5 * 100.0,
+        n.question.hit1 * 100.0,
+        n.question.hit5 * 100.0
+    ));
+    out
+}

@@ -1,0 +1,977 @@
+//! The recall questions asked of the index: past fixes for an error, how a tool is
+//! run here, which sessions touched a file, which files a topic touched, recurring
+//! errors, a project's recent state, a session's digest. Each returns a plain,
+//! serializable answer; [`super::render`] turns answers into lines.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+use serde::Serialize;
+use tantivy::collector::{DocSetCollector, TopDocs};
+use tantivy::query::{BooleanQuery, Occur, PhraseQuery, Query, RangeQuery, TermQuery};
+use tantivy::schema::{IndexRecordOption, Value};
+use tantivy::{DocAddress, Searcher, TantivyDocument, Term};
+
+use super::commands::{command_key, is_inspection, Outcome};
+use super::digest::{best_decisions, digest, outcome_line, Digest};
+use super::mine::{ErrorEvent, FixPair};
+use super::signature::signatures_of_paste;
+use crate::index::records::{normalize_path, path_terms};
+use crate::index::schema::{KIND_ERROR, KIND_FIX, KIND_TURN};
+use crate::index::search::{SearchRequest, Tier};
+use crate::index::tokenizer::words;
+use crate::index::{IndexError, IndexView, SessionMeta, TurnExtra};
+use crate::model::{FileAction, Role, Timestamp, Turn};
+
+/// The harness id of deja's own notes, ranked a little above transcripts.
+pub const NOTES_HARNESS: &str = "deja";
+/// How much a note's score is raised over a transcript's.
+pub const NOTE_BOOST: f32 = 1.25;
+/// Turn documents read at most for one aggregation (`how`, `orient`).
+const MAX_SCAN: usize = 5000;
+
+/// Filters every recall question takes.
+#[derive(Debug, Clone, Default)]
+pub struct Scope {
+    pub harnesses: Vec<String>,
+    /// Substring of the session's project (like `deja search --project`).
+    pub project: Option<String>,
+    pub since: Option<Timestamp>,
+    /// The directory the asker works in: its sessions are preferred, not required.
+    pub here: Option<String>,
+}
+
+impl Scope {
+    fn admits(&self, meta: &SessionMeta, time: Option<Timestamp>) -> bool {
+        if !self.harnesses.is_empty() && !self.harnesses.contains(&meta.harness) {
+            return false;
+        }
+        if let Some(p) = &self.project {
+            if !meta.project.as_deref().is_some_and(|mp| mp.to_lowercase().contains(&p.to_lowercase())) {
+                return false;
+            }
+        }
+        if let Some(since) = self.since {
+            if time.or(meta.updated).or(meta.started).is_none_or(|t| t < since) {
+                return false;
+            }
+        }
+        true
+    }
+
+    fn is_here(&self, meta: &SessionMeta) -> bool {
+        self.here.as_deref().is_some_and(|h| project_related(meta.project.as_deref(), h))
+    }
+}
+
+/// True when a session's project is `dir`, inside it, or one of its parents (other
+/// than the filesystem root or a home directory's parent).
+pub fn project_related(project: Option<&str>, dir: &str) -> bool {
+    let Some(p) = project else { return false };
+    let p = normalize_path(p);
+    let d = normalize_path(dir);
+    if p.is_empty() || d.is_empty() {
+        return false;
+    }
+    let within = |inner: &str, outer: &str| inner == outer || inner.strip_prefix(outer).is_some_and(|r| r.starts_with('/'));
+    let deep_enough = |x: &str| x.split('/').filter(|c| !c.is_empty()).count() >= 2;
+    within(&p, &d) || (within(&d, &p) && deep_enough(&p))
+}
+
+fn qerr(e: tantivy::TantivyError) -> IndexError {
+    IndexError::Query(e.to_string())
+}
+
+fn term(field: tantivy::schema::Field, text: &str) -> Box<dyn Query> {
+    Box::new(TermQuery::new(Term::from_field_text(field, text), IndexRecordOption::Basic))
+}
+
+fn stored_str(doc: &TantivyDocument, field: tantivy::schema::Field) -> Option<String> {
+    doc.get_first(field).and_then(|v| v.as_str()).map(str::to_string)
+}
+
+/// Session metadata looked up once per session.
+struct Metas<'a> {
+    view: &'a IndexView,
+    searcher: &'a Searcher,
+    cache: HashMap<String, Option<SessionMeta>>,
+}
+
+impl<'a> Metas<'a> {
+    fn new(view: &'a IndexView, searcher: &'a Searcher) -> Self {
+        Metas { view, searcher, cache: HashMap::new() }
+    }
+
+    fn get(&mut self, sid: &str) -> Result<Option<SessionMeta>, IndexError> {
+        if let Some(m) = self.cache.get(sid) {
+            return Ok(m.clone());
+        }
+        let m = self.view.session_meta(self.searcher, sid)?;
+        self.cache.insert(sid.to_string(), m.clone());
+        Ok(m)
+    }
+}
+
+// ---------------------------------------------------------------- sessions
+
+/// The session a query names by id: the whole id, `<harness>:<id>`, or a unique
+/// prefix of at least 6 characters.
+pub fn resolve_session(view: &IndexView, q: &str) -> Result<Option<SessionMeta>, IndexError> {
+    let q = q.trim();
+    if q.len() < 6 || q.contains(char::is_whitespace) || !q.chars().all(|c| c.is_ascii_alphanumeric() || "-_:.".contains(c)) {
+        return Ok(None);
+    }
+    // A prefix match on the raw `sid` terms (`<harness>:<id>`), through the term
+    // dictionary rather than by reading every session.
+    let escaped = regex::escape(q);
+    let pattern = if q.contains(':') { format!("{escaped}.*") } else { format!("[^:]*:{escaped}.*") };
+    let f = view.fields;
+    let Ok(re) = tantivy::query::RegexQuery::from_pattern(&pattern, f.sid) else { return Ok(None) };
+    let searcher = view.searcher();
+    let query = BooleanQuery::new(vec![(Occur::Must, term(f.kind, crate::index::schema::KIND_SESSION)), (Occur::Must, Box::new(re))]);
+    let mut found: Vec<SessionMeta> = Vec::new();
+    for (_, addr) in searcher.search(&query, &TopDocs::with_limit(16).order_by_score()).map_err(qerr)? {
+        let doc: TantivyDocument = searcher.doc(addr).map_err(qerr)?;
+        if let Some(m) = stored_str(&doc, f.extra).and_then(|s| serde_json::from_str::<SessionMeta>(&s).ok()) {
+            found.push(m);
+        }
+    }
+    if let Some(exact) = found.iter().position(|m| m.id == q || m.key() == q) {
+        return Ok(Some(found.swap_remove(exact)));
+    }
+    Ok(if found.len() == 1 { found.pop() } else { None })
+}
+
+/// `Must` one of these sessions.
+fn any_session(f: &crate::index::schema::Fields, sids: &HashSet<String>) -> Box<dyn Query> {
+    Box::new(BooleanQuery::new(sids.iter().map(|s| (Occur::Should, term(f.sid, s))).collect()))
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RecallHit {
+    pub session: SessionMeta,
+    pub score: f32,
+    pub snippets: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RecallAnswer {
+    pub tier: Tier,
+    /// The query named a session by id.
+    pub by_id: bool,
+    pub dropped: Vec<String>,
+    pub hits: Vec<RecallHit>,
+}
+
+/// Searches sessions, with notes ranked a little above transcripts; a session id
+/// returns that session.
+pub fn recall(view: &IndexView, query: &str, scope: &Scope, limit: usize) -> Result<RecallAnswer, IndexError> {
+    if let Some(meta) = resolve_session(view, query)? {
+        let turns = view.session_turns(&meta.key())?;
+        let snippets = outcome_line(&turns).into_iter().collect();
+        return Ok(RecallAnswer {
+            tier: Tier::Exact,
+            by_id: true,
+            dropped: Vec::new(),
+            hits: vec![RecallHit { session: meta, score: 1.0, snippets }],
+        });
+    }
+    let req = SearchRequest {
+        query: query.to_string(),
+        harnesses: scope.harnesses.clone(),
+        project: scope.project.clone(),
+        since: scope.since,
+        role: None,
+        limit: limit.max(1) + 3,
+    };
+    let r = view.search(&req)?;
+    let mut hits: Vec<RecallHit> = r
+        .hits
+        .into_iter()
+        .map(|h| {
+            let boost = if h.session.harness == NOTES_HARNESS { NOTE_BOOST } else { 1.0 };
+            RecallHit { score: h.score * boost, snippets: h.snippets, session: h.session }
+        })
+        .collect();
+    hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+    hits.truncate(limit.max(1));
+    Ok(RecallAnswer { tier: r.tier, by_id: false, dropped: r.dropped, hits })
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ContextAnswer {
+    pub tier: Tier,
+    pub by_id: bool,
+    pub session: SessionMeta,
+    pub digest: Digest,
+}
+
+/// The digest of the session a query names by id, else of the best search hit.
+pub fn context(view: &IndexView, query: &str, scope: &Scope) -> Result<Option<ContextAnswer>, IndexError> {
+    let (meta, tier, by_id) = match resolve_session(view, query)? {
+        Some(m) => (m, Tier::Exact, true),
+        None => {
+            let r = recall(view, query, scope, 1)?;
+            match r.hits.into_iter().next() {
+                Some(h) => (h.session, r.tier, false),
+                None => return Ok(None),
+            }
+        }
+    };
+    let turns = view.session_turns(&meta.key())?;
+    Ok(Some(ContextAnswer { tier, by_id, digest: digest(&turns), session: meta }))
+}
+
+/// The sessions of the project `dir` (see [`project_related`]), most recently
+/// updated first, at most `limit`, found through the session documents' project terms.
+pub fn project_sessions(view: &IndexView, dir: &str, scope: &Scope, limit: usize) -> Result<Vec<SessionMeta>, IndexError> {
+    let f = view.fields;
+    let norm = normalize_path(dir);
+    if norm.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut any: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Should, term(f.path, &format!("^{norm}")))];
+    for ancestor in crate::index::records::path_prefixes(&norm) {
+        if ancestor != norm && ancestor.split('/').filter(|c| !c.is_empty()).count() >= 2 {
+            any.push((Occur::Should, term(f.path, &format!("={ancestor}"))));
+        }
+    }
+    let q = BooleanQuery::new(vec![
+        (Occur::Must, term(f.kind, crate::index::schema::KIND_SESSION)),
+        (Occur::Must, Box::new(BooleanQuery::new(any))),
+    ]);
+    let searcher = view.searcher();
+    let top = searcher
+        .search(&q, &TopDocs::with_limit(limit.max(1) * 4).order_by_fast_field::<i64>("time", tantivy::Order::Desc))
+        .map_err(qerr)?;
+    let mut out = Vec::new();
+    for (_, addr) in top {
+        let doc: TantivyDocument = searcher.doc(addr).map_err(qerr)?;
+        let Some(m) = stored_str(&doc, f.extra).and_then(|s| serde_json::from_str::<SessionMeta>(&s).ok()) else { continue };
+        if project_related(m.project.as_deref(), dir) && scope.admits(&m, None) {
+            out.push(m);
+        }
+    }
+    out.sort_by_key(|m| std::cmp::Reverse(m.updated.or(m.started)));
+    out.truncate(limit.max(1));
+    Ok(out)
+}
+
+/// The most recently updated transcript (not a note) of the project `dir`.
+pub fn latest_session(view: &IndexView, dir: &str, scope: &Scope) -> Result<Option<ContextAnswer>, IndexError> {
+    let sessions = project_sessions(view, dir, scope, 64)?;
+    let Some(meta) = sessions.into_iter().find(|m| m.harness != NOTES_HARNESS) else { return Ok(None) };
+    let turns = view.session_turns(&meta.key())?;
+    Ok(Some(ContextAnswer { tier: Tier::Exact, by_id: false, digest: digest(&turns), session: meta }))
+}
+
+// ---------------------------------------------------------------- fix
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FixHit {
+    pub session: SessionMeta,
+    pub time: Option<Timestamp>,
+    pub fix: FixPair,
+    /// The error did not come back later in that session.
+    pub held: bool,
+    /// The turn where it came back, when it did.
+    pub came_back_at: Option<u32>,
+    /// The session ran in the asker's project.
+    pub here: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SeenError {
+    pub sig: String,
+    pub line: String,
+    pub occurrences: usize,
+    pub sessions: usize,
+    pub harnesses: Vec<String>,
+    pub last: Option<Timestamp>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FixAnswer {
+    pub tier: Tier,
+    /// The error lines recognised in the query, with their signatures.
+    pub errors: Vec<(String, String)>,
+    pub fixes: Vec<FixHit>,
+    /// The same error seen without a recorded fix (when no fix matched).
+    pub seen: Vec<SeenError>,
+}
+
+/// What this machine ran after the same error, and whether it held (see the module
+/// doc of [`super::mine`]). Exact signature matches first; else fixes whose error
+/// line shares most of the query's words (`relevance`).
+pub fn fixes(view: &IndexView, error_text: &str, scope: &Scope, limit: usize) -> Result<FixAnswer, IndexError> {
+    let searcher = view.searcher();
+    let f = view.fields;
+    let errors = signatures_of_paste(error_text);
+    let mut tier = Tier::Exact;
+    let mut addrs: Vec<DocAddress> = Vec::new();
+    if !errors.is_empty() {
+        let sigs: Vec<(Occur, Box<dyn Query>)> = errors.iter().map(|(s, _)| (Occur::Should, term(f.sig, s))).collect();
+        let q = BooleanQuery::new(vec![(Occur::Must, term(f.kind, KIND_FIX)), (Occur::Must, Box::new(BooleanQuery::new(sigs)))]);
+        addrs = searcher
+            .search(&q, &TopDocs::with_limit(500).order_by_fast_field::<i64>("time", tantivy::Order::Desc))
+            .map_err(qerr)?
+            .into_iter()
+            .map(|(_, a)| a)
+            .collect();
+    }
+    let query_words: HashSet<String> = errors.iter().flat_map(|(_, line)| significant_words(line)).collect();
+    if addrs.is_empty() && !query_words.is_empty() {
+        tier = Tier::Relevance;
+        let any: Vec<(Occur, Box<dyn Query>)> = query_words
+            .iter()
+            .map(|w| {
+                (Occur::Should, Box::new(TermQuery::new(Term::from_field_text(f.work, w), IndexRecordOption::WithFreqs)) as Box<dyn Query>)
+            })
+            .collect();
+        let q = BooleanQuery::new(vec![(Occur::Must, term(f.kind, KIND_FIX)), (Occur::Must, Box::new(BooleanQuery::new(any)))]);
+        for (_, addr) in searcher.search(&q, &TopDocs::with_limit(200).order_by_score()).map_err(qerr)? {
+            let doc: TantivyDocument = searcher.doc(addr).map_err(qerr)?;
+            let line = stored_fix(&doc, &f).map(|p| p.error_line).unwrap_or_default();
+            let have: HashSet<String> = significant_words(&line).into_iter().collect();
+            let shared = query_words.intersection(&have).count();
+            // Most of the words on both sides: a looser match would be a different error.
+            if shared * 10 >= query_words.len() * 7 && shared * 10 >= have.len() * 5 {
+                addrs.push(addr);
+            }
+        }
+    }
+    let mut metas = Metas::new(view, &searcher);
+    let mut hits: Vec<FixHit> = Vec::new();
+    for addr in addrs {
+        let doc: TantivyDocument = searcher.doc(addr).map_err(qerr)?;
+        let (Some(sid), Some(pair)) = (stored_str(&doc, f.sid), stored_fix(&doc, &f)) else { continue };
+        let Some(meta) = metas.get(&sid)? else { continue };
+        let time = doc.get_first(f.time).and_then(|v| v.as_i64()).filter(|t| *t != 0).map(Timestamp);
+        if !scope.admits(&meta, time) {
+            continue;
+        }
+        let came_back_at = recurrence(view, &searcher, &sid, &pair.sig, pair.fix_seq)?;
+        hits.push(FixHit { here: scope.is_here(&meta), held: came_back_at.is_none(), came_back_at, time, fix: pair, session: meta });
+    }
+    hits.sort_by_key(|h| std::cmp::Reverse((h.held, h.fix.verified, h.here, h.time)));
+    hits.truncate(limit.max(1));
+    let seen = if hits.is_empty() { seen_errors(view, &searcher, &errors, scope)? } else { Vec::new() };
+    Ok(FixAnswer { tier, errors, fixes: hits, seen })
+}
+
+fn stored_fix(doc: &TantivyDocument, f: &crate::index::schema::Fields) -> Option<FixPair> {
+    doc.get_first(f.extra).and_then(|v| v.as_str()).and_then(|s| serde_json::from_str(s).ok())
+}
+
+/// Lowercased words of a line that identify an error (no numbers, no short words).
+fn significant_words(line: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for w in words(line) {
+        for p in w.compound.into_iter().chain(w.parts) {
+            if p.chars().count() >= 3 && p.chars().any(char::is_alphabetic) && !out.contains(&p) {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// The first turn after `after` where the error `sig` came back in session `sid`.
+fn recurrence(view: &IndexView, searcher: &Searcher, sid: &str, sig: &str, after: u32) -> Result<Option<u32>, IndexError> {
+    let f = view.fields;
+    let q = BooleanQuery::new(vec![
+        (Occur::Must, term(f.kind, KIND_ERROR)),
+        (Occur::Must, term(f.sid, sid)),
+        (Occur::Must, term(f.sig, sig)),
+        (
+            Occur::Must,
+            Box::new(RangeQuery::new(std::ops::Bound::Excluded(Term::from_field_u64(f.seq, after as u64)), std::ops::Bound::Unbounded)),
+        ),
+    ]);
+    let mut first: Option<u32> = None;
+    for addr in searcher.search(&q, &DocSetCollector).map_err(qerr)? {
+        let doc: TantivyDocument = searcher.doc(addr).map_err(qerr)?;
+        if let Some(seq) = doc.get_first(f.seq).and_then(|v| v.as_u64()) {
+            first = Some(first.map_or(seq as u32, |s| s.min(seq as u32)));
+        }
+    }
+    Ok(first)
+}
+
+fn seen_errors(view: &IndexView, searcher: &Searcher, errors: &[(String, String)], scope: &Scope) -> Result<Vec<SeenError>, IndexError> {
+    let mut out = Vec::new();
+    for (sig, line) in errors {
+        let row = error_stats(view, searcher, sig, scope, None)?;
+        if row.seen.occurrences > 0 {
+            out.push(SeenError { sig: sig.clone(), line: row.line.unwrap_or_else(|| line.clone()), ..row.seen });
+        }
+    }
+    Ok(out)
+}
+
+struct ErrorStats {
+    seen: SeenError,
+    line: Option<String>,
+    sids: BTreeSet<String>,
+}
+
+/// Occurrences of one signature, optionally only in the sessions `only`.
+fn error_stats(
+    view: &IndexView,
+    searcher: &Searcher,
+    sig: &str,
+    scope: &Scope,
+    only: Option<&HashSet<String>>,
+) -> Result<ErrorStats, IndexError> {
+    let f = view.fields;
+    let q = BooleanQuery::new(vec![(Occur::Must, term(f.kind, KIND_ERROR)), (Occur::Must, term(f.sig, sig))]);
+    let mut metas = Metas::new(view, searcher);
+    let mut sids: BTreeSet<String> = BTreeSet::new();
+    let mut harnesses: BTreeSet<String> = BTreeSet::new();
+    let mut occurrences = 0;
+    let mut last: Option<Timestamp> = None;
+    let mut line: Option<String> = None;
+    for addr in searcher.search(&q, &DocSetCollector).map_err(qerr)? {
+        let doc: TantivyDocument = searcher.doc(addr).map_err(qerr)?;
+        let Some(sid) = stored_str(&doc, f.sid) else { continue };
+        if only.is_some_and(|o| !o.contains(&sid)) {
+            continue;
+        }
+        let Some(meta) = metas.get(&sid)? else { continue };
+        let time = doc.get_first(f.time).and_then(|v| v.as_i64()).filter(|t| *t != 0).map(Timestamp);
+        if !scope.admits(&meta, time) {
+            continue;
+        }
+        occurrences += 1;
+        harnesses.insert(meta.harness.clone());
+        if time >= last {
+            last = time;
+            let ev: Option<ErrorEvent> = doc.get_first(f.extra).and_then(|v| v.as_str()).and_then(|s| serde_json::from_str(s).ok());
+            line = ev.map(|e| e.line).or(line);
+        }
+        sids.insert(sid);
+    }
+    Ok(ErrorStats {
+        seen: SeenError {
+            sig: sig.to_string(),
+            line: line.clone().unwrap_or_default(),
+            occurrences,
+            sessions: sids.len(),
+            harnesses: harnesses.into_iter().collect(),
+            last,
+        },
+        line,
+        sids,
+    })
+}
+
+// ---------------------------------------------------------------- friction
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FrictionRow {
+    #[serde(flatten)]
+    pub error: SeenError,
+    /// Recorded fixes for it.
+    pub fixes: usize,
+}
+
+/// Errors that hit at least `min_sessions` separate sessions, most widespread first.
+pub fn friction(view: &IndexView, scope: &Scope, min_sessions: usize, limit: usize) -> Result<Vec<FrictionRow>, IndexError> {
+    friction_in(view, scope, min_sessions, limit, None)
+}
+
+fn friction_in(
+    view: &IndexView,
+    scope: &Scope,
+    min_sessions: usize,
+    limit: usize,
+    only: Option<&HashSet<String>>,
+) -> Result<Vec<FrictionRow>, IndexError> {
+    let searcher = view.searcher();
+    let f = view.fields;
+    // Candidate signatures: with `only`, those of these sessions' errors; else every
+    // signature in the term dictionary, whose document count is an upper bound on
+    // the sessions (it counts fix documents and deleted ones too).
+    let mut freq: HashMap<Vec<u8>, u64> = HashMap::new();
+    match only {
+        Some(sids) => {
+            let q = BooleanQuery::new(vec![(Occur::Must, term(f.kind, KIND_ERROR)), (Occur::Must, any_session(&f, sids))]);
+            for (_, addr) in searcher
+                .search(&q, &TopDocs::with_limit(MAX_SCAN).order_by_fast_field::<i64>("time", tantivy::Order::Desc))
+                .map_err(qerr)?
+            {
+                let doc: TantivyDocument = searcher.doc(addr).map_err(qerr)?;
+                if let Some(sig) = stored_str(&doc, f.sig) {
+                    *freq.entry(sig.into_bytes()).or_insert(0) += 1;
+                }
+            }
+        }
+        None => {
+            for reader in searcher.segment_readers() {
+                let inverted = reader.inverted_index(f.sig).map_err(qerr)?;
+                let mut stream = inverted.terms().stream().map_err(|e| IndexError::Query(e.to_string()))?;
+                while stream.advance() {
+                    *freq.entry(stream.key().to_vec()).or_insert(0) += u64::from(stream.value().doc_freq);
+                }
+            }
+        }
+    }
+    let mut rows = Vec::new();
+    for (sig, n) in freq {
+        if n < min_sessions as u64 {
+            continue;
+        }
+        let Ok(sig) = String::from_utf8(sig) else { continue };
+        let stats = error_stats(view, &searcher, &sig, scope, only)?;
+        if stats.sids.len() < min_sessions {
+            continue;
+        }
+        let fq = BooleanQuery::new(vec![(Occur::Must, term(f.kind, KIND_FIX)), (Occur::Must, term(f.sig, &sig))]);
+        let fixes = searcher.search(&fq, &tantivy::collector::Count).map_err(qerr)?;
+        rows.push(FrictionRow { error: stats.seen, fixes });
+    }
+    rows.sort_by_key(|r| std::cmp::Reverse((r.error.sessions, r.error.occurrences, r.error.last)));
+    rows.truncate(limit.max(1));
+    Ok(rows)
+}
+
+// ---------------------------------------------------------------- how
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CommandStat {
+    pub command: String,
+    pub runs: u32,
+    pub sessions: usize,
+    pub ok: u32,
+    pub failed: u32,
+    pub last: Option<Timestamp>,
+    /// Run in the asker's project.
+    pub here: bool,
+    pub harnesses: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct HowAnswer {
+    pub tier: Tier,
+    pub commands: Vec<CommandStat>,
+}
+
+/// The real invocations of a tool: command lines containing the words (as a phrase
+/// for `exact`, in any order for `relevance`), inspection excluded, grouped, the
+/// asker's project first, then the most used.
+pub fn how(view: &IndexView, tool: &str, scope: &Scope, limit: usize) -> Result<HowAnswer, IndexError> {
+    let parts: Vec<String> = words(tool).into_iter().flat_map(|w| w.parts).collect();
+    if parts.is_empty() {
+        return Ok(HowAnswer { tier: Tier::Exact, commands: Vec::new() });
+    }
+    let f = view.fields;
+    let work_term = |p: &str| Term::from_field_text(f.work, p);
+    let phrase: Box<dyn Query> = if parts.len() == 1 {
+        Box::new(TermQuery::new(work_term(&parts[0]), IndexRecordOption::Basic))
+    } else {
+        Box::new(PhraseQuery::new(parts.iter().map(|p| work_term(p)).collect()))
+    };
+    let all: Vec<(Occur, Box<dyn Query>)> =
+        parts.iter().map(|p| (Occur::Must, Box::new(TermQuery::new(work_term(p), IndexRecordOption::Basic)) as Box<dyn Query>)).collect();
+    for (tier, q) in [(Tier::Exact, phrase), (Tier::Relevance, Box::new(BooleanQuery::new(all)) as Box<dyn Query>)] {
+        let commands = command_stats(view, q, scope, limit, None)?;
+        if !commands.is_empty() {
+            return Ok(HowAnswer { tier, commands });
+        }
+        if parts.len() == 1 {
+            break;
+        }
+    }
+    Ok(HowAnswer { tier: Tier::Relevance, commands: Vec::new() })
+}
+
+/// Groups the commands of the turns matching `q` (most recent [`MAX_SCAN`]).
+fn command_stats(
+    view: &IndexView,
+    q: Box<dyn Query>,
+    scope: &Scope,
+    limit: usize,
+    only: Option<&HashSet<String>>,
+) -> Result<Vec<CommandStat>, IndexError> {
+    let searcher = view.searcher();
+    let f = view.fields;
+    let mut clauses = vec![(Occur::Must, q), (Occur::Must, term(f.kind, KIND_TURN)), (Occur::Must, term(f.role, "command"))];
+    if let Some(only) = only {
+        clauses.push((Occur::Must, any_session(&f, only)));
+    }
+    let q = BooleanQuery::new(clauses);
+    let top = searcher.search(&q, &TopDocs::with_limit(MAX_SCAN).order_by_fast_field::<i64>("time", tantivy::Order::Desc)).map_err(qerr)?;
+    let mut metas = Metas::new(view, &searcher);
+    struct Acc {
+        stat: CommandStat,
+        sids: HashSet<String>,
+        harnesses: BTreeSet<String>,
+    }
+    let mut groups: HashMap<String, Acc> = HashMap::new();
+    for (time, addr) in top {
+        let doc: TantivyDocument = searcher.doc(addr).map_err(qerr)?;
+        let Some(sid) = stored_str(&doc, f.sid) else { continue };
+        if only.is_some_and(|o| !o.contains(&sid)) {
+            continue;
+        }
+        let extra: TurnExtra = stored_str(&doc, f.extra).and_then(|s| serde_json::from_str(&s).ok()).unwrap_or_default();
+        let Some(tool) = extra.tool else { continue };
+        let Some(cmd) = tool.command.as_deref().filter(|c| !c.contains('\n') && !is_inspection(c)) else { continue };
+        let Some(meta) = metas.get(&sid)? else { continue };
+        let time = time.filter(|t| *t != 0).map(Timestamp);
+        if !scope.admits(&meta, time) {
+            continue;
+        }
+        let key = command_key(cmd);
+        let acc = groups.entry(key.clone()).or_insert_with(|| Acc {
+            stat: CommandStat { command: key, runs: 0, sessions: 0, ok: 0, failed: 0, last: None, here: false, harnesses: Vec::new() },
+            sids: HashSet::new(),
+            harnesses: BTreeSet::new(),
+        });
+        acc.stat.runs += 1;
+        match Outcome::of(&tool) {
+            Outcome::Ok => acc.stat.ok += 1,
+            Outcome::Failed => acc.stat.failed += 1,
+            Outcome::Unknown => {}
+        }
+        acc.stat.last = acc.stat.last.max(time);
+        acc.stat.here |= scope.is_here(&meta);
+        acc.harnesses.insert(meta.harness.clone());
+        acc.sids.insert(sid);
+    }
+    let mut stats: Vec<CommandStat> = groups
+        .into_values()
+        .map(|mut a| {
+            a.stat.sessions = a.sids.len();
+            a.stat.harnesses = a.harnesses.into_iter().collect();
+            a.stat
+        })
+        .collect();
+    stats.sort_by(|a, b| {
+        (b.here, b.ok > 0 || b.failed == 0, b.sessions, b.runs, b.last).cmp(&(
+            a.here,
+            a.ok > 0 || a.failed == 0,
+            a.sessions,
+            a.runs,
+            a.last,
+        ))
+    });
+    stats.truncate(limit.max(1));
+    Ok(stats)
+}
+
+// ---------------------------------------------------------------- blame
+
+#[derive(Debug, Clone, Serialize)]
+pub struct BlameHit {
+    pub session: SessionMeta,
+    /// The path as the session touched or named it.
+    pub path: String,
+    /// `edit`, `write`, `delete`, `read` or `discussed`.
+    pub action: &'static str,
+    pub touches: u32,
+    /// Components of the query the match covered (a full-path match is the most).
+    pub specificity: usize,
+    pub last: Option<Timestamp>,
+    pub decision: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct BlameAnswer {
+    pub tier: Tier,
+    /// The path looked for, as normalized (absolute when resolved against `here`).
+    pub path: String,
+    pub hits: Vec<BlameHit>,
+}
+
+/// Sessions that edited, read or discussed a file — absolute, relative (resolved
+/// against `scope.here`) or bare name — the most specific match first, then edits
+/// before reads before mentions, then the most recent.
+pub fn blame(view: &IndexView, path: &str, scope: &Scope, limit: usize) -> Result<BlameAnswer, IndexError> {
+    let searcher = view.searcher();
+    let f = view.fields;
+    let given = normalize_path(path);
+    let absolute = if given.starts_with('/') || given.chars().nth(1) == Some(':') {
+        Some(given.clone())
+    } else {
+        scope.here.as_deref().filter(|_| given.contains('/')).map(|h| normalize_path(&format!("{}/{}", h.trim_end_matches('/'), given)))
+    };
+    let given_parts = given.split('/').filter(|c| !c.is_empty() && *c != ".").count();
+    // Terms from most to least specific: the absolute path, then the suffixes.
+    let mut terms: Vec<(String, usize)> = Vec::new();
+    if let Some(abs) = &absolute {
+        terms.push((abs.clone(), usize::MAX));
+    }
+    let suffixes = path_terms(&given);
+    for t in suffixes.iter().rev() {
+        let n = t.split('/').filter(|c| !c.is_empty()).count();
+        if !terms.iter().any(|(x, _)| x == t) {
+            terms.push((t.clone(), n));
+        }
+    }
+    let basename = suffixes.first().cloned().unwrap_or_default();
+    if basename.is_empty() {
+        return Ok(BlameAnswer { tier: Tier::Exact, path: given, hits: Vec::new() });
+    }
+
+    struct Acc {
+        path: String,
+        action: FileAction,
+        touches: u32,
+        specificity: usize,
+        last: Option<Timestamp>,
+        discussed: bool,
+    }
+    let mut by_sid: HashMap<String, Acc> = HashMap::new();
+    let mut metas = Metas::new(view, &searcher);
+    let mut scanned = 0usize;
+    for (t, spec) in &terms {
+        let q = BooleanQuery::new(vec![(Occur::Must, term(f.kind, KIND_TURN)), (Occur::Must, term(f.path, t))]);
+        let top = searcher
+            .search(&q, &TopDocs::with_limit(MAX_SCAN / 4).order_by_fast_field::<i64>("time", tantivy::Order::Desc))
+            .map_err(qerr)?;
+        for (time, addr) in top {
+            scanned += 1;
+            if scanned > MAX_SCAN {
+                break;
+            }
+            let doc: TantivyDocument = searcher.doc(addr).map_err(qerr)?;
+            let Some(sid) = stored_str(&doc, f.sid) else { continue };
+            let turn = view.turn_from_doc(&doc);
+            let touched: Vec<(String, FileAction)> = turn
+                .files
+                .iter()
+                .map(|x| (x.path.clone(), x.action))
+                .chain(turn.edit.iter().map(|e| (e.path.clone(), FileAction::Edit)))
+                .collect();
+            let Some((p, action)) = touched
+                .into_iter()
+                .filter(|(p, _)| path_terms(p).contains(t) || normalize_path(p) == *t)
+                .max_by_key(|(_, a)| action_rank(*a))
+            else {
+                continue;
+            };
+            let time = time.filter(|t| *t != 0).map(Timestamp);
+            let acc =
+                by_sid.entry(sid).or_insert(Acc { path: p.clone(), action, touches: 0, specificity: *spec, last: None, discussed: false });
+            if *spec > acc.specificity {
+                acc.specificity = *spec;
+                acc.path = p;
+            }
+            if acc.specificity == *spec {
+                acc.touches += 1;
+                if action_rank(action) > action_rank(acc.action) {
+                    acc.action = action;
+                }
+            }
+            acc.last = acc.last.max(time);
+        }
+    }
+    // Mentions in what people and models said, for files only talked about.
+    let name_parts: Vec<String> = words(&basename).into_iter().flat_map(|w| w.parts).collect();
+    if !name_parts.is_empty() {
+        let name_q: Box<dyn Query> = if name_parts.len() == 1 {
+            term(f.text, &name_parts[0])
+        } else {
+            Box::new(PhraseQuery::new(name_parts.iter().map(|p| Term::from_field_text(f.text, p)).collect()))
+        };
+        let speech = BooleanQuery::new(vec![
+            (Occur::Should, term(f.role, Role::User.as_str())),
+            (Occur::Should, term(f.role, Role::Assistant.as_str())),
+        ]);
+        let q = BooleanQuery::new(vec![(Occur::Must, name_q), (Occur::Must, Box::new(speech)), (Occur::Must, term(f.kind, KIND_TURN))]);
+        let top = searcher.search(&q, &TopDocs::with_limit(400).order_by_fast_field::<i64>("time", tantivy::Order::Desc)).map_err(qerr)?;
+        let needle_full = given.clone();
+        for (time, addr) in top {
+            let doc: TantivyDocument = searcher.doc(addr).map_err(qerr)?;
+            let Some(sid) = stored_str(&doc, f.sid) else { continue };
+            let body = stored_str(&doc, f.body).unwrap_or_default().to_lowercase();
+            let spec = if given_parts > 1 && body.contains(&needle_full) {
+                given_parts
+            } else if body.contains(&basename) {
+                1
+            } else {
+                continue;
+            };
+            let time = time.filter(|t| *t != 0).map(Timestamp);
+            let acc = by_sid.entry(sid).or_insert(Acc {
+                path: given.clone(),
+                action: FileAction::Read,
+                touches: 0,
+                specificity: spec,
+                last: time,
+                discussed: true,
+            });
+            acc.last = acc.last.max(time);
+        }
+    }
+
+    let mut hits: Vec<BlameHit> = Vec::new();
+    for (sid, acc) in by_sid {
+        let Some(meta) = metas.get(&sid)? else { continue };
+        if !scope.admits(&meta, acc.last) {
+            continue;
+        }
+        hits.push(BlameHit {
+            path: acc.path,
+            action: if acc.discussed { "discussed" } else { acc.action.as_str() },
+            touches: acc.touches,
+            specificity: acc.specificity,
+            last: acc.last,
+            decision: None,
+            session: meta,
+        });
+    }
+    let rank = |h: &BlameHit| match h.action {
+        "discussed" => 0,
+        "read" => 1,
+        _ => 2,
+    };
+    hits.sort_by_key(|h| std::cmp::Reverse((h.specificity, rank(h), h.last)));
+    hits.truncate(limit.max(1));
+    for h in &mut hits {
+        let turns = view.session_turns(&h.session.key())?;
+        h.decision = decision_about(&turns, &basename);
+    }
+    let covered = hits.first().is_none_or(|h| h.specificity >= given_parts);
+    Ok(BlameAnswer { tier: if covered { Tier::Exact } else { Tier::Relevance }, path: absolute.unwrap_or(given), hits })
+}
+
+fn action_rank(a: FileAction) -> u8 {
+    match a {
+        FileAction::Read => 0,
+        FileAction::Delete => 1,
+        FileAction::Edit => 2,
+        FileAction::Write => 3,
+    }
+}
+
+/// The concluding line of a session that names the file, else its best conclusion.
+fn decision_about(turns: &[Turn], basename: &str) -> Option<String> {
+    let all = best_decisions(turns, 50);
+    all.iter().rev().find(|(_, l)| l.to_lowercase().contains(basename)).or(all.last()).map(|(_, l)| l.clone())
+}
+
+// ---------------------------------------------------------------- files
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FileStat {
+    pub path: String,
+    pub edits: u32,
+    pub reads: u32,
+    pub sessions: usize,
+    pub last: Option<Timestamp>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FilesAnswer {
+    pub tier: Tier,
+    /// The sessions the files were taken from.
+    pub sessions: Vec<SessionMeta>,
+    pub files: Vec<FileStat>,
+}
+
+/// The files the sessions about a topic touched: edited ones first, then by how many
+/// of those sessions touched them.
+pub fn files(view: &IndexView, topic: &str, scope: &Scope, limit: usize) -> Result<FilesAnswer, IndexError> {
+    let r = recall(view, topic, scope, 10)?;
+    let mut acc: HashMap<String, (u32, u32, HashSet<String>, Option<Timestamp>)> = HashMap::new();
+    let mut sessions = Vec::new();
+    for h in r.hits {
+        let sid = h.session.key();
+        for t in view.session_turns(&sid)? {
+            let touched =
+                t.files.iter().map(|x| (x.path.clone(), x.action)).chain(t.edit.iter().map(|e| (e.path.clone(), FileAction::Edit)));
+            for (p, a) in touched {
+                let e = acc.entry(p).or_insert((0, 0, HashSet::new(), None));
+                if a == FileAction::Read {
+                    e.1 += 1;
+                } else {
+                    e.0 += 1;
+                }
+                e.2.insert(sid.clone());
+                e.3 = e.3.max(t.time);
+            }
+        }
+        sessions.push(h.session);
+    }
+    let mut files: Vec<FileStat> =
+        acc.into_iter().map(|(path, (edits, reads, sids, last))| FileStat { path, edits, reads, sessions: sids.len(), last }).collect();
+    files.sort_by(|a, b| (b.edits > 0, b.sessions, b.edits + b.reads, &a.path).cmp(&(a.edits > 0, a.sessions, a.edits + a.reads, &b.path)));
+    files.truncate(limit.max(1));
+    Ok(FilesAnswer { tier: r.tier, sessions, files })
+}
+
+// ---------------------------------------------------------------- orient
+
+#[derive(Debug, Clone, Serialize)]
+pub struct OrientSession {
+    pub session: SessionMeta,
+    pub outcome: Option<String>,
+    pub decisions: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Orient {
+    pub project: String,
+    pub sessions: Vec<OrientSession>,
+    pub recurring_errors: Vec<FrictionRow>,
+    pub commands: Vec<CommandStat>,
+    pub notes: Vec<OrientSession>,
+}
+
+/// Sessions of projects this many most recent are looked at for errors and commands.
+const ORIENT_SCAN_SESSIONS: usize = 300;
+
+/// A project's recent sessions with their outcome and decisions, its notes, the
+/// errors that recur in it, and the commands that work there.
+pub fn orient(view: &IndexView, dir: &str, scope: &Scope, limit: usize) -> Result<Orient, IndexError> {
+    let all = project_sessions(view, dir, scope, ORIENT_SCAN_SESSIONS)?;
+    let (notes, transcripts): (Vec<SessionMeta>, Vec<SessionMeta>) = all.iter().cloned().partition(|m| m.harness == NOTES_HARNESS);
+    let mut sessions = Vec::new();
+    for meta in transcripts.into_iter().take(limit.max(1)) {
+        let turns = view.session_turns(&meta.key())?;
+        let decisions = best_decisions(&turns, 2).into_iter().map(|(_, l)| l).collect();
+        sessions.push(OrientSession { outcome: outcome_line(&turns), decisions, session: meta });
+    }
+    let notes = notes
+        .into_iter()
+        .take(5)
+        .map(|meta| {
+            let outcome = meta.title.clone();
+            OrientSession { session: meta, outcome, decisions: Vec::new() }
+        })
+        .collect();
+    let sids: HashSet<String> = all.iter().map(SessionMeta::key).collect();
+    let local = Scope { here: Some(dir.to_string()), ..scope.clone() };
+    let recurring_errors = if sids.is_empty() { Vec::new() } else { friction_in(view, &local, 2, 5, Some(&sids))? };
+    let commands = if sids.is_empty() {
+        Vec::new()
+    } else {
+        let ok_only: Box<dyn Query> = term(view.fields.role, "command");
+        command_stats(view, ok_only, &local, 40, Some(&sids))?.into_iter().filter(|c| c.ok > 0).take(8).collect()
+    };
+    Ok(Orient { project: dir.to_string(), sessions, recurring_errors, commands, notes })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn related_projects_are_the_same_tree() {
+        assert!(project_related(Some("/src/app"), "/src/app"));
+        assert!(project_related(Some("/src/app/sub"), "/src/app"));
+        assert!(project_related(Some("/src/app"), "/src/app/sub/dir"));
+        assert!(!project_related(Some("/src/application"), "/src/app"));
+        assert!(!project_related(Some("/src"), "/src/app"), "a one-component parent is too broad");
+        assert!(!project_related(None, "/src/app"));
+    }
+
+    #[test]
+    fn significant_words_skip_numbers_and_short_words() {
+        assert_eq!(
+            significant_words("ModuleNotFoundError: No module named 'psycopg2' at 12"),
+            vec!["modulenotfounderror", "module", "not", "found", "error", "named", "psycopg2"]
+        );
+    }
+}

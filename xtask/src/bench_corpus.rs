@@ -1,0 +1,26 @@
+//! `cargo xtask bench-corpus --out DIR --size 200MB|1GB --seed N`: writes a benchmark
+//! corpus by running `deja bench corpus` from a release build. The generator lives in
+//! deja-cli because it writes every session through its harness adapter's own writer,
+//! and deja-cli is where every adapter is linked.
+
+use std::path::Path;
+use std::process::Command;
+
+use anyhow::{bail, Context, Result};
+
+pub fn run(root: &Path, args: &[String]) -> Result<()> {
+    if !args.iter().any(|a| a == "--out" || a.starts_with("--out=")) {
+        bail!("usage: cargo xtask bench-corpus --out DIR [--size 200MB|1GB] [--seed N] [--force]");
+    }
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let status = Command::new(&cargo)
+        .current_dir(root)
+        .args(["run", "--release", "--quiet", "-p", "deja-cli", "--", "bench", "corpus"])
+        .args(args)
+        .status()
+        .context("running `cargo run --release -p deja-cli -- bench corpus`")?;
+    if !status.success() {
+        bail!("`deja bench corpus` failed ({status})");
+    }
+    Ok(())
+}

@@ -1,0 +1,346 @@
+//! `cargo xtask new-adapter <id> "<Display Name>"`: scaffolds `adapters/<id>/` from
+//! the templates in `xtask/templates/adapter/`, links it (the same code as `cargo xtask
+//! adapters`) and adds its `harness-matrix.toml` entry, so `cargo test -p
+//! deja-adapter-<id>` runs at once — and fails until the parser is written.
+//! `cargo xtask remove-adapter <id>` undoes all of that.
+
+use std::path::Path;
+
+use anyhow::{bail, ensure, Context, Result};
+
+use crate::adapters;
+use crate::matrix::notes::{self, valid_id, NOTES_FILE};
+
+const CARGO_TEMPLATE: &str = include_str!("../templates/adapter/Cargo.toml.tmpl");
+const LIB_TEMPLATE: &str = include_str!("../templates/adapter/lib.rs.tmpl");
+const SNAPSHOTS_TEMPLATE: &str = include_str!("../templates/adapter/snapshots.rs.tmpl");
+const FIXTURE_TEMPLATE: &str = include_str!("../templates/adapter/basic.jsonl.tmpl");
+const FIXTURES_README_TEMPLATE: &str = include_str!("../templates/adapter/fixtures-README.md.tmpl");
+
+/// The names one id is spelled as in the generated code.
+struct Names<'a> {
+    id: &'a str,
+    name: &'a str,
+}
+
+impl Names<'_> {
+    /// `foo-bar` → `FooBar`; a leading digit gets a `Harness` prefix to stay an identifier.
+    fn type_prefix(&self) -> String {
+        let camel: String = self
+            .id
+            .split('-')
+            .filter(|p| !p.is_empty())
+            .map(|p| {
+                let mut c = p.chars();
+                c.next().map(|f| f.to_ascii_uppercase().to_string() + c.as_str()).unwrap_or_default()
+            })
+            .collect();
+        if camel.starts_with(|c: char| c.is_ascii_digit()) {
+            format!("Harness{camel}")
+        } else {
+            camel
+        }
+    }
+
+    fn fill(&self, template: &str) -> String {
+        template
+            .replace("__NAME_LITERAL__", &format!("{:?}", self.name))
+            .replace("__DESCRIPTION__", &toml_string(&format!("deja adapter for {}", self.name)))
+            .replace("__TYPE__", &self.type_prefix())
+            .replace("__CRATE__", &self.id.replace('-', "_"))
+            .replace("__UPPER__", &self.id.to_ascii_uppercase().replace('-', "_"))
+            .replace("__NAME__", self.name)
+            .replace("__ID__", self.id)
+    }
+}
+
+/// A TOML basic string.
+fn toml_string(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// The `harness-matrix.toml` entry of a new adapter.
+fn notes_entry(names: &Names) -> String {
+    let upper = names.id.to_ascii_uppercase().replace('-', "_");
+    format!(
+        "\n[{id}]\n\
+         # Once the parser reads real files: the {name} releases whose output you checked\n\
+         # (checked_versions) and the date you did (checked_on = \"YYYY-MM-DD\"). Record format\n\
+         # changes seen in a release as [[{id}.drift]] entries (version, seen_on, note), and\n\
+         # anything deja waits on upstream as [[{id}.blockers]] (capability, note, link).\n\
+         checked_versions = []\n\
+         verify = \"\"\"Run `deja index`, then `deja harnesses`: {name} is listed with its store and a \\\n\
+         session count. `deja search \"<words from a recent {name} session>\" --harness {id}` finds that \\\n\
+         session; with the store elsewhere, set `DEJA_{upper}_ROOT` to it first.\"\"\"\n",
+        id = names.id,
+        name = names.name.replace('\\', "\\\\").replace('"', "\\\""),
+    )
+}
+
+fn check_name(name: &str) -> Result<()> {
+    ensure!(!name.trim().is_empty(), "the display name is empty; give the harness's name as users know it, e.g. \"Foo Code\"");
+    ensure!(!name.chars().any(char::is_control), "the display name {name:?} contains control characters");
+    ensure!(name.trim() == name, "the display name {name:?} has leading or trailing spaces");
+    Ok(())
+}
+
+/// Scaffolds `adapters/<id>/` under `root` and registers it.
+pub fn new_adapter(root: &Path, id: &str, name: &str) -> Result<()> {
+    if !valid_id(id) {
+        bail!("`{id}` is not a valid adapter id: use lowercase ASCII letters, digits and '-' (not first or last), e.g. `foo-code`");
+    }
+    check_name(name)?;
+    let dir = root.join("adapters").join(id);
+    if dir.exists() {
+        bail!("adapters/{id}/ already exists; pick another id or edit that adapter");
+    }
+    let notes_path = root.join(NOTES_FILE);
+    let notes_text = std::fs::read_to_string(&notes_path).with_context(|| format!("reading {}", notes_path.display()))?;
+    let existing = notes::parse(&notes_text).with_context(|| format!("{} must parse before an entry is added", notes_path.display()))?;
+    if existing.contains_key(id) {
+        bail!("{NOTES_FILE} already has a [{id}] table; remove it first or pick another id");
+    }
+    let names = Names { id, name };
+    let mut updated_notes = notes_text.clone();
+    if !updated_notes.is_empty() && !updated_notes.ends_with('\n') {
+        updated_notes.push('\n');
+    }
+    updated_notes.push_str(&notes_entry(&names));
+    let parsed = notes::parse(&updated_notes).context("the new harness-matrix.toml entry does not parse (a bug in xtask)")?;
+    ensure!(parsed.contains_key(id), "the new harness-matrix.toml entry was not read back (a bug in xtask)");
+
+    let mut ids = adapters::adapter_ids(root)?;
+    ids.push(id.to_string());
+    ids.sort();
+
+    let files = [
+        ("Cargo.toml", CARGO_TEMPLATE),
+        ("src/lib.rs", LIB_TEMPLATE),
+        ("tests/snapshots.rs", SNAPSHOTS_TEMPLATE),
+        ("tests/fixtures/basic.jsonl", FIXTURE_TEMPLATE),
+        ("tests/fixtures/README.md", FIXTURES_README_TEMPLATE),
+    ];
+    for (rel, template) in files {
+        let path = dir.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
+        }
+        std::fs::write(&path, names.fill(template)).with_context(|| format!("writing {}", path.display()))?;
+        println!("wrote {}", path.display());
+    }
+    adapters::sync(root, &ids, false).context("linking the new adapter")?;
+    std::fs::write(&notes_path, updated_notes).with_context(|| format!("writing {}", notes_path.display()))?;
+    println!("added [{id}] to {}", notes_path.display());
+    println!(
+        "\nNext (CONTRIBUTING.md has the whole path):\n  \
+         1. cargo test -p deja-adapter-{id}    # fails until `parse` yields a session with a user turn\n  \
+         2. replace tests/fixtures/basic.jsonl with real {name} records, write `parse`, review the snapshot\n  \
+         3. fill in HarnessInfo in adapters/{id}/src/lib.rs and [{id}] in {NOTES_FILE}\n  \
+         4. cargo xtask matrix                 # README block, docs/harness-matrix.md, docs/site/"
+    );
+    Ok(())
+}
+
+/// The id of the table a TOML header line opens (`[id]`, `[id.x]`, `[[id.x]]`), if the
+/// line is a header.
+fn header_root(line: &str) -> Option<String> {
+    let t = line.trim();
+    if !t.starts_with('[') {
+        return None;
+    }
+    let inner = t.trim_start_matches('[');
+    let end = inner.find(']')?;
+    let key = inner[..end].split('.').next()?.trim().trim_matches('"');
+    Some(key.to_string())
+}
+
+/// `text` without the `[id]` table and its sub-tables.
+fn without_notes_entry(text: &str, id: &str) -> String {
+    let mut kept: Vec<&str> = Vec::new();
+    let mut dropping = false;
+    for line in text.lines() {
+        if let Some(root) = header_root(line) {
+            dropping = root == id;
+        }
+        if !dropping {
+            kept.push(line);
+        }
+    }
+    while kept.last().is_some_and(|l| l.trim().is_empty()) {
+        kept.pop();
+    }
+    let mut out = kept.join("\n");
+    out.push('\n');
+    out
+}
+
+/// Deletes `adapters/<id>/`, unlinks it and drops its `harness-matrix.toml` entry.
+pub fn remove_adapter(root: &Path, id: &str) -> Result<()> {
+    if !valid_id(id) {
+        bail!("`{id}` is not a valid adapter id");
+    }
+    let dir = root.join("adapters").join(id);
+    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).with_context(|| format!("adapters/{id}/ is not an adapter crate"))?;
+    if !manifest.contains(&format!("name = \"deja-adapter-{id}\"")) {
+        bail!("adapters/{id}/Cargo.toml does not name the package deja-adapter-{id}; not removing it");
+    }
+    let notes_path = root.join(NOTES_FILE);
+    let notes_text = std::fs::read_to_string(&notes_path).with_context(|| format!("reading {}", notes_path.display()))?;
+    let before = notes::parse(&notes_text)?;
+    let updated = without_notes_entry(&notes_text, id);
+    let mut after = notes::parse(&updated).context("harness-matrix.toml would not parse after removing the entry; edit it by hand")?;
+    after.insert(id.to_string(), before.get(id).cloned().unwrap_or_default());
+    let mut expected = before.clone();
+    expected.entry(id.to_string()).or_default();
+    ensure!(after == expected, "removing [{id}] from {NOTES_FILE} would change other entries; edit it by hand");
+
+    let ids: Vec<String> = adapters::adapter_ids(root)?.into_iter().filter(|i| i != id).collect();
+    adapters::sync(root, &ids, false).context("unlinking the adapter")?;
+    if updated != notes_text {
+        std::fs::write(&notes_path, &updated).with_context(|| format!("writing {}", notes_path.display()))?;
+        println!("removed [{id}] from {}", notes_path.display());
+    }
+    std::fs::remove_dir_all(&dir).with_context(|| format!("removing {}", dir.display()))?;
+    println!("removed {}\n\nNow run `cargo xtask matrix` to drop it from the docs.", dir.display());
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MANIFEST: &str = "[package]\nname = \"x\"\n\n[dependencies]\n# adapters:start — generated by `cargo xtask adapters`; do not edit by hand\n# adapters:end\n";
+    const NOTES: &str = "# What code cannot know.\n\n[alpha]\nchecked_versions = [\"1.0\"]\nchecked_on = \"2026-01-02\"\nverify = \"Run it.\"\n\n[[alpha.drift]]\nversion = \"1.0\"\nseen_on = \"2026-01-02\"\nnote = \"a new record\"\n";
+
+    /// A workspace with one adapter, `alpha`, and the files the scaffolder edits.
+    fn workspace() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        for d in ["adapters/alpha", "deja-cli/src", "xtask/src"] {
+            std::fs::create_dir_all(root.join(d)).expect("mkdir");
+        }
+        std::fs::write(root.join("adapters/alpha/Cargo.toml"), "[package]\nname = \"deja-adapter-alpha\"\n").expect("alpha");
+        std::fs::write(root.join("deja-cli/Cargo.toml"), MANIFEST).expect("cli manifest");
+        std::fs::write(root.join("xtask/Cargo.toml"), MANIFEST).expect("xtask manifest");
+        std::fs::write(root.join(NOTES_FILE), NOTES).expect("notes");
+        adapters::sync(root, &["alpha".to_string()], false).expect("initial lists");
+        dir
+    }
+
+    fn read(root: &Path, rel: &str) -> String {
+        std::fs::read_to_string(root.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+    }
+
+    fn snapshot(root: &Path) -> Vec<String> {
+        ["deja-cli/Cargo.toml", "xtask/Cargo.toml", "deja-cli/src/adapters.rs", "xtask/src/linked_adapters.rs", NOTES_FILE]
+            .iter()
+            .map(|f| read(root, f))
+            .collect()
+    }
+
+    #[test]
+    fn scaffolds_a_complete_crate_and_registers_it() {
+        let dir = workspace();
+        let root = dir.path();
+        new_adapter(root, "foo-bar", "Foo \"Bar\" Code").expect("scaffold");
+
+        let cargo = read(root, "adapters/foo-bar/Cargo.toml");
+        assert!(cargo.contains("name = \"deja-adapter-foo-bar\""), "{cargo}");
+        assert!(cargo.contains("description = \"deja adapter for Foo \\\"Bar\\\" Code\""), "{cargo}");
+        assert!(cargo.contains("deja-core.workspace = true"));
+        toml::from_str::<toml::Table>(&cargo).expect("manifest is valid TOML");
+
+        let lib = read(root, "adapters/foo-bar/src/lib.rs");
+        assert!(lib.starts_with("//! Foo \"Bar\" Code (`foo-bar`):"), "{lib}");
+        assert!(lib.contains("const ID: &str = \"foo-bar\";"));
+        assert!(lib.contains("name: \"Foo \\\"Bar\\\" Code\","), "name is a Rust string literal");
+        assert!(lib.contains("pub struct FooBarFormat;"));
+        assert!(lib.contains("deja_vars: &[\"DEJA_FOO_BAR_ROOT\"]"));
+        assert!(lib.contains("ErrorKind::Unsupported"));
+        assert!(lib.contains("| record / field | Turn | rule |"));
+        assert!(!lib.contains("__"), "every placeholder is filled:\n{lib}");
+
+        let tests = read(root, "adapters/foo-bar/tests/snapshots.rs");
+        assert!(tests.contains("use deja_adapter_foo_bar::FooBarFormat;"));
+        assert!(tests.contains(".set(\"DEJA_FOO_BAR_ROOT\""));
+        assert!(tests.contains("t.role == Role::User"), "the scaffold's test fails until a user turn is parsed");
+        assert!(!tests.contains("__"));
+        for line in read(root, "adapters/foo-bar/tests/fixtures/basic.jsonl").lines() {
+            serde_json_free_check(line);
+        }
+        assert!(read(root, "adapters/foo-bar/tests/fixtures/README.md").starts_with("# Foo \"Bar\" Code fixtures"));
+
+        for list in ["deja-cli/src/adapters.rs", "xtask/src/linked_adapters.rs"] {
+            assert!(read(root, list).contains("use deja_adapter_alpha as _;\nuse deja_adapter_foo_bar as _;\n"), "{list}");
+        }
+        for manifest in ["deja-cli/Cargo.toml", "xtask/Cargo.toml"] {
+            assert!(read(root, manifest).contains("deja-adapter-foo-bar = { path = \"../adapters/foo-bar\" }"), "{manifest}");
+        }
+        let notes = notes::parse(&read(root, NOTES_FILE)).expect("notes parse");
+        let entry = notes.get("foo-bar").expect("entry added");
+        assert!(entry.checked_versions.is_empty() && entry.checked_on.is_none());
+        assert!(entry.verify.contains("--harness foo-bar") && entry.verify.contains("DEJA_FOO_BAR_ROOT"), "{}", entry.verify);
+        assert!(entry.verify.contains("Foo \"Bar\" Code"), "{}", entry.verify);
+        assert_eq!(notes.get("alpha").map(|a| a.drift.len()), Some(1), "existing entries kept");
+        assert!(read(root, NOTES_FILE).starts_with(NOTES), "the existing text is kept byte for byte");
+    }
+
+    /// The fixture is JSON lines (checked without a JSON crate: braces balance).
+    fn serde_json_free_check(line: &str) {
+        assert!(line.starts_with('{') && line.ends_with('}'), "{line}");
+        assert_eq!(line.matches('{').count(), line.matches('}').count(), "{line}");
+    }
+
+    #[test]
+    fn refuses_bad_or_taken_ids_and_bad_names_without_touching_anything() {
+        let dir = workspace();
+        let root = dir.path();
+        let before = snapshot(root);
+        for bad in ["Foo", "foo_bar", "-foo", "foo-", "", "foo bar", "../x"] {
+            let err = new_adapter(root, bad, "Foo").expect_err(bad).to_string();
+            assert!(err.contains("not a valid adapter id"), "{bad}: {err}");
+        }
+        let err = new_adapter(root, "alpha", "Alpha").expect_err("exists").to_string();
+        assert!(err.contains("adapters/alpha/ already exists"), "{err}");
+        std::fs::write(root.join(NOTES_FILE), format!("{NOTES}\n[ghost]\nverify = \"x\"\n")).expect("notes");
+        let err = new_adapter(root, "ghost", "Ghost").expect_err("toml entry exists").to_string();
+        assert!(err.contains("already has a [ghost] table"), "{err}");
+        std::fs::write(root.join(NOTES_FILE), NOTES).expect("notes");
+        for name in ["", "  ", "a\nb", " Foo"] {
+            assert!(new_adapter(root, "foo", name).is_err(), "{name:?}");
+        }
+        assert_eq!(snapshot(root), before);
+        assert!(!root.join("adapters/foo").exists() && !root.join("adapters/ghost").exists());
+    }
+
+    #[test]
+    fn remove_adapter_undoes_new_adapter() {
+        let dir = workspace();
+        let root = dir.path();
+        let before = snapshot(root);
+        new_adapter(root, "foo", "Foo").expect("scaffold");
+        assert_ne!(snapshot(root), before);
+        remove_adapter(root, "foo").expect("remove");
+        assert_eq!(snapshot(root), before);
+        assert!(!root.join("adapters/foo").exists());
+        assert!(root.join("adapters/alpha").exists());
+        assert!(remove_adapter(root, "foo").is_err(), "nothing left to remove");
+    }
+
+    #[test]
+    fn type_names_are_identifiers() {
+        assert_eq!(Names { id: "foo", name: "" }.type_prefix(), "Foo");
+        assert_eq!(Names { id: "kimi-work", name: "" }.type_prefix(), "KimiWork");
+        assert_eq!(Names { id: "9router", name: "" }.type_prefix(), "Harness9router");
+    }
+}
