@@ -535,15 +535,16 @@ impl Ctx<'_> {
     fn shell(&mut self) -> (String, String, i64) {
         let fail = self.rng.chance(0.25);
         let w = self.mid_word();
+        let [crate_name, _, package, _] = self.topic;
         match self.rng.below(9) {
             0 | 1 => {
                 let (cmd, ok) = match self.lang {
                     Lang::Rust => {
-                        (format!("cargo test -p {} {}", { self.topic[0] }, self.snake()), "test result: ok. 14 passed; 0 failed; 0 ignored")
+                        (format!("cargo test -p {crate_name} {}", self.snake()), "test result: ok. 14 passed; 0 failed; 0 ignored")
                     }
                     Lang::Python => (format!("pytest tests/test_{}.py -x -q", self.snake()), "14 passed in 0.84s"),
                     Lang::TypeScript => (format!("npx jest {}", self.path()), "Tests:       14 passed, 14 total"),
-                    Lang::Go => (format!("go test ./{}/...", self.topic[2]), "ok  \tgithub.com/acme/svc/internal\t0.412s"),
+                    Lang::Go => (format!("go test ./{package}/..."), "ok  \tgithub.com/acme/svc/internal\t0.412s"),
                     Lang::Java => (format!("./gradlew test --tests '*{}*'", self.camel(true)), "BUILD SUCCESSFUL in 14s"),
                 };
                 if fail {
@@ -634,6 +635,7 @@ impl Ctx<'_> {
     }
 
     fn prompt(&mut self) -> String {
+        let [t0, t1, _, _] = self.topic;
         match self.script {
             Script::Cjk if self.rng.chance(0.7) => {
                 let a = *self.rng.pick(CJK);
@@ -647,8 +649,8 @@ impl Ctx<'_> {
             }
             _ => match self.rng.below(6) {
                 0 => format!("{}\n\n```\n{}\n```", self.sentence(), self.stack_trace()),
-                1 => format!("why does `{}` fail when the {} {} is {}?", self.camel(false), self.word(), { self.topic[0] }, self.word()),
-                2 => format!("can you look at {} and {} the {} {}?", self.path(), self.mid_word(), { self.topic[1] }, self.word()),
+                1 => format!("why does `{}` fail when the {} {t0} is {}?", self.camel(false), self.word(), self.word()),
+                2 => format!("can you look at {} and {} the {t1} {}?", self.path(), self.mid_word(), self.word()),
                 _ => self.paragraph(1, 3),
             },
         }

@@ -25,6 +25,16 @@ use anyhow::Result;
 use clap::{Args, Subcommand};
 
 #[derive(Args)]
+#[command(
+    long_about = "The home of deja's benchmarks: each runs the production code (adapters, indexer, search) on data \
+                  written in the harnesses' real on-disk formats. Tables by default, one JSON object with --json.",
+    after_help = "A typical run (a corpus goes anywhere outside your history; 1 GB takes about ten seconds to write on two cores):\n  \
+                  deja bench corpus --out /tmp/deja-bench/c200 --size 200MB --seed 1\n  \
+                  deja bench index  --corpus /tmp/deja-bench/c200\n  \
+                  deja bench search --corpus /tmp/deja-bench/c200\n  \
+                  deja bench locomo --data locomo10.json\n\n\
+                  The figures, the machine they were taken on and how to read them: docs/benchmarks.md"
+)]
 pub struct BenchArgs {
     #[command(subcommand)]
     command: BenchCommand,

@@ -104,7 +104,8 @@ struct SearchBench {
 fn typo(w: &str, rng: &mut Rng, g: &Generator) -> Option<String> {
     let chars: Vec<char> = w.chars().collect();
     for _ in 0..8 {
-        let i = rng.range(1, chars.len().saturating_sub(2).max(1));
+        // Anywhere in the word, the first letter included.
+        let i = rng.below(chars.len());
         let mut c = chars.clone();
         if rng.chance(0.5) {
             c.remove(i);
@@ -211,6 +212,17 @@ fn spawn(corpus: &Corpus, index: &Path, args: &[&str]) -> Result<Duration> {
 }
 
 pub fn run(args: SearchBenchArgs) -> Result<ExitCode> {
+    let result = measure(&args)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&result)?);
+    } else {
+        print!("{}", render(&result));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Builds the index when missing, times every query and tallies the needles.
+fn measure(args: &SearchBenchArgs) -> Result<SearchBench> {
     let corpus = Corpus::open(&args.corpus)?;
     let index = args.index.clone().unwrap_or_else(|| corpus.dir.join("index"));
     let say = |s: String| {
@@ -315,12 +327,7 @@ pub fn run(args: SearchBenchArgs) -> Result<ExitCode> {
         classes,
         needles: NeedleResult { keyword: keyword.rates(), question: question.rates() },
     };
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&result)?);
-    } else {
-        print!("{}", render(&result));
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(result)
 }
 
 fn lat(l: &Option<Latency>) -> String {
@@ -381,4 +388,41 @@ fn render(r: &SearchBench) -> String {
         n.question.hit5 * 100.0
     ));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typos_are_one_edit_away_and_not_words() {
+        let g = Generator::new(1);
+        let mut rng = Rng::derive(1, 9, 9);
+        for w in ["connection", "iterator", "parsing"] {
+            let t = typo(w, &mut rng, &g).unwrap();
+            assert!(!g.vocab.contains(&t) && t != w);
+            assert!(t.len() + 1 == w.len() || t.len() == w.len(), "{w} → {t}");
+        }
+        let n = nonsense_word(&mut rng);
+        assert!(n.len() >= 5 && n.bytes().all(|b| !b"aeiou".contains(&b)));
+    }
+
+    #[test]
+    fn queries_drawn_from_the_corpus_find_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        super::super::corpus::generate(tmp.path(), 1_500_000, 6, false).unwrap();
+        let args =
+            SearchBenchArgs { corpus: tmp.path().to_path_buf(), index: None, per_class: 6, runs: 1, no_e2e: true, limit: 10, json: true };
+        let r = measure(&args).unwrap();
+        let class = |name: &str| r.classes.iter().find(|c| c.class == name).unwrap_or_else(|| panic!("no class {name}"));
+        // Phrases and error lines are quoted from the corpus, so the exact tier finds them.
+        for name in ["phrase", "pasted error line"] {
+            let c = class(name);
+            assert_eq!(c.tiers.get("exact"), Some(&c.queries), "{name}: {c:?}");
+        }
+        let none = class("no match");
+        assert_eq!((none.empty, none.tiers.len()), (none.queries, 0));
+        assert!(class("typo").tiers.contains_key("fuzzy"), "{:?}", class("typo"));
+        assert!(r.all_e2e.is_none() && r.all_in_process.n > 0);
+    }
 }

@@ -1,15 +1,20 @@
 //! Search: words AND, quoted phrases contiguous, filters, and three tiers tried in
-//! order — `exact`, then `fuzzy` (edit distance 1 for words of 4–7 chars, 2 for
-//! longer), then `relevance` (sessions matching most of the words, naming the ones
-//! dropped). Hits are turns grouped into sessions: BM25 of the best turns, a bounded
-//! boost for user turns and title matches, and a gentle recency prior.
+//! order — `exact`, then `fuzzy` (words the index does not have, within edit distance
+//! 1 for words of 4–7 chars, 2 for longer, first letter kept), then `relevance` (sessions matching most
+//! of the words, naming the ones dropped; stopwords and very common words left out,
+//! word forms folded by a Porter stem, neighbouring words rewarded for standing
+//! together). Hits are turns grouped into sessions: BM25 of the best turns, a bounded
+//! boost for user turns and title matches, a gentle recency prior, and a prior for
+//! sessions from a period the query names ("in June", "October 13, 2023").
 
 use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 use tantivy::collector::TopDocs;
 use tantivy::columnar::Column;
-use tantivy::query::{BooleanQuery, BoostQuery, DisjunctionMaxQuery, FuzzyTermQuery, Occur, PhraseQuery, Query, RangeQuery, TermQuery};
+use tantivy::query::{
+    BooleanQuery, BoostQuery, DfaWrapper, DisjunctionMaxQuery, EmptyQuery, FuzzyTermQuery, Occur, PhraseQuery, Query, RangeQuery, TermQuery,
+};
 use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::{DocAddress, DocSet, Score, Searcher, TantivyDocument, Term};
 
@@ -122,6 +127,8 @@ const PAIR_WEIGHT: f32 = 0.3;
 const DATE_BOOST: f32 = 0.5;
 /// …and half that when it comes within this many days after it.
 const DATE_SLACK_DAYS: i64 = 31;
+/// Near spellings a misspelled word expands to, at most.
+const MAX_NEAR_SPELLINGS: usize = 64;
 /// Terms scanned per word when looking for its other forms.
 const MAX_FORM_SCAN: usize = 4096;
 
@@ -264,24 +271,75 @@ impl IndexView {
         }
     }
 
-    fn fuzzy_clause(&self, c: &Clause) -> Box<dyn Query> {
-        if c.quoted {
-            return self.exact_clause(c);
+    /// Words the index has never seen: the ones a typo can explain.
+    fn unknown_words(&self, searcher: &Searcher, clauses: &[Clause]) -> Result<HashSet<String>, IndexError> {
+        let mut out = HashSet::new();
+        for p in clauses.iter().filter(|c| !c.quoted).flat_map(|c| &c.parts) {
+            if fuzzy_distance(p) > 0 && searcher.doc_freq(&self.text_term(p)).map_err(|e| IndexError::Query(e.to_string()))? == 0 {
+                out.insert(p.clone());
+            }
         }
-        let parts: Vec<(Occur, Box<dyn Query>)> = c
-            .parts
-            .iter()
-            .map(|p| {
-                let d = fuzzy_distance(p);
-                let q: Box<dyn Query> = if d == 0 {
-                    Box::new(TermQuery::new(self.text_term(p), IndexRecordOption::WithFreqs))
-                } else {
-                    Box::new(FuzzyTermQuery::new(self.text_term(p), d, true))
-                };
-                (Occur::Must, q)
-            })
-            .collect();
-        Box::new(BooleanQuery::new(parts))
+        Ok(out)
+    }
+
+    /// A clause with its unknown words widened to their near spellings (each scored
+    /// by BM25 as the word it is).
+    fn fuzzy_clause(&self, searcher: &Searcher, c: &Clause, unknown: &HashSet<String>) -> tantivy::Result<Box<dyn Query>> {
+        if c.quoted {
+            return Ok(self.exact_clause(c));
+        }
+        let mut parts: Vec<(Occur, Box<dyn Query>)> = Vec::with_capacity(c.parts.len());
+        for p in &c.parts {
+            if !unknown.contains(p) {
+                parts.push((Occur::Must, Box::new(TermQuery::new(self.text_term(p), IndexRecordOption::WithFreqs))));
+                continue;
+            }
+            let near = self.near_spellings(searcher, p)?;
+            if near.is_empty() {
+                return Ok(Box::new(EmptyQuery));
+            }
+            let any: Vec<Box<dyn Query>> =
+                near.iter().map(|t| Box::new(TermQuery::new(self.text_term(t), IndexRecordOption::WithFreqs)) as Box<dyn Query>).collect();
+            parts.push((Occur::Must, Box::new(DisjunctionMaxQuery::new(any))));
+        }
+        Ok(Box::new(BooleanQuery::new(parts)))
+    }
+
+    /// Indexed terms within the word's edit distance, at most [`MAX_NEAR_SPELLINGS`].
+    /// Those that keep the first letter are looked for first (a typo rarely hits the
+    /// first letter, and keeping it walks a 26th of the term dictionary); the whole
+    /// dictionary only when there are none.
+    fn near_spellings(&self, searcher: &Searcher, word: &str) -> tantivy::Result<Vec<String>> {
+        let dfa = FuzzyTermQuery::new(self.text_term(word), fuzzy_distance(word), true).automaton()?;
+        let Some(first) = word.chars().next() else { return Ok(Vec::new()) };
+        let mut buf = [0u8; 4];
+        let from = first.encode_utf8(&mut buf).as_bytes().to_vec();
+        let mut to = from.clone();
+        if let Some(last) = to.last_mut() {
+            *last = last.saturating_add(1);
+        }
+        let same_first = self.spellings_in(searcher, &dfa, &from, &to)?;
+        if !same_first.is_empty() {
+            return Ok(same_first);
+        }
+        self.spellings_in(searcher, &dfa, &[], &[0xFF])
+    }
+
+    /// Terms the automaton accepts in the byte range `from..to` of the dictionary.
+    fn spellings_in(&self, searcher: &Searcher, dfa: &DfaWrapper, from: &[u8], to: &[u8]) -> tantivy::Result<Vec<String>> {
+        let mut out: Vec<String> = Vec::new();
+        for segment in searcher.segment_readers() {
+            let inverted = segment.inverted_index(self.fields.text)?;
+            let mut stream = inverted.terms().search(dfa).ge(from).lt(to).into_stream()?;
+            while stream.advance() && out.len() < MAX_NEAR_SPELLINGS {
+                if let Ok(t) = std::str::from_utf8(stream.key()) {
+                    if !out.iter().any(|o| o == t) {
+                        out.push(t.to_string());
+                    }
+                }
+            }
+        }
+        Ok(out)
     }
 
     fn filters(&self, req: &SearchRequest) -> Vec<(Occur, Box<dyn Query>)> {
@@ -342,8 +400,14 @@ impl IndexView {
         if !r.hits.is_empty() {
             return Ok(r);
         }
-        if clauses.iter().any(|c| !c.quoted && c.parts.iter().any(|p| fuzzy_distance(p) > 0)) {
-            let fuzzy: Vec<(Occur, Box<dyn Query>)> = clauses.iter().map(|c| (Occur::Must, self.fuzzy_clause(c))).collect();
+        // Only words the index does not have are read as typos: a query of known words
+        // that found nothing together goes on to the relevance tier.
+        let unknown = self.unknown_words(&searcher, &clauses)?;
+        if !unknown.is_empty() {
+            let mut fuzzy: Vec<(Occur, Box<dyn Query>)> = Vec::with_capacity(clauses.len());
+            for c in &clauses {
+                fuzzy.push((Occur::Must, self.fuzzy_clause(&searcher, c, &unknown).map_err(|e| IndexError::Query(e.to_string()))?));
+            }
             let r = self.grouped(&searcher, &*with_filters(Box::new(BooleanQuery::new(fuzzy))), req, limit, Tier::Fuzzy, &clauses)?;
             if !r.hits.is_empty() {
                 return Ok(r);
@@ -548,42 +612,60 @@ impl IndexView {
 
         let now = Timestamp::now();
         let periods = named_periods(&req.query);
-        let mut scored: Vec<(f32, u64, SessionMeta)> = Vec::new();
-        // Look at a few more than asked so the recency prior and filters can reorder.
+        let times: Vec<Option<Column<i64>>> = readers.iter().map(|r| r.fast_fields().i64("time").ok()).collect();
+        let mut scored: Vec<(f32, u64, DocAddress, Option<SessionMeta>)> = Vec::new();
+        // Look at a few more than asked so the priors and filters can reorder.
         let window = if req.project.is_some() { usize::MAX } else { limit * 3 };
         for (score, h) in ranked.into_iter().take(window) {
-            let stored = match groups.get(&h).and_then(|g| g.session_doc) {
-                Some(addr) => self.meta_at(searcher, addr)?,
-                None => None,
-            };
-            let meta = match stored {
-                Some(m) => m,
-                None => match self.meta_by_hash(searcher, h)? {
-                    Some(m) => m,
+            let addr = match groups.get(&h).and_then(|g| g.session_doc) {
+                Some(a) => a,
+                None => match self.session_doc(searcher, h)? {
+                    Some(a) => a,
                     None => continue,
                 },
             };
-            if !project_matches(&meta, req.project.as_deref()) {
-                continue;
-            }
-            let age_days = meta.updated.map_or(365.0, |u| ((now.0 - u.0) as f32 / 86_400_000.0).max(0.0));
+            // A project filter needs the stored metadata; otherwise the session
+            // document's time (a fast field) is all the ranking needs, and only the
+            // sessions shown are read.
+            let meta = match req.project.as_deref() {
+                Some(want) => match self.meta_at(searcher, addr)? {
+                    Some(m) if project_matches(&m, Some(want)) => Some(m),
+                    _ => continue,
+                },
+                None => None,
+            };
+            let when = times
+                .get(addr.segment_ord as usize)
+                .and_then(|c| c.as_ref())
+                .and_then(|c| c.first(addr.doc_id))
+                .filter(|t| *t != 0)
+                .map(Timestamp);
+            let age_days = when.map_or(365.0, |u| ((now.0 - u.0) as f32 / 86_400_000.0).max(0.0));
             let mut prior = 1.0 + 0.08 * (-age_days / 90.0).exp();
             if !periods.is_empty() {
-                let when = meta.started.or(meta.updated);
                 let m = periods.iter().map(|p| p.closeness(when)).fold(0.0f32, f32::max);
                 prior *= 1.0 + DATE_BOOST * m;
             }
-            scored.push((score * prior, h, meta));
+            scored.push((score * prior, h, addr, meta));
             if req.project.is_some() && scored.len() >= limit * 3 {
                 break;
             }
         }
         scored.sort_by(|a, b| b.0.total_cmp(&a.0));
-        scored.truncate(limit);
 
         let query_parts: HashSet<String> = clauses.iter().flat_map(|c| c.parts.iter().cloned()).collect();
-        let mut hits = Vec::with_capacity(scored.len());
-        for (score, h, meta) in scored {
+        let mut hits = Vec::with_capacity(limit);
+        for (score, h, addr, meta) in scored {
+            if hits.len() == limit {
+                break;
+            }
+            let meta = match meta {
+                Some(m) => m,
+                None => match self.meta_at(searcher, addr)? {
+                    Some(m) => m,
+                    None => continue,
+                },
+            };
             let agg = &groups[&h];
             let mut turns = Vec::new();
             for (_, addr) in agg.turns.iter().take(5) {
@@ -629,15 +711,14 @@ impl IndexView {
         Ok(doc.get_first(self.fields.extra).and_then(|v| v.as_str()).and_then(|s| serde_json::from_str(s).ok()))
     }
 
-    fn meta_by_hash(&self, searcher: &Searcher, h: u64) -> Result<Option<SessionMeta>, IndexError> {
+    /// The session document of the session with this hash.
+    fn session_doc(&self, searcher: &Searcher, h: u64) -> Result<Option<DocAddress>, IndexError> {
         let q = BooleanQuery::new(vec![
             (Occur::Must, self.kind_term(KIND_SESSION)),
             (Occur::Must, Box::new(TermQuery::new(Term::from_field_u64(self.fields.sid_hash, h), IndexRecordOption::Basic))),
         ]);
         let top = searcher.search(&q, &TopDocs::with_limit(1).order_by_score()).map_err(|e| IndexError::Query(e.to_string()))?;
-        let Some((_, addr)) = top.first() else { return Ok(None) };
-        let doc: TantivyDocument = searcher.doc(*addr).map_err(|e| IndexError::Query(e.to_string()))?;
-        Ok(doc.get_first(self.fields.extra).and_then(|v| v.as_str()).and_then(|s| serde_json::from_str(s).ok()))
+        Ok(top.first().map(|(_, a)| *a))
     }
 }
 
