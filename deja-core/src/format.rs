@@ -38,6 +38,14 @@ pub struct Discovery {
 }
 
 impl Discovery {
+    /// Sorts sources by the bytes of their paths: deterministic, and far cheaper than
+    /// `Path`'s component-wise order on the tens of thousands of paths every refresh
+    /// discovers.
+    pub fn sort_sources(sources: &mut [SourceRef]) {
+        sources
+            .sort_unstable_by(|a, b| (a.path.as_os_str().as_encoded_bytes(), &a.key).cmp(&(b.path.as_os_str().as_encoded_bytes(), &b.key)));
+    }
+
     pub fn looked_at(&mut self, root: &Path) -> bool {
         let exists = root.exists();
         self.roots.push((root.to_path_buf(), exists));

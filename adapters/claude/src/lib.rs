@@ -105,7 +105,7 @@ impl HarnessFormat for ClaudeFormat {
             }
             found.sources.push(SourceRef::file(entry.path()).append_only());
         }
-        found.sources.sort_by(|a, b| a.path.cmp(&b.path));
+        Discovery::sort_sources(&mut found.sources);
         found
     }
 

@@ -38,13 +38,13 @@ fn discovery_honours_config_dir_root_override_and_subagent_switch() {
     touch(&home.join(".claude.json"), "{}");
 
     let env = StoreEnv::with_home(&home);
-    // Sorted by path components: a session's sub-agent directory sorts before its file.
-    assert_eq!(found(&env), vec![sub.clone(), main.clone(), other.clone()], "sorted; sub-agents included by default");
+    // Sorted by path bytes: a session's file (`<id>.jsonl`) sorts before its sub-agent directory.
+    assert_eq!(found(&env), vec![main.clone(), sub.clone(), other.clone()], "sorted; sub-agents included by default");
     let d = ClaudeFormat.discover(&env);
     assert_eq!(d.roots, vec![(projects.clone(), true)]);
 
     assert_eq!(found(&env.clone().set("DEJA_INCLUDE_SUBAGENTS", "0")), vec![main.clone(), other.clone()]);
-    assert_eq!(found(&env.clone().set("DEJA_INCLUDE_SUBAGENTS", "1")), vec![sub.clone(), main.clone(), other.clone()]);
+    assert_eq!(found(&env.clone().set("DEJA_INCLUDE_SUBAGENTS", "1")), vec![main.clone(), sub.clone(), other.clone()]);
 
     let profile = tmp.path().join("work-profile");
     let work = profile.join("projects/-srv-api/1b1b1b1b-1111-4222-8333-944445555666.jsonl");

@@ -166,7 +166,7 @@ impl HarnessFormat for CodexFormat {
         if std::fs::metadata(&history).is_ok_and(|m| m.is_file()) {
             d.sources.push(SourceRef::file(history));
         }
-        d.sources.sort_by(|a, b| a.path.cmp(&b.path));
+        Discovery::sort_sources(&mut d.sources);
         d
     }
 

@@ -122,28 +122,62 @@ pub fn sessions_root(env: &StoreEnv) -> PathBuf {
 
 /// Every `session-<uuid>` directory under `root` (the root itself included), each
 /// contributing its newest generation. Sorted for determinism.
+///
+/// Every search refreshes the index first, so this walk is on the hot path of a
+/// no-change refresh: it reads directories only, taking entry types from `readdir`
+/// and stat-ing a file only to break a tie between two files of one generation.
 fn discover_in(root: &Path) -> Vec<SourceRef> {
     let mut sources = Vec::new();
-    let mut walk = walkdir::WalkDir::new(root).follow_links(true).max_depth(4).into_iter();
-    while let Some(entry) = walk.next() {
-        let Ok(entry) = entry else { continue };
-        if !entry.file_type().is_dir() {
+    if root.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("session-")) {
+        push_session_dir(root, &mut sources);
+    } else {
+        walk_for_sessions(root, 0, &mut sources);
+    }
+    Discovery::sort_sources(&mut sources);
+    sources
+}
+
+/// Depth of `<root>/<slug>/session-<uuid>` plus room for nesting dsh may add.
+const MAX_WALK_DEPTH: usize = 4;
+
+fn walk_for_sessions(dir: &Path, depth: usize, out: &mut Vec<SourceRef>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        if !is_dir_following_links(&entry) {
             continue;
         }
-        let is_session_dir = entry.file_name().to_str().is_some_and(|n| n.starts_with("session-"));
-        if !is_session_dir {
-            continue;
-        }
-        // A session directory holds generations, never further sessions.
-        walk.skip_current_dir();
-        if let Some((path, generation)) = pick_generation(entry.path()) {
-            let mut src = SourceRef::file(path);
-            src.generation = Some(generation);
-            sources.push(src);
+        let path = entry.path();
+        if entry.file_name().to_str().is_some_and(|n| n.starts_with("session-")) {
+            // A session directory holds generations, never further sessions.
+            push_session_dir(&path, out);
+        } else if depth + 1 < MAX_WALK_DEPTH {
+            walk_for_sessions(&path, depth + 1, out);
         }
     }
-    sources.sort_by(|a, b| a.path.cmp(&b.path));
-    sources
+}
+
+fn push_session_dir(dir: &Path, out: &mut Vec<SourceRef>) {
+    if let Some((path, generation)) = pick_generation(dir) {
+        let mut src = SourceRef::file(path);
+        src.generation = Some(generation);
+        out.push(src);
+    }
+}
+
+fn is_dir_following_links(entry: &std::fs::DirEntry) -> bool {
+    match entry.file_type() {
+        Ok(t) if t.is_symlink() => std::fs::metadata(entry.path()).is_ok_and(|m| m.is_dir()),
+        Ok(t) => t.is_dir(),
+        Err(_) => false,
+    }
+}
+
+fn is_file_following_links(entry: &std::fs::DirEntry) -> bool {
+    match entry.file_type() {
+        Ok(t) if t.is_symlink() => std::fs::metadata(entry.path()).is_ok_and(|m| m.is_file()),
+        Ok(t) => t.is_file(),
+        Err(_) => false,
+    }
 }
 
 /// What a log's file name says about it.
@@ -180,22 +214,33 @@ pub fn generation_name(name: &str) -> Option<GenerationName> {
 /// last wins, then the larger, then zstd, because the one dsh wrote most recently is
 /// the one it is still appending to. Only regular files count.
 pub fn pick_generation(dir: &Path) -> Option<(PathBuf, u32)> {
-    type Rank = (u32, bool, Option<SystemTime>, u64, bool);
-    let mut best: Option<(Rank, PathBuf)> = None;
+    // Newest by name first; only files sharing the newest generation need a stat.
+    let mut newest: Vec<(GenerationName, PathBuf)> = Vec::new();
     for entry in std::fs::read_dir(dir).ok()?.flatten() {
         let name = entry.file_name();
         let Some(gen) = name.to_str().and_then(generation_name) else { continue };
-        let path = entry.path();
-        let Ok(meta) = std::fs::metadata(&path) else { continue };
-        if !meta.is_file() {
+        if !is_file_following_links(&entry) {
             continue;
         }
-        let rank: Rank = (gen.generation, gen.numbered, meta.modified().ok(), meta.len(), gen.zstd);
-        if best.as_ref().is_none_or(|(b, _)| rank > *b) {
-            best = Some((rank, path));
+        let key = (gen.generation, gen.numbered);
+        match newest.first().map(|(g, _)| (g.generation, g.numbered)) {
+            Some(best) if key < best => {}
+            Some(best) if key == best => newest.push((gen, entry.path())),
+            _ => newest = vec![(gen, entry.path())],
         }
     }
-    best.map(|((generation, ..), path)| (path, generation))
+    if newest.len() > 1 {
+        type Tie = (Option<SystemTime>, u64, bool);
+        let tie = |(g, p): &(GenerationName, PathBuf)| -> Tie {
+            let meta = std::fs::metadata(p).ok();
+            (meta.as_ref().and_then(|m| m.modified().ok()), meta.as_ref().map_or(0, |m| m.len()), g.zstd)
+        };
+        let ranked: Vec<(Tie, usize)> = newest.iter().enumerate().map(|(i, c)| (tie(c), i)).collect();
+        let (_, winner) = ranked.into_iter().max_by(|a, b| a.0.cmp(&b.0))?;
+        let (g, p) = newest.swap_remove(winner);
+        return Some((p, g.generation));
+    }
+    newest.pop().map(|(g, p)| (p, g.generation))
 }
 
 /// The workspace slug dsh names a project directory with: the cwd with `/` written as
