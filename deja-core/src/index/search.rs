@@ -24,6 +24,11 @@ use super::{IndexError, IndexView, SessionMeta};
 use crate::model::{Role, Timestamp, Turn};
 use crate::text::one_line;
 
+/// The harness id of deja's own notes (`deja remember`).
+pub const NOTES_HARNESS: &str = "deja";
+/// How much a note outranks a transcript with the same score.
+const NOTE_BOOST: f32 = 1.1;
+
 #[derive(Debug, Clone, Default)]
 pub struct SearchRequest {
     pub query: String,
@@ -614,6 +619,19 @@ impl IndexView {
         let periods = named_periods(&req.query);
         let times: Vec<Option<Column<i64>>> = readers.iter().map(|r| r.fast_fields().i64("time").ok()).collect();
         let mut scored: Vec<(f32, u64, DocAddress, Option<SessionMeta>)> = Vec::new();
+        // A note the user asked deja to remember ranks a little above transcripts.
+        let notes: std::collections::HashSet<DocAddress> = searcher
+            .search(
+                &BooleanQuery::new(vec![
+                    (Occur::Must, self.kind_term(KIND_SESSION)),
+                    (
+                        Occur::Must,
+                        Box::new(TermQuery::new(Term::from_field_text(self.fields.harness, NOTES_HARNESS), IndexRecordOption::Basic)),
+                    ),
+                ]),
+                &tantivy::collector::DocSetCollector,
+            )
+            .map_err(|e| IndexError::Query(e.to_string()))?;
         // Look at a few more than asked so the priors and filters can reorder.
         let window = if req.project.is_some() { usize::MAX } else { limit * 3 };
         for (score, h) in ranked.into_iter().take(window) {
@@ -645,6 +663,9 @@ impl IndexView {
             if !periods.is_empty() {
                 let m = periods.iter().map(|p| p.closeness(when)).fold(0.0f32, f32::max);
                 prior *= 1.0 + DATE_BOOST * m;
+            }
+            if notes.contains(&addr) {
+                prior *= NOTE_BOOST;
             }
             scored.push((score * prior, h, addr, meta));
             if req.project.is_some() && scored.len() >= limit * 3 {
