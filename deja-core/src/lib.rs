@@ -7,6 +7,7 @@
 //! ([`index`]), and recall over it ([`recall`]).
 
 pub mod builder;
+pub mod discover;
 pub mod env;
 pub mod format;
 pub mod index;

@@ -34,6 +34,7 @@ use std::hash::{Hash, Hasher};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use deja_core::discover::find_files;
 use deja_core::model::{cap_text, NodeRef, MAX_EDIT_BYTES};
 use deja_core::project::{dash_fallback_name, decode_dash_path, majority_git_repo};
 use deja_core::read::{for_each_json_line, read_source, read_tail, str_at};
@@ -46,6 +47,8 @@ use deja_core::{
 use serde_json::{json, Map, Value};
 
 const ID: &str = "claude";
+/// `<encoded-cwd>/<session>/subagents/<name>.jsonl` is three levels down; leave room.
+const MAX_WALK_DEPTH: usize = 8;
 
 /// The Claude Code adapter.
 pub struct ClaudeFormat;
@@ -95,15 +98,12 @@ impl HarnessFormat for ClaudeFormat {
         // Sub-agent runs are included unless switched off: their turns exist nowhere else.
         let subagents =
             !matches!(env.var("DEJA_INCLUDE_SUBAGENTS").map(str::to_ascii_lowercase).as_deref(), Some("0" | "false" | "no" | "off"));
-        for entry in walkdir::WalkDir::new(&root).into_iter().filter_map(Result::ok) {
-            if !entry.file_type().is_file() || entry.path().extension().and_then(|e| e.to_str()) != Some("jsonl") {
-                continue;
-            }
-            let rel = entry.path().strip_prefix(&root).unwrap_or(entry.path());
+        for path in find_files(&root, MAX_WALK_DEPTH, &|name| name.ends_with(".jsonl")) {
+            let rel = path.strip_prefix(&root).unwrap_or(&path);
             if !subagents && rel.components().any(|c| c.as_os_str() == "subagents") {
                 continue;
             }
-            found.sources.push(SourceRef::file(entry.path()).append_only());
+            found.sources.push(SourceRef::file(path).append_only());
         }
         Discovery::sort_sources(&mut found.sources);
         found

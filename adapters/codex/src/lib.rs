@@ -38,6 +38,7 @@
 
 use std::path::{Path, PathBuf};
 
+use deja_core::discover::find_files;
 use deja_core::format::{Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, Os, ParseOptions, ParseStats};
 use deja_core::format::{SessionSink, StorePath};
 use deja_core::{SourceRef, StoreEnv, SynthSession};
@@ -103,35 +104,16 @@ fn is_rollout_name(name: &str) -> bool {
     name.contains("rollout-") && name.ends_with(".jsonl")
 }
 
-/// Every rollout file under `dir`, recursively. Directory symlinks are not followed
-/// (loops); a symlink to a regular file is kept, anything else that is not a regular
-/// file (a FIFO would block the reader) is skipped.
-fn walk_rollouts(dir: &Path, depth: u32, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    for entry in entries.flatten() {
-        let Ok(ft) = entry.file_type() else { continue };
-        let path = entry.path();
-        if ft.is_dir() {
-            if depth < 8 {
-                walk_rollouts(&path, depth + 1, out);
-            }
-            continue;
-        }
-        if !entry.file_name().to_str().is_some_and(is_rollout_name) {
-            continue;
-        }
-        let regular = ft.is_file() || (ft.is_symlink() && std::fs::metadata(&path).is_ok_and(|m| m.is_file()));
-        if regular {
-            out.push(path);
-        }
-    }
+/// Rollout files under one directory (`sessions/YYYY/MM/DD/`, or flat when archived).
+fn walk_rollouts(dir: &Path) -> Vec<PathBuf> {
+    find_files(dir, 8, &is_rollout_name)
 }
 
 /// Every rollout under a Codex home, sorted.
 pub fn rollout_files(root: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for dir in rollout_dirs(root) {
-        walk_rollouts(&dir, 0, &mut out);
+        out.extend(walk_rollouts(&dir));
     }
     out.sort();
     out
@@ -156,7 +138,7 @@ impl HarnessFormat for CodexFormat {
         let mut files = Vec::new();
         for dir in rollout_dirs(&root) {
             if d.looked_at(&dir) {
-                walk_rollouts(&dir, 0, &mut files);
+                files.extend(walk_rollouts(&dir));
             }
         }
         // Rollouts only ever grow by appended lines; history.jsonl is read whole because

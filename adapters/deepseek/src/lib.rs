@@ -35,6 +35,7 @@
 mod parse;
 mod synth;
 
+use deja_core::discover::{is_dir_entry, is_file_entry};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -143,7 +144,7 @@ const MAX_WALK_DEPTH: usize = 4;
 fn walk_for_sessions(dir: &Path, depth: usize, out: &mut Vec<SourceRef>) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for entry in entries.flatten() {
-        if !is_dir_following_links(&entry) {
+        if !is_dir_entry(&entry) {
             continue;
         }
         let path = entry.path();
@@ -161,22 +162,6 @@ fn push_session_dir(dir: &Path, out: &mut Vec<SourceRef>) {
         let mut src = SourceRef::file(path);
         src.generation = Some(generation);
         out.push(src);
-    }
-}
-
-fn is_dir_following_links(entry: &std::fs::DirEntry) -> bool {
-    match entry.file_type() {
-        Ok(t) if t.is_symlink() => std::fs::metadata(entry.path()).is_ok_and(|m| m.is_dir()),
-        Ok(t) => t.is_dir(),
-        Err(_) => false,
-    }
-}
-
-fn is_file_following_links(entry: &std::fs::DirEntry) -> bool {
-    match entry.file_type() {
-        Ok(t) if t.is_symlink() => std::fs::metadata(entry.path()).is_ok_and(|m| m.is_file()),
-        Ok(t) => t.is_file(),
-        Err(_) => false,
     }
 }
 
@@ -219,7 +204,7 @@ pub fn pick_generation(dir: &Path) -> Option<(PathBuf, u32)> {
     for entry in std::fs::read_dir(dir).ok()?.flatten() {
         let name = entry.file_name();
         let Some(gen) = name.to_str().and_then(generation_name) else { continue };
-        if !is_file_following_links(&entry) {
+        if !is_file_entry(&entry) {
             continue;
         }
         let key = (gen.generation, gen.numbered);
