@@ -92,7 +92,8 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
     let observer = BarObserver::new(!args.json && !args.quiet);
     let report = match run_index(&env, &paths, &req, &observer) {
         Ok(r) => r,
-        Err(IndexRunError::Busy) => unreachable_busy(),
+        // `wait: true` blocks on the lock rather than returning Busy.
+        Err(IndexRunError::Busy) => bail!("another deja process is writing the index"),
         Err(IndexRunError::Index(e)) => return Err(e.into()),
     };
     observer.finish();
@@ -102,11 +103,6 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
         print!("{}", render_report(&report));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn unreachable_busy() -> IndexReport {
-    // `wait: true` blocks on the lock instead of returning Busy.
-    IndexReport::default()
 }
 
 pub fn report_json(report: &IndexReport) -> serde_json::Value {

@@ -89,6 +89,10 @@ pub struct ParseStats {
     /// Offset just past the last complete record, for the next incremental read of an
     /// append-only source.
     pub end_offset: u64,
+    /// xxh3 of the source's bytes `[0, end_offset)`, when the reader saw them from the
+    /// start of the file; spares the indexer a second read of every append-only log.
+    #[serde(skip)]
+    pub prefix_hash: Option<u64>,
     /// Human-readable notes about what was skipped and why (first few only).
     pub problems: Vec<String>,
 }

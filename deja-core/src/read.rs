@@ -91,7 +91,17 @@ pub fn decode_zstd_frames(raw: &[u8]) -> (Vec<u8>, Option<std::io::Error>) {
 /// Blank lines are ignored; undecodable lines are counted as skipped. Sets
 /// `stats.end_offset` past the last complete line: a final line without a newline
 /// counts as complete only if it decodes (otherwise it is torn and re-read later).
-pub fn for_each_json_line(bytes: &[u8], base: u64, path: &Path, stats: &mut ParseStats, mut f: impl FnMut(u64, Value)) {
+/// When `base` is 0, `stats.prefix_hash` is set to the hash of the complete lines, which
+/// equals the file's prefix hash when `bytes` are the file's own (not decompressed) bytes.
+pub fn for_each_json_line(bytes: &[u8], base: u64, path: &Path, stats: &mut ParseStats, f: impl FnMut(u64, Value)) {
+    for_each_json_line_inner(bytes, base, path, stats, f);
+    stats.prefix_hash = (base == 0).then(|| {
+        let end = (stats.end_offset as usize).min(bytes.len());
+        xxhash_rust::xxh3::xxh3_64(&bytes[..end])
+    });
+}
+
+fn for_each_json_line_inner(bytes: &[u8], base: u64, path: &Path, stats: &mut ParseStats, mut f: impl FnMut(u64, Value)) {
     let mut start = 0usize;
     let mut line_no = 0u64;
     stats.end_offset = base;

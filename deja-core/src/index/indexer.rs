@@ -10,7 +10,7 @@ use std::fs::File;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::sync::mpsc::sync_channel;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use rayon::prelude::*;
 use serde::Serialize;
@@ -202,7 +202,10 @@ fn open_for_write(paths: &IndexPaths, rebuild: bool) -> Result<Index, IndexError
         Index::builder().schema(schema).settings(settings).create_in_dir(&dir).map_err(IndexError::tantivy(&dir))?
     };
     register_tokenizer(&index);
-    std::fs::write(paths.version(), format!("{SCHEMA_VERSION}\n")).map_err(IndexError::io(&paths.root))?;
+    // Every search refreshes through here: write the version only when it changed.
+    if !version_ok || rebuild {
+        std::fs::write(paths.version(), format!("{SCHEMA_VERSION}\n")).map_err(IndexError::io(&paths.root))?;
+    }
     Ok(index)
 }
 
@@ -334,7 +337,13 @@ pub fn run_index(
                         entry.next_seq = sessions[0].turns.iter().map(|t| t.seq + 1).max().unwrap_or(0);
                     }
                     if job.src.append_only {
-                        entry.prefix_hash = super::manifest::prefix_hash(&job.src.path, entry.offset).unwrap_or(0);
+                        // The reader hashed the bytes it parsed; only an adapter that read
+                        // some other way costs a second read here. (A wrong hash is safe:
+                        // growth would then be re-parsed in full.)
+                        entry.prefix_hash = match stats.prefix_hash {
+                            Some(h) => h,
+                            None => super::manifest::prefix_hash(&job.src.path, entry.offset).unwrap_or(0),
+                        };
                     }
                 }
                 Plan::Tail { resume, hasher, sessions: before } => {
@@ -706,9 +715,4 @@ fn work_tags(turn: &Turn) -> Vec<&'static str> {
         tags.push("partial");
     }
     tags
-}
-
-/// How long ago the index was last written, if ever.
-pub fn last_written(paths: &IndexPaths) -> Option<Duration> {
-    std::fs::metadata(paths.manifest()).ok()?.modified().ok()?.elapsed().ok()
 }
