@@ -156,7 +156,7 @@ struct Server {
 pub fn run(args: McpArgs) -> Result<ExitCode> {
     let env = StoreEnv::from_process();
     let paths = IndexPaths::new(env.index_dir());
-    let enabled = !args.no_refresh && env.var("DEJA_MCP_REFRESH").is_none_or(|v| !matches!(v, "0" | "false" | "no" | "off"));
+    let enabled = !args.no_refresh && env.switch("DEJA_MCP_REFRESH", true);
     let refresher =
         Refresher { env: env.clone(), paths: paths.clone(), enabled, running: Arc::new(AtomicBool::new(false)), last: Mutex::new(None) };
     let server = Server { env, paths, cwd: crate::recall_cmd::current_dir(), refresher };

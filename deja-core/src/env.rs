@@ -48,9 +48,25 @@ impl StoreEnv {
         self.var(key).map(|v| self.expand(v))
     }
 
-    /// `1`, `true`, `yes` and `on` are true.
+    /// An on/off switch: `1`, `true`, `yes`, `on` are on; `0`, `false`, `no`, `off` are
+    /// off (any case); unset, empty or anything else is `default`. The one parser of
+    /// every `DEJA_*` switch, so `DEJA_X=0` means the same everywhere.
+    pub fn switch(&self, key: &str, default: bool) -> bool {
+        match self.var(key).map(str::to_ascii_lowercase).as_deref() {
+            Some("1" | "true" | "yes" | "on") => true,
+            Some("0" | "false" | "no" | "off") => false,
+            _ => default,
+        }
+    }
+
+    /// A switch that is off unless set (`DEJA_INDEX_REASONING=1`).
     pub fn flag(&self, key: &str) -> bool {
-        matches!(self.var(key).map(str::to_ascii_lowercase).as_deref(), Some("1" | "true" | "yes" | "on"))
+        self.switch(key, false)
+    }
+
+    /// `DEJA_INCLUDE_SUBAGENTS`: sub-agent transcripts are indexed unless it is off.
+    pub fn include_subagents(&self) -> bool {
+        self.switch("DEJA_INCLUDE_SUBAGENTS", true)
     }
 
     /// Expands a leading `~` against the home directory.
@@ -92,7 +108,30 @@ impl StoreEnv {
     }
 }
 
+/// The `DEJA_<ID>` prefix of an adapter's own variables (`kimi-work` → `DEJA_KIMI_WORK`).
+pub fn deja_var_prefix(harness_id: &str) -> String {
+    format!("DEJA_{}", harness_id.to_ascii_uppercase().replace('-', "_"))
+}
+
 /// `DEJA_<ID>_ROOT` with the id upper-cased and `-` written as `_`.
 pub fn deja_root_var(harness_id: &str) -> String {
-    format!("DEJA_{}_ROOT", harness_id.to_ascii_uppercase().replace('-', "_"))
+    format!("{}_ROOT", deja_var_prefix(harness_id))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn switches_parse_one_way_everywhere() {
+        let env = StoreEnv::with_home("/h").set("A", "OFF").set("B", "Yes").set("C", "maybe").set("D", "");
+        assert!(!env.switch("A", true));
+        assert!(env.switch("B", false));
+        assert!(env.switch("C", true) && !env.switch("C", false), "unknown values keep the default");
+        assert!(env.switch("D", true), "empty is unset");
+        assert!(!env.flag("C"));
+        assert!(env.include_subagents());
+        assert!(!env.clone().set("DEJA_INCLUDE_SUBAGENTS", "0").include_subagents());
+        assert_eq!(deja_root_var("kimi-work"), "DEJA_KIMI_WORK_ROOT");
+    }
 }

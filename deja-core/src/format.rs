@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use crate::env::StoreEnv;
 use crate::model::{Session, SourceRef};
 use crate::synth::SynthSession;
+use crate::text::InjectedText;
 
 /// What a harness adapter does: describe itself, find its stores, parse them.
 pub trait HarnessFormat: Send + Sync + 'static {
@@ -23,10 +24,30 @@ pub trait HarnessFormat: Send + Sync + 'static {
     /// counted in the stats, and only an unreadable source is an error.
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError>;
 
-    /// Writes `session` into `home` as this harness would have stored it, for the demo,
-    /// benchmark corpora and the LoCoMo run through the production path. Returns the
+    /// The adapter's synthetic writer, when it has one: the demo, the benchmark corpora,
+    /// the LoCoMo run and the conformance kit's round trip write sessions through it.
+    /// `None` (the default) says the adapter has none; those surfaces skip it.
+    fn synthetic(&self) -> Option<&dyn SynthWriter> {
+        None
+    }
+
+    /// Writes `session` through [`synthetic`](Self::synthetic); an `Unsupported` error
+    /// when the adapter has no writer.
+    fn write_synthetic(&self, home: &Path, session: &SynthSession) -> std::io::Result<PathBuf> {
+        match self.synthetic() {
+            Some(w) => w.write(home, session),
+            None => {
+                Err(std::io::Error::new(std::io::ErrorKind::Unsupported, format!("the {} adapter has no synthetic writer", self.info().id)))
+            }
+        }
+    }
+}
+
+/// Writes harness-neutral sessions in one harness's real on-disk format.
+pub trait SynthWriter: Sync {
+    /// Writes `session` into `home` as the harness would have stored it. Returns the
     /// file written.
-    fn write_synthetic(&self, home: &Path, session: &SynthSession) -> std::io::Result<PathBuf>;
+    fn write(&self, home: &Path, session: &SynthSession) -> std::io::Result<PathBuf>;
 }
 
 /// The result of store discovery: the sources found and the places looked at.
@@ -95,6 +116,12 @@ pub struct ParseStats {
     pub prefix_hash: Option<u64>,
     /// Human-readable notes about what was skipped and why (first few only).
     pub problems: Vec<String>,
+    /// A row cursor for the next read (e.g. the highest update time seen). Returning one
+    /// says this source can be read incrementally: next time the indexer sets
+    /// `SourceRef::cursor` to it, and each session the parser then emits replaces its
+    /// earlier copy whole while the other sessions of the source stay as indexed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
 }
 
 impl ParseStats {
@@ -155,6 +182,8 @@ pub struct HarnessInfo {
     pub needs: &'static [&'static str],
     /// One paragraph on the format, for the docs.
     pub format_summary: &'static str,
+    /// Text this harness injects about itself (stripped at ingest, for this harness only).
+    pub injected: &'static InjectedText,
     pub capabilities: Capabilities,
 }
 
@@ -253,6 +282,11 @@ pub fn registry() -> Vec<&'static dyn HarnessFormat> {
     let mut all: Vec<&'static dyn HarnessFormat> = inventory::iter::<Registration>.into_iter().map(|r| r.0).collect();
     all.sort_by_key(|f| f.info().id);
     all
+}
+
+/// Every linked adapter that has a synthetic writer (the demo and benchmark corpora).
+pub fn synthetic_registry() -> Vec<&'static dyn HarnessFormat> {
+    registry().into_iter().filter(|a| a.synthetic().is_some()).collect()
 }
 
 /// The adapter with this id, if linked.

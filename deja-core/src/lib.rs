@@ -23,14 +23,19 @@ pub mod text;
 pub mod time;
 pub mod work;
 
+#[cfg(test)]
+mod robustness;
+
 pub use builder::SessionBuilder;
 pub use env::StoreEnv;
 pub use format::{
     lookup, registry, Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, Os, ParseOptions, ParseStats,
-    Registration, SessionSink, StorePath,
+    Registration, SessionSink, StorePath, SynthWriter,
 };
 pub use model::{Edit, ExitStatus, FileAction, FileTouch, NodeRef, Role, Session, SourceRef, Timestamp, ToolUse, Turn};
 pub use synth::{SynthSession, SynthTurn};
+pub use text::InjectedText;
+pub use work::{ToolKind, ToolMap};
 
 /// Re-exported so adapter crates register without naming `inventory` themselves.
 pub use inventory;

@@ -240,9 +240,18 @@ pub struct SourceRef {
     /// just the new tail after verifying the prefix it already read.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub append_only: bool,
+    /// Further files (or directories) that belong to this source: their size and mtime
+    /// are part of its change fingerprint (a database's `-wal`, a session directory's
+    /// part files, the directory new parts appear in).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<PathBuf>,
     /// Set by the indexer when only the tail past `offset` is to be parsed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resume: Option<Resume>,
+    /// Set by the indexer to the cursor the parser returned last time
+    /// (`ParseStats::cursor`): emit only the sessions changed since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
 }
 
 impl SourceRef {
@@ -252,6 +261,18 @@ impl SourceRef {
 
     pub fn append_only(mut self) -> Self {
         self.append_only = true;
+        self
+    }
+
+    /// A source whose fingerprint also covers `part` (see [`SourceRef::parts`]).
+    pub fn with_part(mut self, part: impl Into<PathBuf>) -> Self {
+        self.parts.push(part.into());
+        self
+    }
+
+    /// A row of a multi-session container (a database), keyed by `key`.
+    pub fn keyed(mut self, key: impl Into<String>) -> Self {
+        self.key = Some(key.into());
         self
     }
 

@@ -1,4 +1,4 @@
-//! The ingest step between a parser and the index: strip injected text, redact
+//! The ingest step between a parser and the index: strip the harness's injected text, redact
 //! secrets, cap sizes, drop exact repeats, honour the work-record switches, and
 //! choose a title. Runs on every session of every harness, so adapters stay about
 //! their format.
@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use crate::env::StoreEnv;
 use crate::model::{cap_text, Role, Session};
 use crate::redact::redact;
-use crate::text::{derive_title, one_line, strip_injected};
+use crate::text::{derive_title, one_line, InjectedText};
 
 /// After redaction a turn's text is capped at 64 KiB.
 pub const MAX_INDEXED_TEXT: usize = 64 << 10;
@@ -30,12 +30,11 @@ impl Default for NormalizeOptions {
 
 impl NormalizeOptions {
     pub fn from_env(env: &StoreEnv) -> Self {
-        let on = |k: &str| env.var(k).is_none_or(|v| !matches!(v, "0" | "false" | "no" | "off"));
         NormalizeOptions {
-            paths: on("DEJA_INDEX_PATHS"),
-            edits: on("DEJA_INDEX_EDITS"),
-            commands: on("DEJA_INDEX_COMMANDS"),
-            tool_output: on("DEJA_INDEX_TOOL_OUTPUT"),
+            paths: env.switch("DEJA_INDEX_PATHS", true),
+            edits: env.switch("DEJA_INDEX_EDITS", true),
+            commands: env.switch("DEJA_INDEX_COMMANDS", true),
+            tool_output: env.switch("DEJA_INDEX_TOOL_OUTPUT", true),
         }
     }
 }
@@ -44,15 +43,16 @@ fn redact_owned(s: &str) -> String {
     redact(s).into_owned()
 }
 
-/// Normalizes a parsed session in place (see the module doc).
-pub fn normalize(session: &mut Session, opts: &NormalizeOptions) {
+/// Normalizes a parsed session in place (see the module doc); `injected` is the
+/// session's harness's own injected-text rules.
+pub fn normalize(session: &mut Session, opts: &NormalizeOptions, injected: &InjectedText) {
     let mut seen: HashSet<(Role, Option<i64>, u64)> = HashSet::new();
     session.turns.retain_mut(|turn| {
         let is_tool = matches!(turn.role, Role::ToolCall | Role::ToolOutput);
         if is_tool && !opts.tool_output {
             turn.text.clear();
         }
-        let mut text = strip_injected(&turn.text);
+        let mut text = injected.strip(&turn.text);
         text = redact_owned(&text);
         cap_text(&mut text, MAX_INDEXED_TEXT);
         turn.text = text;
@@ -89,9 +89,9 @@ pub fn normalize(session: &mut Session, opts: &NormalizeOptions) {
         let key = (turn.role, turn.time.map(|t| t.0), xxhash_rust::xxh3::xxh3_64(turn.text.as_bytes()));
         turn.role == Role::ToolCall || seen.insert(key)
     });
-    session.title = match session.title.take().map(|t| redact_owned(strip_injected(&t).trim())).filter(|t| !t.is_empty()) {
+    session.title = match session.title.take().map(|t| redact_owned(injected.strip(&t).trim())).filter(|t| !t.is_empty()) {
         Some(t) => Some(one_line(&t, 160)),
-        None => derive_title(session),
+        None => derive_title(session, injected),
     };
     if let Some(p) = &mut session.project {
         *p = redact_owned(p);

@@ -1,10 +1,15 @@
-//! Text the index strips from every harness before anything is stored, and how a
+//! Text a harness injects about itself, stripped before anything is stored, and how a
 //! session's title is chosen when the format has none.
 //!
 //! Harnesses inject text about themselves into what looks like user speech (system
-//! reminders, environment preambles, hook envelopes, deja's own recall blocks). It is
-//! removed here once, for every adapter, so deja never recalls its own answers and a
-//! preamble never becomes a title.
+//! reminders, environment preambles, hook envelopes, skill catalogues). Each adapter or
+//! family dialect declares its own rules as an [`InjectedText`] in its `HarnessInfo`, and
+//! ingest applies them to that harness's text only, so a rule written for one harness can
+//! never eat another harness's user text. deja's own `<deja-recall>` blocks are the one
+//! rule applied everywhere: deja must never recall its own answers, whoever quoted them.
+//!
+//! Plain substring search rather than regexes: the rules are literal tags, and the
+//! common case (a message with no `<` at all) costs one scan.
 
 use std::sync::LazyLock;
 
@@ -12,53 +17,107 @@ use regex::Regex;
 
 use crate::model::{Role, Session, Turn};
 
-static BLOCKS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"(?s)<system-reminder>.*?</system-reminder>|<local-command-caveat>.*?</local-command-caveat>|<command-name>.*?</command-args>",
-    )
-    .expect("static regex")
-});
-static WRAPPERS: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"</?(user_query|hook_context)>").expect("static regex"));
 static RECALL_OPEN: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"<deja-recall[^>]*>|&lt;deja-recall(&gt;|[^&]*&gt;)").expect("static regex"));
 static RECALL_CLOSE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"</deja-recall>|&lt;/deja-recall&gt;").expect("static regex"));
 
-const PREAMBLE_TAGS: &[&str] = &[
-    "session_context",
-    "timestamp",
-    "environment_context",
-    "recommended_plugins",
-    "permissions instructions",
-    "skills_instructions",
-    "user_instructions",
-];
+/// Text one harness injects about itself into what looks like speech, declared by its
+/// adapter or family dialect (`HarnessInfo::injected`).
+#[derive(Debug)]
+pub struct InjectedText {
+    /// `<tag>…</tag>` blocks removed wherever they stand (`system-reminder`).
+    pub blocks: &'static [&'static str],
+    /// `open…close` spans removed wherever they stand (`<command-name>` … `</command-args>`).
+    pub spans: &'static [(&'static str, &'static str)],
+    /// Tags removed, content kept (`user_query`).
+    pub wrappers: &'static [&'static str],
+    /// `<tag>…</tag>` blocks removed only at the very start of a message, repeatedly and
+    /// nesting-aware (`environment_context`).
+    pub preambles: &'static [&'static str],
+    /// A heading line immediately followed by a `<TAG>…</TAG>` block, removed at the start
+    /// (`("# AGENTS.md instructions", "INSTRUCTIONS")`).
+    pub headed_preambles: &'static [(&'static str, &'static str)],
+    /// Whole lines starting with one of these are dropped (`[Request interrupted by user`).
+    pub line_prefixes: &'static [&'static str],
+    /// A user turn starting with one of these never becomes the session title.
+    pub not_titles: &'static [&'static str],
+}
 
-const DROPPED_LINE_PREFIXES: &[&str] = &[
-    "This session is being continued from a previous conversation",
-    "[Request interrupted by user",
-    "[Your previous response had no visible output",
-    "UserPromptSubmit hook additional context:",
-    "SessionStart hook additional context:",
-];
+impl InjectedText {
+    /// A harness that injects nothing deja knows of.
+    pub const NONE: InjectedText =
+        InjectedText { blocks: &[], spans: &[], wrappers: &[], preambles: &[], headed_preambles: &[], line_prefixes: &[], not_titles: &[] };
 
-/// Removes injected text from one message (see the module doc). Returns the text
-/// trimmed; an empty result means the message was nothing but injection.
-pub fn strip_injected(text: &str) -> String {
-    let mut out = strip_recall_blocks(text);
-    if out.contains('<') {
-        out = BLOCKS.replace_all(&out, "").into_owned();
-        out = WRAPPERS.replace_all(&out, "").into_owned();
-        out = strip_preambles(&out).to_string();
+    /// Removes this harness's injected text and deja's own recall blocks from one message.
+    /// Returns the text trimmed; empty means the message was nothing but injection.
+    pub fn strip(&self, text: &str) -> String {
+        let mut out = strip_recall_blocks(text);
+        if out.contains('<') {
+            for tag in self.blocks {
+                out = remove_spans(&out, &format!("<{tag}>"), &format!("</{tag}>"));
+            }
+            for (open, close) in self.spans {
+                out = remove_spans(&out, open, close);
+            }
+            for tag in self.wrappers {
+                if out.contains(tag) {
+                    out = out.replace(&format!("<{tag}>"), "").replace(&format!("</{tag}>"), "");
+                }
+            }
+        }
+        if !self.preambles.is_empty() || !self.headed_preambles.is_empty() {
+            out = self.strip_preambles(&out).to_string();
+        }
+        if self.line_prefixes.iter().any(|p| out.contains(p)) {
+            out = out.lines().filter(|l| !self.line_prefixes.iter().any(|p| l.trim_start().starts_with(p))).collect::<Vec<_>>().join("\n");
+        }
+        out.trim().to_string()
     }
-    if DROPPED_LINE_PREFIXES.iter().any(|p| out.contains(p)) {
-        out = out.lines().filter(|l| !DROPPED_LINE_PREFIXES.iter().any(|p| l.trim_start().starts_with(p))).collect::<Vec<_>>().join("\n");
+
+    /// Removes preambles at the very start of a message, repeatedly.
+    fn strip_preambles<'t>(&self, mut text: &'t str) -> &'t str {
+        loop {
+            let t = text.trim_start();
+            let next = self.preambles.iter().find_map(|tag| closed_block_end(t, tag).map(|end| &t[end..])).or_else(|| {
+                self.headed_preambles.iter().find_map(|(heading, tag)| {
+                    let rest = t.strip_prefix(heading)?;
+                    let after_heading = rest.find('\n').map_or("", |i| &rest[i + 1..]).trim_start();
+                    closed_block_end(after_heading, tag).map(|end| &after_heading[end..])
+                })
+            });
+            match next {
+                Some(rest) => text = rest,
+                None => return t,
+            }
+        }
     }
-    out.trim().to_string()
+
+    fn is_title_candidate(&self, text: &str) -> bool {
+        let t = text.trim_start();
+        !t.is_empty() && !self.not_titles.iter().any(|p| t.starts_with(p))
+    }
+}
+
+/// Every `open…close` span removed (up to the first `close` after each `open`); an `open`
+/// with no `close` after it, and everything after it, is kept.
+fn remove_spans(text: &str, open: &str, close: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find(open) {
+        let Some(j) = rest[i + open.len()..].find(close) else { break };
+        out.push_str(&rest[..i]);
+        rest = &rest[i + open.len() + j + close.len()..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Drops everything between `<deja-recall>` and `</deja-recall>` (also HTML-escaped);
 /// an unclosed opener drops the rest of the message.
 fn strip_recall_blocks(text: &str) -> String {
+    if !text.contains("deja-recall") {
+        return text.to_string();
+    }
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(open) = RECALL_OPEN.find(rest) {
@@ -70,33 +129,6 @@ fn strip_recall_blocks(text: &str) -> String {
     }
     out.push_str(rest);
     out
-}
-
-/// Removes harness preambles at the very start of a message, repeatedly.
-fn strip_preambles(mut text: &str) -> &str {
-    loop {
-        let t = text.trim_start();
-        let mut advanced = false;
-        for tag in PREAMBLE_TAGS {
-            if let Some(end) = closed_block_end(t, tag) {
-                text = &t[end..];
-                advanced = true;
-                break;
-            }
-        }
-        if !advanced {
-            if let Some(rest) = t.strip_prefix("# AGENTS.md instructions") {
-                let after_heading = rest.find('\n').map_or("", |i| &rest[i + 1..]).trim_start();
-                if let Some(end) = closed_block_end(after_heading, "INSTRUCTIONS") {
-                    text = &after_heading[end..];
-                    advanced = true;
-                }
-            }
-        }
-        if !advanced {
-            return t;
-        }
-    }
 }
 
 /// When `t` starts with `<tag…>`, the offset just past its matching `</tag>`,
@@ -131,20 +163,14 @@ fn closed_block_end(t: &str, tag: &str) -> Option<usize> {
     None
 }
 
-const TITLE_SKIP_PREFIXES: &[&str] = &["<local-command", "<command-", "<task-notification", "<teammate-message", "Caveat:"];
 const MIN_TITLE_CHARS: usize = 12;
 const MAX_TITLE_CHARS: usize = 120;
 
-/// A title for a session that has none: the earliest substantial user turn, else the
-/// first assistant turn, else the first tool output.
-pub fn derive_title(session: &Session) -> Option<String> {
-    let users: Vec<&Turn> = session
-        .turns
-        .iter()
-        .filter(|t| {
-            t.role == Role::User && !t.text.trim().is_empty() && !TITLE_SKIP_PREFIXES.iter().any(|p| t.text.trim_start().starts_with(p))
-        })
-        .collect();
+/// A title for a session that has none: the earliest substantial user turn (not one the
+/// harness marks as its own, see [`InjectedText::not_titles`]), else the first assistant
+/// turn, else the first tool output.
+pub fn derive_title(session: &Session, injected: &InjectedText) -> Option<String> {
+    let users: Vec<&Turn> = session.turns.iter().filter(|t| t.role == Role::User && injected.is_title_candidate(&t.text)).collect();
     if let Some(t) = users.iter().find(|t| t.text.trim().chars().count() >= MIN_TITLE_CHARS).or(users.first()) {
         return Some(one_line(&t.text, MAX_TITLE_CHARS));
     }
@@ -171,21 +197,40 @@ pub fn one_line(text: &str, max: usize) -> String {
 mod tests {
     use super::*;
 
+    /// Rules shaped like two real dialects, to exercise each kind of rule.
+    const RULES: InjectedText = InjectedText {
+        blocks: &["system-reminder"],
+        spans: &[("<command-name>", "</command-args>")],
+        wrappers: &["user_query"],
+        preambles: &["environment_context", "user_instructions"],
+        headed_preambles: &[("# AGENTS.md instructions", "INSTRUCTIONS")],
+        line_prefixes: &["[Request interrupted by user"],
+        not_titles: &["Caveat:"],
+    };
+
     #[test]
     fn strips_every_injection_kind() {
-        assert_eq!(strip_injected("before <deja-recall>old answer</deja-recall> after"), "before  after");
-        assert_eq!(strip_injected("keep &lt;deja-recall&gt;x&lt;/deja-recall&gt; this"), "keep  this");
-        assert_eq!(strip_injected("keep <deja-recall>never closed"), "keep");
-        assert_eq!(strip_injected("<system-reminder>be nice</system-reminder>fix the build"), "fix the build");
-        assert_eq!(strip_injected("<user_query>fix it</user_query>"), "fix it");
+        let s = |t: &str| RULES.strip(t);
+        assert_eq!(s("before <deja-recall>old answer</deja-recall> after"), "before  after");
+        assert_eq!(s("keep &lt;deja-recall&gt;x&lt;/deja-recall&gt; this"), "keep  this");
+        assert_eq!(s("keep <deja-recall>never closed"), "keep");
+        assert_eq!(s("<system-reminder>be nice</system-reminder>fix the build"), "fix the build");
+        assert_eq!(s("<command-name>/clear</command-name><command-args></command-args>go"), "go");
+        assert_eq!(s("<user_query>fix it</user_query>"), "fix it");
         assert_eq!(
-            strip_injected(
-                "<environment_context>\n<cwd>/x</cwd>\n</environment_context>\n<user_instructions>a</user_instructions>real question"
-            ),
+            s("<environment_context>\n<cwd>/x</cwd>\n</environment_context>\n<user_instructions>a</user_instructions>real question"),
             "real question"
         );
-        assert_eq!(strip_injected("# AGENTS.md instructions for /x\n<INSTRUCTIONS>\nbe brief\n</INSTRUCTIONS>\nwhy?"), "why?");
-        assert_eq!(strip_injected("[Request interrupted by user]\nok"), "ok");
-        assert_eq!(strip_injected("mention <environment_context> later"), "mention <environment_context> later");
+        assert_eq!(s("# AGENTS.md instructions for /x\n<INSTRUCTIONS>\nbe brief\n</INSTRUCTIONS>\nwhy?"), "why?");
+        assert_eq!(s("[Request interrupted by user]\nok"), "ok");
+        assert_eq!(s("mention <environment_context> later"), "mention <environment_context> later");
+        assert_eq!(s("<system-reminder>never closed"), "<system-reminder>never closed");
+    }
+
+    #[test]
+    fn another_harness_keeps_what_these_rules_would_strip() {
+        let text = "<system-reminder>this harness's user wrote this</system-reminder>";
+        assert_eq!(InjectedText::NONE.strip(text), text);
+        assert_eq!(InjectedText::NONE.strip("a <deja-recall>x</deja-recall> b"), "a  b", "deja's own blocks go everywhere");
     }
 }

@@ -1,9 +1,61 @@
-//! Work signals shared by every adapter: which shell commands are worth remembering
-//! as "what was run here", and how command lines are shown.
+//! Work signals shared by every adapter: what a dialect's tool names mean ([`ToolMap`]),
+//! which shell commands are worth remembering as "what was run here", and how command
+//! lines are shown.
 
 use std::sync::LazyLock;
 
 use regex::Regex;
+
+use crate::model::FileAction;
+
+/// What a tool call does, as far as the work records care.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolKind {
+    /// Runs a shell command line (`tool.command`).
+    Shell,
+    Read,
+    Edit,
+    Write,
+    /// Anything else (search, web fetch, MCP…): name and result only.
+    Other,
+}
+
+/// A dialect's tool names, exact and case-sensitive: Claude-shaped logs say `Bash` and
+/// `Edit`, pi says `bash` and `edit`, opencode `bash` and `edit`, Gemini
+/// `run_shell_command` and `replace`. One table per dialect instead of a `match` per parser.
+#[derive(Debug, Clone, Copy)]
+pub struct ToolMap {
+    pub shell: &'static [&'static str],
+    pub read: &'static [&'static str],
+    pub edit: &'static [&'static str],
+    pub write: &'static [&'static str],
+}
+
+impl ToolMap {
+    pub fn kind(&self, name: &str) -> ToolKind {
+        if self.shell.contains(&name) {
+            ToolKind::Shell
+        } else if self.read.contains(&name) {
+            ToolKind::Read
+        } else if self.edit.contains(&name) {
+            ToolKind::Edit
+        } else if self.write.contains(&name) {
+            ToolKind::Write
+        } else {
+            ToolKind::Other
+        }
+    }
+
+    /// The file action a call of this tool records, if any.
+    pub fn file_action(&self, name: &str) -> Option<FileAction> {
+        match self.kind(name) {
+            ToolKind::Read => Some(FileAction::Read),
+            ToolKind::Edit => Some(FileAction::Edit),
+            ToolKind::Write => Some(FileAction::Write),
+            ToolKind::Shell | ToolKind::Other => None,
+        }
+    }
+}
 
 static MEANINGFUL: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(

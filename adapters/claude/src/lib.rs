@@ -40,9 +40,9 @@ use deja_core::project::{dash_fallback_name, decode_dash_path, majority_git_repo
 use deja_core::read::{for_each_json_line, read_source, read_tail, str_at};
 use deja_core::synth::{dash_encode, synth_uuid};
 use deja_core::{
-    Capabilities, Capability, Discovery, Edit, ExitStatus, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, Os,
-    ParseOptions, ParseStats, Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, SynthSession, SynthTurn, Timestamp,
-    ToolUse, Turn,
+    Capabilities, Capability, Discovery, Edit, ExitStatus, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText,
+    Os, ParseOptions, ParseStats, Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, SynthSession, SynthTurn, SynthWriter,
+    Timestamp, ToolUse, Turn,
 };
 use serde_json::{json, Map, Value};
 
@@ -72,6 +72,7 @@ static INFO: HarnessInfo = HarnessInfo {
         messages. One API message may be split over several assistant records sharing `message.id`. Compaction summaries are \
         user records flagged `isCompactSummary`; `queue-operation`, `attachment`, `last-prompt` and snapshot records are \
         control data. Sub-agent runs live in `<session>/subagents/*.jsonl` as sidechain sessions keyed by `agentId`.",
+    injected: &INJECTED,
     capabilities: Capabilities {
         mcp: Capability::Planned("`deja install claude`: `mcpServers.deja` (stdio, `<exe> mcp`) in ~/.claude.json or $CLAUDE_CONFIG_DIR/.claude.json"),
         auto_recall: Capability::Planned(
@@ -82,6 +83,24 @@ static INFO: HarnessInfo = HarnessInfo {
         resume: Capability::Planned("`cd <dir> && claude --resume <id>`"),
         handoff: Capability::Planned("exec: `claude \"<prompt>\"`"),
     },
+};
+
+/// What Claude Code writes into user records about itself: system reminders, slash-command
+/// echoes and caveats, the compaction preamble, interruption markers and hook envelopes.
+pub static INJECTED: InjectedText = InjectedText {
+    blocks: &["system-reminder", "local-command-caveat"],
+    spans: &[("<command-name>", "</command-args>")],
+    wrappers: &[],
+    preambles: &[],
+    headed_preambles: &[],
+    line_prefixes: &[
+        "This session is being continued from a previous conversation",
+        "[Request interrupted by user",
+        "[Your previous response had no visible output",
+        "UserPromptSubmit hook additional context:",
+        "SessionStart hook additional context:",
+    ],
+    not_titles: &["<local-command", "<command-", "<task-notification", "<teammate-message", "Caveat:"],
 };
 
 impl HarnessFormat for ClaudeFormat {
@@ -96,8 +115,7 @@ impl HarnessFormat for ClaudeFormat {
             return found;
         }
         // Sub-agent runs are included unless switched off: their turns exist nowhere else.
-        let subagents =
-            !matches!(env.var("DEJA_INCLUDE_SUBAGENTS").map(str::to_ascii_lowercase).as_deref(), Some("0" | "false" | "no" | "off"));
+        let subagents = env.include_subagents();
         for path in find_files(&root, MAX_WALK_DEPTH, &|name| name.ends_with(".jsonl")) {
             let rel = path.strip_prefix(&root).unwrap_or(&path);
             if !subagents && rel.components().any(|c| c.as_os_str() == "subagents") {
@@ -128,11 +146,17 @@ impl HarnessFormat for ClaudeFormat {
         Ok(stats)
     }
 
-    fn write_synthetic(&self, home: &Path, session: &SynthSession) -> std::io::Result<PathBuf> {
+    fn synthetic(&self) -> Option<&dyn SynthWriter> {
+        Some(self)
+    }
+}
+
+impl SynthWriter for ClaudeFormat {
+    fn write(&self, home: &Path, session: &SynthSession) -> std::io::Result<PathBuf> {
         let dir = home.join(".claude").join("projects").join(dash_encode(&session.project));
         std::fs::create_dir_all(&dir)?;
         let path = dir.join(format!("{}.jsonl", session.id));
-        std::fs::write(&path, SynthWriter::render(session))?;
+        std::fs::write(&path, Render::render(session))?;
         Ok(path)
     }
 }
@@ -699,7 +723,7 @@ fn edit_spans(path: &str, input: &Value) -> Option<Edit> {
 /// prompt with its chain fields, a skill catalogue attachment, assistant records one
 /// content block each (sharing `message.id` within one API message), tool results
 /// carrying `toolUseResult`, and a closing `last-prompt`.
-struct SynthWriter<'s> {
+struct Render<'s> {
     s: &'s SynthSession,
     out: String,
     salt: u64,
@@ -723,11 +747,11 @@ enum Prev {
 const SYNTH_VERSION: &str = "2.1.197";
 const SYNTH_MODEL: &str = "claude-sonnet-4-5-20250929";
 
-impl<'s> SynthWriter<'s> {
+impl<'s> Render<'s> {
     fn render(s: &'s SynthSession) -> String {
         let mut h = DefaultHasher::new();
         s.id.hash(&mut h);
-        let mut w = SynthWriter {
+        let mut w = Render {
             s,
             out: String::with_capacity(1024 + s.turns.len() * 700),
             salt: h.finish(),

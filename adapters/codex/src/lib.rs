@@ -41,7 +41,7 @@ use std::path::{Path, PathBuf};
 use deja_core::discover::find_files;
 use deja_core::format::{Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, Os, ParseOptions, ParseStats};
 use deja_core::format::{SessionSink, StorePath};
-use deja_core::{SourceRef, StoreEnv, SynthSession};
+use deja_core::{InjectedText, SourceRef, StoreEnv, SynthSession, SynthWriter};
 
 pub mod history;
 pub mod rollout;
@@ -74,6 +74,7 @@ static INFO: HarnessInfo = HarnessInfo {
         `event_msg` records repeat the turns (`user_message`/`agent_message`, or `item_completed` items in 0.171, whose \
         `CommandExecution` carries argv, exit code and bare output) and are used only for legacy files without roled \
         messages. `history.jsonl` lists every submitted prompt and is read only for sessions that have no rollout.",
+    injected: &INJECTED,
     capabilities: Capabilities {
         mcp: Capability::Planned("`config.toml` `[mcp_servers.deja]` stdio entry running `<exe> mcp`"),
         auto_recall: Capability::Planned(
@@ -87,6 +88,19 @@ static INFO: HarnessInfo = HarnessInfo {
         resume: Capability::Planned("`codex resume <id>` (not for history-only sessions)"),
         handoff: Capability::Planned("exec: `codex \"<prompt>\"`"),
     },
+};
+
+/// The preamble Codex writes as a *user* turn at the start of a thread (environment,
+/// instructions, permissions, skills, plugins, AGENTS.md); without this it would title
+/// nearly every session.
+pub static INJECTED: InjectedText = InjectedText {
+    blocks: &[],
+    spans: &[],
+    wrappers: &[],
+    preambles: &["environment_context", "user_instructions", "permissions instructions", "skills_instructions", "recommended_plugins"],
+    headed_preambles: &[("# AGENTS.md instructions", "INSTRUCTIONS")],
+    line_prefixes: &[],
+    not_titles: &[],
 };
 
 /// The Codex home to read: `DEJA_CODEX_ROOT`, else `CODEX_HOME`, else `~/.codex`.
@@ -160,7 +174,13 @@ impl HarnessFormat for CodexFormat {
         }
     }
 
-    fn write_synthetic(&self, home: &Path, session: &SynthSession) -> std::io::Result<PathBuf> {
+    fn synthetic(&self) -> Option<&dyn SynthWriter> {
+        Some(self)
+    }
+}
+
+impl SynthWriter for CodexFormat {
+    fn write(&self, home: &Path, session: &SynthSession) -> std::io::Result<PathBuf> {
         synth::write_rollout(home, session)
     }
 }

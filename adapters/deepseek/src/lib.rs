@@ -40,8 +40,8 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, Os, ParseOptions, ParseStats, SessionSink, SourceRef,
-    StoreEnv, StorePath, SynthSession,
+    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, SessionSink,
+    SourceRef, StoreEnv, StorePath, SynthSession, SynthWriter,
 };
 
 /// The adapter id.
@@ -68,6 +68,9 @@ static INFO: HarnessInfo = HarnessInfo {
         for interrupted runs (marked partial). Runtime-context and skill-catalogue `user/message` rows are skipped; tool calls fold \
         with their results (v1–v3 nested `tool-result` blocks, v4 tool-role messages), with exit status from bash's `[exit code: N]` \
         line.",
+    // Runtime-context snapshots and skill catalogues are their own `user/message` rows,
+    // told apart by `source.kind` in the parser; nothing is injected into user text.
+    injected: &InjectedText::NONE,
     capabilities: Capabilities {
         mcp: Capability::Planned(
             "deja install deepseek writes an `insert:` row for `@deepseek-ai/dsh-mcp-client` (serverName deja, stdio `<exe> mcp`) \
@@ -108,7 +111,13 @@ impl HarnessFormat for DeepSeek {
         parse::parse(src, opts, out)
     }
 
-    fn write_synthetic(&self, home: &Path, session: &SynthSession) -> std::io::Result<PathBuf> {
+    fn synthetic(&self) -> Option<&dyn SynthWriter> {
+        Some(self)
+    }
+}
+
+impl SynthWriter for DeepSeek {
+    fn write(&self, home: &Path, session: &SynthSession) -> std::io::Result<PathBuf> {
         synth::write(home, session)
     }
 }

@@ -21,8 +21,8 @@ use std::path::{Path, PathBuf};
 
 use deja_core::read::{for_each_json_line, read_source};
 use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, Os, ParseOptions, ParseStats, Role, Session, SessionSink,
-    SourceRef, StoreEnv, StorePath, SynthSession, SynthTurn, Timestamp, Turn,
+    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, Role,
+    Session, SessionSink, SourceRef, StoreEnv, StorePath, SynthSession, SynthTurn, SynthWriter, Timestamp, Turn,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -54,6 +54,8 @@ static INFO: HarnessInfo = HarnessInfo {
         (`id`, `time`, `text`, optional `project` and `tags`) in `${XDG_DATA_HOME:-~/.local/share}/deja/notes.jsonl` \
         (`DEJA_DATA_DIR` moves deja's data directory). Each note is indexed as its own session of the harness `deja`, \
         titled by its first line, and ranked a little above transcripts by recall.",
+    // Notes are the user's own words; deja injects nothing into them.
+    injected: &InjectedText::NONE,
     capabilities: Capabilities {
         mcp: NOT_A_HARNESS,
         auto_recall: NOT_A_HARNESS,
@@ -165,7 +167,13 @@ impl HarnessFormat for DejaNotes {
         Ok(stats)
     }
 
-    fn write_synthetic(&self, home: &Path, session: &SynthSession) -> std::io::Result<PathBuf> {
+    fn synthetic(&self) -> Option<&dyn SynthWriter> {
+        Some(self)
+    }
+}
+
+impl SynthWriter for DejaNotes {
+    fn write(&self, home: &Path, session: &SynthSession) -> std::io::Result<PathBuf> {
         let path = home.join(".local/share/deja").join(NOTES_FILE);
         let text: Vec<&str> = session
             .turns

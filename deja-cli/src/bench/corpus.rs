@@ -210,7 +210,7 @@ pub fn generate(out: &Path, target: u64, seed: u64, progress: bool) -> Result<Co
     let started = Instant::now();
     let home = out.join("home");
     std::fs::create_dir_all(&home).with_context(|| format!("creating {}", home.display()))?;
-    let adapters: Vec<&'static dyn HarnessFormat> = deja_core::registry();
+    let adapters: Vec<&'static dyn HarnessFormat> = deja_core::format::synthetic_registry();
     let (per_session, shared) = store_kinds(&adapters, seed)?;
     if per_session.is_empty() {
         bail!("no linked adapter writes one file per session");
@@ -485,7 +485,7 @@ mod tests {
             assert_eq!(std::fs::read(a.join("home").join(&fa.path)).unwrap(), std::fs::read(b.join("home").join(&fb.path)).unwrap());
         }
         // Every registered store gets sessions, and nothing beyond the manifest is on disk.
-        assert_eq!(ma.harnesses.len(), deja_core::registry().len());
+        assert_eq!(ma.harnesses.len(), deja_core::format::synthetic_registry().len());
         let on_disk = crate::output::dir_size(&a.join("home"));
         assert_eq!(on_disk, ma.bytes);
 

@@ -172,7 +172,7 @@ fn parse_all(srcs: &[(&'static dyn deja_core::HarnessFormat, SourceRef)], env: &
         let mut out: Vec<Session> = Vec::new();
         if adapter.parse(src, &opts, &mut out).is_ok() {
             for s in &mut out {
-                normalize(s, &norm);
+                normalize(s, &norm, adapter.info().injected);
                 turns.fetch_add(s.turns.len() as u64, Ordering::Relaxed);
             }
         }

@@ -322,7 +322,7 @@ pub fn run_index(
                     hr.parsed += 1;
                     writer.delete_term(Term::from_field_text(fields.source, &key));
                     for s in &mut sessions {
-                        normalize(s, &norm);
+                        normalize(s, &norm, job.adapter.info().injected);
                         // The same session may have moved to another source (a newer
                         // format generation): replace it rather than index it twice.
                         writer.delete_term(Term::from_field_text(fields.sid, &s.key()));
@@ -354,7 +354,7 @@ pub fn run_index(
                     entry.session_id = Some(resume.session_id.clone());
                     entry.next_seq = resume.next_seq;
                     for s in &mut sessions {
-                        normalize(s, &norm);
+                        normalize(s, &norm, job.adapter.info().injected);
                         let continuing = s.id == resume.session_id;
                         let sid = s.key();
                         if continuing {

@@ -31,6 +31,7 @@ pub fn info_with(id: &str, capabilities: Capabilities) -> &'static HarnessInfo {
         deja_vars: Box::leak(Box::new([root_var])),
         needs: &[],
         format_summary: "One JSON object per line; `user` and `assistant` records carry the text.",
+        injected: &deja_core::InjectedText::NONE,
         capabilities,
     }))
 }

@@ -3,11 +3,11 @@
 
 use std::path::Path;
 
-use deja_core::index::tokenizer::words;
-use deja_core::read::{decode_zstd_frames, for_each_json_line};
-use deja_core::redact::redact;
-use deja_core::text::strip_injected;
-use deja_core::ParseStats;
+use crate::index::tokenizer::words;
+use crate::read::{decode_zstd_frames, for_each_json_line};
+use crate::redact::redact;
+use crate::text::InjectedText;
+use crate::ParseStats;
 use proptest::prelude::*;
 
 proptest! {
@@ -33,7 +33,7 @@ proptest! {
 
     #[test]
     fn text_pipeline_survives_any_string(s in "\\PC{0,400}") {
-        let stripped = strip_injected(&s);
+        let stripped = InjectedText::NONE.strip(&s);
         let redacted = redact(&stripped);
         let ws = words(&redacted);
         for w in ws {
@@ -56,6 +56,6 @@ proptest! {
     #[test]
     fn stripping_removes_every_recall_block(before in "[a-z ]{0,40}", inside in "[a-z ]{0,40}", after in "[a-z ]{0,40}") {
         let s = format!("{before}<deja-recall>\nXRECALL {inside}\n</deja-recall>{after}");
-        prop_assert!(!strip_injected(&s).contains("XRECALL"));
+        prop_assert!(!InjectedText::NONE.strip(&s).contains("XRECALL"));
     }
 }
