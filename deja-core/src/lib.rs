@@ -9,6 +9,7 @@
 pub mod builder;
 pub mod discover;
 pub mod env;
+pub mod family;
 pub mod format;
 pub mod index;
 pub mod model;

@@ -1,0 +1,8 @@
+//! Format-family readers: one reader per on-disk format that several harnesses share,
+//! parameterised by a small per-harness *dialect* (store roots, tool-name map,
+//! injected-text rules, quirks) instead of copied into each adapter. An adapter of a
+//! known family is then metadata, a dialect and fixtures.
+//!
+//! A family module names no harness: the dialect carries the adapter id, and the
+//! family is named after its format (`claude_jsonl` is "Claude-shaped JSONL", which
+//! Claude Code, OpenClaude, Qoder and others write).
