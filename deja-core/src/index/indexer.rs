@@ -1,6 +1,7 @@
 //! Building and refreshing the index: discover every adapter's sources, decide per
-//! source from the manifest whether it is unchanged (skip), grown (read the tail),
-//! or new/rewritten (parse in full), parse in parallel with rayon, normalize, and
+//! source from the manifest whether it is unchanged (skip), grown (read the tail), a
+//! multi-session container with a row cursor (re-read the sessions changed since), or
+//! new/rewritten (parse in full), parse in parallel with rayon, normalize, and
 //! write through one tantivy writer. One writer at a time behind a file lock; the
 //! commit is atomic, so a crash leaves the previous index usable, and re-doing a
 //! source is idempotent (its old documents are deleted in the same commit).
@@ -109,6 +110,9 @@ pub enum IndexRunError {
 enum Plan {
     Full,
     Tail { resume: Resume, hasher: Box<Xxh3>, sessions: u32 },
+    /// The parser gets the cursor it returned last time and emits only the sessions
+    /// changed since; each replaces its earlier copy, the rest stay as indexed.
+    Cursor { sessions: u32 },
 }
 
 struct Job {
@@ -116,6 +120,7 @@ struct Job {
     src: SourceRef,
     size: u64,
     mtime: i64,
+    parts_fp: u64,
     plan: Plan,
 }
 
@@ -316,6 +321,8 @@ pub fn run_index(
                 sessions: sessions.len() as u32,
                 session_id: None,
                 next_seq: 0,
+                parts_fp: job.parts_fp,
+                cursor: stats.cursor.clone(),
             };
             match &job.plan {
                 Plan::Full => {
@@ -344,6 +351,25 @@ pub fn run_index(
                             Some(h) => h,
                             None => super::manifest::prefix_hash(&job.src.path, entry.offset).unwrap_or(0),
                         };
+                    }
+                }
+                Plan::Cursor { sessions: before } => {
+                    hr.resumed += 1;
+                    entry.sessions = *before;
+                    for s in &mut sessions {
+                        normalize(s, &norm, job.adapter.info().injected);
+                        // The session is re-read whole: it replaces every document it had.
+                        writer.delete_term(Term::from_field_text(fields.sid, &s.key()));
+                        let meta = meta_of(s, &key, None);
+                        add_session(&writer, &fields, s, &meta, &key).map_err(IndexError::tantivy(&paths.root))?;
+                        add_work_records(&writer, &fields, s, &meta, &key, &[]).map_err(IndexError::tantivy(&paths.root))?;
+                        hr.sessions += 1;
+                        hr.turns += s.turns.len() as u64;
+                    }
+                    entry.sessions = entry.sessions.max(sessions.len() as u32);
+                    if entry.cursor.is_none() {
+                        // A parser that stops returning a cursor is read in full next time.
+                        entry.size = u64::MAX;
                     }
                 }
                 Plan::Tail { resume, hasher, sessions: before } => {
@@ -445,8 +471,10 @@ fn plan_source(
     };
     let key = src.manifest_key();
     let (size, mtime) = (meta.len(), mtime_ns(&meta));
+    let parts_fp = super::manifest::parts_fingerprint(&src.parts);
     let plan = match manifest.entries.get(&key) {
-        Some(e) if e.size == size && e.mtime_ns == mtime => return Planned::Unchanged,
+        Some(e) if e.size == size && e.mtime_ns == mtime && e.parts_fp == parts_fp => return Planned::Unchanged,
+        Some(e) if e.cursor.is_some() => Plan::Cursor { sessions: e.sessions },
         Some(e) if src.append_only && size > e.size && e.sessions == 1 && e.session_id.is_some() => {
             match verify_prefix(&src.path, e.offset, e.prefix_hash) {
                 Some(hasher) => Plan::Tail {
@@ -461,9 +489,10 @@ fn plan_source(
     };
     let src = match &plan {
         Plan::Tail { resume, .. } => SourceRef { resume: Some(resume.clone()), ..src },
+        Plan::Cursor { .. } => SourceRef { cursor: manifest.entries.get(&key).and_then(|e| e.cursor.clone()), ..src },
         Plan::Full => src,
     };
-    Planned::Job(Box::new(Job { adapter, src, size, mtime, plan }))
+    Planned::Job(Box::new(Job { adapter, src, size, mtime, parts_fp, plan }))
 }
 
 /// Parses one source, turning a panicking parser into an error for that source.

@@ -1,7 +1,10 @@
 //! The per-source manifest that makes indexing incremental: for every source ever
-//! indexed, its size and mtime (an unchanged source costs one `stat`), how far an
-//! append-only log was read and a hash of that prefix (growth is read from the
-//! tail only when the prefix is unchanged), and the session it produced.
+//! indexed, its size and mtime (an unchanged source costs one `stat`) and a fingerprint
+//! of its other parts (a database's `-wal`, a session directory's part files), how far
+//! an append-only log was read and a hash of that prefix (growth is read from the tail
+//! only when the prefix is unchanged), the session it produced, and the row cursor a
+//! multi-session source (a database) returned, so a refresh re-reads only the sessions
+//! that changed.
 //!
 //! Written atomically after the index commit. Entries of sources that have since
 //! disappeared are kept: their sessions stay searchable.
@@ -12,7 +15,9 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-const HEADER: &str = "deja-manifest 2";
+const HEADER: &str = "deja-manifest 3";
+/// The previous layout (no parts fingerprint, no cursor), still read.
+const HEADER_V2: &str = "deja-manifest 2";
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SourceEntry {
@@ -30,6 +35,10 @@ pub struct SourceEntry {
     /// grown log can be continued.
     pub session_id: Option<String>,
     pub next_seq: u32,
+    /// [`parts_fingerprint`] of the source's other parts (0 when it has none).
+    pub parts_fp: u64,
+    /// The row cursor the parser returned (`ParseStats::cursor`).
+    pub cursor: Option<String>,
 }
 
 #[derive(Debug, Default)]
@@ -49,7 +58,7 @@ impl Manifest {
             Err(_) => String::from_utf8_lossy(&bytes),
         };
         let mut lines = text.lines();
-        if lines.next() != Some(HEADER) {
+        if !matches!(lines.next(), Some(HEADER | HEADER_V2)) {
             // An unknown manifest version: start over rather than misread it.
             return Ok(Manifest::default());
         }
@@ -80,7 +89,7 @@ impl SourceEntry {
     fn write_line(&self, w: &mut impl Write) -> std::io::Result<()> {
         writeln!(
             w,
-            "{}\t{}\t{}\t{}\t{}\t{:x}\t{}\t{}\t{}",
+            "{}\t{}\t{}\t{}\t{}\t{:x}\t{}\t{}\t{}\t{:x}\t{}",
             escape(&self.key),
             escape(&self.harness),
             self.size,
@@ -90,6 +99,8 @@ impl SourceEntry {
             self.sessions,
             self.next_seq,
             self.session_id.as_deref().map(escape).unwrap_or_default(),
+            self.parts_fp,
+            self.cursor.as_deref().map(escape).unwrap_or_default(),
         )
     }
 
@@ -104,7 +115,10 @@ impl SourceEntry {
         let sessions = f.next()?.parse().ok()?;
         let next_seq = f.next()?.parse().ok()?;
         let session_id = f.next().filter(|s| !s.is_empty()).map(unescape);
-        Some(SourceEntry { key, harness, size, mtime_ns, offset, prefix_hash, sessions, session_id, next_seq })
+        // Version 2 lines end here.
+        let parts_fp = f.next().and_then(|h| u64::from_str_radix(h, 16).ok()).unwrap_or(0);
+        let cursor = f.next().filter(|s| !s.is_empty()).map(unescape);
+        Some(SourceEntry { key, harness, size, mtime_ns, offset, prefix_hash, sessions, session_id, next_seq, parts_fp, cursor })
     }
 }
 
@@ -164,6 +178,26 @@ pub fn prefix_hash(path: &Path, len: u64) -> std::io::Result<u64> {
     Ok(hasher.digest())
 }
 
+/// A fingerprint of a source's other parts: size and mtime of each, a marker for one
+/// that is missing; 0 when there are none. One `stat` per part.
+pub fn parts_fingerprint(parts: &[std::path::PathBuf]) -> u64 {
+    if parts.is_empty() {
+        return 0;
+    }
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    for p in parts {
+        match std::fs::metadata(p) {
+            Ok(m) => {
+                h.update(&m.len().to_le_bytes());
+                h.update(&mtime_ns(&m).to_le_bytes());
+            }
+            Err(_) => h.update(b"missing"),
+        }
+    }
+    // 0 means "no parts"; a real fingerprint never collides with it.
+    h.digest().max(1)
+}
+
 /// Modification time in nanoseconds since the epoch (0 when unknown).
 pub fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
     meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos().min(i64::MAX as u128) as i64)
@@ -187,6 +221,8 @@ mod tests {
                 sessions: 1,
                 session_id: id.map(str::to_string),
                 next_seq: 7,
+                parts_fp: 0x1234,
+                cursor: id.map(|_| "1700000000123\twith tab".to_string()),
             };
             m.entries.insert(e.key.clone(), e);
         }
@@ -195,5 +231,30 @@ mod tests {
         m.save(&path).unwrap();
         let back = Manifest::load(&path).unwrap();
         assert_eq!(back.entries, m.entries);
+    }
+
+    #[test]
+    fn reads_version_2_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("manifest");
+        std::fs::write(&path, "deja-manifest 2\n/a.jsonl\tclaude\t10\t5\t10\tff\t1\t3\ts-1\n").unwrap();
+        let m = Manifest::load(&path).unwrap();
+        let e = &m.entries["/a.jsonl"];
+        assert_eq!((e.size, e.next_seq, e.session_id.as_deref(), e.parts_fp, e.cursor.as_deref()), (10, 3, Some("s-1"), 0, None));
+    }
+
+    #[test]
+    fn parts_fingerprint_moves_with_any_part() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("db-wal"), dir.path().join("gone"));
+        std::fs::write(&a, "x").unwrap();
+        let before = parts_fingerprint(&[a.clone(), b.clone()]);
+        assert_ne!(before, 0);
+        assert_eq!(parts_fingerprint(&[]), 0);
+        std::fs::write(&a, "xy").unwrap();
+        assert_ne!(parts_fingerprint(&[a.clone(), b.clone()]), before);
+        let grown = parts_fingerprint(&[a.clone(), b.clone()]);
+        std::fs::write(&b, "").unwrap();
+        assert_ne!(parts_fingerprint(&[a, b]), grown, "a part appearing changes it");
     }
 }

@@ -14,6 +14,9 @@ pub mod schema;
 pub mod search;
 pub mod tokenizer;
 
+#[cfg(test)]
+mod incremental_tests;
+
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};

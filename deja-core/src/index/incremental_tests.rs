@@ -1,0 +1,135 @@
+//! The indexer's incremental plans end to end, on a test-only adapter registered in
+//! deja-core's own test binary: a multi-session source read by row cursor re-reads only
+//! the sessions that changed, and a change to any of a source's parts (a database's
+//! `-wal`) is seen even when the main file did not change.
+
+use std::path::Path;
+
+use super::indexer::{run_index, IndexRequest, Silent};
+use super::search::SearchRequest;
+use super::{IndexPaths, IndexView};
+use crate::env::StoreEnv;
+use crate::format::{Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, ParseOptions, ParseStats, SessionSink};
+use crate::model::{Role, SourceRef, Timestamp, Turn};
+use crate::{InjectedText, SessionBuilder};
+
+const ID: &str = "rowstore";
+
+/// A "database" as a text file: `session<TAB>updated<TAB>text` per row, plus a
+/// `rows.wal` part whose rows count too. Returns `max(updated)` as its cursor and, given
+/// one, emits only sessions with a row updated after it.
+struct RowStore;
+
+inventory::submit!(crate::Registration(&RowStore));
+
+static INFO: HarnessInfo = HarnessInfo {
+    id: ID,
+    name: "Row store (test)",
+    container: "test rows",
+    stores: &[],
+    env_vars: &[],
+    deja_vars: &["DEJA_ROWSTORE_ROOT"],
+    needs: &[],
+    format_summary: "test",
+    injected: &InjectedText::NONE,
+    capabilities: Capabilities {
+        mcp: Capability::Unknown,
+        auto_recall: Capability::Unknown,
+        skill: Capability::Unknown,
+        command: Capability::Unknown,
+        resume: Capability::Unknown,
+        handoff: Capability::Unknown,
+    },
+};
+
+fn rows(path: &Path) -> Vec<(String, i64, String)> {
+    let mut out = Vec::new();
+    for p in [path.to_path_buf(), path.with_extension("wal")] {
+        let text = std::fs::read_to_string(&p).unwrap_or_default();
+        for line in text.lines() {
+            let mut f = line.splitn(3, '\t');
+            if let (Some(s), Some(t), Some(x)) = (f.next(), f.next(), f.next()) {
+                out.push((s.to_string(), t.parse().unwrap_or(0), x.to_string()));
+            }
+        }
+    }
+    out
+}
+
+impl HarnessFormat for RowStore {
+    fn info(&self) -> &'static HarnessInfo {
+        &INFO
+    }
+
+    fn discover(&self, env: &StoreEnv) -> Discovery {
+        let mut d = Discovery::default();
+        if let Some(root) = env.deja_root(ID) {
+            let db = root.join("rows.db");
+            if d.looked_at(&db) {
+                d.sources.push(SourceRef::file(&db).with_part(db.with_extension("wal")));
+            }
+        }
+        d
+    }
+
+    fn parse(&self, src: &SourceRef, _opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
+        let mut stats = ParseStats::default();
+        let all = rows(&src.path);
+        let since: i64 = src.cursor.as_deref().and_then(|c| c.parse().ok()).unwrap_or(i64::MIN);
+        let mut ids: Vec<&str> = all.iter().filter(|r| r.1 > since).map(|r| r.0.as_str()).collect();
+        ids.sort();
+        ids.dedup();
+        for id in ids {
+            let mut b = SessionBuilder::new(ID, id, src.clone());
+            for (_, t, text) in all.iter().filter(|r| r.0 == id) {
+                stats.records += 1;
+                b.push(Turn::new(Role::User, text.clone()).at(Some(Timestamp(*t))));
+            }
+            if let Some(s) = b.finish() {
+                out.session(s);
+            }
+        }
+        stats.cursor = all.iter().map(|r| r.1).max().map(|m| m.to_string());
+        Ok(stats)
+    }
+}
+
+fn index(env: &StoreEnv, paths: &IndexPaths) -> super::indexer::HarnessReport {
+    let req = IndexRequest { harnesses: Some(vec![ID.to_string()]), rebuild: false, wait: true };
+    run_index(env, paths, &req, &Silent).expect("index").harnesses.remove(ID).expect("report")
+}
+
+fn found(paths: &IndexPaths, q: &str) -> Vec<String> {
+    let view = IndexView::open(paths).expect("view");
+    let req = SearchRequest { query: q.to_string(), limit: 10, ..SearchRequest::default() };
+    view.search(&req).expect("search").hits.into_iter().map(|h| h.session.id).collect()
+}
+
+#[test]
+fn a_row_cursor_rereads_only_the_sessions_that_changed() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let store = tmp.path().join("store");
+    std::fs::create_dir_all(&store).expect("mkdir");
+    let db = store.join("rows.db");
+    let mut text = String::new();
+    for i in 0..50 {
+        text.push_str(&format!("s{i:02}\t{}\tfirst words of session number{i}\n", 1_000 + i));
+    }
+    std::fs::write(&db, &text).expect("db");
+    let env = StoreEnv::with_home(tmp.path()).set("DEJA_ROWSTORE_ROOT", store.display().to_string());
+    let paths = IndexPaths::new(tmp.path().join("index"));
+
+    let first = index(&env, &paths);
+    assert_eq!((first.parsed, first.sessions), (1, 50));
+
+    // One session grows, in the WAL only: the main file is untouched.
+    std::fs::write(db.with_extension("wal"), "s07\t5000\tpgbouncer refused connections\n").expect("wal");
+    let second = index(&env, &paths);
+    assert_eq!((second.resumed, second.sessions), (1, 1), "only the session that changed is re-read");
+    assert_eq!(found(&paths, "pgbouncer refused"), ["s07"]);
+    assert_eq!(found(&paths, "number7"), ["s07"], "the re-read session keeps its earlier turns");
+    assert_eq!(found(&paths, "number31"), ["s31"], "the other sessions stay as indexed");
+
+    let third = index(&env, &paths);
+    assert_eq!((third.unchanged, third.sessions), (1, 0), "nothing changed, nothing read");
+}
