@@ -1,0 +1,882 @@
+//! Claude-shaped JSONL: the transcript format of Claude Code, which OpenClaude, Qoder,
+//! Claude Cowork, Cherry Studio's agents, iFlow, CodeBuddy, Command Code and Factory
+//! write too. One append-only JSONL transcript per session under
+//! `<config root>/projects/<encoded-cwd>/<session-id>.jsonl`, and one per sub-agent run
+//! at `<encoded-cwd>/<parent-session-id>/subagents/<name>.jsonl`.
+//!
+//! Every line is one JSON object with a top-level `type`. The conversation is a chain of
+//! records linked by `uuid`/`parentUuid`; only `user` and `assistant` records carry speech,
+//! and one API message may be split over several `assistant` records that share
+//! `message.id` (one content block each). Tool names below are Claude Code's; a dialect's
+//! [`ToolMap`] says which of its names run shells, read, edit and write files.
+//!
+//! | record / field | Turn | rule |
+//! | --- | --- | --- |
+//! | `user`, `message.content` string, or array items with `text` | `User` | items joined with newlines |
+//! | `user` with `isCompactSummary: true` | `Summary` | the compaction summary ("This session is being continued…") |
+//! | `user` with `isMeta: true` | skipped | harness-injected (caveats, command output wrappers) |
+//! | `user` item `tool_result` (`tool_use_id`, `content` string or blocks, `is_error`) | folded into its `ToolCall` | unpaired → `ToolOutput`; a message of only results is not speech |
+//! | `assistant` item `text` (or string content) | `Assistant` | blocks of one `message.id` are joined into one turn, repeats dropped |
+//! | `assistant` item `thinking` | `Reasoning` | only with `include_reasoning` |
+//! | `assistant` item `tool_use`, a shell tool (`Bash`) | `ToolCall` | `tool.command` = `input.command`; exit from a leading `Exit code N` result line |
+//! | `assistant` item `tool_use`, a file tool (`Read`/`Edit`/`Write`/`MultiEdit`/`NotebookEdit`) | `ToolCall` | `files` (read/edit/write); `old_string`/`new_string` and `edits[]` → `edit` |
+//! | `assistant` item `tool_use`, any other name (Grep, WebFetch, MCP…) | `ToolCall` | name + result text |
+//! | `summary` (`summary`, `leafUuid`) | session title | the last one pointing into this file wins, else the last one |
+//! | `queue-operation`, `attachment`, `last-prompt`, `system`, snapshots, other types | skipped | control and harness catalogue; chain links are stepped through |
+//! | line with `isSidechain: true` and an `agentId` | its own session | id = `agentId`, `kind = "sidechain"`, `parent = sessionId`, `agent = attributionAgent` |
+//! | malformed or torn line | skipped | counted in the parse stats |
+//!
+//! The session id is the file name, replaced by the `sessionId` of the main lines (the last
+//! wins). The project is the record's `cwd`; old files without it fall back to decoding the
+//! dash-encoded directory name. Either is overridden by the git repository most of the
+//! session's files sit in, when that repository does not already contain the directory.
+
+use std::collections::hash_map::DefaultHasher;
+use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Map, Value};
+
+use crate::discover::find_files;
+use crate::env::StoreEnv;
+use crate::format::{Discovery, FormatError, ParseOptions, ParseStats, SessionSink};
+use crate::model::{cap_text, Edit, ExitStatus, FileTouch, NodeRef, Role, SourceRef, Timestamp, ToolUse, Turn, MAX_EDIT_BYTES};
+use crate::project::{dash_fallback_name, decode_dash_path, majority_git_repo};
+use crate::read::{for_each_json_line, read_source, read_tail, str_at};
+use crate::synth::{dash_encode, synth_uuid, SynthSession, SynthTurn};
+use crate::text::InjectedText;
+use crate::work::{ToolKind, ToolMap};
+use crate::SessionBuilder;
+
+/// `<encoded-cwd>/<session>/subagents/<name>.jsonl` is three levels down; leave room.
+const MAX_WALK_DEPTH: usize = 8;
+
+/// What one harness of the family changes: its id, where its config root is, and its
+/// tool names.
+#[derive(Debug)]
+pub struct ClaudeDialect {
+    /// The adapter id sessions are filed under.
+    pub harness: &'static str,
+    /// The harness's config root under the home directory (`.claude`).
+    pub config_dir: &'static str,
+    /// The harness's own variable that relocates the config root (`CLAUDE_CONFIG_DIR`).
+    pub config_var: Option<&'static str>,
+    pub tools: ToolMap,
+}
+
+/// Claude Code's tool names, which the Claude-shaped forks keep.
+pub const CLAUDE_TOOLS: ToolMap =
+    ToolMap { shell: &["Bash"], read: &["Read"], edit: &["Edit", "MultiEdit", "NotebookEdit"], write: &["Write"] };
+
+/// What Claude Code writes into user records about itself: system reminders, slash-command
+/// echoes and caveats, the compaction preamble, interruption markers and hook envelopes.
+pub static CLAUDE_INJECTED: InjectedText = InjectedText {
+    blocks: &["system-reminder", "local-command-caveat"],
+    spans: &[("<command-name>", "</command-args>")],
+    wrappers: &[],
+    preambles: &[],
+    headed_preambles: &[],
+    line_prefixes: &[
+        "This session is being continued from a previous conversation",
+        "[Request interrupted by user",
+        "[Your previous response had no visible output",
+        "UserPromptSubmit hook additional context:",
+        "SessionStart hook additional context:",
+    ],
+    not_titles: &["<local-command", "<command-", "<task-notification", "<teammate-message", "Caveat:"],
+};
+
+/// The projects root to read: `DEJA_<ID>_ROOT`, else `${<config var>:-~/<config dir>}/projects`.
+pub fn projects_root(d: &ClaudeDialect, env: &StoreEnv) -> PathBuf {
+    if let Some(root) = env.deja_root(d.harness) {
+        return root;
+    }
+    d.config_var.and_then(|v| env.path_var(v)).unwrap_or_else(|| env.home().join(d.config_dir)).join("projects")
+}
+
+/// Every transcript under the dialect's projects root (see [`discover_projects`]).
+pub fn discover(d: &ClaudeDialect, env: &StoreEnv) -> Discovery {
+    let mut found = Discovery::default();
+    let root = projects_root(d, env);
+    if found.looked_at(&root) {
+        found.sources = discover_projects(&root, env.include_subagents());
+    }
+    found
+}
+
+/// The `*.jsonl` transcripts under one projects root, append-only; sub-agent runs
+/// (`…/subagents/…`) unless `include_subagents` is off. Sorted.
+pub fn discover_projects(root: &Path, include_subagents: bool) -> Vec<SourceRef> {
+    let mut sources = Vec::new();
+    for path in find_files(root, MAX_WALK_DEPTH, &|name| name.ends_with(".jsonl")) {
+        let rel = path.strip_prefix(root).unwrap_or(&path);
+        if !include_subagents && rel.components().any(|c| c.as_os_str() == "subagents") {
+            continue;
+        }
+        sources.push(SourceRef::file(path).append_only());
+    }
+    Discovery::sort_sources(&mut sources);
+    sources
+}
+
+/// Parses one transcript (from `src.resume` on, when set) into its main session and any
+/// sidechain sessions it holds.
+pub fn parse(d: &ClaudeDialect, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
+    let mut stats = ParseStats::default();
+    let (bytes, base) = match &src.resume {
+        Some(r) => {
+            let tail = read_tail(&src.path, r.offset, &mut stats)?;
+            (tail.bytes, r.offset.min(tail.file_len))
+        }
+        None => (read_source(&src.path, &mut stats)?.bytes, 0),
+    };
+    let mut file = FileParse::new(d, src, opts);
+    for_each_json_line(&bytes, base, &src.path, &mut stats, |offset, v| file.line(offset, &v));
+    if file.not_objects > 0 {
+        stats.skipped += file.not_objects;
+        stats.problem(format!("{}: {} lines were JSON but not objects", src.path.display(), file.not_objects));
+    }
+    file.finish(out);
+    Ok(stats)
+}
+
+/// Writes `session` under `home` the way the dialect's harness stores it
+/// (`~/<config dir>/projects/<encoded-cwd>/<id>.jsonl`).
+pub fn write_synthetic(d: &ClaudeDialect, home: &Path, session: &SynthSession) -> std::io::Result<PathBuf> {
+    let dir = home.join(d.config_dir).join("projects").join(dash_encode(&session.project));
+    std::fs::create_dir_all(&dir)?;
+    let path = dir.join(format!("{}.jsonl", session.id));
+    std::fs::write(&path, Render::render(session))?;
+    Ok(path)
+}
+
+/// What the file's place in the store says about its sessions.
+struct Layout {
+    /// File name without `.jsonl`.
+    stem: String,
+    /// The dash-encoded working directory the file sits under.
+    encoded: Option<String>,
+    /// True for `<parent-session-id>/subagents/<name>.jsonl`.
+    in_subagents: bool,
+    /// For sub-agent files, the parent session id from the directory name.
+    parent_dir_id: Option<String>,
+}
+
+impl Layout {
+    fn of(path: &Path) -> Layout {
+        let name = |p: Option<&Path>| p.and_then(Path::file_name).and_then(|n| n.to_str()).filter(|n| !n.is_empty()).map(str::to_string);
+        let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("").to_string();
+        let dir = path.parent();
+        let in_subagents = name(dir).as_deref() == Some("subagents");
+        if in_subagents {
+            let parent_dir = dir.and_then(Path::parent);
+            Layout { stem, encoded: name(parent_dir.and_then(Path::parent)), in_subagents, parent_dir_id: name(parent_dir) }
+        } else {
+            Layout { stem, encoded: name(dir), in_subagents, parent_dir_id: None }
+        }
+    }
+}
+
+/// How a record relates to the turns: it made one, was merged into an earlier one, or
+/// made none (and links through to its parent).
+#[derive(Clone, PartialEq)]
+enum Repr {
+    Nothing,
+    Own,
+    Merged(Option<String>),
+}
+
+impl Repr {
+    fn and(self, other: Repr) -> Repr {
+        match (self, other) {
+            (Repr::Own, _) | (_, Repr::Own) => Repr::Own,
+            (Repr::Merged(a), _) => Repr::Merged(a),
+            (_, m) => m,
+        }
+    }
+}
+
+/// One session being assembled from a file.
+struct Slot {
+    b: SessionBuilder,
+    sidechain: bool,
+    parent: Option<String>,
+    agent: Option<String>,
+    cwd: Option<String>,
+    paths: Vec<String>,
+    /// The assistant text turn still open for more blocks of the same API message.
+    open_text: Option<(String, usize)>,
+    /// Hashes of content blocks already taken from split or repeated messages.
+    blocks: HashSet<u64>,
+    /// Shell calls by id, with whether they were sent to the background (no exit then).
+    bash_calls: HashMap<String, bool>,
+    tools: ToolMap,
+}
+
+impl Slot {
+    fn new(d: &ClaudeDialect, src: &SourceRef, id: &str, sidechain: bool) -> Slot {
+        Slot {
+            b: SessionBuilder::new(d.harness, id, src.clone()),
+            sidechain,
+            parent: None,
+            agent: None,
+            cwd: None,
+            paths: Vec::new(),
+            open_text: None,
+            blocks: HashSet::new(),
+            bash_calls: HashMap::new(),
+            tools: d.tools,
+        }
+    }
+
+    fn push(&mut self, turn: Turn) -> Repr {
+        self.open_text = None;
+        match self.b.push(turn) {
+            Some(_) => Repr::Own,
+            None => Repr::Nothing,
+        }
+    }
+
+    /// First time this block of this message is seen.
+    fn fresh(&mut self, msg_key: &str, kind: &str, body: &str) -> bool {
+        let mut h = DefaultHasher::new();
+        (msg_key, kind, body).hash(&mut h);
+        self.blocks.insert(h.finish())
+    }
+}
+
+/// Parse state for one file: its sessions (the main one and any sidechains keyed by
+/// agent id) and the chain links needed to step over records that make no turn.
+struct FileParse<'a> {
+    d: &'a ClaudeDialect,
+    src: &'a SourceRef,
+    opts: &'a ParseOptions,
+    layout: Layout,
+    slots: Vec<Slot>,
+    by_key: HashMap<String, usize>,
+    /// For every `uuid` seen: the node id of the nearest record at or above it that made a turn.
+    repr: HashMap<String, Option<String>>,
+    /// `uuid`s of speech records already read (a record written twice is read once).
+    seen: HashSet<String>,
+    summaries: Vec<(String, Option<String>)>,
+    main_session_id: Option<String>,
+    main_parent_id: Option<String>,
+    not_objects: u64,
+}
+
+const MAIN: &str = "";
+
+impl<'a> FileParse<'a> {
+    fn new(d: &'a ClaudeDialect, src: &'a SourceRef, opts: &'a ParseOptions) -> Self {
+        FileParse {
+            d,
+            src,
+            opts,
+            layout: Layout::of(&src.path),
+            slots: Vec::new(),
+            by_key: HashMap::new(),
+            repr: HashMap::new(),
+            seen: HashSet::new(),
+            summaries: Vec::new(),
+            main_session_id: None,
+            main_parent_id: None,
+            not_objects: 0,
+        }
+    }
+
+    fn line(&mut self, offset: u64, v: &Value) {
+        if !v.is_object() {
+            self.not_objects += 1;
+            return;
+        }
+        let uuid = text_at(v, &["uuid"]).map(str::to_string);
+        let parent = self.resolve(text_at(v, &["parentUuid"]));
+        let kind = text_at(v, &["type"]).unwrap_or("");
+        let repr = match kind {
+            "user" | "assistant" => self.speech(offset, v, kind, uuid.as_deref(), parent.clone()),
+            "summary" => {
+                self.summary(v);
+                Repr::Nothing
+            }
+            // queue-operation, attachment, last-prompt, system, snapshots, progress…
+            _ => Repr::Nothing,
+        };
+        if let Some(u) = uuid {
+            let node = match repr {
+                Repr::Nothing => parent,
+                Repr::Own => Some(u.clone()),
+                Repr::Merged(id) => id.or(parent),
+            };
+            self.repr.entry(u).or_insert(node);
+        }
+    }
+
+    /// The nearest ancestor that made a turn; an unknown id (e.g. before a resume point)
+    /// is kept as written.
+    fn resolve(&self, parent: Option<&str>) -> Option<String> {
+        let p = parent?;
+        match self.repr.get(p) {
+            Some(r) => r.clone(),
+            None => Some(p.to_string()),
+        }
+    }
+
+    fn summary(&mut self, v: &Value) {
+        if let Some(s) = text_at(v, &["summary"]) {
+            self.summaries.push((s.to_string(), text_at(v, &["leafUuid"]).map(str::to_string)));
+        }
+    }
+
+    fn slot_for(&mut self, v: &Value) -> usize {
+        let session_id = text_at(v, &["sessionId"]);
+        let sidechain = v.get("isSidechain").and_then(Value::as_bool) == Some(true);
+        let agent_id = text_at(v, &["agentId"]).filter(|_| sidechain);
+        let key = agent_id.unwrap_or(MAIN);
+        let idx = match self.by_key.get(key) {
+            Some(&i) => i,
+            None => {
+                let slot = match agent_id {
+                    Some(a) => Slot::new(self.d, self.src, a, true),
+                    None => Slot::new(self.d, self.src, &self.layout.stem, self.layout.in_subagents),
+                };
+                self.slots.push(slot);
+                self.by_key.insert(key.to_string(), self.slots.len() - 1);
+                self.slots.len() - 1
+            }
+        };
+        if agent_id.is_none() {
+            // Inside a sub-agent file every line repeats the parent's sessionId.
+            if self.layout.in_subagents {
+                if self.main_parent_id.is_none() {
+                    self.main_parent_id = session_id.map(str::to_string);
+                }
+            } else if let Some(s) = session_id {
+                self.main_session_id = Some(s.to_string());
+            }
+        }
+        if let Some(slot) = self.slots.get_mut(idx) {
+            if slot.cwd.is_none() {
+                slot.cwd = text_at(v, &["cwd"]).map(str::to_string);
+            }
+            if agent_id.is_some() {
+                if slot.parent.is_none() {
+                    slot.parent = session_id.map(str::to_string);
+                }
+                if slot.agent.is_none() {
+                    slot.agent = text_at(v, &["attributionAgent"]).map(str::to_string);
+                }
+            }
+        }
+        idx
+    }
+
+    fn speech(&mut self, offset: u64, v: &Value, kind: &str, uuid: Option<&str>, parent: Option<String>) -> Repr {
+        if let Some(u) = uuid {
+            if !self.seen.insert(u.to_string()) {
+                return Repr::Merged(self.repr.get(u).cloned().flatten());
+            }
+        }
+        let role = text_at(v, &["message", "role"]).unwrap_or(kind);
+        let idx = self.slot_for(v);
+        let opts = self.opts;
+        let Some(slot) = self.slots.get_mut(idx) else { return Repr::Nothing };
+        let time = v.get("timestamp").and_then(Timestamp::from_json);
+        slot.b.touch(time);
+        let node = uuid.map(|id| NodeRef { id: id.to_string(), parent });
+        match role {
+            "user" => user_record(slot, v, time, node),
+            "assistant" => assistant_record(slot, opts, offset, v, time, node),
+            // system/developer roles are harness-authored.
+            _ => Repr::Nothing,
+        }
+    }
+
+    fn finish(mut self, out: &mut dyn SessionSink) {
+        let title = self.title();
+        let resume = self.src.resume.as_ref();
+        let fallback_dir = self.layout.encoded.as_deref().map(|e| match decode_dash_path(e, Path::new("/")) {
+            Some(p) => p.display().to_string(),
+            None => dash_fallback_name(e),
+        });
+        let needs_head = resume.is_some() && self.by_key.get(MAIN).and_then(|&i| self.slots.get(i)).is_some_and(|s| s.cwd.is_none());
+        let head_cwd = if needs_head { resume.and_then(|r| head_cwd(&self.src.path, r.offset)) } else { None };
+        let main_idx = self.by_key.get(MAIN).copied();
+        for (i, slot) in std::mem::take(&mut self.slots).into_iter().enumerate() {
+            let Slot { mut b, sidechain, parent, agent, cwd, paths, .. } = slot;
+            let is_main = Some(i) == main_idx;
+            if is_main {
+                let id = if self.layout.in_subagents {
+                    resume.map(|r| r.session_id.clone()).unwrap_or_else(|| strip_agent_prefix(&self.layout.stem).to_string())
+                } else {
+                    self.main_session_id
+                        .clone()
+                        .or_else(|| resume.map(|r| r.session_id.clone()))
+                        .unwrap_or_else(|| self.layout.stem.clone())
+                };
+                b.set_id(id);
+            }
+            let mut project = cwd.or_else(|| if is_main { head_cwd.clone() } else { None }).or_else(|| fallback_dir.clone());
+            if let Some(repo) = majority_git_repo(paths.iter().map(String::as_str)) {
+                if !project.as_deref().is_some_and(|p| Path::new(p).starts_with(&repo)) {
+                    project = Some(repo.display().to_string());
+                }
+            }
+            let s = b.session_mut();
+            s.project = project;
+            if sidechain {
+                s.kind = Some("sidechain".to_string());
+                s.agent = agent;
+                s.parent = parent.or_else(|| self.main_parent_id.clone()).or_else(|| self.layout.parent_dir_id.clone());
+            } else {
+                s.title = title.clone();
+            }
+            if let Some(s) = b.finish() {
+                out.session(s);
+            }
+        }
+    }
+
+    /// The last summary whose leaf is in this file (older files open with summaries of
+    /// other sessions), else the last one.
+    fn title(&self) -> Option<String> {
+        let local = self.summaries.iter().rev().find(|(_, leaf)| leaf.as_ref().is_some_and(|l| self.repr.contains_key(l)));
+        local.or(self.summaries.last()).map(|(s, _)| s.clone())
+    }
+}
+
+fn strip_agent_prefix(stem: &str) -> &str {
+    stem.strip_prefix("agent-").filter(|s| !s.is_empty()).unwrap_or(stem)
+}
+
+/// The first `cwd` in the already-indexed head of the file, for a resumed read whose
+/// tail lines lack one.
+fn head_cwd(path: &Path, limit: u64) -> Option<String> {
+    let mut head = Vec::new();
+    std::fs::File::open(path).ok()?.take(limit.min(1 << 20)).read_to_end(&mut head).ok()?;
+    let mut stats = ParseStats::default();
+    let mut cwd = None;
+    for_each_json_line(&head, 0, path, &mut stats, |_, v| {
+        if cwd.is_none() && v.get("isSidechain").and_then(Value::as_bool) != Some(true) {
+            cwd = text_at(&v, &["cwd"]).map(str::to_string);
+        }
+    });
+    cwd
+}
+
+/// A non-empty string at `path`.
+fn text_at<'v>(v: &'v Value, path: &[&str]) -> Option<&'v str> {
+    str_at(v, path).filter(|s| !s.is_empty())
+}
+
+/// The text of a content array item: its `text`, else its `content` (a string or blocks
+/// with `text`). Images and other blocks give nothing.
+fn item_text(item: &Value) -> Option<String> {
+    if let Some(t) = item.get("text").and_then(Value::as_str) {
+        return Some(t.to_string());
+    }
+    match item.get("content")? {
+        Value::String(s) => Some(s.clone()),
+        Value::Array(blocks) => {
+            let parts: Vec<&str> = blocks.iter().filter_map(|b| b.get("text").and_then(Value::as_str)).collect();
+            (!parts.is_empty()).then(|| parts.join("\n"))
+        }
+        _ => None,
+    }
+}
+
+/// `message.content` as one text: a string, or the item texts joined.
+fn content_text(content: Option<&Value>) -> String {
+    match content {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(items)) => items.iter().filter_map(item_text).collect::<Vec<_>>().join("\n"),
+        _ => String::new(),
+    }
+}
+
+fn user_record(slot: &mut Slot, v: &Value, time: Option<Timestamp>, node: Option<NodeRef>) -> Repr {
+    if v.get("isMeta").and_then(Value::as_bool) == Some(true) {
+        return Repr::Nothing;
+    }
+    let content = v.get("message").and_then(|m| m.get("content"));
+    if v.get("isCompactSummary").and_then(Value::as_bool) == Some(true) {
+        let mut turn = Turn::new(Role::Summary, content_text(content)).at(time);
+        turn.node = node;
+        return slot.push(turn);
+    }
+    let mut said: Vec<String> = Vec::new();
+    let mut repr = Repr::Nothing;
+    match content {
+        Some(Value::String(s)) => said.push(s.clone()),
+        Some(Value::Array(items)) => {
+            for item in items {
+                if item.get("type").and_then(Value::as_str) == Some("tool_result") {
+                    repr = repr.and(tool_result(slot, v, item, time, node.clone()));
+                } else if let Some(t) = item_text(item) {
+                    said.push(t);
+                }
+            }
+        }
+        _ => {}
+    }
+    if said.iter().any(|s| !s.trim().is_empty()) {
+        let mut turn = Turn::new(Role::User, said.join("\n")).at(time);
+        turn.node = node;
+        repr = repr.and(slot.push(turn));
+    }
+    repr
+}
+
+/// Folds a `tool_result` into its call; an orphan stays a `ToolOutput` turn.
+fn tool_result(slot: &mut Slot, record: &Value, item: &Value, time: Option<Timestamp>, node: Option<NodeRef>) -> Repr {
+    let text = item_text(item).unwrap_or_default();
+    let is_error = item.get("is_error").and_then(Value::as_bool) == Some(true);
+    let call_id = item.get("tool_use_id").and_then(Value::as_str).unwrap_or("");
+    if let Some(&background) = slot.bash_calls.get(call_id) {
+        let (code, rest) = split_exit_line(&text);
+        let interrupted = record.get("toolUseResult").and_then(|r| r.get("interrupted")).and_then(Value::as_bool) == Some(true);
+        // Claude's Bash tool reports every non-zero exit as an error result opening with
+        // "Exit code N"; a plain success result therefore means exit 0.
+        let exit = match code {
+            Some(n) => Some(ExitStatus::Code(n)),
+            None if !is_error && !interrupted && !background => Some(ExitStatus::Code(0)),
+            None => None,
+        };
+        slot.b.complete_call(call_id, rest, is_error, exit, time);
+        slot.open_text = None;
+        return Repr::Nothing;
+    }
+    if slot.b.complete_call(call_id, &text, is_error, None, time) {
+        slot.open_text = None;
+        return Repr::Nothing;
+    }
+    // The call may have been read by an earlier incremental pass: keep the id so the
+    // indexer can fold this result into it. Only Bash results open with "Exit code N".
+    let (code, rest) = split_exit_line(&text);
+    let mut turn = Turn::new(Role::ToolOutput, rest).at(time);
+    turn.node = node;
+    if !call_id.is_empty() || code.is_some() {
+        let call_id = (!call_id.is_empty()).then(|| call_id.to_string());
+        turn.tool = Some(ToolUse { is_error, exit: code.map(ExitStatus::Code), call_id, ..ToolUse::default() });
+    }
+    slot.push(turn)
+}
+
+/// A leading `Exit code N` line (optionally `Error: Exit code N`) and the text after it.
+fn split_exit_line(text: &str) -> (Option<i64>, &str) {
+    let t = text.trim_start();
+    let (first, rest) = t.split_once('\n').unwrap_or((t, ""));
+    let first = first.trim();
+    let first = first.strip_prefix("Error: ").unwrap_or(first);
+    match first.strip_prefix("Exit code ").and_then(|n| n.trim().parse::<i64>().ok()) {
+        Some(n) => (Some(n), rest),
+        None => (None, text),
+    }
+}
+
+fn assistant_record(slot: &mut Slot, opts: &ParseOptions, offset: u64, v: &Value, time: Option<Timestamp>, node: Option<NodeRef>) -> Repr {
+    let message = v.get("message");
+    // Blocks of one API message share message.id across records; without one, the
+    // record is its own message.
+    let msg_key = message.and_then(|m| text_at(m, &["id"])).map_or_else(|| format!("@{offset}"), str::to_string);
+    match message.and_then(|m| m.get("content")) {
+        Some(Value::String(s)) => assistant_text(slot, &msg_key, s, time, node),
+        Some(Value::Array(items)) => {
+            let mut repr = Repr::Nothing;
+            for item in items {
+                let r = match item.get("type").and_then(Value::as_str).unwrap_or("") {
+                    "thinking" => reasoning(slot, opts, &msg_key, item, time, node.clone()),
+                    "redacted_thinking" => Repr::Nothing,
+                    "tool_use" | "server_tool_use" => tool_use(slot, &msg_key, item, time, node.clone()),
+                    _ => match item.get("text").and_then(Value::as_str) {
+                        Some(t) => assistant_text(slot, &msg_key, t, time, node.clone()),
+                        None => Repr::Nothing,
+                    },
+                };
+                repr = repr.and(r);
+            }
+            repr
+        }
+        _ => Repr::Nothing,
+    }
+}
+
+/// Adds prose to the open turn of the same API message, or starts a turn.
+fn assistant_text(slot: &mut Slot, msg_key: &str, text: &str, time: Option<Timestamp>, node: Option<NodeRef>) -> Repr {
+    if text.trim().is_empty() || !slot.fresh(msg_key, "text", text) {
+        return Repr::Nothing;
+    }
+    if let Some((key, idx)) = &slot.open_text {
+        if key == msg_key && *idx + 1 == slot.b.turn_count() {
+            if let Some(turn) = slot.b.last_turn_mut() {
+                turn.text.push('\n');
+                turn.text.push_str(text);
+                let id = turn.node.as_ref().map(|n| n.id.clone());
+                slot.b.touch(time);
+                return Repr::Merged(id);
+            }
+        }
+    }
+    let mut turn = Turn::new(Role::Assistant, text).at(time);
+    turn.node = node;
+    let repr = slot.push(turn);
+    if repr == Repr::Own {
+        slot.open_text = Some((msg_key.to_string(), slot.b.turn_count() - 1));
+    }
+    repr
+}
+
+fn reasoning(slot: &mut Slot, opts: &ParseOptions, msg_key: &str, item: &Value, time: Option<Timestamp>, node: Option<NodeRef>) -> Repr {
+    if !opts.include_reasoning {
+        return Repr::Nothing;
+    }
+    let Some(text) = item.get("thinking").and_then(Value::as_str) else { return Repr::Nothing };
+    if !slot.fresh(msg_key, "thinking", text) {
+        return Repr::Nothing;
+    }
+    let mut turn = Turn::new(Role::Reasoning, text).at(time);
+    turn.node = node;
+    slot.push(turn)
+}
+
+fn tool_use(slot: &mut Slot, msg_key: &str, item: &Value, time: Option<Timestamp>, node: Option<NodeRef>) -> Repr {
+    let call_id = item.get("id").and_then(Value::as_str).filter(|s| !s.is_empty());
+    let name = item.get("name").and_then(Value::as_str).filter(|s| !s.is_empty()).unwrap_or("tool");
+    let input = item.get("input").unwrap_or(&Value::Null);
+    let seen_before = match call_id {
+        Some(id) => slot.b.call_mut(id).is_some(),
+        None => !slot.fresh(msg_key, "tool_use", &format!("{name}{input}")),
+    };
+    if seen_before {
+        return Repr::Nothing;
+    }
+    let mut tool = ToolUse { name: name.to_string(), ..ToolUse::default() };
+    if slot.tools.kind(name) == ToolKind::Shell {
+        tool.command = text_at(input, &["command"]).map(str::to_string);
+        if let Some(id) = call_id {
+            slot.bash_calls.insert(id.to_string(), input.get("run_in_background").and_then(Value::as_bool) == Some(true));
+        }
+    }
+    let mut turn = Turn::new(Role::ToolCall, "").at(time);
+    turn.node = node;
+    let path = text_at(input, &["file_path"]).or_else(|| text_at(input, &["notebook_path"]));
+    if let Some(path) = path {
+        if let Some(action) = slot.tools.file_action(name) {
+            turn.files.push(FileTouch { path: path.to_string(), action });
+            slot.paths.push(path.to_string());
+        }
+        turn.edit = edit_spans(path, input);
+    }
+    turn.tool = Some(tool);
+    slot.b.push_call(call_id, turn);
+    slot.open_text = None;
+    Repr::Own
+}
+
+/// `old_string`/`new_string` plus every `edits[]` pair (MultiEdit), old spans joined with
+/// newlines; `None` when no old span is non-empty.
+fn edit_spans(path: &str, input: &Value) -> Option<Edit> {
+    fn pair(v: &Value) -> Option<(&str, Option<&str>)> {
+        let old = v.get("old_string").and_then(Value::as_str).unwrap_or("");
+        let new = v.get("new_string").and_then(Value::as_str);
+        (!old.is_empty()).then_some((old, new))
+    }
+    let mut spans: Vec<(&str, Option<&str>)> = pair(input).into_iter().collect();
+    if let Some(edits) = input.get("edits").and_then(Value::as_array) {
+        spans.extend(edits.iter().filter_map(pair));
+    }
+    if spans.is_empty() {
+        return None;
+    }
+    let mut old = spans.iter().map(|(o, _)| *o).collect::<Vec<_>>().join("\n");
+    cap_text(&mut old, MAX_EDIT_BYTES);
+    let news: Vec<&str> = spans.iter().filter_map(|(_, n)| *n).collect();
+    let new = (!news.is_empty()).then(|| {
+        let mut n = news.join("\n");
+        cap_text(&mut n, MAX_EDIT_BYTES);
+        n
+    });
+    Some(Edit { path: path.to_string(), old, new })
+}
+
+/// Renders a synthetic session the way Claude Code 2.1.x writes one: queue operations, a
+/// prompt with its chain fields, a skill catalogue attachment, assistant records one
+/// content block each (sharing `message.id` within one API message), tool results
+/// carrying `toolUseResult`, and a closing `last-prompt`.
+struct Render<'s> {
+    s: &'s SynthSession,
+    out: String,
+    salt: u64,
+    n: u64,
+    last_uuid: Option<String>,
+    msg_id: String,
+    request_id: String,
+    /// What the previous turn was, to decide whether the next block continues its API message.
+    prev: Prev,
+    prompt_id: String,
+    listed_skills: bool,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Prev {
+    Other,
+    Text,
+    Thinking,
+}
+
+const SYNTH_VERSION: &str = "2.1.197";
+const SYNTH_MODEL: &str = "claude-sonnet-4-5-20250929";
+
+impl<'s> Render<'s> {
+    fn render(s: &'s SynthSession) -> String {
+        let mut h = DefaultHasher::new();
+        s.id.hash(&mut h);
+        let mut w = Render {
+            s,
+            out: String::with_capacity(1024 + s.turns.len() * 700),
+            salt: h.finish(),
+            n: 0,
+            last_uuid: None,
+            msg_id: String::new(),
+            request_id: String::new(),
+            prev: Prev::Other,
+            prompt_id: String::new(),
+            listed_skills: false,
+        };
+        let first_prompt = s.turns.iter().find_map(|t| match t {
+            SynthTurn::User { text, .. } => Some(text.as_str()),
+            _ => None,
+        });
+        let t0 = s.started.to_rfc3339();
+        w.line(&json!({"type": "queue-operation", "operation": "enqueue", "timestamp": t0, "sessionId": s.id, "content": first_prompt.unwrap_or("")}));
+        w.line(&json!({"type": "queue-operation", "operation": "dequeue", "timestamp": t0, "sessionId": s.id}));
+        for turn in &s.turns {
+            w.turn(turn);
+        }
+        if let Some(title) = &s.title {
+            w.line(&json!({"type": "summary", "summary": title, "leafUuid": w.last_uuid}));
+        }
+        let last_prompt = s.turns.iter().rev().find_map(|t| match t {
+            SynthTurn::User { text, .. } => Some(text.as_str()),
+            _ => None,
+        });
+        if let (Some(prompt), Some(leaf)) = (last_prompt, w.last_uuid.clone()) {
+            w.line(&json!({"type": "last-prompt", "lastPrompt": prompt, "leafUuid": leaf, "sessionId": s.id}));
+        }
+        w.out
+    }
+
+    fn line(&mut self, v: &Value) {
+        self.out.push_str(&v.to_string());
+        self.out.push('\n');
+    }
+
+    fn uuid(&mut self) -> String {
+        self.n += 1;
+        synth_uuid(self.n, self.salt)
+    }
+
+    /// Writes one chain record: the shared envelope plus `fields`.
+    fn chain(&mut self, kind: &str, time: Timestamp, fields: Value) -> String {
+        let uuid = self.uuid();
+        let mut rec = Map::new();
+        rec.insert("parentUuid".into(), self.last_uuid.clone().map_or(Value::Null, Value::String));
+        rec.insert("isSidechain".into(), Value::Bool(false));
+        rec.insert("userType".into(), "external".into());
+        rec.insert("cwd".into(), self.s.project.clone().into());
+        rec.insert("sessionId".into(), self.s.id.clone().into());
+        rec.insert("version".into(), SYNTH_VERSION.into());
+        rec.insert("gitBranch".into(), "main".into());
+        if let Value::Object(extra) = fields {
+            rec.extend(extra);
+        }
+        rec.insert("type".into(), kind.into());
+        rec.insert("uuid".into(), uuid.clone().into());
+        rec.insert("timestamp".into(), time.to_rfc3339().into());
+        self.line(&Value::Object(rec));
+        self.last_uuid = Some(uuid.clone());
+        uuid
+    }
+
+    fn assistant(&mut self, time: Timestamp, block: Value, continues: bool, stop: &str) -> String {
+        if !continues || self.msg_id.is_empty() {
+            self.n += 1;
+            self.msg_id = format!("msg_01{:016x}{:06x}", self.salt, self.n);
+            self.request_id = format!("req_011C{:016x}{:06x}", self.salt, self.n);
+        }
+        let msg = json!({
+            "id": self.msg_id, "type": "message", "role": "assistant", "model": SYNTH_MODEL,
+            "content": [block], "stop_reason": stop, "stop_sequence": null,
+            "usage": {"input_tokens": 4, "cache_read_input_tokens": 14250, "output_tokens": 120, "service_tier": "standard"}
+        });
+        self.chain("assistant", time, json!({"message": msg, "requestId": self.request_id}))
+    }
+
+    fn tool(&mut self, time: Timestamp, name: &str, input: Value, content: String, is_error: bool, result: Value) {
+        self.n += 1;
+        let call_id = format!("toolu_01{:016x}{:06x}", self.salt, self.n);
+        let block = json!({"type": "tool_use", "id": call_id, "name": name, "input": input});
+        let source = self.assistant(time, block, matches!(self.prev, Prev::Text | Prev::Thinking), "tool_use");
+        let item = json!({"tool_use_id": call_id, "type": "tool_result", "content": content, "is_error": is_error});
+        let fields = json!({
+            "message": {"role": "user", "content": [item]},
+            "toolUseResult": result, "sourceToolAssistantUUID": source, "promptId": self.prompt_id,
+        });
+        self.chain("user", time, fields);
+        self.prev = Prev::Other;
+    }
+
+    fn turn(&mut self, turn: &SynthTurn) {
+        match turn {
+            SynthTurn::User { text, time } => {
+                self.prompt_id = self.uuid();
+                let fields = json!({
+                    "message": {"role": "user", "content": text}, "promptId": self.prompt_id,
+                    "permissionMode": "default", "entrypoint": "cli",
+                });
+                self.chain("user", *time, fields);
+                if !self.listed_skills {
+                    self.listed_skills = true;
+                    let attachment = json!({"attachment": {
+                        "type": "skill_listing",
+                        "content": "- deja-history: Search what earlier sessions on this machine decided, ran and changed.",
+                        "names": ["deja-history"], "skillCount": 1,
+                    }});
+                    self.chain("attachment", *time, attachment);
+                }
+                self.prev = Prev::Other;
+            }
+            SynthTurn::Assistant { text, time } => {
+                self.assistant(*time, json!({"type": "text", "text": text}), self.prev == Prev::Thinking, "end_turn");
+                self.prev = Prev::Text;
+            }
+            SynthTurn::Reasoning { text, time } => {
+                let signature = format!("EqQB{}", self.salt);
+                self.assistant(*time, json!({"type": "thinking", "thinking": text, "signature": signature}), false, "end_turn");
+                self.prev = Prev::Thinking;
+            }
+            SynthTurn::Shell { command, output, exit_code, time } => {
+                let input = json!({"command": command, "description": "Run the command"});
+                if *exit_code == 0 {
+                    let result = json!({"stdout": output, "stderr": "", "interrupted": false, "isImage": false, "noOutputExpected": false});
+                    self.tool(*time, "Bash", input, output.clone(), false, result);
+                } else {
+                    let content = format!("Exit code {exit_code}\n{output}");
+                    let result = Value::String(format!("Error: {content}"));
+                    self.tool(*time, "Bash", input, content, true, result);
+                }
+            }
+            SynthTurn::Read { path, output, time } => {
+                let lines = output.lines().count();
+                let result = json!({"type": "text", "file": {"filePath": path, "content": output, "numLines": lines, "startLine": 1, "totalLines": lines}});
+                self.tool(*time, "Read", json!({"file_path": path}), output.clone(), false, result);
+            }
+            SynthTurn::Edit { path, old, new, time } => {
+                let input = json!({"file_path": path, "old_string": old, "new_string": new, "replace_all": false});
+                let result = json!({"filePath": path, "oldString": old, "newString": new, "structuredPatch": [], "userModified": false, "replaceAll": false});
+                self.tool(*time, "Edit", input, format!("The file {path} has been updated successfully."), false, result);
+            }
+        }
+    }
+}
