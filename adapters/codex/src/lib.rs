@@ -1,7 +1,9 @@
 //! Codex CLI (`codex`): OpenAI's terminal coding agent.
 //!
-//! Everything lives under `${CODEX_HOME:-~/.codex}` (`DEJA_CODEX_ROOT` replaces it for
-//! reading):
+//! Everything lives under `${CODEX_HOME:-~/.codex}`; `DEJA_CODEX_ROOT` names the
+//! sessions root (`~/.codex/sessions`, the same level as every adapter's
+//! `DEJA_<ID>_ROOT`), with `archived_sessions/` and `history.jsonl` read from beside it.
+//! The reader is the Codex-rollout family's, `deja_core::family::codex_rollout`:
 //!
 //! * `sessions/YYYY/MM/DD/rollout-<ts>-<thread id>.jsonl` — one append-only JSONL
 //!   *rollout* per thread, lines `{timestamp, type, payload}` (Codex 0.171 adds
@@ -38,13 +40,11 @@
 
 use std::path::{Path, PathBuf};
 
-use deja_core::discover::find_files;
+use deja_core::family::codex_rollout::{self, CodexDialect, RolloutStore, CODEX_TOOLS};
 use deja_core::format::{Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, Os, ParseOptions, ParseStats};
 use deja_core::format::{SessionSink, StorePath};
 use deja_core::{InjectedText, SourceRef, StoreEnv, SynthSession, SynthWriter};
 
-pub mod history;
-pub mod rollout;
 mod synth;
 
 /// The adapter id.
@@ -103,39 +103,16 @@ pub static INJECTED: InjectedText = InjectedText {
     not_titles: &[],
 };
 
-/// The Codex home to read: `DEJA_CODEX_ROOT`, else `CODEX_HOME`, else `~/.codex`.
-pub fn codex_root(env: &StoreEnv) -> PathBuf {
-    env.deja_root(ID).or_else(|| env.path_var("CODEX_HOME")).unwrap_or_else(|| env.home().join(".codex"))
-}
+/// Codex CLI in the Codex-rollout family.
+pub static DIALECT: CodexDialect = CodexDialect { harness: ID, tools: CODEX_TOOLS };
 
-/// The rollout directories under a Codex home.
-fn rollout_dirs(root: &Path) -> [PathBuf; 2] {
-    [root.join("sessions"), root.join("archived_sessions")]
-}
-
-/// Whether a file name is a rollout's.
-fn is_rollout_name(name: &str) -> bool {
-    name.contains("rollout-") && name.ends_with(".jsonl")
-}
-
-/// Rollout files under one directory (`sessions/YYYY/MM/DD/`, or flat when archived).
-fn walk_rollouts(dir: &Path) -> Vec<PathBuf> {
-    find_files(dir, 8, &is_rollout_name)
-}
-
-/// Every rollout under a Codex home, sorted.
-pub fn rollout_files(root: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for dir in rollout_dirs(root) {
-        out.extend(walk_rollouts(&dir));
-    }
-    out.sort();
-    out
-}
-
-/// `history.jsonl` is the only non-rollout source.
-fn is_history(path: &Path) -> bool {
-    path.file_name().is_some_and(|n| n == "history.jsonl")
+/// The sessions root to read: `DEJA_CODEX_ROOT`, else `${CODEX_HOME:-~/.codex}/sessions`.
+/// Archived rollouts and `history.jsonl` are read from beside it.
+pub fn store(env: &StoreEnv) -> RolloutStore {
+    let sessions = env
+        .deja_root(ID)
+        .unwrap_or_else(|| env.path_var("CODEX_HOME").unwrap_or_else(|| env.home().join(".codex")).join("sessions"));
+    RolloutStore::at(sessions)
 }
 
 impl HarnessFormat for CodexFormat {
@@ -144,34 +121,11 @@ impl HarnessFormat for CodexFormat {
     }
 
     fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut d = Discovery::default();
-        let root = codex_root(env);
-        if !d.looked_at(&root) {
-            return d;
-        }
-        let mut files = Vec::new();
-        for dir in rollout_dirs(&root) {
-            if d.looked_at(&dir) {
-                files.extend(walk_rollouts(&dir));
-            }
-        }
-        // Rollouts only ever grow by appended lines; history.jsonl is read whole because
-        // which of its sessions are emitted depends on the rollouts beside it.
-        d.sources.extend(files.into_iter().map(|p| SourceRef::file(p).append_only()));
-        let history = root.join("history.jsonl");
-        if std::fs::metadata(&history).is_ok_and(|m| m.is_file()) {
-            d.sources.push(SourceRef::file(history));
-        }
-        Discovery::sort_sources(&mut d.sources);
-        d
+        store(env).discover()
     }
 
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
-        if is_history(&src.path) {
-            history::parse_history(src, out)
-        } else {
-            rollout::parse_rollout(src, opts, out)
-        }
+        codex_rollout::parse(&DIALECT, src, opts, out)
     }
 
     fn synthetic(&self) -> Option<&dyn SynthWriter> {

@@ -47,8 +47,8 @@ fn default_home_finds_rollouts_and_history() {
     for s in &d.sources {
         assert_eq!(s.append_only, s.path.file_name().is_some_and(|n| n != "history.jsonl"), "{}", s.path.display());
     }
-    assert!(d.roots.contains(&(root.clone(), true)));
     assert!(d.roots.contains(&(root.join("sessions"), true)));
+    assert!(d.roots.contains(&(root.join("archived_sessions"), true)));
 }
 
 #[test]
@@ -65,12 +65,14 @@ fn codex_home_relocates_and_deja_root_overrides_both() {
     let tilde = StoreEnv::with_home(home.path()).set("CODEX_HOME", "~/elsewhere/codex");
     assert_eq!(paths(&tilde), found, "~ expands against HOME");
 
-    let read_root = home.path().join("backup/codex");
-    let b_files = store(&read_root);
-    let env = env.set("DEJA_CODEX_ROOT", read_root.display().to_string());
+    // DEJA_CODEX_ROOT names the sessions root, as DEJA_<ID>_ROOT does for every
+    // adapter; archived rollouts and history.jsonl are read from beside it.
+    let read_home = home.path().join("backup/codex");
+    let b_files = store(&read_home);
+    let env = env.set("DEJA_CODEX_ROOT", read_home.join("sessions").display().to_string());
     let found = paths(&env);
     assert_eq!(found.len(), b_files.len() + 1);
-    assert!(found.iter().all(|p| p.starts_with(&read_root)));
+    assert!(found.iter().all(|p| p.starts_with(&read_home)));
 }
 
 #[test]
@@ -78,7 +80,7 @@ fn missing_store_is_reported_not_fatal() {
     let home = tempfile::tempdir().expect("tempdir");
     let d = CodexFormat.discover(&StoreEnv::with_home(home.path()));
     assert!(d.sources.is_empty());
-    assert_eq!(d.roots, vec![(home.path().join(".codex"), false)]);
+    assert_eq!(d.roots, vec![(home.path().join(".codex/sessions"), false), (home.path().join(".codex/archived_sessions"), false)]);
 }
 
 #[cfg(unix)]

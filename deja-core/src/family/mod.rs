@@ -8,3 +8,4 @@
 //! Claude Code, OpenClaude, Qoder and others write).
 
 pub mod claude_jsonl;
+pub mod codex_rollout;

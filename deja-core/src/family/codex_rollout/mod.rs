@@ -1,4 +1,6 @@
-//! One rollout file → one session.
+//! Codex rollouts: the JSONL format of Codex CLI, which TRAE CLI writes too. One rollout
+//! file → one session; `history.jsonl` beside the rollouts → sessions for the prompts
+//! of threads that have no rollout ([`history`]).
 //!
 //! Parsing runs in two passes. The first walks the lines and turns each record into an
 //! [`Event`] (or into identity/project/time bookkeeping); the second replays the events
@@ -9,16 +11,86 @@
 
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use deja_core::model::{Edit, ExitStatus, FileTouch, Role, SourceRef, Timestamp, ToolUse, Turn};
-use deja_core::patch::parse_apply_patch;
-use deja_core::read::{for_each_json_line, read_source, read_tail};
-use deja_core::work::command_from_argv;
-use deja_core::{FormatError, ParseOptions, ParseStats, Session, SessionBuilder, SessionSink};
+use crate::model::{Edit, ExitStatus, FileTouch, Role, SourceRef, Timestamp, ToolUse, Turn};
+use crate::patch::parse_apply_patch;
+use crate::read::{for_each_json_line, read_source, read_tail};
+use crate::work::command_from_argv;
+use crate::{FormatError, ParseOptions, ParseStats, Session, SessionBuilder, SessionSink};
 use serde_json::Value;
 
-use crate::ID;
+use crate::discover::find_files;
+use crate::format::Discovery;
+use crate::work::ToolMap;
+
+pub mod history;
+
+/// Where one harness keeps its rollouts: the live tree (`sessions/YYYY/MM/DD/`), the
+/// archived ones (flat) and the prompt history, all found from the sessions root.
+#[derive(Debug, Clone)]
+pub struct RolloutStore {
+    /// The sessions root (`~/.codex/sessions`): what `DEJA_<ID>_ROOT` names.
+    pub sessions: PathBuf,
+    /// `archived_sessions/` beside it.
+    pub archived: PathBuf,
+    /// `history.jsonl` beside it.
+    pub history: PathBuf,
+}
+
+impl RolloutStore {
+    /// The store whose sessions root is `sessions`; archived rollouts and the history
+    /// sit beside it, in its parent.
+    pub fn at(sessions: PathBuf) -> RolloutStore {
+        let home = sessions.parent().map(Path::to_path_buf).unwrap_or_default();
+        RolloutStore { archived: home.join("archived_sessions"), history: home.join("history.jsonl"), sessions }
+    }
+
+    /// Rollouts (append-only) and the history file, each root looked at.
+    pub fn discover(&self) -> Discovery {
+        let mut d = Discovery::default();
+        let mut files = Vec::new();
+        for dir in [&self.sessions, &self.archived] {
+            if d.looked_at(dir) {
+                files.extend(walk_rollouts(dir));
+            }
+        }
+        d.sources.extend(files.into_iter().map(|p| SourceRef::file(p).append_only()));
+        // history.jsonl is read whole: which of its sessions are emitted depends on the
+        // rollouts beside it, so it names their directories as its parts.
+        if std::fs::metadata(&self.history).is_ok_and(|m| m.is_file()) {
+            d.sources.push(SourceRef::file(&self.history).with_part(&self.sessions).with_part(&self.archived));
+        }
+        Discovery::sort_sources(&mut d.sources);
+        d
+    }
+}
+
+/// Whether a file name is a rollout's.
+fn is_rollout_name(name: &str) -> bool {
+    name.contains("rollout-") && name.ends_with(".jsonl")
+}
+
+/// Rollout files under one directory (`sessions/YYYY/MM/DD/`, or flat when archived).
+fn walk_rollouts(dir: &Path) -> Vec<PathBuf> {
+    find_files(dir, 8, &is_rollout_name)
+}
+
+/// Every rollout under these directories, sorted.
+pub fn rollout_files(dirs: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = dirs.iter().flat_map(|d| walk_rollouts(d)).collect();
+    out.sort();
+    out
+}
+
+/// Parses a rollout, or the history file when `src` is one.
+pub fn parse(d: &CodexDialect, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
+    if src.path.file_name().is_some_and(|n| n == "history.jsonl") {
+        history::parse_history(d, src, out)
+    } else {
+        parse_rollout(d, src, opts, out)
+    }
+}
 
 /// Lines of the file head re-read on a resumed parse to recover identity, cwd and
 /// whether the file has roled messages (a 0.171 head spends ~7 lines on preamble).
@@ -30,10 +102,10 @@ const HEAD_LINE_CAP: u64 = 8 << 20;
 /// Parses one rollout. With `src.resume` set, only the tail past the offset is read for
 /// turns; the head is re-read for the session id, the cwd and whether the file has roled
 /// messages.
-pub fn parse_rollout(src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
+pub fn parse_rollout(d: &CodexDialect, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
     let mut stats = ParseStats::default();
     let path = &src.path;
-    let mut r = Rollout::new(src, opts);
+    let mut r = Rollout::new(d, src, opts);
     let (bytes, base) = match &src.resume {
         Some(resume) => {
             if !resume.session_id.is_empty() {
@@ -140,6 +212,7 @@ enum Event {
 }
 
 struct Rollout<'a> {
+    d: &'a CodexDialect,
     opts: &'a ParseOptions,
     b: SessionBuilder,
     meta_seen: bool,
@@ -153,10 +226,11 @@ struct Rollout<'a> {
 }
 
 impl<'a> Rollout<'a> {
-    fn new(src: &SourceRef, opts: &'a ParseOptions) -> Self {
+    fn new(d: &'a CodexDialect, src: &SourceRef, opts: &'a ParseOptions) -> Self {
         Rollout {
+            d,
             opts,
-            b: SessionBuilder::new(ID, filename_id(&src.path), src.clone()),
+            b: SessionBuilder::new(d.harness, filename_id(&src.path), src.clone()),
             meta_seen: false,
             cwd: None,
             cwd_fallback: None,
@@ -247,7 +321,7 @@ impl<'a> Rollout<'a> {
             if let Some(patch) = args.get("input").and_then(Value::as_str).or(args.as_str()) {
                 call.patch(patch, self.cwd());
             }
-        } else if is_shell_tool(name) {
+        } else if self.d.tools.kind(name) == crate::work::ToolKind::Shell {
             call.shell(args.get("cmd").or_else(|| args.get("command")), self.cwd());
         }
         self.push_call(call_id(p), call, time);
@@ -548,8 +622,17 @@ impl Call {
     }
 }
 
-fn is_shell_tool(name: &str) -> bool {
-    matches!(name, "exec_command" | "shell" | "shell_command" | "container.exec" | "local_shell")
+/// Codex's shell tools (`apply_patch` edits are read from the patch envelope).
+pub const CODEX_TOOLS: ToolMap =
+    ToolMap { shell: &["exec_command", "shell", "shell_command", "container.exec", "local_shell"], read: &[], edit: &[], write: &[] };
+
+/// What one harness writing Codex rollouts changes.
+#[derive(Debug)]
+pub struct CodexDialect {
+    /// The adapter id sessions are filed under.
+    pub harness: &'static str,
+    /// Which function-call names run shell commands.
+    pub tools: ToolMap,
 }
 
 /// A command given as a string or as an argv (`["/bin/bash", "-lc", "cargo test"]`).

@@ -19,15 +19,14 @@
 //! prompt, if any, was in the rollout and is simply not indexed twice.
 
 use std::collections::{HashMap, HashSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use deja_core::model::{Role, SourceRef, Timestamp, Turn};
-use deja_core::read::{for_each_json_line, read_source};
-use deja_core::{FormatError, ParseStats, SessionBuilder, SessionSink};
+use crate::model::{Role, SourceRef, Timestamp, Turn};
+use crate::read::{for_each_json_line, read_source};
+use crate::{FormatError, ParseStats, SessionBuilder, SessionSink};
 use serde_json::Value;
 
-use crate::rollout::{filename_id, meta_id, read_head};
-use crate::{rollout_files, ID};
+use super::{filename_id, meta_id, read_head, rollout_files, CodexDialect};
 
 /// Lines read from a rollout head while looking for its `session_meta`.
 const META_SEARCH_LINES: usize = 4;
@@ -38,7 +37,7 @@ struct Prompt {
 }
 
 /// Parses `history.jsonl` into one session per session id that has no rollout.
-pub fn parse_history(src: &SourceRef, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
+pub fn parse_history(d: &CodexDialect, src: &SourceRef, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
     let mut stats = ParseStats::default();
     let bytes = read_source(&src.path, &mut stats)?.bytes;
     let mut order: Vec<String> = Vec::new();
@@ -57,8 +56,15 @@ pub fn parse_history(src: &SourceRef, out: &mut dyn SessionSink) -> Result<Parse
     if order.is_empty() {
         return Ok(stats);
     }
-    let root = src.path.parent().unwrap_or(Path::new("."));
-    let covered = covered_ids(root, order.iter().map(String::as_str).collect());
+    // Discovery names the rollout directories as the source's parts; a bare path (a
+    // test, an old manifest) means the Codex layout beside the file.
+    let dirs: Vec<PathBuf> = if src.parts.is_empty() {
+        let home = src.path.parent().unwrap_or(Path::new("."));
+        vec![home.join("sessions"), home.join("archived_sessions")]
+    } else {
+        src.parts.clone()
+    };
+    let covered = covered_ids(&dirs, order.iter().map(String::as_str).collect());
     // History is re-read whole; a resume point from the indexer does not apply to it.
     let source = SourceRef { resume: None, ..src.clone() };
     for id in order {
@@ -66,7 +72,7 @@ pub fn parse_history(src: &SourceRef, out: &mut dyn SessionSink) -> Result<Parse
             continue;
         }
         let Some(prompts) = groups.remove(&id) else { continue };
-        let mut b = SessionBuilder::new(ID, id, source.clone());
+        let mut b = SessionBuilder::new(d.harness, id, source.clone());
         b.session_mut().project = Some("history".to_string());
         for p in prompts {
             b.push(Turn::new(Role::User, p.text).at(p.time));
@@ -78,11 +84,11 @@ pub fn parse_history(src: &SourceRef, out: &mut dyn SessionSink) -> Result<Parse
     Ok(stats)
 }
 
-/// The candidate ids that some rollout under `root` accounts for.
-fn covered_ids(root: &Path, candidates: HashSet<&str>) -> HashSet<String> {
+/// The candidate ids that some rollout under `dirs` accounts for.
+fn covered_ids(dirs: &[PathBuf], candidates: HashSet<&str>) -> HashSet<String> {
     let mut open = candidates;
     let mut covered = HashSet::new();
-    let files = rollout_files(root);
+    let files = rollout_files(dirs);
     for f in &files {
         if let Some(id) = open.take(filename_id(f).as_str()) {
             covered.insert(id.to_string());
