@@ -20,6 +20,8 @@ pub mod read;
 pub mod recall;
 pub mod redact;
 pub mod synth;
+#[cfg(feature = "testkit")]
+pub mod testkit;
 pub mod text;
 pub mod time;
 pub mod work;

@@ -1,7 +1,5 @@
 //! Store discovery: `~/.codex`, `CODEX_HOME`, `DEJA_CODEX_ROOT`, and what counts as a source.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
 use deja_adapter_codex::CodexFormat;
@@ -99,8 +97,8 @@ fn fifos_are_skipped() {
 
 #[test]
 fn fixture_home_is_discovered() {
-    let d = CodexFormat.discover(&StoreEnv::with_home(common::fixture_home()));
-    assert_eq!(d.sources.len(), common::ROLLOUTS.len() + 1);
+    let d = CodexFormat.discover(&StoreEnv::with_home(crate::common::fixture_home()));
+    assert_eq!(d.sources.len(), crate::common::ROLLOUTS.len() + 1);
 }
 
 #[test]

@@ -1,9 +1,7 @@
 //! Incremental reads of a growing rollout: only the new turns, numbered on, with the
 //! identity recovered from the head.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use deja_adapter_codex::CodexFormat;
 use deja_core::model::Resume;
 use deja_core::{ExitStatus, HarnessFormat, ParseOptions, Role, SourceRef};

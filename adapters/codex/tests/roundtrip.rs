@@ -1,7 +1,5 @@
 //! `write_synthetic` → `discover` → `parse` gives back what went in.
 
-mod common;
-
 use deja_adapter_codex::CodexFormat;
 use deja_core::{ExitStatus, FileAction, HarnessFormat, ParseOptions, Role, SourceRef, StoreEnv, SynthSession, SynthTurn, Timestamp};
 

@@ -1,8 +1,6 @@
 //! One snapshot per fixture, plus plain asserts for the rules that matter most.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use deja_core::{ExitStatus, FileAction, ParseOptions, ParseStats, Role, Session};
 use serde_json::{json, Value};
 

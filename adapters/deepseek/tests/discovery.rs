@@ -1,8 +1,6 @@
 //! Discovery: relocation variables, the newest generation per session directory, and
 //! the committed fake store.
 
-mod common;
-
 use std::fs;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
@@ -128,7 +126,7 @@ fn raw_and_zstd_of_one_generation_pick_the_most_recently_written() {
 
 #[test]
 fn committed_store_yields_one_source_per_session_directory() {
-    let store = common::store();
+    let store = crate::common::store();
     let env = StoreEnv::with_home("/nonexistent").set("DEJA_DEEPSEEK_ROOT", store.display().to_string());
     let d = DeepSeek.discover(&env);
     let got: Vec<(String, Option<u32>)> =
@@ -136,9 +134,9 @@ fn committed_store_yields_one_source_per_session_directory() {
     assert_eq!(
         got,
         vec![
-            (format!("{}/session.v4.jsonl.zstd", common::POOL_DIR), Some(4)),
-            (format!("{}/session.v5.jsonl", common::API_DIR), Some(5)),
-            (format!("{}/session.jsonl.zstd", common::LAB_DIR), Some(0)),
+            (format!("{}/session.v4.jsonl.zstd", crate::common::POOL_DIR), Some(4)),
+            (format!("{}/session.v5.jsonl", crate::common::API_DIR), Some(5)),
+            (format!("{}/session.jsonl.zstd", crate::common::LAB_DIR), Some(0)),
         ]
     );
     assert!(d.sources.iter().all(|s| !s.append_only));

@@ -1,8 +1,6 @@
 //! Parsing never panics: arbitrary bytes, fixtures with junk appended or cut short,
 //! and fixture records with one field deleted or retyped.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
 use deja_adapter_deepseek::DeepSeek;
@@ -27,17 +25,17 @@ fn parse_bytes(bytes: &[u8], name: &str) {
 fn jsonl_fixtures() -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = Vec::new();
     for dir in ["records", "frames"] {
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(common::fixtures().join(dir)).expect("dir").flatten().map(|e| e.path()).collect();
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(crate::common::fixtures().join(dir)).expect("dir").flatten().map(|e| e.path()).collect();
         entries.sort();
         files.extend(entries);
     }
-    files.push(common::store().join(common::API_DIR).join("session.v5.jsonl"));
+    files.push(crate::common::store().join(crate::common::API_DIR).join("session.v5.jsonl"));
     files
 }
 
 fn binary_fixtures() -> Vec<Vec<u8>> {
-    let store = common::store();
-    let mut all: Vec<Vec<u8>> = common::ZSTD_FIXTURES.iter().map(|f| std::fs::read(store.join(f.dest)).expect("fixture")).collect();
+    let store = crate::common::store();
+    let mut all: Vec<Vec<u8>> = crate::common::ZSTD_FIXTURES.iter().map(|f| std::fs::read(store.join(f.dest)).expect("fixture")).collect();
     all.extend(jsonl_fixtures().iter().map(|p| std::fs::read(p).expect("fixture")));
     all
 }

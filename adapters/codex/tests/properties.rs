@@ -1,9 +1,7 @@
 //! No input makes the parser panic: arbitrary bytes, valid fixtures with junk appended
 //! or cut short, and fixture records with a field deleted or retyped.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 

@@ -1,0 +1,13 @@
+//! Every test of deja-adapter-claude, in one test binary (CI links one per adapter crate):
+//! the conformance kit, then this adapter's own cases.
+
+deja_core::conformance!(
+    deja_adapter_claude::ClaudeFormat,
+    relocate "DEJA_CLAUDE_ROOT" => ".claude/projects",
+    relocate "CLAUDE_CONFIG_DIR" => ".claude",
+    switch "DEJA_INCLUDE_SUBAGENTS"
+);
+
+mod properties;
+mod snapshots;
+mod store;

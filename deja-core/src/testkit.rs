@@ -1,0 +1,529 @@
+//! The conformance kit every adapter's tests run in one line (feature `testkit`, a
+//! dev-dependency of each adapter crate):
+//!
+//! ```text
+//! deja_core::conformance!(FooFormat, relocate "DEJA_FOO_ROOT" => ".foo/sessions", relocate "FOO_HOME" => ".foo");
+//! ```
+//!
+//! expands to five tests over the adapter's fixture home, `tests/fixtures/home/` (a home
+//! directory laid out exactly as the harness lays out its store; a file `X.sql` in it is
+//! materialized as the SQLite database `X`, written through a connection that stays open
+//! so the rows sit in a live `-wal`, and with a `zstd(text)` SQL function for compressed
+//! BLOB columns):
+//!
+//! - **snapshots**: every discovered source is parsed and normalized as the index would
+//!   (the harness's injected-text rules applied) and snapshotted with insta as
+//!   `tests/snapshots/fixture__<path>.snap`, with the parse stats, so skipped records
+//!   show up in review;
+//! - **arbitrary bytes**: random bytes written where each source lives never panic the
+//!   parser (fully, and resumed mid-file for append-only sources);
+//! - **mutations**: each fixture with records truncated, fields deleted or retyped (JSON
+//!   lines and documents, inside zstd too) never panics the parser;
+//! - **store overrides**: each relocation variable (`DEJA_<ID>_ROOT` is required, plus
+//!   every variable in `HarnessInfo::env_vars` and `deja_vars` that is not declared a
+//!   `switch`) moves the store: the fixture store copied elsewhere is found there, and only
+//!   there;
+//! - **synthetic round trip**: where the adapter has a synthetic writer, a session written
+//!   through it comes back through `discover` + `parse` with its prompts, answers and
+//!   command.
+//!
+//! The property tests run `PROPTEST_CASES` cases (32 by default, so seventy adapters stay
+//! within CI's budget); a longer run is the same test with a larger number.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use proptest::prelude::*;
+use serde_json::Value;
+
+use crate::env::{deja_root_var, StoreEnv};
+use crate::format::{HarnessFormat, ParseOptions, ParseStats};
+use crate::model::{Resume, Role, Session, SourceRef, Timestamp};
+use crate::normalize::{normalize, NormalizeOptions};
+use crate::synth::{SynthSession, SynthTurn};
+
+/// Expands to the kit's five tests for one adapter (see the module doc).
+#[macro_export]
+macro_rules! conformance {
+    ($format:expr $(, relocate $var:literal => $dir:literal)* $(, switch $switch:literal)* $(,)?) => {
+        fn deja_conformance_kit() -> $crate::testkit::Kit {
+            $crate::testkit::Kit::new(&$format, env!("CARGO_MANIFEST_DIR"))$(.relocates($var, $dir))*$(.switch($switch))*
+        }
+        #[test]
+        fn conformance_snapshots() {
+            deja_conformance_kit().check_snapshots();
+        }
+        #[test]
+        fn conformance_arbitrary_bytes() {
+            deja_conformance_kit().check_arbitrary_bytes();
+        }
+        #[test]
+        fn conformance_mutations() {
+            deja_conformance_kit().check_mutations();
+        }
+        #[test]
+        fn conformance_store_overrides() {
+            deja_conformance_kit().check_store_overrides();
+        }
+        #[test]
+        fn conformance_synthetic_round_trip() {
+            deja_conformance_kit().check_synthetic_round_trip();
+        }
+    };
+}
+
+/// One adapter under test.
+pub struct Kit {
+    format: &'static dyn HarnessFormat,
+    crate_dir: PathBuf,
+    relocations: Vec<(&'static str, &'static str)>,
+    switches: Vec<&'static str>,
+}
+
+/// A materialized fixture home; databases stay open (their WAL live) while it lives.
+pub struct FixtureHome {
+    dir: tempfile::TempDir,
+    _writers: Vec<rusqlite::Connection>,
+}
+
+impl FixtureHome {
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+/// Copies `from` (a fixture home) into `to`, materializing `X.sql` files as databases
+/// `X` whose rows sit in a live WAL; returns the open writer connections.
+pub fn materialize_home(from: &Path, to: &Path) -> std::io::Result<Vec<rusqlite::Connection>> {
+    let mut writers = Vec::new();
+    copy_tree(from, to, &mut writers)?;
+    Ok(writers)
+}
+
+fn copy_tree(from: &Path, to: &Path, writers: &mut Vec<rusqlite::Connection>) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    let mut entries: Vec<_> = std::fs::read_dir(from)?.collect::<Result<_, _>>()?;
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        let name = entry.file_name();
+        let target = to.join(&name);
+        if entry.file_type()?.is_dir() {
+            copy_tree(&entry.path(), &target, writers)?;
+        } else if let Some(db_name) = name.to_str().and_then(|n| n.strip_suffix(".sql")) {
+            let sql = std::fs::read_to_string(entry.path())?;
+            writers.push(sqlite_fixture(&to.join(db_name), &sql).map_err(|e| std::io::Error::other(format!("{}: {e}", entry.path().display())))?);
+        } else {
+            std::fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes a database from SQL in WAL mode with checkpoints off, and returns the open
+/// connection: as long as it lives the rows sit in the `-wal`, as in a harness's live store.
+pub fn sqlite_fixture(path: &Path, sql: &str) -> rusqlite::Result<rusqlite::Connection> {
+    let conn = rusqlite::Connection::open(path)?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+    conn.create_scalar_function("zstd", 1, rusqlite::functions::FunctionFlags::SQLITE_DETERMINISTIC, |ctx| {
+        let text: String = ctx.get(0)?;
+        zstd::encode_all(text.as_bytes(), 3).map_err(|e| rusqlite::Error::UserFunctionError(Box::new(e)))
+    })?;
+    conn.execute_batch(sql)?;
+    Ok(conn)
+}
+
+impl Kit {
+    pub fn new(format: &'static dyn HarnessFormat, crate_dir: &str) -> Kit {
+        Kit { format, crate_dir: PathBuf::from(crate_dir), relocations: Vec::new(), switches: Vec::new() }
+    }
+
+    /// `var` set to a directory stands for `home_rel` (a path under the home directory,
+    /// `.claude/projects`) in store discovery.
+    pub fn relocates(mut self, var: &'static str, home_rel: &'static str) -> Kit {
+        self.relocations.push((var, home_rel));
+        self
+    }
+
+    /// `var`, listed in the adapter's `HarnessInfo`, is a switch or a selector rather than
+    /// a store location (`DEJA_INCLUDE_SUBAGENTS`, `OMP_PROFILE`).
+    pub fn switch(mut self, var: &'static str) -> Kit {
+        self.switches.push(var);
+        self
+    }
+
+    fn id(&self) -> &'static str {
+        self.format.info().id
+    }
+
+    fn fixtures(&self) -> PathBuf {
+        self.crate_dir.join("tests/fixtures/home")
+    }
+
+    /// A fresh copy of the fixture home.
+    pub fn home(&self) -> FixtureHome {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let writers = materialize_home(&self.fixtures(), dir.path())
+            .unwrap_or_else(|e| panic!("{}: materializing tests/fixtures/home: {e}", self.id()));
+        FixtureHome { dir, _writers: writers }
+    }
+
+    /// The sources the adapter discovers in the fixture home (with only `HOME` set).
+    pub fn sources(&self, home: &FixtureHome) -> Vec<SourceRef> {
+        self.format.discover(&StoreEnv::with_home(home.path())).sources
+    }
+
+    fn parse(&self, src: &SourceRef, opts: &ParseOptions) -> (Vec<Session>, Option<ParseStats>) {
+        let mut out = Vec::new();
+        let stats = self.format.parse(src, opts, &mut out).ok();
+        (out, stats)
+    }
+
+    /// Every discovered source parsed, normalized and snapshotted (see the module doc).
+    pub fn check_snapshots(&self) {
+        let home = self.home();
+        let sources = self.sources(&home);
+        assert!(!sources.is_empty(), "{}: discovery found no source in tests/fixtures/home", self.id());
+        let mut settings = insta::Settings::clone_current();
+        settings.set_snapshot_path(self.crate_dir.join("tests/snapshots"));
+        settings.set_prepend_module_to_snapshot(false);
+        settings.set_omit_expression(true);
+        let norm = NormalizeOptions::default();
+        let mut names = BTreeSet::new();
+        for src in &sources {
+            let rel = rel_name(home.path(), src);
+            let mut out = Vec::new();
+            let result = self.format.parse(src, &ParseOptions::default(), &mut out);
+            for s in &mut out {
+                normalize(s, &norm, self.format.info().injected);
+            }
+            let shown = match &result {
+                Ok(stats) => serde_json::json!({
+                    "records": stats.records,
+                    "skipped": stats.skipped,
+                    "problems": stats.problems,
+                }),
+                Err(e) => serde_json::json!({"error": e.to_string()}),
+            };
+            let mut value = serde_json::json!({"source": rel, "stats": shown, "sessions": out});
+            scrub(&mut value, &home.path().display().to_string());
+            let name = format!("fixture__{}", snapshot_stem(&rel));
+            assert!(names.insert(name.clone()), "two sources snapshot as {name}");
+            settings.bind(|| insta::assert_json_snapshot!(name, value));
+        }
+    }
+
+    /// Random bytes where each source lives never panic the parser.
+    pub fn check_arbitrary_bytes(&self) {
+        let home = self.home();
+        let shapes = self.sources(&home);
+        assert!(!shapes.is_empty(), "{}: discovery found no source in tests/fixtures/home", self.id());
+        let config = ProptestConfig { cases: cases(), failure_persistence: None, ..ProptestConfig::default() };
+        let mut runner = proptest::test_runner::TestRunner::new(config);
+        let strategy = (0..shapes.len(), proptest::collection::vec(any::<u8>(), 0..4096), any::<u64>());
+        let result = runner.run(&strategy, |(pick, bytes, cut)| {
+            let shape = &shapes[pick];
+            let tmp = tempfile::tempdir().expect("temporary directory");
+            let src = transplant(shape, home.path(), tmp.path());
+            if let Some(parent) = src.path.parent() {
+                std::fs::create_dir_all(parent).expect("mkdir");
+            }
+            std::fs::write(&src.path, &bytes).expect("write");
+            self.parse_every_way(&src, bytes.len() as u64, cut);
+            Ok(())
+        });
+        if let Err(e) = result {
+            panic!("{}: the parser panicked on arbitrary bytes: {e}", self.id());
+        }
+    }
+
+    /// Each fixture with records cut, fields deleted or retyped never panics the parser.
+    pub fn check_mutations(&self) {
+        let home = self.home();
+        let sources = self.sources(&home);
+        let files: Vec<(SourceRef, Vec<u8>)> =
+            sources.iter().filter_map(|s| std::fs::read(&s.path).ok().map(|b| (s.clone(), b))).filter(|(_, b)| !b.is_empty()).collect();
+        assert!(!files.is_empty(), "{}: no readable fixture source", self.id());
+        let config = ProptestConfig { cases: cases(), failure_persistence: None, ..ProptestConfig::default() };
+        let mut runner = proptest::test_runner::TestRunner::new(config);
+        let strategy = (0..files.len(), 0u8..4, any::<u64>(), any::<u64>());
+        let result = runner.run(&strategy, |(pick, op, a, b)| {
+            let (shape, original) = &files[pick];
+            let mutated = mutate(original, op, a, b);
+            let tmp = tempfile::tempdir().expect("temporary directory");
+            let src = transplant(shape, home.path(), tmp.path());
+            // The other parts of the source (a WAL, sibling files) come along unchanged.
+            for part in &shape.parts {
+                if let (Ok(rel), true) = (part.strip_prefix(home.path()), part.is_file()) {
+                    let to = tmp.path().join(rel);
+                    if let Some(parent) = to.parent() {
+                        std::fs::create_dir_all(parent).expect("mkdir");
+                    }
+                    let _ = std::fs::copy(part, to);
+                }
+            }
+            if let Some(parent) = src.path.parent() {
+                std::fs::create_dir_all(parent).expect("mkdir");
+            }
+            std::fs::write(&src.path, &mutated).expect("write");
+            self.parse_every_way(&src, mutated.len() as u64, a);
+            Ok(())
+        });
+        if let Err(e) = result {
+            panic!("{}: the parser panicked on a mutated fixture: {e}", self.id());
+        }
+    }
+
+    /// Parses fully, with and without reasoning, resumed mid-file (append-only sources)
+    /// and from a cursor (sources that returned one). Only a panic fails.
+    fn parse_every_way(&self, src: &SourceRef, len: u64, seed: u64) {
+        for include_reasoning in [false, true] {
+            let opts = ParseOptions { include_reasoning };
+            let (_, stats) = self.parse(src, &opts);
+            if src.append_only {
+                let offset = if len == 0 { 0 } else { seed % (len + 1) };
+                let resumed =
+                    SourceRef { resume: Some(Resume { offset, next_seq: 3, session_id: "resumed".into() }), ..src.clone() };
+                let _ = self.parse(&resumed, &opts);
+            }
+            if let Some(cursor) = stats.and_then(|s| s.cursor) {
+                let _ = self.parse(&SourceRef { cursor: Some(cursor), ..src.clone() }, &opts);
+            }
+        }
+    }
+
+    /// Each relocation variable moves the store (see the module doc).
+    pub fn check_store_overrides(&self) {
+        let info = self.format.info();
+        let root_var = deja_root_var(info.id);
+        assert!(
+            self.relocations.iter().any(|(v, _)| *v == root_var),
+            "{}: the kit needs `relocate \"{root_var}\" => \"<home-relative sessions root>\"`",
+            info.id
+        );
+        for var in info.env_vars.iter().chain(info.deja_vars) {
+            assert!(
+                self.relocations.iter().any(|(v, _)| v == var) || self.switches.contains(var),
+                "{}: HarnessInfo names {var}, but the kit neither relocates it (`relocate \"{var}\" => \"<dir>\"`) nor knows it as a switch",
+                info.id
+            );
+        }
+        let home = self.home();
+        let baseline = self.sources(&home);
+        for (var, rel) in &self.relocations {
+            let moved_from = home.path().join(rel);
+            let want: BTreeSet<PathBuf> =
+                baseline.iter().filter_map(|s| s.path.strip_prefix(&moved_from).ok().map(Path::to_path_buf)).collect();
+            assert!(!want.is_empty(), "{}: no fixture source lies under ~/{rel}, so {var} cannot be checked", info.id);
+            let tmp = tempfile::tempdir().expect("temporary directory");
+            let elsewhere = tmp.path().join("elsewhere");
+            materialize_home(&moved_from, &elsewhere).expect("copy the store");
+            let empty_home = tmp.path().join("home");
+            std::fs::create_dir_all(&empty_home).expect("mkdir");
+            let env = StoreEnv::with_home(&empty_home).set(var, elsewhere.display().to_string());
+            let found = self.format.discover(&env).sources;
+            let got: BTreeSet<PathBuf> = found.iter().filter_map(|s| s.path.strip_prefix(&elsewhere).ok().map(Path::to_path_buf)).collect();
+            assert_eq!(got, want, "{}: with {var}={} discovery should find the store there", info.id, elsewhere.display());
+        }
+    }
+
+    /// A session written by the synthetic writer comes back through discovery and parsing.
+    pub fn check_synthetic_round_trip(&self) {
+        let Some(writer) = self.format.synthetic() else {
+            // The adapter has no synthetic writer; the demo and benchmarks skip it.
+            return;
+        };
+        let tmp = tempfile::tempdir().expect("temporary directory");
+        let session = sample_session();
+        writer.write(tmp.path(), &session).unwrap_or_else(|e| panic!("{}: writing a synthetic session: {e}", self.id()));
+        let mut parsed: Vec<Session> = Vec::new();
+        for src in self.format.discover(&StoreEnv::with_home(tmp.path())).sources {
+            parsed.extend(self.parse(&src, &ParseOptions::default()).0);
+        }
+        let texts: Vec<&str> = parsed.iter().flat_map(|s| s.turns.iter().map(|t| t.text.as_str())).collect();
+        for turn in &session.turns {
+            if let SynthTurn::User { text, .. } | SynthTurn::Assistant { text, .. } = turn {
+                assert!(texts.iter().any(|t| t.contains(text.as_str())), "{}: `{text}` did not come back", self.id());
+            }
+        }
+        let calls: Vec<_> = parsed.iter().flat_map(|s| &s.turns).filter(|t| t.role == Role::ToolCall).collect();
+        if !calls.is_empty() {
+            assert!(
+                calls.iter().any(|t| t.tool.as_ref().and_then(|x| x.command.as_deref()) == Some("cargo test -p billing")),
+                "{}: the shell command did not come back",
+                self.id()
+            );
+        }
+    }
+}
+
+/// `PROPTEST_CASES`, else 32.
+fn cases() -> u32 {
+    std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(32)
+}
+
+/// The source's path (and key) relative to the home, for names and reports.
+fn rel_name(home: &Path, src: &SourceRef) -> String {
+    let rel = src.path.strip_prefix(home).unwrap_or(&src.path).display().to_string();
+    match &src.key {
+        Some(k) => format!("{rel}#{k}"),
+        None => rel,
+    }
+}
+
+/// A snapshot file stem from a relative source name: path separators as `__`, anything
+/// outside `[A-Za-z0-9_-]` as `_`.
+fn snapshot_stem(rel: &str) -> String {
+    rel.replace(['/', '\\'], "__").chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect()
+}
+
+/// The same source moved from one home to another (parts included).
+fn transplant(src: &SourceRef, from: &Path, to: &Path) -> SourceRef {
+    let moved = |p: &Path| p.strip_prefix(from).map(|r| to.join(r)).unwrap_or_else(|_| to.join("source"));
+    SourceRef { path: moved(&src.path), parts: src.parts.iter().map(|p| moved(p)).collect(), resume: None, cursor: None, ..src.clone() }
+}
+
+/// Replaces the temporary home in every string with `~`, so snapshots match anywhere.
+fn scrub(v: &mut Value, home: &str) {
+    match v {
+        Value::String(s) if s.contains(home) => *s = s.replace(home, "~"),
+        Value::Array(items) => items.iter_mut().for_each(|i| scrub(i, home)),
+        Value::Object(map) => map.values_mut().for_each(|i| scrub(i, home)),
+        _ => {}
+    }
+}
+
+/// One mutation of a fixture's bytes: `op` 0 cuts it, 1 deletes a field of one record,
+/// 2 retypes one, 3 cuts one record's line; JSON inside zstd is mutated and re-compressed.
+fn mutate(original: &[u8], op: u8, a: u64, b: u64) -> Vec<u8> {
+    if original.starts_with(&[0x28, 0xB5, 0x2F, 0xFD]) {
+        let (plain, _) = crate::read::decode_zstd_frames(original);
+        let mutated = mutate(&plain, op, a, b);
+        return zstd::encode_all(&mutated[..], 1).unwrap_or(mutated);
+    }
+    let cut = |bytes: &[u8], at: u64| bytes[..(at % (bytes.len() as u64 + 1)) as usize].to_vec();
+    if op == 0 {
+        return cut(original, a);
+    }
+    let text = String::from_utf8_lossy(original);
+    if let Ok(mut doc) = serde_json::from_str::<Value>(&text) {
+        mutate_value(&mut doc, op, a, b);
+        return serde_json::to_vec(&doc).unwrap_or_default();
+    }
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    if lines.is_empty() {
+        return cut(original, a);
+    }
+    let i = (a % lines.len() as u64) as usize;
+    if op == 3 {
+        let len = lines[i].len() as u64;
+        let mut at = (b % (len + 1)) as usize;
+        while !lines[i].is_char_boundary(at) {
+            at -= 1;
+        }
+        lines[i].truncate(at);
+    } else if let Ok(mut v) = serde_json::from_str::<Value>(&lines[i]) {
+        mutate_value(&mut v, op, a, b);
+        lines[i] = v.to_string();
+    } else {
+        return cut(original, b);
+    }
+    let mut out = lines.join("\n");
+    out.push('\n');
+    out.into_bytes()
+}
+
+/// Deletes (`op` 1) or retypes (`op` 2) one field found by walking `b` down the value.
+fn mutate_value(v: &mut Value, op: u8, a: u64, mut b: u64) {
+    let mut cur = v;
+    for _ in 0..4 {
+        let next_key = match &*cur {
+            Value::Object(m) if !m.is_empty() => m.keys().nth((b % m.len() as u64) as usize).cloned(),
+            _ => None,
+        };
+        let Some(key) = next_key else { break };
+        let Value::Object(map) = cur else { break };
+        let descend = b % 3 == 0 && map.get(&key).is_some_and(|c| c.is_object() || c.is_array());
+        b /= 3;
+        if descend {
+            let Some(child) = map.get_mut(&key) else { return };
+            let is_array = child.as_array().is_some_and(|items| !items.is_empty());
+            cur = if is_array {
+                let n = child.as_array().map_or(1, Vec::len);
+                &mut child[(a % n as u64) as usize]
+            } else {
+                child
+            };
+            continue;
+        }
+        if op == 1 {
+            map.remove(&key);
+        } else {
+            let retyped = match a % 6 {
+                0 => Value::Null,
+                1 => Value::from(-1),
+                2 => Value::from("text"),
+                3 => serde_json::json!([1, "two", {"text": 3}]),
+                4 => serde_json::json!({"text": 1, "content": [null]}),
+                _ => Value::from(1.5e300),
+            };
+            map.insert(key, retyped);
+        }
+        return;
+    }
+}
+
+/// The session the round trip writes: a prompt, a shell command, an answer.
+pub fn sample_session() -> SynthSession {
+    let t0 = Timestamp::parse_str("2026-03-02T10:00:00Z").unwrap_or(Timestamp(1_772_445_600_000));
+    let at = |s: i64| Timestamp(t0.0 + s * 1000);
+    SynthSession {
+        id: "0b1c2d3e-4f50-4a61-8b72-93a4b5c6d7e8".to_string(),
+        project: "/src/billing".to_string(),
+        title: None,
+        started: t0,
+        turns: vec![
+            SynthTurn::User { text: "why does the invoice rounding test fail?".to_string(), time: at(0) },
+            SynthTurn::Shell {
+                command: "cargo test -p billing".to_string(),
+                output: "test rounding ... FAILED".to_string(),
+                exit_code: 101,
+                time: at(2),
+            },
+            SynthTurn::Assistant { text: "The rounding mode was half-even; it should be half-up.".to_string(), time: at(4) },
+        ],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mutations_stay_within_the_input_shape() {
+        let line = br#"{"type":"user","message":{"content":[{"type":"text","text":"hi"}]}}"#;
+        for op in 0..4 {
+            for a in 0..20 {
+                let m = mutate(line, op, a, a * 7 + 3);
+                assert!(m.len() <= line.len() + 64, "op {op} grew the record too much");
+            }
+        }
+        assert_eq!(mutate(b"abc", 0, 1, 0), b"a");
+        assert_eq!(snapshot_stem(".claude/projects/-a-b/x.jsonl"), "_claude__projects__-a-b__x_jsonl");
+    }
+
+    #[test]
+    fn sql_fixtures_keep_their_rows_in_a_live_wal() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let from = tmp.path().join("from");
+        std::fs::create_dir_all(from.join("data")).expect("mkdir");
+        std::fs::write(from.join("data/app.db.sql"), "CREATE TABLE t(x BLOB); INSERT INTO t VALUES (zstd('hello'));").expect("sql");
+        let to = tmp.path().join("to");
+        let writers = materialize_home(&from, &to).expect("materialize");
+        assert_eq!(writers.len(), 1);
+        let wal = std::fs::metadata(to.join("data/app.db-wal")).expect("a live WAL");
+        assert!(wal.len() > 0);
+        let blob: Vec<u8> = writers[0].query_row("SELECT x FROM t", [], |r| r.get(0)).expect("row");
+        assert_eq!(zstd::decode_all(&blob[..]).expect("zstd"), b"hello");
+    }
+}
