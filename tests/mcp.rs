@@ -5,8 +5,7 @@
 //! survives malformed input, never lets history forge rows or close the frame, and
 //! keeps every answer within budget with a 50 MB tool output in history.
 
-#[path = "support/recall_home.rs"]
-mod recall_home;
+use crate::support::recall_home;
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Stdio};

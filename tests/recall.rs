@@ -2,8 +2,7 @@
 //! `how`, `blame`, `ctx`, `files`, `orient`, `remember`, `friction`, with `--json`
 //! and text, and the proof that deja's own recall blocks are never indexed.
 
-#[path = "support/recall_home.rs"]
-mod recall_home;
+use crate::support::recall_home;
 
 use std::io::Write;
 use std::process::Stdio;

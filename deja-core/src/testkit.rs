@@ -111,7 +111,9 @@ fn copy_tree(from: &Path, to: &Path, writers: &mut Vec<rusqlite::Connection>) ->
             copy_tree(&entry.path(), &target, writers)?;
         } else if let Some(db_name) = name.to_str().and_then(|n| n.strip_suffix(".sql")) {
             let sql = std::fs::read_to_string(entry.path())?;
-            writers.push(sqlite_fixture(&to.join(db_name), &sql).map_err(|e| std::io::Error::other(format!("{}: {e}", entry.path().display())))?);
+            writers.push(
+                sqlite_fixture(&to.join(db_name), &sql).map_err(|e| std::io::Error::other(format!("{}: {e}", entry.path().display())))?,
+            );
         } else {
             std::fs::copy(entry.path(), &target)?;
         }
@@ -282,8 +284,7 @@ impl Kit {
             let (_, stats) = self.parse(src, &opts);
             if src.append_only {
                 let offset = if len == 0 { 0 } else { seed % (len + 1) };
-                let resumed =
-                    SourceRef { resume: Some(Resume { offset, next_seq: 3, session_id: "resumed".into() }), ..src.clone() };
+                let resumed = SourceRef { resume: Some(Resume { offset, next_seq: 3, session_id: "resumed".into() }), ..src.clone() };
                 let _ = self.parse(&resumed, &opts);
             }
             if let Some(cursor) = stats.and_then(|s| s.cursor) {

@@ -24,8 +24,24 @@ mod linked_adapters;
 mod matrix;
 mod scaffold;
 
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."))
+/// The deja workspace xtask runs in: the nearest directory at or above the current one
+/// holding `harness-matrix.toml` beside a `Cargo.toml` that declares `[workspace]`. Found
+/// from where it runs, never from where it was built: a second checkout sharing a target
+/// directory must edit its own files.
+fn workspace_root() -> Result<PathBuf> {
+    let cwd = std::env::current_dir().context("reading the current directory")?;
+    find_workspace_root(&cwd).with_context(|| {
+        format!("{} is not inside a deja workspace (no Cargo.toml with [workspace] beside harness-matrix.toml above it)", cwd.display())
+    })
+}
+
+fn find_workspace_root(from: &Path) -> Option<PathBuf> {
+    from.ancestors()
+        .find(|dir| {
+            dir.join("harness-matrix.toml").is_file()
+                && std::fs::read_to_string(dir.join("Cargo.toml")).is_ok_and(|m| m.lines().any(|l| l.trim() == "[workspace]"))
+        })
+        .map(Path::to_path_buf)
 }
 
 fn usage() -> &'static str {
@@ -45,11 +61,11 @@ commands:
 
 fn run() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let root = workspace_root();
     if args.iter().any(|a| a == "-h" || a == "--help") {
         print!("{}", usage());
         return Ok(());
     }
+    let root = workspace_root()?;
     match args.first().map(String::as_str) {
         Some("adapters") => adapters::run(&root, check_flag(&args[1..])?),
         Some("matrix") => matrix::run(&root, check_flag(&args[1..])?),

@@ -13,7 +13,7 @@ use crate::matrix::notes::{self, valid_id, NOTES_FILE};
 
 const CARGO_TEMPLATE: &str = include_str!("../templates/adapter/Cargo.toml.tmpl");
 const LIB_TEMPLATE: &str = include_str!("../templates/adapter/lib.rs.tmpl");
-const SNAPSHOTS_TEMPLATE: &str = include_str!("../templates/adapter/snapshots.rs.tmpl");
+const ADAPTER_TESTS_TEMPLATE: &str = include_str!("../templates/adapter/adapter.rs.tmpl");
 const FIXTURE_TEMPLATE: &str = include_str!("../templates/adapter/basic.jsonl.tmpl");
 const FIXTURES_README_TEMPLATE: &str = include_str!("../templates/adapter/fixtures-README.md.tmpl");
 
@@ -123,11 +123,12 @@ pub fn new_adapter(root: &Path, id: &str, name: &str) -> Result<()> {
     ids.push(id.to_string());
     ids.sort();
 
+    let fixture = format!("tests/fixtures/home/.{id}/sessions/basic.jsonl");
     let files = [
         ("Cargo.toml", CARGO_TEMPLATE),
         ("src/lib.rs", LIB_TEMPLATE),
-        ("tests/snapshots.rs", SNAPSHOTS_TEMPLATE),
-        ("tests/fixtures/basic.jsonl", FIXTURE_TEMPLATE),
+        ("tests/adapter.rs", ADAPTER_TESTS_TEMPLATE),
+        (fixture.as_str(), FIXTURE_TEMPLATE),
         ("tests/fixtures/README.md", FIXTURES_README_TEMPLATE),
     ];
     for (rel, template) in files {
@@ -144,7 +145,8 @@ pub fn new_adapter(root: &Path, id: &str, name: &str) -> Result<()> {
     println!(
         "\nNext (CONTRIBUTING.md has the whole path):\n  \
          1. cargo test -p deja-adapter-{id}    # fails until `parse` yields a session with a user turn\n  \
-         2. replace tests/fixtures/basic.jsonl with real {name} records, write `parse`, review the snapshot\n  \
+         2. replace tests/fixtures/home/.{id}/sessions/basic.jsonl with records shaped like {name}'s, write `parse`,\n     \
+            accept and read the snapshots (INSTA_UPDATE=always cargo test -p deja-adapter-{id})\n  \
          3. fill in HarnessInfo in adapters/{id}/src/lib.rs and [{id}] in {NOTES_FILE}\n  \
          4. cargo xtask matrix                 # README block, docs/harness-matrix.md, docs/site/"
     );
@@ -211,8 +213,38 @@ pub fn remove_adapter(root: &Path, id: &str) -> Result<()> {
         println!("removed [{id}] from {}", notes_path.display());
     }
     std::fs::remove_dir_all(&dir).with_context(|| format!("removing {}", dir.display()))?;
+    let lock_path = root.join("Cargo.lock");
+    if let Ok(lock) = std::fs::read_to_string(&lock_path) {
+        let pruned = without_locked_package(&lock, &format!("deja-adapter-{id}"));
+        if pruned != lock {
+            std::fs::write(&lock_path, pruned).with_context(|| format!("writing {}", lock_path.display()))?;
+            println!("dropped deja-adapter-{id} from Cargo.lock");
+        }
+    }
     println!("removed {}\n\nNow run `cargo xtask matrix` to drop it from the docs.", dir.display());
     Ok(())
+}
+
+/// `Cargo.lock` without the `[[package]]` entry of `name` and without `name` in other
+/// packages' dependency lists: what cargo itself writes once the crate is gone, so a
+/// scaffold and its removal leave the lock file as it was.
+fn without_locked_package(lock: &str, name: &str) -> String {
+    let entry_name = format!("name = \"{name}\"");
+    let dependency = format!(" \"{name}\",");
+    let mut out: Vec<&str> = Vec::new();
+    let blocks: Vec<&str> = lock.split("\n[[package]]\n").collect();
+    for (i, block) in blocks.iter().enumerate() {
+        if i > 0 && block.lines().next() == Some(entry_name.as_str()) {
+            continue;
+        }
+        out.push(block);
+    }
+    let joined = out.join("\n[[package]]\n");
+    let mut lines: Vec<&str> = joined.split('\n').filter(|l| *l != dependency).collect();
+    if lines.last() == Some(&"") && !joined.ends_with('\n') {
+        lines.pop();
+    }
+    lines.join("\n")
 }
 
 #[cfg(test)]
@@ -266,16 +298,16 @@ mod tests {
         assert!(lib.contains("name: \"Foo \\\"Bar\\\" Code\","), "name is a Rust string literal");
         assert!(lib.contains("pub struct FooBarFormat;"));
         assert!(lib.contains("deja_vars: &[\"DEJA_FOO_BAR_ROOT\"]"));
-        assert!(lib.contains("ErrorKind::Unsupported"));
+        assert!(lib.contains("injected: &InjectedText::NONE"), "the harness's injected-text rules start empty");
         assert!(lib.contains("| record / field | Turn | rule |"));
         assert!(!lib.contains("__"), "every placeholder is filled:\n{lib}");
 
-        let tests = read(root, "adapters/foo-bar/tests/snapshots.rs");
+        let tests = read(root, "adapters/foo-bar/tests/adapter.rs");
         assert!(tests.contains("use deja_adapter_foo_bar::FooBarFormat;"));
-        assert!(tests.contains(".set(\"DEJA_FOO_BAR_ROOT\""));
+        assert!(tests.contains("deja_core::conformance!(") && tests.contains("relocate \"DEJA_FOO_BAR_ROOT\" => \".foo-bar/sessions\""));
         assert!(tests.contains("t.role == Role::User"), "the scaffold's test fails until a user turn is parsed");
         assert!(!tests.contains("__"));
-        for line in read(root, "adapters/foo-bar/tests/fixtures/basic.jsonl").lines() {
+        for line in read(root, "adapters/foo-bar/tests/fixtures/home/.foo-bar/sessions/basic.jsonl").lines() {
             serde_json_free_check(line);
         }
         assert!(read(root, "adapters/foo-bar/tests/fixtures/README.md").starts_with("# Foo \"Bar\" Code fixtures"));
@@ -338,9 +370,104 @@ mod tests {
     }
 
     #[test]
+    fn a_removed_crate_leaves_cargo_lock_as_cargo_would() {
+        let before = "version = 4\n\n[[package]]\nname = \"deja-cli\"\ndependencies = [\n \"deja-adapter-a\",\n]\n\n[[package]]\nname = \"deja-adapter-a\"\nversion = \"0.1.0\"\n";
+        let with_foo = "version = 4\n\n[[package]]\nname = \"deja-cli\"\ndependencies = [\n \"deja-adapter-a\",\n \"deja-adapter-foo\",\n]\n\n[[package]]\nname = \"deja-adapter-a\"\nversion = \"0.1.0\"\n\n[[package]]\nname = \"deja-adapter-foo\"\nversion = \"0.1.0\"\ndependencies = [\n \"deja-core\",\n]\n";
+        assert_eq!(without_locked_package(with_foo, "deja-adapter-foo"), before);
+        assert_eq!(without_locked_package(before, "deja-adapter-foo"), before);
+    }
+
+    #[test]
     fn type_names_are_identifiers() {
         assert_eq!(Names { id: "foo", name: "" }.type_prefix(), "Foo");
         assert_eq!(Names { id: "kimi-work", name: "" }.type_prefix(), "KimiWork");
         assert_eq!(Names { id: "9router", name: "" }.type_prefix(), "Harness9router");
+    }
+}
+
+/// The real thing, on a temporary copy of this workspace: scaffold an adapter, build it
+/// with its test binary (the whole workspace must load for that), remove it, and find
+/// every file byte-identical to before.
+#[cfg(test)]
+mod real_scaffold {
+    use std::collections::BTreeMap;
+    use std::path::{Path, PathBuf};
+    use std::process::Command;
+
+    use super::{new_adapter, remove_adapter};
+
+    /// Directories a copy of the workspace does not need.
+    const SKIPPED: &[&str] = &[".git", "target", "node_modules"];
+
+    fn copy_workspace(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).expect("mkdir");
+        for entry in std::fs::read_dir(from).expect("read workspace").flatten() {
+            let name = entry.file_name();
+            let Ok(kind) = entry.file_type() else { continue };
+            if kind.is_dir() {
+                if !SKIPPED.iter().any(|s| name == *s) && !name.to_string_lossy().starts_with("target") {
+                    copy_workspace(&entry.path(), &to.join(&name));
+                }
+            } else if kind.is_file() {
+                std::fs::copy(entry.path(), to.join(&name)).expect("copy");
+            }
+        }
+    }
+
+    fn tree(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+        let mut out = BTreeMap::new();
+        let mut stack = vec![root.to_path_buf()];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).expect("read").flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else {
+                    out.insert(path.strip_prefix(root).expect("inside").to_path_buf(), std::fs::read(&path).expect("read file"));
+                }
+            }
+        }
+        out
+    }
+
+    /// The target directory the running test was built into (`…/target/debug/deps/xtask-…`).
+    /// Building the copy there reuses every registry crate the test run already compiled
+    /// (cargo releases its lock before tests run); only the copy's own crates build.
+    fn target_dir() -> PathBuf {
+        if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
+            return PathBuf::from(dir);
+        }
+        let exe = std::env::current_exe().expect("test executable");
+        exe.ancestors().nth(3).map(Path::to_path_buf).unwrap_or_else(|| std::env::temp_dir().join("deja-scaffold-check"))
+    }
+
+    #[test]
+    fn a_scaffolded_adapter_compiles_and_its_removal_restores_the_tree() {
+        let workspace = super::super::find_workspace_root(Path::new(env!("CARGO_MANIFEST_DIR"))).expect("the deja workspace");
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = tmp.path().join("deja");
+        copy_workspace(&workspace, &root);
+        let before = tree(&root);
+
+        new_adapter(&root, "scaffold-probe", "Scaffold Probe").expect("scaffold");
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+        let out = Command::new(cargo)
+            .args(["build", "--offline", "--quiet", "-p", "deja-adapter-scaffold-probe", "--tests"])
+            .current_dir(&root)
+            .env("CARGO_TARGET_DIR", target_dir())
+            .env_remove("RUSTFLAGS")
+            .output()
+            .expect("run cargo check");
+        assert!(
+            out.status.success(),
+            "the scaffolded workspace does not build:\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+
+        remove_adapter(&root, "scaffold-probe").expect("remove");
+        let after = tree(&root);
+        let changed: Vec<&PathBuf> = before.keys().chain(after.keys()).filter(|k| before.get(*k) != after.get(*k)).collect();
+        assert!(changed.is_empty(), "new-adapter then remove-adapter changed {changed:?}");
     }
 }

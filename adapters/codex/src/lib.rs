@@ -109,9 +109,8 @@ pub static DIALECT: CodexDialect = CodexDialect { harness: ID, tools: CODEX_TOOL
 /// The sessions root to read: `DEJA_CODEX_ROOT`, else `${CODEX_HOME:-~/.codex}/sessions`.
 /// Archived rollouts and `history.jsonl` are read from beside it.
 pub fn store(env: &StoreEnv) -> RolloutStore {
-    let sessions = env
-        .deja_root(ID)
-        .unwrap_or_else(|| env.path_var("CODEX_HOME").unwrap_or_else(|| env.home().join(".codex")).join("sessions"));
+    let sessions =
+        env.deja_root(ID).unwrap_or_else(|| env.path_var("CODEX_HOME").unwrap_or_else(|| env.home().join(".codex")).join("sessions"));
     RolloutStore::at(sessions)
 }
 

@@ -25,7 +25,8 @@ fn parse_bytes(bytes: &[u8], name: &str) {
 fn jsonl_fixtures() -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = Vec::new();
     for dir in ["records", "frames"] {
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(crate::common::fixtures().join(dir)).expect("dir").flatten().map(|e| e.path()).collect();
+        let mut entries: Vec<PathBuf> =
+            std::fs::read_dir(crate::common::fixtures().join(dir)).expect("dir").flatten().map(|e| e.path()).collect();
         entries.sort();
         files.extend(entries);
     }

@@ -109,10 +109,16 @@ pub enum IndexRunError {
 
 enum Plan {
     Full,
-    Tail { resume: Resume, hasher: Box<Xxh3>, sessions: u32 },
+    Tail {
+        resume: Resume,
+        hasher: Box<Xxh3>,
+        sessions: u32,
+    },
     /// The parser gets the cursor it returned last time and emits only the sessions
     /// changed since; each replaces its earlier copy, the rest stay as indexed.
-    Cursor { sessions: u32 },
+    Cursor {
+        sessions: u32,
+    },
 }
 
 struct Job {

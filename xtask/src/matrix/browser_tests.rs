@@ -108,7 +108,7 @@ fn site_renders_readably_from_disk_in_light_and_dark_mode() {
         eprintln!("skipped: no Chromium on PATH (apt-get install chromium to run this check)");
         return;
     };
-    let root = crate::workspace_root();
+    let root = crate::find_workspace_root(std::path::Path::new(env!("CARGO_MANIFEST_DIR"))).expect("the deja workspace");
     let registry = deja_core::registry();
     let infos: Vec<_> = registry.iter().map(|f| f.info()).collect();
     let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md");

@@ -248,7 +248,7 @@ verify = "Run `deja harnesses`."
     /// link resolves and every harness page is reachable from the index.
     #[test]
     fn committed_docs_have_no_broken_links() {
-        let root = crate::workspace_root();
+        let root = crate::find_workspace_root(std::path::Path::new(env!("CARGO_MANIFEST_DIR"))).expect("the deja workspace");
         let mut files = Vec::new();
         let mut stack = vec![root.join(site::SITE_DIR)];
         while let Some(dir) = stack.pop() {
