@@ -1,0 +1,1038 @@
+//! pi-lineage session JSONL: the one reader behind pi, omp, gjc, kimchi, senpi, prime,
+//! qclaw, clawdbot and OpenClaw's JSONL generation, parameterised by a [`PiDialect`].
+//!
+//! A file is one session: a `session` header (omp puts a fixed-width `title` slot line
+//! before it), then typed entries chained by `id`/`parentId` into a tree (branches after
+//! edits and rewinds). The file is read in order; every entry's place in the tree is kept
+//! on its turns as [`NodeRef`], and an entry that makes no turn links its children through
+//! to the nearest ancestor that made one. An entry id seen twice is read once, so a
+//! re-written entry or a branch read in order never duplicates a turn.
+//!
+//! | record | Turn | rule |
+//! | --- | --- | --- |
+//! | `session` header | — | `id` (session id), `cwd` (project when the dialect trusts it), `timestamp`, `title`, `parentSession` (+ `rlmDepth`) → parent / kind |
+//! | `title` slot, `title_change` (`title`), `session_info` (`name`) | session title | the last non-empty one wins |
+//! | `message` / `user` | `User` | `content` string, or `content[]` items' `text` joined by newline; gateway date prefix stripped when the dialect says |
+//! | `message` / `assistant` `text` blocks | `Assistant` | consecutive text blocks joined by newline into one turn |
+//! | `message` / `assistant` `thinking` blocks | `Reasoning` | only with `include_reasoning` |
+//! | `message` / `assistant` `toolCall` blocks | `ToolCall` | name; `command` for shell tools; `files` for read/edit/write tools; `edit` spans for edit tools |
+//! | `message` / `toolResult` (`toolCallId`) | folded into its `ToolCall` | text = output; `isError`; exit from `details.exitCode`/`exitSignal` or a dialect exit marker line; dialect footers stripped; work from `details` per dialect |
+//! | `message` / `toolResult` with no call in this read | `ToolOutput` | keeps `call_id` so the indexer can fold it into a call read earlier |
+//! | `message` / `bashExecution` (a `!command` the user ran) | `ToolCall` | `command`, `output`, `exitCode` |
+//! | `message` / `developer`, `system`, any other role | skipped | harness-authored |
+//! | `compaction` (`summary`), `branch_summary` (`summary`) | `Summary` | never replaces the turns it summarised |
+//! | `custom` with a dialect sub-agent `customType` | — | marks the session a sub-agent |
+//! | `model_change`, `thinking_level_change`, `service_tier_change`, `label`, `custom`, `custom_message`, other types | skipped | metadata, lifecycle, injected recall; tree links stepped through |
+//! | flat `{"role", "content", "timestamp"}` line (no `type`) | `User` / `Assistant` | only with `flat_role_lines`; missing role = assistant, `system` skipped |
+//! | line that is not JSON, not an object, or a torn last line | skipped | counted in [`ParseStats`] |
+//!
+//! Timestamps: the header's and each entry's envelope `timestamp`; the inner
+//! `message.timestamp` (epoch ms) is ignored, as the pages say.
+//!
+//! Sub-agents and forks: a header `parentSession` (a path or id) names the parent, whose
+//! id is the uuid part of its file name. The session is a `subagent` when its
+//! `subagent_depth_field` is above zero, when a `subagent_custom_types` entry appears, or
+//! when the file sits in a directory named after a session file beside it
+//! (`<session>/N-<agent>.jsonl`, `agent` = the part after `N-`); otherwise it is a `fork`.
+//! A fork file opens with copies of the parent's entries (same ids): when the parent file
+//! is readable those entries are skipped, so forks do not duplicate the parent's turns.
+//!
+//! Incremental reads: with `SourceRef::resume` only the tail from the offset is parsed,
+//! numbering continues from `next_seq`, and the head is re-read (at most 64 KiB) for the
+//! header and title. Tree parents that lie before the offset are kept as written.
+//!
+//! # Dialect fields
+//!
+//! | field | what it switches | harnesses |
+//! | --- | --- | --- |
+//! | `harness` | adapter id of the sessions | all |
+//! | `tools` | tool names → shell/read/edit/write | all (`bash`/`read`/`edit`/`write`; OpenClaw, qclaw, clawdbot `exec`) |
+//! | `cwd_is_project` | header `cwd` is the project | all but pi (pi decodes its directory) |
+//! | `dir_project` | project when there is no usable `cwd` | pi, omp, gjc, senpi `DashEncoded`; OpenClaw `AgentDir("openclaw-")`, qclaw `AgentDir("qclaw-")`; kimchi, prime, clawdbot `None` |
+//! | `agent_scoped_ids` | id = `<agentId>:<id>` | qclaw |
+//! | `archived_suffixes` | `.jsonl.deleted.<ts>` etc. are transcripts too | qclaw |
+//! | `flat_role_lines` | `{"role","content"}` lines without `type` | clawdbot |
+//! | `flat_id_root` | fallback id = path below this directory, without `.jsonl` | clawdbot (`sessions`) |
+//! | `gateway_date_prefix` | strip `[Wed 2026-02-18 11:21 GMT+1] ` from user text | qclaw |
+//! | `exit_markers` | last output line `<marker><N>` is the exit code | pi-derived bash tools (`Command exited with code `) |
+//! | `result_footers` | trailing output line starting with one of these is dropped | omp (`Wall time: `) |
+//! | `codemode_tools` | result text is `{"text": …}`; work from `details.toolCalls[].args` | senpi (`eval`) |
+//! | `diff_details` | work from the result's `details.diffs[]` | prime |
+//! | `hashline_edits` | `§path` / `≔A..B` edit input; old lines from the result's `details.diff` | gjc |
+//! | `subagent_custom_types` | an entry of this `type`/`customType` marks a sub-agent | kimchi (`kimchi:subagent-session`) |
+//! | `subagent_depth_field` | header depth field above zero marks a sub-agent | prime (`rlmDepth`) |
+//! | `skip_file_names` | file names discovery never takes | prime (`semantic-edges.jsonl`) |
+
+use std::collections::{HashMap, HashSet};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::builder::SessionBuilder;
+use crate::discover::find_files;
+use crate::format::{Discovery, FormatError, ParseOptions, ParseStats, SessionSink};
+use crate::model::{cap_text, Edit, ExitStatus, FileAction, FileTouch, NodeRef, Role, SourceRef, Timestamp, ToolUse, Turn, MAX_EDIT_BYTES};
+use crate::patch::parse_apply_patch;
+use crate::project::{dash_fallback_name, decode_dash_path};
+use crate::read::{for_each_json_line, read_source, read_tail};
+use crate::work::{command_from_argv, ToolKind, ToolMap};
+
+/// Where a session's project comes from when the header has no usable `cwd`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DirProject {
+    /// Nothing: the directory name is unreliable or absent (kimchi, prime, clawdbot).
+    None,
+    /// The dash-encoded working directory the file sits in (`--src-app--`, `-src-app`),
+    /// resolved on disk, else its last two dash parts.
+    DashEncoded,
+    /// `<prefix><agentId>` from `agents/<agentId>/sessions/<file>` (OpenClaw).
+    AgentDir(&'static str),
+}
+
+/// Everything harness-specific about one pi-lineage harness. See the module doc for
+/// which harness needs which field; [`PiDialect::BASE`] is plain pi behaviour with no
+/// quirks, to build dialects from with `..PiDialect::BASE`.
+#[derive(Debug, Clone, Copy)]
+pub struct PiDialect {
+    /// Adapter id the sessions are filed under.
+    pub harness: &'static str,
+    /// Tool names → shell/read/edit/write.
+    pub tools: ToolMap,
+    /// The header `cwd` is the project (every descendant; pi itself decodes its directory).
+    pub cwd_is_project: bool,
+    /// The project when there is no usable `cwd`.
+    pub dir_project: DirProject,
+    /// Session ids are `<agentId>:<id>`, the agent directory included to avoid collisions.
+    pub agent_scoped_ids: bool,
+    /// Archived transcript suffixes after `.jsonl` (`.deleted.`, `.reset.`, `.full.bak`):
+    /// discovery takes them and ids drop them.
+    pub archived_suffixes: &'static [&'static str],
+    /// Lines without `type` in the flat `{"role","content","timestamp"}` shape are speech.
+    pub flat_role_lines: bool,
+    /// When the header gives no id: the path below the last directory of this name,
+    /// without `.jsonl`, is the id (else the file stem).
+    pub flat_id_root: Option<&'static str>,
+    /// User text relayed from chat channels opens with a gateway date prefix to strip.
+    pub gateway_date_prefix: bool,
+    /// A last output line `<marker><N>` carries the exit code (and is dropped from the text).
+    pub exit_markers: &'static [&'static str],
+    /// A trailing output line starting with one of these is dropped (timing footers).
+    pub result_footers: &'static [&'static str],
+    /// Code-mode tools: the result text is a JSON `{"text": …}` and the tools the cell
+    /// really ran are in the result's `details.toolCalls[]` (`name`, `args`).
+    pub codemode_tools: &'static [&'static str],
+    /// File changes arrive on the result as `details.diffs[]` (`path`, `oldStr`, `newStr`).
+    pub diff_details: bool,
+    /// The edit tool may take a hashline `input` (`§path`, `≔A..B`/`«A`/`»A` ops, then the
+    /// lines written); the replaced lines come from the result's `details.diff`.
+    pub hashline_edits: bool,
+    /// An entry whose `type` or `customType` is one of these marks a sub-agent session.
+    pub subagent_custom_types: &'static [&'static str],
+    /// A header field whose value above zero marks a sub-agent session.
+    pub subagent_depth_field: Option<&'static str>,
+    /// File names discovery never takes (event logs beside transcripts).
+    pub skip_file_names: &'static [&'static str],
+}
+
+/// pi's own tool names, shared by most of the lineage.
+pub const PI_TOOLS: ToolMap = ToolMap { shell: &["bash"], read: &["read"], edit: &["edit"], write: &["write"] };
+
+impl PiDialect {
+    /// Plain pi behaviour and no quirks; set `harness` and what differs.
+    pub const BASE: PiDialect = PiDialect {
+        harness: "",
+        tools: PI_TOOLS,
+        cwd_is_project: true,
+        dir_project: DirProject::DashEncoded,
+        agent_scoped_ids: false,
+        archived_suffixes: &[],
+        flat_role_lines: false,
+        flat_id_root: None,
+        gateway_date_prefix: false,
+        exit_markers: &[],
+        result_footers: &[],
+        codemode_tools: &[],
+        diff_details: false,
+        hashline_edits: false,
+        subagent_custom_types: &[],
+        subagent_depth_field: None,
+        skip_file_names: &[],
+    };
+}
+
+/// The head re-read on a resumed parse is at most this long.
+const HEAD_LIMIT: u64 = 64 << 10;
+/// A fork's parent file is read for its entry ids only up to this size.
+const MAX_PARENT_BYTES: u64 = 64 << 20;
+/// `agents/<id>/sessions/<sub>/<file>` and nested sub-agent passes are a few levels down.
+pub const MAX_WALK_DEPTH: usize = 6;
+
+// ---------------------------------------------------------------------------------------
+// Discovery helpers
+
+/// True when `name` is a transcript file name for this dialect: `*.jsonl` (or an archived
+/// `*.jsonl<suffix>…` when the dialect keeps them), never an OpenClaw compaction
+/// checkpoint `<id>.checkpoint.<uuid>.jsonl`, never one of `skip_file_names`.
+pub fn is_transcript_name(d: &PiDialect, name: &str) -> bool {
+    if d.skip_file_names.contains(&name) {
+        return false;
+    }
+    if let Some(stem) = name.strip_suffix(".jsonl") {
+        return !is_checkpoint_stem(stem);
+    }
+    match name.find(".jsonl") {
+        Some(i) => {
+            let rest = &name[i + ".jsonl".len()..];
+            d.archived_suffixes.iter().any(|s| rest.starts_with(s)) && !is_checkpoint_stem(&name[..i])
+        }
+        None => false,
+    }
+}
+
+/// `<id>.checkpoint.<uuid>`: a context snapshot with a transcript's shape.
+fn is_checkpoint_stem(stem: &str) -> bool {
+    stem.rsplit_once(".checkpoint.").is_some_and(|(_, uuid)| looks_like_uuid(uuid))
+}
+
+fn looks_like_uuid(s: &str) -> bool {
+    let parts: Vec<&str> = s.split('-').collect();
+    parts.len() == 5
+        && parts.iter().map(|p| p.len()).eq([8, 4, 4, 4, 12])
+        && parts.iter().all(|p| p.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// The session file name without `.jsonl` and any archived suffix after it.
+pub fn file_stem_id(name: &str) -> &str {
+    match name.find(".jsonl") {
+        Some(i) => &name[..i],
+        None => name,
+    }
+}
+
+/// The uuid part of pi's `<ISO timestamp>_<uuid>` file stem (the header id), or the stem
+/// itself when it has no timestamp prefix.
+pub fn id_from_stem(stem: &str) -> &str {
+    match stem.split_once('_') {
+        Some((ts, id)) if !id.is_empty() && ts.len() >= 10 && ts.as_bytes()[..4].iter().all(u8::is_ascii_digit) && ts.contains('T') => id,
+        _ => stem,
+    }
+}
+
+/// The project named by a dash-encoded session directory (`--src-notes--`, `-src-app`):
+/// the directory when it resolves on this machine, else its last two dash parts.
+pub fn project_from_encoded_dir(encoded: &str) -> Option<String> {
+    if encoded.trim_matches('-').is_empty() {
+        return None;
+    }
+    Some(match decode_dash_path(encoded, Path::new("/")) {
+        Some(p) => p.display().to_string(),
+        None => dash_fallback_name(encoded),
+    })
+}
+
+/// A sub-agent pass file: it sits in a directory named after a session file beside that
+/// directory (`<project>/<session>/N-<agent>.jsonl` next to `<project>/<session>.jsonl`).
+/// Returns the parent session's file stem.
+pub fn subagent_pass_parent(path: &Path) -> Option<String> {
+    let dir = path.parent()?;
+    let dir_name = dir.file_name()?.to_str()?;
+    let sibling = dir.parent()?.join(format!("{dir_name}.jsonl"));
+    sibling.is_file().then(|| dir_name.to_string())
+}
+
+/// Every transcript under `root` (at most `max_depth` directories down), as append-only
+/// sources. Sub-agent pass files ([`subagent_pass_parent`]) are left out unless
+/// `include_subagents`. Records the root in `found.roots`.
+pub fn discover_sessions(d: &PiDialect, root: &Path, max_depth: usize, include_subagents: bool, found: &mut Discovery) {
+    if !found.looked_at(root) {
+        return;
+    }
+    for path in find_files(root, max_depth, &|name| is_transcript_name(d, name)) {
+        if !include_subagents && subagent_pass_parent(&path).is_some() {
+            continue;
+        }
+        found.sources.push(SourceRef::file(path).append_only());
+    }
+    Discovery::sort_sources(&mut found.sources);
+}
+
+// ---------------------------------------------------------------------------------------
+// Parsing
+
+/// Parses one pi-lineage transcript into at most one session (see the module doc).
+/// Never panics; undecodable lines are counted in the stats, and only an unreadable
+/// file is an error.
+pub fn parse(d: &PiDialect, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
+    let mut stats = ParseStats::default();
+    let (bytes, base) = match &src.resume {
+        Some(r) => {
+            let tail = read_tail(&src.path, r.offset, &mut stats)?;
+            (tail.bytes, r.offset.min(tail.file_len))
+        }
+        None => (read_source(&src.path, &mut stats)?.bytes, 0),
+    };
+    let mut file = FileParse::new(d, src, opts);
+    if let Some(r) = &src.resume {
+        file.read_head(r.offset.min(base));
+    }
+    for_each_json_line(&bytes, base, &src.path, &mut stats, |_, v| file.line(&v));
+    if file.not_objects > 0 {
+        stats.skipped += file.not_objects;
+        stats.problem(format!("{}: {} lines were JSON but not objects", src.path.display(), file.not_objects));
+    }
+    if file.bad_entries > 0 {
+        stats.skipped += file.bad_entries;
+        stats.problem(format!("{}: {} entries had no usable message", src.path.display(), file.bad_entries));
+    }
+    file.finish(out);
+    Ok(stats)
+}
+
+/// Node bookkeeping for the turns one entry makes: the first turn is the entry's own id,
+/// later ones `<id>#<n>`, each the child of the one before, so ids stay unique and the
+/// entry's children hang off its last turn.
+struct EntryNodes {
+    id: Option<String>,
+    parent: Option<String>,
+    made: u32,
+    last: Option<String>,
+}
+
+impl EntryNodes {
+    fn peek(&self) -> Option<NodeRef> {
+        let id = self.id.as_ref()?;
+        Some(match self.made {
+            0 => NodeRef { id: id.clone(), parent: self.parent.clone() },
+            n => NodeRef { id: format!("{id}#{n}"), parent: self.last.clone() },
+        })
+    }
+
+    fn commit(&mut self, node: Option<NodeRef>) {
+        self.made += 1;
+        if let Some(n) = node {
+            self.last = Some(n.id);
+        }
+    }
+}
+
+/// What a tool call (or a nested call a result reports) did to the work records.
+#[derive(Debug, Default)]
+struct Work {
+    name: String,
+    command: Option<String>,
+    files: Vec<FileTouch>,
+    edit: Option<Edit>,
+}
+
+impl Work {
+    fn is_empty(&self) -> bool {
+        self.command.is_none() && self.files.is_empty() && self.edit.is_none()
+    }
+}
+
+struct FileParse<'a> {
+    d: &'a PiDialect,
+    src: &'a SourceRef,
+    opts: &'a ParseOptions,
+    b: SessionBuilder,
+    header_id: Option<String>,
+    cwd: Option<String>,
+    title: Option<String>,
+    parent_session: Option<String>,
+    subagent: bool,
+    /// First user text of flat lines (clawdbot's title rule).
+    flat_title: Option<String>,
+    /// For every entry id: the node id of the nearest turn at or above it.
+    repr: HashMap<String, Option<String>>,
+    seen: HashSet<String>,
+    /// Entry ids a fork copied from its parent file.
+    inherited: HashSet<String>,
+    not_objects: u64,
+    bad_entries: u64,
+}
+
+impl<'a> FileParse<'a> {
+    fn new(d: &'a PiDialect, src: &'a SourceRef, opts: &'a ParseOptions) -> Self {
+        let id = src.resume.as_ref().map_or_else(|| fallback_id(d, &src.path), |r| r.session_id.clone());
+        FileParse {
+            d,
+            src,
+            opts,
+            b: SessionBuilder::new(d.harness, id, src.clone()),
+            header_id: None,
+            cwd: None,
+            title: None,
+            parent_session: None,
+            subagent: false,
+            flat_title: None,
+            repr: HashMap::new(),
+            seen: HashSet::new(),
+            inherited: HashSet::new(),
+            not_objects: 0,
+            bad_entries: 0,
+        }
+    }
+
+    /// On a resumed read: the header, title and sub-agent markers from the already-indexed
+    /// head, without emitting its turns.
+    fn read_head(&mut self, limit: u64) {
+        let mut head = Vec::new();
+        let Ok(file) = std::fs::File::open(&self.src.path) else { return };
+        if file.take(limit.min(HEAD_LIMIT)).read_to_end(&mut head).is_err() {
+            return;
+        }
+        let mut scratch = ParseStats::default();
+        for_each_json_line(&head, 0, &self.src.path, &mut scratch, |_, v| match v.get("type").and_then(Value::as_str) {
+            Some("session") => self.header(&v, false),
+            Some(_) => {
+                self.title_entry(&v);
+                self.subagent_marker(&v);
+            }
+            None => {}
+        });
+    }
+
+    fn line(&mut self, v: &Value) {
+        if !v.is_object() {
+            self.not_objects += 1;
+            return;
+        }
+        let Some(kind) = v.get("type").and_then(Value::as_str) else {
+            if self.d.flat_role_lines && (v.get("role").is_some() || v.get("content").is_some()) {
+                self.flat_line(v);
+            }
+            return;
+        };
+        let entry_id = text_at(v, "id").map(str::to_string);
+        if kind == "session" {
+            self.header(v, true);
+            return;
+        }
+        if let Some(id) = &entry_id {
+            if self.inherited.contains(id) {
+                // Copied from the parent session: its turns live there, under this id.
+                self.repr.entry(id.clone()).or_insert_with(|| Some(id.clone()));
+                return;
+            }
+            if !self.seen.insert(id.clone()) {
+                return;
+            }
+        }
+        let time = v.get("timestamp").and_then(Timestamp::from_json);
+        self.b.touch(time);
+        let parent = self.resolve(text_at(v, "parentId"));
+        let mut nodes = EntryNodes { id: entry_id.clone(), parent: parent.clone(), made: 0, last: None };
+        let mut merged_into: Option<Option<String>> = None;
+        match kind {
+            "message" => merged_into = self.message(v, time, &mut nodes),
+            "compaction" | "branch_summary" => {
+                if let Some(summary) = text_at(v, "summary") {
+                    self.push(&mut nodes, Turn::new(Role::Summary, summary).at(time));
+                }
+            }
+            _ => {
+                self.title_entry(v);
+                self.subagent_marker(v);
+            }
+        }
+        if let Some(id) = entry_id {
+            let node = if nodes.made > 0 { nodes.last.clone().or(parent) } else { merged_into.flatten().or(parent) };
+            self.repr.entry(id).or_insert(node);
+        }
+    }
+
+    /// The nearest ancestor that made a turn; an id not seen (before a resume point, or
+    /// a missing entry) is kept as written.
+    fn resolve(&self, parent: Option<&str>) -> Option<String> {
+        let p = parent?;
+        match self.repr.get(p) {
+            Some(r) => r.clone(),
+            None => Some(p.to_string()),
+        }
+    }
+
+    fn header(&mut self, v: &Value, touch: bool) {
+        if self.header_id.is_some() {
+            return;
+        }
+        self.header_id = Some(text_at(v, "id").unwrap_or("").to_string()).filter(|s| !s.is_empty());
+        self.cwd = text_at(v, "cwd").map(str::to_string);
+        if let Some(t) = text_at(v, "title") {
+            self.title = Some(t.to_string());
+        }
+        if touch {
+            self.b.touch(v.get("timestamp").and_then(Timestamp::from_json));
+        }
+        if let Some(field) = self.d.subagent_depth_field {
+            if v.get(field).and_then(Value::as_f64).is_some_and(|depth| depth > 0.0) {
+                self.subagent = true;
+            }
+        }
+        self.parent_session = text_at(v, "parentSession").map(str::to_string);
+        if touch && !self.subagent {
+            if let Some(parent) = self.parent_session.clone() {
+                self.inherited = parent_entry_ids(&self.src.path, &parent);
+            }
+        }
+    }
+
+    fn title_entry(&mut self, v: &Value) {
+        let title = match v.get("type").and_then(Value::as_str) {
+            Some("title" | "title_change") => text_at(v, "title"),
+            Some("session_info") => text_at(v, "name").or_else(|| text_at(v, "title")),
+            _ => None,
+        };
+        if let Some(t) = title.map(str::trim).filter(|t| !t.is_empty()) {
+            self.title = Some(t.to_string());
+        }
+    }
+
+    fn subagent_marker(&mut self, v: &Value) {
+        let marks = |key: &str| v.get(key).and_then(Value::as_str).is_some_and(|t| self.d.subagent_custom_types.contains(&t));
+        if marks("type") || marks("customType") {
+            self.subagent = true;
+        }
+    }
+
+    fn push(&mut self, nodes: &mut EntryNodes, mut turn: Turn) -> bool {
+        turn.node = nodes.peek();
+        let node = turn.node.clone();
+        if self.b.push(turn).is_some() {
+            nodes.commit(node);
+            true
+        } else {
+            false
+        }
+    }
+
+    fn push_call(&mut self, nodes: &mut EntryNodes, call_id: Option<&str>, mut turn: Turn) {
+        turn.node = nodes.peek();
+        let node = turn.node.clone();
+        self.b.push_call(call_id, turn);
+        nodes.commit(node);
+    }
+
+    /// One `message` entry. Returns `Some(node)` when it folded into an earlier turn
+    /// (a tool result into its call), so its children link to that turn.
+    fn message(&mut self, v: &Value, time: Option<Timestamp>, nodes: &mut EntryNodes) -> Option<Option<String>> {
+        let Some(message) = v.get("message").filter(|m| m.is_object()) else {
+            self.bad_entries += 1;
+            return None;
+        };
+        match message.get("role").and_then(Value::as_str).unwrap_or("") {
+            "user" => {
+                let text = content_text(message.get("content"));
+                let text = if self.d.gateway_date_prefix { strip_gateway_prefix(&text) } else { &text };
+                self.push(nodes, Turn::new(Role::User, text).at(time));
+                None
+            }
+            "assistant" => {
+                self.assistant(message, time, nodes);
+                None
+            }
+            "toolResult" => self.tool_result(message, time, nodes),
+            "bashExecution" => {
+                self.bash_execution(message, time, nodes);
+                None
+            }
+            // developer, system and anything else are harness-authored.
+            _ => None,
+        }
+    }
+
+    fn assistant(&mut self, message: &Value, time: Option<Timestamp>, nodes: &mut EntryNodes) {
+        let items = match message.get("content") {
+            Some(Value::String(s)) => {
+                self.push(nodes, Turn::new(Role::Assistant, s.as_str()).at(time));
+                return;
+            }
+            Some(Value::Array(items)) => items,
+            _ => return,
+        };
+        let mut prose: Vec<&str> = Vec::new();
+        for item in items {
+            match item.get("type").and_then(Value::as_str) {
+                Some("thinking") => {
+                    self.flush_prose(&mut prose, time, nodes);
+                    if self.opts.include_reasoning {
+                        if let Some(t) = item.get("thinking").and_then(Value::as_str) {
+                            self.push(nodes, Turn::new(Role::Reasoning, t).at(time));
+                        }
+                    }
+                }
+                Some("toolCall") => {
+                    self.flush_prose(&mut prose, time, nodes);
+                    self.tool_call(item, time, nodes);
+                }
+                Some("text") | None => {
+                    if let Some(t) = item.get("text").and_then(Value::as_str).filter(|t| !t.trim().is_empty()) {
+                        prose.push(t);
+                    }
+                }
+                // images, redacted thinking and unknown blocks say nothing indexable.
+                Some(_) => {}
+            }
+        }
+        self.flush_prose(&mut prose, time, nodes);
+    }
+
+    fn flush_prose(&mut self, prose: &mut Vec<&str>, time: Option<Timestamp>, nodes: &mut EntryNodes) {
+        if !prose.is_empty() {
+            let text = prose.join("\n");
+            prose.clear();
+            self.push(nodes, Turn::new(Role::Assistant, text).at(time));
+        }
+    }
+
+    fn tool_call(&mut self, item: &Value, time: Option<Timestamp>, nodes: &mut EntryNodes) {
+        let call_id = text_at(item, "id");
+        // A call already read (a re-written entry under a new id) is indexed once.
+        if call_id.is_some_and(|id| self.b.call_mut(id).is_some()) {
+            return;
+        }
+        let name = text_at(item, "name").unwrap_or("tool");
+        let parsed_args;
+        let args = match item.get("arguments") {
+            // Some providers stream arguments as a JSON string.
+            Some(Value::String(s)) => {
+                parsed_args = serde_json::from_str::<Value>(s).unwrap_or(Value::Null);
+                &parsed_args
+            }
+            Some(a) => a,
+            None => &Value::Null,
+        };
+        let work = call_work(self.d, name, args);
+        let mut turn = Turn::new(Role::ToolCall, "").at(time);
+        turn.tool = Some(ToolUse { name: name.to_string(), command: work.command, ..ToolUse::default() });
+        turn.files = work.files;
+        turn.edit = work.edit;
+        self.push_call(nodes, call_id, turn);
+    }
+
+    fn tool_result(&mut self, message: &Value, time: Option<Timestamp>, nodes: &mut EntryNodes) -> Option<Option<String>> {
+        let call_id = text_at(message, "toolCallId").unwrap_or("");
+        let tool_name = text_at(message, "toolName").unwrap_or("");
+        let details = message.get("details").unwrap_or(&Value::Null);
+        let mut text = content_text(message.get("content"));
+        if self.d.codemode_tools.contains(&tool_name) {
+            if let Some(inner) = unwrap_text_json(&text) {
+                text = inner;
+            }
+        }
+        let text = strip_footers(&text, self.d.result_footers);
+        let (marker_exit, text) = split_exit_marker(text, self.d.exit_markers);
+        let exit = details_exit(details).or(marker_exit.map(ExitStatus::Code));
+        let is_error = message.get("isError").and_then(Value::as_bool) == Some(true);
+        let mut extra = result_work(self.d, tool_name, details);
+        let hashline_old = if self.d.hashline_edits { details.get("diff").and_then(Value::as_str).and_then(diff_removed_lines) } else { None };
+
+        if self.b.complete_call(call_id, text, is_error, exit.clone(), time) {
+            let call = self.b.call_mut(call_id);
+            let call_node = call.as_ref().and_then(|t| t.node.as_ref()).map(|n| n.id.clone());
+            if let Some(turn) = call {
+                if let (Some(old), Some(edit)) = (hashline_old, turn.edit.as_mut()) {
+                    if edit.old.is_empty() {
+                        edit.old = old;
+                    }
+                }
+                merge_first_work(turn, &mut extra);
+            }
+            self.push_extra_work(extra, time, nodes);
+            return Some(call_node);
+        }
+        // No call in this read: an orphan, or a call an earlier incremental pass indexed.
+        let node = nodes.peek();
+        if self.b.push_orphan_result(call_id, text, is_error, exit, time).is_some() {
+            nodes.commit(node.clone());
+            if let Some(turn) = self.b.last_turn_mut() {
+                turn.node = node;
+                if let Some(tool) = turn.tool.as_mut() {
+                    tool.name = tool_name.to_string();
+                }
+                merge_first_work(turn, &mut extra);
+            }
+        }
+        self.push_extra_work(extra, time, nodes);
+        None
+    }
+
+    /// Nested calls a result reported beyond the one folded into its call: each its own
+    /// `ToolCall` turn, after the result.
+    fn push_extra_work(&mut self, extra: Vec<Work>, time: Option<Timestamp>, nodes: &mut EntryNodes) {
+        for w in extra {
+            let mut turn = Turn::new(Role::ToolCall, "").at(time);
+            turn.tool = Some(ToolUse { name: w.name, command: w.command, ..ToolUse::default() });
+            turn.files = w.files;
+            turn.edit = w.edit;
+            self.push_call(nodes, None, turn);
+        }
+    }
+
+    fn bash_execution(&mut self, message: &Value, time: Option<Timestamp>, nodes: &mut EntryNodes) {
+        let Some(command) = text_at(message, "command") else { return };
+        let exit = message.get("exitCode").and_then(Value::as_i64).map(ExitStatus::Code);
+        let cancelled = message.get("cancelled").and_then(Value::as_bool) == Some(true);
+        let mut turn = Turn::new(Role::ToolCall, text_at(message, "output").unwrap_or("").trim_end()).at(time);
+        let is_error = cancelled || exit.as_ref().is_some_and(|e| !e.succeeded());
+        turn.tool = Some(ToolUse { name: "bash".to_string(), command: Some(command.to_string()), exit, is_error, call_id: None });
+        self.push_call(nodes, None, turn);
+    }
+
+    fn flat_line(&mut self, v: &Value) {
+        let time = v.get("timestamp").and_then(Timestamp::from_json);
+        let role = match v.get("role").and_then(Value::as_str) {
+            Some("user") => Role::User,
+            Some("assistant") | None => Role::Assistant,
+            // system and anything else are not speech.
+            Some(_) => return,
+        };
+        let text = content_text(v.get("content"));
+        if role == Role::User && self.flat_title.is_none() {
+            self.flat_title = text.lines().map(str::trim).find(|l| !l.is_empty()).map(str::to_string);
+        }
+        self.b.touch(time);
+        let _ = self.b.push(Turn::new(role, text).at(time));
+    }
+
+    fn finish(self, out: &mut dyn SessionSink) {
+        let FileParse { d, src, mut b, header_id, cwd, title, parent_session, subagent, flat_title, .. } = self;
+        if src.resume.is_none() {
+            if let Some(id) = header_id {
+                b.set_id(scoped_id(d, &src.path, id));
+            }
+        }
+        let project = match cwd.filter(|_| d.cwd_is_project) {
+            Some(cwd) => Some(cwd),
+            None => dir_project(d, &src.path),
+        };
+        let pass_parent = subagent_pass_parent(&src.path);
+        let s = b.session_mut();
+        s.project = project;
+        s.title = title.or(flat_title);
+        if let Some(parent_stem) = &pass_parent {
+            s.kind = Some("subagent".to_string());
+            s.parent = Some(id_from_stem(parent_stem).to_string());
+            let stem = src.path.file_name().and_then(|n| n.to_str()).map(file_stem_id).unwrap_or("");
+            s.agent = stem.split_once('-').filter(|(n, a)| !a.is_empty() && n.bytes().all(|c| c.is_ascii_digit())).map(|(_, a)| a.to_string());
+        } else if let Some(parent) = parent_session {
+            let name = parent.rsplit(['/', '\\']).next().unwrap_or(&parent);
+            s.parent = Some(id_from_stem(file_stem_id(name)).to_string());
+            s.kind = Some(if subagent { "subagent" } else { "fork" }.to_string());
+        } else if subagent {
+            s.kind = Some("subagent".to_string());
+        }
+        if let Some(session) = b.finish() {
+            out.session(session);
+        }
+    }
+}
+
+/// The id before (or without) a header: qclaw-style agent scoping, the path below the
+/// flat root, or the file name without `.jsonl`.
+fn fallback_id(d: &PiDialect, path: &Path) -> String {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let stem = file_stem_id(name).to_string();
+    if let Some(root) = d.flat_id_root {
+        let parts: Vec<&str> = path.iter().filter_map(|c| c.to_str()).collect();
+        if let Some(i) = parts.iter().rposition(|c| *c == root) {
+            let mut rel: Vec<&str> = parts[i + 1..].to_vec();
+            if let Some(last) = rel.last_mut() {
+                *last = file_stem_id(last);
+            }
+            if !rel.is_empty() {
+                return rel.join("/");
+            }
+        }
+    }
+    scoped_id(d, path, stem)
+}
+
+fn scoped_id(d: &PiDialect, path: &Path, id: String) -> String {
+    match agent_dir(path).filter(|_| d.agent_scoped_ids) {
+        Some(agent) => format!("{agent}:{id}"),
+        None => id,
+    }
+}
+
+/// `<agentId>` of `…/agents/<agentId>/sessions/<file>`.
+fn agent_dir(path: &Path) -> Option<String> {
+    let sessions = path.parent()?;
+    if sessions.file_name()? != "sessions" {
+        return None;
+    }
+    let agent = sessions.parent()?;
+    let agents = agent.parent()?.file_name()?.to_str()?;
+    (agents == "agents" || agents.ends_with("agents")).then(|| agent.file_name()?.to_str().map(str::to_string))?
+}
+
+fn dir_project(d: &PiDialect, path: &Path) -> Option<String> {
+    match d.dir_project {
+        DirProject::None => None,
+        DirProject::DashEncoded => {
+            // A sub-agent pass sits one directory deeper, under its session's directory.
+            let dir = match subagent_pass_parent(path) {
+                Some(_) => path.parent()?.parent()?,
+                None => path.parent()?,
+            };
+            let name = dir.file_name()?.to_str()?;
+            name.starts_with('-').then(|| project_from_encoded_dir(name))?
+        }
+        DirProject::AgentDir(prefix) => agent_dir(path).map(|a| format!("{prefix}{a}")),
+    }
+}
+
+/// The entry ids of a fork's parent file (`parentSession`, absolute or relative to the
+/// fork's directory), when it is a readable regular file of sane size.
+fn parent_entry_ids(fork: &Path, parent: &str) -> HashSet<String> {
+    let mut ids = HashSet::new();
+    let candidate = PathBuf::from(parent);
+    let path = if candidate.is_absolute() { candidate } else { fork.parent().map_or(candidate.clone(), |d| d.join(&candidate)) };
+    if path == fork || !std::fs::metadata(&path).is_ok_and(|m| m.is_file() && m.len() <= MAX_PARENT_BYTES) {
+        return ids;
+    }
+    let mut stats = ParseStats::default();
+    let Ok(bytes) = read_source(&path, &mut stats) else { return ids };
+    for_each_json_line(&bytes.bytes, 0, &path, &mut stats, |_, v| {
+        if v.get("type").and_then(Value::as_str) != Some("session") {
+            if let Some(id) = text_at(&v, "id") {
+                ids.insert(id.to_string());
+            }
+        }
+    });
+    ids
+}
+
+/// A non-empty string field.
+fn text_at<'v>(v: &'v Value, key: &str) -> Option<&'v str> {
+    v.get(key).and_then(Value::as_str).filter(|s| !s.is_empty())
+}
+
+/// `content` as one text: a string, or the `text` of its text items joined by newline.
+fn content_text(content: Option<&Value>) -> String {
+    match content {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter(|i| matches!(i.get("type").and_then(Value::as_str), Some("text") | None))
+            .filter_map(|i| i.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// Drops a chat gateway's `[Wed 2026-02-18 11:21 GMT+1] ` prefix (≤ 40 chars, ends `] `).
+fn strip_gateway_prefix(text: &str) -> &str {
+    if !text.starts_with('[') {
+        return text;
+    }
+    match text.find("] ") {
+        Some(i) if i + 2 <= 40 && text[..i].bytes().any(|b| b.is_ascii_digit()) => &text[i + 2..],
+        _ => text,
+    }
+}
+
+/// `{"text": "…"}` → the wrapped text.
+fn unwrap_text_json(text: &str) -> Option<String> {
+    let t = text.trim();
+    if !t.starts_with('{') {
+        return None;
+    }
+    serde_json::from_str::<Value>(t).ok()?.get("text")?.as_str().map(str::to_string)
+}
+
+/// The text without a trailing footer line (and the blank lines before it).
+fn strip_footers<'t>(text: &'t str, footers: &[&str]) -> &'t str {
+    let trimmed = text.trim_end();
+    let (body, last) = match trimmed.rfind('\n') {
+        Some(i) => (&trimmed[..i], &trimmed[i + 1..]),
+        None => ("", trimmed),
+    };
+    if footers.iter().any(|f| last.trim_start().starts_with(f)) {
+        body.trim_end()
+    } else {
+        text
+    }
+}
+
+/// A last line `<marker><N>` → (N, the text before it).
+fn split_exit_marker<'t>(text: &'t str, markers: &[&str]) -> (Option<i64>, &'t str) {
+    let trimmed = text.trim_end();
+    let (body, last) = match trimmed.rfind('\n') {
+        Some(i) => (&trimmed[..i], &trimmed[i + 1..]),
+        None => ("", trimmed),
+    };
+    let code = markers.iter().find_map(|m| last.trim().strip_prefix(m)).and_then(|n| n.trim().trim_end_matches('.').parse::<i64>().ok());
+    match code {
+        Some(c) => (Some(c), body.trim_end()),
+        None => (None, text),
+    }
+}
+
+/// `details.exitCode`, else a non-empty `details.exitSignal`.
+fn details_exit(details: &Value) -> Option<ExitStatus> {
+    if let Some(code) = details.get("exitCode").and_then(Value::as_i64) {
+        return Some(ExitStatus::Code(code));
+    }
+    details.get("exitSignal").and_then(Value::as_str).filter(|s| !s.is_empty()).map(|s| ExitStatus::Signal(s.to_string()))
+}
+
+/// The work records of one call from its name and arguments.
+fn call_work(d: &PiDialect, name: &str, args: &Value) -> Work {
+    let mut work = Work { name: name.to_string(), ..Work::default() };
+    let kind = d.tools.kind(name);
+    if kind == ToolKind::Shell {
+        work.command = match args.get("command").or_else(|| args.get("cmd")) {
+            Some(Value::String(s)) if !s.trim().is_empty() => Some(s.clone()),
+            Some(Value::Array(argv)) => {
+                let argv: Vec<&str> = argv.iter().filter_map(Value::as_str).collect();
+                (!argv.is_empty()).then(|| command_from_argv(&argv))
+            }
+            _ => None,
+        };
+        return work;
+    }
+    let input = args.get("input").and_then(Value::as_str);
+    if let Some(patch) = input.filter(|i| i.trim_start().starts_with("*** Begin Patch")) {
+        let (files, edits) = parse_apply_patch(patch, None);
+        work.files = files;
+        work.edit = edits.into_iter().next();
+        return work;
+    }
+    if kind == ToolKind::Edit && d.hashline_edits {
+        if let Some(hashline) = input.filter(|i| i.trim_start().starts_with('§')) {
+            let (files, edit) = parse_hashline(hashline);
+            work.files = files;
+            work.edit = edit;
+            return work;
+        }
+    }
+    let Some(action) = d.tools.file_action(name) else { return work };
+    let Some(path) = ["path", "file_path", "filePath", "file"].iter().find_map(|k| text_at(args, k)) else { return work };
+    work.files.push(FileTouch { path: path.to_string(), action });
+    if action == FileAction::Edit {
+        work.edit = edit_spans(path, args);
+    }
+    work
+}
+
+const OLD_KEYS: [&str; 5] = ["oldText", "old_text", "old_string", "oldStr", "oldString"];
+const NEW_KEYS: [&str; 5] = ["newText", "new_text", "new_string", "newStr", "newString"];
+
+/// One replaced span from `{oldText, newText}` (in any of the lineage's spellings) or a
+/// `{diff}` hunk: `-` lines are the old text, `+` lines the new.
+fn span_pair(v: &Value) -> Option<(String, Option<String>)> {
+    if let Some(old) = OLD_KEYS.iter().find_map(|k| v.get(*k).and_then(Value::as_str)).filter(|o| !o.is_empty()) {
+        let new = NEW_KEYS.iter().find_map(|k| v.get(*k).and_then(Value::as_str)).map(str::to_string);
+        return Some((old.to_string(), new));
+    }
+    let diff = v.get("diff").and_then(Value::as_str)?;
+    let old: Vec<&str> = diff.lines().filter(|l| !l.starts_with("---")).filter_map(|l| l.strip_prefix('-')).collect();
+    let new: Vec<&str> = diff.lines().filter(|l| !l.starts_with("+++")).filter_map(|l| l.strip_prefix('+')).collect();
+    (!old.is_empty()).then(|| (old.join("\n"), (!new.is_empty()).then(|| new.join("\n"))))
+}
+
+/// The top-level pair plus every `edits[]` pair, old spans joined with newlines; `None`
+/// when no old span is non-empty.
+fn edit_spans(path: &str, args: &Value) -> Option<Edit> {
+    let mut spans: Vec<(String, Option<String>)> = span_pair(args).into_iter().collect();
+    if let Some(edits) = args.get("edits").and_then(Value::as_array) {
+        spans.extend(edits.iter().filter_map(span_pair));
+    }
+    if spans.is_empty() {
+        return None;
+    }
+    let mut old = spans.iter().map(|(o, _)| o.as_str()).collect::<Vec<_>>().join("\n");
+    cap_text(&mut old, MAX_EDIT_BYTES);
+    let news: Vec<&str> = spans.iter().filter_map(|(_, n)| n.as_deref()).collect();
+    let new = (!news.is_empty()).then(|| {
+        let mut n = news.join("\n");
+        cap_text(&mut n, MAX_EDIT_BYTES);
+        n
+    });
+    Some(Edit { path: path.to_string(), old, new })
+}
+
+/// A hashline edit input: `§path` headers, `≔A..B` / `«A` / `»A` op lines, and the lines
+/// written after each op. The old span is filled from the result later.
+fn parse_hashline(input: &str) -> (Vec<FileTouch>, Option<Edit>) {
+    let mut files: Vec<FileTouch> = Vec::new();
+    let mut first_path: Option<String> = None;
+    let mut written: Vec<&str> = Vec::new();
+    for line in input.lines() {
+        if let Some(path) = line.strip_prefix('§') {
+            let path = path.trim();
+            if !path.is_empty() && !files.iter().any(|f| f.path == path) {
+                files.push(FileTouch { path: path.to_string(), action: FileAction::Edit });
+                first_path.get_or_insert_with(|| path.to_string());
+            }
+        } else if line.starts_with(['≔', '«', '»']) {
+            continue;
+        } else if files.len() == 1 {
+            written.push(line);
+        }
+    }
+    let edit = first_path.map(|path| {
+        let mut new = written.join("\n");
+        cap_text(&mut new, MAX_EDIT_BYTES);
+        Edit { path, old: String::new(), new: Some(new) }
+    });
+    (files, edit)
+}
+
+/// The replaced lines of a `details.diff` with `-N|old line` rows.
+fn diff_removed_lines(diff: &str) -> Option<String> {
+    let old: Vec<&str> =
+        diff.lines().filter(|l| !l.starts_with("---")).filter_map(|l| l.strip_prefix('-')).map(|l| l.split_once('|').map_or(l, |(_, t)| t)).collect();
+    let mut old = old.join("\n");
+    cap_text(&mut old, MAX_EDIT_BYTES);
+    (!old.is_empty()).then_some(old)
+}
+
+/// Work a result reports in its `details`: the nested calls of a code-mode cell, or the
+/// file diffs of a cell.
+fn result_work(d: &PiDialect, tool_name: &str, details: &Value) -> Vec<Work> {
+    let mut out = Vec::new();
+    if d.codemode_tools.contains(&tool_name) {
+        for call in details.get("toolCalls").and_then(Value::as_array).into_iter().flatten() {
+            let name = text_at(call, "name").unwrap_or("tool");
+            let work = call_work(d, name, call.get("args").or_else(|| call.get("arguments")).unwrap_or(&Value::Null));
+            if !work.is_empty() {
+                out.push(work);
+            }
+        }
+    }
+    if d.diff_details {
+        for diff in details.get("diffs").and_then(Value::as_array).into_iter().flatten() {
+            let Some(path) = text_at(diff, "path") else { continue };
+            let mut work = Work { name: tool_name.to_string(), ..Work::default() };
+            work.files.push(FileTouch { path: path.to_string(), action: FileAction::Edit });
+            work.edit = span_pair(diff).map(|(mut old, new)| {
+                cap_text(&mut old, MAX_EDIT_BYTES);
+                Edit { path: path.to_string(), old, new }
+            });
+            out.push(work);
+        }
+    }
+    out
+}
+
+/// Folds the first reported work item into the call's turn when the call itself recorded
+/// no command or edit (a code cell whose one nested call is the real work).
+fn merge_first_work(turn: &mut Turn, extra: &mut Vec<Work>) {
+    let has_work = turn.edit.is_some() || turn.tool.as_ref().is_some_and(|t| t.command.is_some());
+    if has_work || extra.is_empty() {
+        return;
+    }
+    let w = extra.remove(0);
+    if let Some(tool) = turn.tool.as_mut() {
+        tool.command = w.command;
+    }
+    for f in w.files {
+        if !turn.files.contains(&f) {
+            turn.files.push(f);
+        }
+    }
+    turn.edit = w.edit;
+}
