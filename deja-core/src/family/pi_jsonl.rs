@@ -197,9 +197,7 @@ fn is_checkpoint_stem(stem: &str) -> bool {
 
 fn looks_like_uuid(s: &str) -> bool {
     let parts: Vec<&str> = s.split('-').collect();
-    parts.len() == 5
-        && parts.iter().map(|p| p.len()).eq([8, 4, 4, 4, 12])
-        && parts.iter().all(|p| p.bytes().all(|b| b.is_ascii_hexdigit()))
+    parts.len() == 5 && parts.iter().map(|p| p.len()).eq([8, 4, 4, 4, 12]) && parts.iter().all(|p| p.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 /// The session file name without `.jsonl` and any archived suffix after it.
@@ -437,7 +435,10 @@ impl<'a> FileParse<'a> {
             }
         }
         if let Some(id) = entry_id {
-            let node = if nodes.made > 0 { nodes.last.clone().or(parent) } else { merged_into.flatten().or(parent) };
+            // A result folded into its call links its children through its own parent (the
+            // call entry's last turn), so prose written after the call stays on the path;
+            // the call itself is the fallback when the entry names no parent.
+            let node = if nodes.made > 0 { nodes.last.clone().or(parent) } else { parent.or(merged_into.flatten()) };
             self.repr.entry(id).or_insert(node);
         }
     }
@@ -625,7 +626,8 @@ impl<'a> FileParse<'a> {
         let exit = details_exit(details).or(marker_exit.map(ExitStatus::Code));
         let is_error = message.get("isError").and_then(Value::as_bool) == Some(true);
         let mut extra = result_work(self.d, tool_name, details);
-        let hashline_old = if self.d.hashline_edits { details.get("diff").and_then(Value::as_str).and_then(diff_removed_lines) } else { None };
+        let hashline_old =
+            if self.d.hashline_edits { details.get("diff").and_then(Value::as_str).and_then(diff_removed_lines) } else { None };
 
         if self.b.complete_call(call_id, text, is_error, exit.clone(), time) {
             let call = self.b.call_mut(call_id);
@@ -714,7 +716,8 @@ impl<'a> FileParse<'a> {
             s.kind = Some("subagent".to_string());
             s.parent = Some(id_from_stem(parent_stem).to_string());
             let stem = src.path.file_name().and_then(|n| n.to_str()).map(file_stem_id).unwrap_or("");
-            s.agent = stem.split_once('-').filter(|(n, a)| !a.is_empty() && n.bytes().all(|c| c.is_ascii_digit())).map(|(_, a)| a.to_string());
+            s.agent =
+                stem.split_once('-').filter(|(n, a)| !a.is_empty() && n.bytes().all(|c| c.is_ascii_digit())).map(|(_, a)| a.to_string());
         } else if let Some(parent) = parent_session {
             let name = parent.rsplit(['/', '\\']).next().unwrap_or(&parent);
             s.parent = Some(id_from_stem(file_stem_id(name)).to_string());
@@ -983,8 +986,12 @@ fn parse_hashline(input: &str) -> (Vec<FileTouch>, Option<Edit>) {
 
 /// The replaced lines of a `details.diff` with `-N|old line` rows.
 fn diff_removed_lines(diff: &str) -> Option<String> {
-    let old: Vec<&str> =
-        diff.lines().filter(|l| !l.starts_with("---")).filter_map(|l| l.strip_prefix('-')).map(|l| l.split_once('|').map_or(l, |(_, t)| t)).collect();
+    let old: Vec<&str> = diff
+        .lines()
+        .filter(|l| !l.starts_with("---"))
+        .filter_map(|l| l.strip_prefix('-'))
+        .map(|l| l.split_once('|').map_or(l, |(_, t)| t))
+        .collect();
     let mut old = old.join("\n");
     cap_text(&mut old, MAX_EDIT_BYTES);
     (!old.is_empty()).then_some(old)
@@ -1035,4 +1042,498 @@ fn merge_first_work(turn: &mut Turn, extra: &mut Vec<Work>) {
         }
     }
     turn.edit = w.edit;
+}
+
+#[cfg(test)]
+mod tests {
+    //! The dialect constants here are the ones the nine adapters are meant to copy.
+
+    use super::*;
+    use crate::model::Session;
+    use proptest::prelude::*;
+
+    const PI_EXIT: &[&str] = &["Command exited with code "];
+    const OPENCLAW_TOOLS: ToolMap =
+        ToolMap { shell: &["exec", "bash"], read: &["read"], edit: &["edit", "apply_patch"], write: &["write"] };
+
+    const PI: PiDialect = PiDialect { harness: "pi", cwd_is_project: false, exit_markers: PI_EXIT, ..PiDialect::BASE };
+    const OMP: PiDialect = PiDialect { harness: "omp", result_footers: &["Wall time: "], ..PiDialect::BASE };
+    const GJC: PiDialect = PiDialect { harness: "gjc", hashline_edits: true, exit_markers: PI_EXIT, ..PiDialect::BASE };
+    const KIMCHI: PiDialect = PiDialect {
+        harness: "kimchi",
+        dir_project: DirProject::None,
+        subagent_custom_types: &["kimchi:subagent-session"],
+        exit_markers: PI_EXIT,
+        ..PiDialect::BASE
+    };
+    const SENPI: PiDialect = PiDialect {
+        harness: "senpi",
+        tools: ToolMap { shell: &["bash", "powershell"], read: &["read"], edit: &["edit"], write: &["write"] },
+        codemode_tools: &["eval"],
+        exit_markers: PI_EXIT,
+        ..PiDialect::BASE
+    };
+    const PRIME: PiDialect = PiDialect {
+        harness: "prime",
+        dir_project: DirProject::None,
+        diff_details: true,
+        subagent_depth_field: Some("rlmDepth"),
+        skip_file_names: &["semantic-edges.jsonl"],
+        exit_markers: PI_EXIT,
+        ..PiDialect::BASE
+    };
+    const QCLAW: PiDialect = PiDialect {
+        harness: "qclaw",
+        tools: OPENCLAW_TOOLS,
+        dir_project: DirProject::AgentDir("qclaw-"),
+        agent_scoped_ids: true,
+        archived_suffixes: &[".deleted.", ".reset.", ".full.bak"],
+        gateway_date_prefix: true,
+        ..PiDialect::BASE
+    };
+    const CLAWDBOT: PiDialect = PiDialect {
+        harness: "clawdbot",
+        tools: OPENCLAW_TOOLS,
+        dir_project: DirProject::None,
+        flat_role_lines: true,
+        flat_id_root: Some("sessions"),
+        ..PiDialect::BASE
+    };
+    const OPENCLAW: PiDialect =
+        PiDialect { harness: "openclaw", tools: OPENCLAW_TOOLS, dir_project: DirProject::AgentDir("openclaw-"), ..PiDialect::BASE };
+
+    const ALL: [&PiDialect; 9] = [&PI, &OMP, &GJC, &KIMCHI, &SENPI, &PRIME, &QCLAW, &CLAWDBOT, &OPENCLAW];
+
+    const PI_ID: &str = "6f1e2d3c-0000-4000-8000-000000000001";
+    const OMP_ID: &str = "01a2b3c4-0000-7000-8000-000000000001";
+
+    fn fixtures() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pi_jsonl")
+    }
+
+    fn fixture(rel: &str) -> PathBuf {
+        fixtures().join(rel)
+    }
+
+    fn parse_with(d: &PiDialect, src: &SourceRef, reasoning: bool) -> (Vec<Session>, ParseStats) {
+        let mut out: Vec<Session> = Vec::new();
+        let stats = parse(d, src, &ParseOptions { include_reasoning: reasoning }, &mut out).unwrap();
+        (out, stats)
+    }
+
+    fn one(d: &PiDialect, rel: &str) -> Session {
+        let (mut sessions, _) = parse_with(d, &SourceRef::file(fixture(rel)).append_only(), false);
+        assert_eq!(sessions.len(), 1, "{rel}");
+        sessions.remove(0)
+    }
+
+    fn ts(s: &str) -> Option<Timestamp> {
+        Timestamp::parse_str(s)
+    }
+
+    fn node(t: &Turn) -> (&str, Option<&str>) {
+        let n = t.node.as_ref().expect("turn has a node");
+        (n.id.as_str(), n.parent.as_deref())
+    }
+
+    fn roles(s: &Session) -> Vec<Role> {
+        s.turns.iter().map(|t| t.role).collect()
+    }
+
+    fn tool(t: &Turn) -> &ToolUse {
+        t.tool.as_ref().expect("turn has a tool")
+    }
+
+    const PI_BASIC: &str = "pi/--src-notes--/2026-04-02T10-00-00-000Z_6f1e2d3c-0000-4000-8000-000000000001.jsonl";
+    const OMP_FILE: &str = "omp/-src-app/2026-11-30T10-00-00-000Z_01a2b3c4-0000-7000-8000-000000000001.jsonl";
+
+    #[test]
+    fn pi_header_speech_and_folded_tools() {
+        let (sessions, stats) = parse_with(&PI, &SourceRef::file(fixture(PI_BASIC)), false);
+        let s = &sessions[0];
+        assert_eq!(s.harness, "pi");
+        assert_eq!(s.id, PI_ID);
+        assert!(s.project.as_deref().is_some_and(|p| p.ends_with("src/notes")), "pi decodes its --enc-cwd-- directory: {:?}", s.project);
+        assert_eq!(s.title, None);
+        assert_eq!(s.started, ts("2026-04-02T10:00:00.000Z"));
+        assert_eq!(s.updated, ts("2026-04-02T10:00:41.000Z"));
+        assert_eq!(stats.skipped, 1, "only the torn last line");
+        use Role::*;
+        assert_eq!(roles(s), [User, Assistant, ToolCall, ToolCall, ToolCall, ToolCall, ToolCall, Assistant, ToolOutput, ToolCall]);
+        let t = &s.turns;
+        assert_eq!(t.iter().map(|t| t.seq).collect::<Vec<_>>(), (0..10).collect::<Vec<_>>());
+        assert_eq!(t[0].text, "search is slow on 10k notes");
+        assert_eq!(t[0].time, ts("2026-04-02T10:00:05.000Z"), "envelope time, not message.timestamp");
+        assert_eq!(node(&t[0]), ("e2", None), "model/thinking changes make no turn and link through");
+        assert_eq!(t[1].text, "Adding an FTS index.", "thinking contributes nothing by default");
+        assert_eq!(node(&t[1]), ("e3", Some("e2")));
+
+        assert_eq!(tool(&t[2]).name, "bash");
+        assert_eq!(tool(&t[2]).command.as_deref(), Some("sqlite3 notes.db .schema"));
+        assert_eq!(tool(&t[2]).call_id.as_deref(), Some("c1"));
+        assert_eq!(t[2].text, "CREATE TABLE notes(...)");
+        assert!(!tool(&t[2]).is_error);
+        assert_eq!(node(&t[2]), ("e3#1", Some("e3")), "a second turn of one entry hangs off the first");
+        assert_eq!(t[2].time, ts("2026-04-02T10:00:09.000Z"));
+
+        assert_eq!(t[3].files, [FileTouch { path: "src/search.ts".into(), action: FileAction::Read }]);
+        assert_eq!(t[3].text, "export function search(q) {}");
+        assert_eq!(node(&t[3]), ("e5", Some("e3#1")), "a folded result links its children through to the call entry");
+        assert_eq!(t[4].files, [FileTouch { path: "src/search.ts".into(), action: FileAction::Edit }]);
+        assert_eq!(
+            t[4].edit,
+            Some(Edit { path: "src/search.ts".into(), old: "WHERE body LIKE ?".into(), new: Some("WHERE notes MATCH ?".into()) })
+        );
+        assert_eq!(node(&t[4]), ("e5#1", Some("e5")));
+
+        assert_eq!(tool(&t[5]).command.as_deref(), Some("cargo test"));
+        assert_eq!(tool(&t[5]).exit, Some(ExitStatus::Code(101)), "exit from pi's trailing marker line");
+        assert!(tool(&t[5]).is_error);
+        assert_eq!(t[5].text, "test result: FAILED", "the marker line is not output");
+        assert_eq!(node(&t[5]), ("e8", Some("e5#1")));
+
+        assert_eq!(t[6].files, [FileTouch { path: "NOTES.md".into(), action: FileAction::Write }]);
+        assert_eq!(t[6].edit, None);
+        assert_eq!(t[7].text, "Wrote the notes file.");
+        assert_eq!(node(&t[7]), ("e10#1", Some("e10")));
+
+        assert_eq!(t[8].text, "stale output");
+        assert_eq!(tool(&t[8]).call_id.as_deref(), Some("c-gone"), "an unpaired result keeps its call id");
+        assert_eq!(tool(&t[8]).name, "bash");
+        assert_eq!(node(&t[8]), ("e12", Some("e10#1")), "past the folded result, to the prose after the call");
+
+        assert_eq!(tool(&t[9]).command.as_deref(), Some("make bench"));
+        assert_eq!(tool(&t[9]).exit, Some(ExitStatus::Code(0)));
+        assert_eq!(t[9].text, "bench ok 12ms");
+        assert!(!t.iter().any(|t| t.text.contains("house rules")), "developer role is dropped");
+    }
+
+    #[test]
+    fn thinking_is_reasoning_only_when_asked() {
+        let (off, _) = parse_with(&PI, &SourceRef::file(fixture(PI_BASIC)), false);
+        assert!(!off[0].turns.iter().any(|t| t.role == Role::Reasoning));
+        let (on, _) = parse_with(&PI, &SourceRef::file(fixture(PI_BASIC)), true);
+        let t = &on[0].turns;
+        assert_eq!(t.len(), off[0].turns.len() + 1);
+        assert_eq!((t[1].role, t[1].text.as_str()), (Role::Reasoning, "probably no index"));
+        assert_eq!(node(&t[1]), ("e3", Some("e2")));
+        assert_eq!((t[2].role, node(&t[2])), (Role::Assistant, ("e3#1", Some("e3"))));
+        assert_eq!((t[3].role, node(&t[3])), (Role::ToolCall, ("e3#2", Some("e3#1"))));
+    }
+
+    #[test]
+    fn tree_branches_summaries_title_and_repeats() {
+        let s = one(&PI, "pi/--src-notes--/2026-04-03T09-00-00-000Z_7a000000-0000-4000-8000-000000000002.jsonl");
+        assert_eq!(s.title.as_deref(), Some("search backend choice"), "session_info name is the title");
+        use Role::*;
+        assert_eq!(roles(&s), [User, Assistant, User, Assistant, Summary, User, Summary, Assistant]);
+        let t = &s.turns;
+        assert_eq!(node(&t[2]), ("u2", Some("a1")), "session_info makes no turn and links through");
+        assert_eq!(node(&t[4]), ("b1", Some("a1")), "the branch summary starts a second branch off a1");
+        assert_eq!(t[4].text, "Tried a trigram index; too large.");
+        assert_eq!(node(&t[5]), ("u3", Some("b1")));
+        assert_eq!(t.iter().filter(|t| t.text == "no, try FTS5").count(), 1, "an entry written twice is read once");
+        assert_eq!((t[6].text.as_str(), node(&t[6])), ("User wants FTS5 after trigram was too large.", ("k1", Some("u3"))));
+        assert_eq!(node(&t[7]), ("a3", Some("k1")));
+        assert!(!t.iter().any(|t| t.text.contains("trigram") && t.role == Role::Note), "labels are skipped");
+    }
+
+    #[test]
+    fn fork_skips_what_it_copied_from_its_parent() {
+        let s = one(&PI, "pi/--src-notes--/2026-04-02T11-00-00-000Z_8b000000-0000-4000-8000-000000000003.jsonl");
+        assert_eq!(s.parent.as_deref(), Some(PI_ID), "parent id is the uuid of the parent's file name");
+        assert_eq!(s.kind.as_deref(), Some("fork"));
+        assert_eq!(s.turns.iter().map(|t| t.text.as_str()).collect::<Vec<_>>(), ["now add a result cache", "Cache added."]);
+        assert_eq!(node(&s.turns[0]), ("f1", Some("e3")), "the first own entry still points into the parent's tree");
+    }
+
+    #[test]
+    fn omp_title_slot_developer_lifecycle_and_wall_time() {
+        let s = one(&OMP, OMP_FILE);
+        assert_eq!(s.id, OMP_ID);
+        assert_eq!(s.title.as_deref(), Some("fix the flaky build"), "title slot before the header");
+        assert_eq!(s.project.as_deref(), Some("/home/dev/src/app"), "header cwd, not the $HOME-relative directory");
+        use Role::*;
+        assert_eq!(roles(&s), [User, ToolCall, Assistant]);
+        let t = &s.turns;
+        assert_eq!(node(&t[0]), ("3e4f5a60", None), "developer entry made no turn");
+        assert_eq!(tool(&t[1]).command.as_deref(), Some("cargo build"));
+        assert_eq!(t[1].text, "build ok", "Wall time footer stripped");
+        assert_eq!(tool(&t[1]).exit, None, "omp records no exit code");
+        assert_eq!(node(&t[2]), ("6e6e6e6e", Some("3e4f5a6b")), "custom tool_execution_start is stepped through");
+        assert_eq!(s.updated, ts("2026-11-30T10:00:06.000Z"));
+    }
+
+    #[test]
+    fn gjc_edit_shapes_compaction_and_subagent_pass() {
+        let s = one(&GJC, "gjc/-w-svc/g-01.jsonl");
+        assert_eq!(s.project.as_deref(), Some("/w/svc"));
+        use Role::*;
+        assert_eq!(roles(&s), [User, ToolCall, ToolCall, ToolCall, Summary, Assistant]);
+        let t = &s.turns;
+        assert_eq!(t[1].files, [FileTouch { path: "src/job.ts".into(), action: FileAction::Edit }]);
+        assert_eq!(
+            t[1].edit,
+            Some(Edit {
+                path: "src/job.ts".into(),
+                old: "const once = false;\nschedule();".into(),
+                new: Some("const once = true;\nschedule(once);".into())
+            }),
+            "hashline: written lines from the call, replaced lines from the result's details.diff"
+        );
+        assert_eq!(
+            t[2].edit,
+            Some(Edit { path: "src/cron.ts".into(), old: "enable(a); enable(b);".into(), new: Some("enable(a);".into()) })
+        );
+        assert_eq!(t[3].files, [FileTouch { path: "units/cron.service".into(), action: FileAction::Edit }]);
+        assert_eq!(t[3].edit.as_ref().map(|e| (e.old.as_str(), e.new.as_deref())), Some(("Restart=always", Some("Restart=on-failure"))));
+        assert_eq!(t[4].text, "Two units were enabled; fixed.");
+
+        let pass = one(&GJC, "gjc/-w-svc/g-01/1-explore.jsonl");
+        assert_eq!(pass.kind.as_deref(), Some("subagent"));
+        assert_eq!(pass.parent.as_deref(), Some("g-01"));
+        assert_eq!(pass.agent.as_deref(), Some("explore"));
+        assert_eq!(pass.id, "g-01-p1");
+    }
+
+    #[test]
+    fn kimchi_subagent_and_fork() {
+        let sub = one(&KIMCHI, "kimchi/--w-kimchi-demo--/2026-10-01T09-05-00-000Z_k-02.jsonl");
+        assert_eq!((sub.kind.as_deref(), sub.parent.as_deref()), (Some("subagent"), Some("k-01")));
+        assert_eq!(sub.project.as_deref(), Some("/w/kimchi-demo"));
+        assert_eq!(roles(&sub), [Role::User, Role::Assistant]);
+        let fork = one(&KIMCHI, "kimchi/--w-kimchi-demo--/2026-10-01T09-10-00-000Z_k-03.jsonl");
+        assert_eq!((fork.kind.as_deref(), fork.parent.as_deref()), (Some("fork"), Some("k-01")));
+        assert_eq!(fork.turns[0].text, "keep the cookie on redirect");
+    }
+
+    #[test]
+    fn senpi_codemode_cell_and_injected_recall() {
+        let s = one(&SENPI, "senpi/--w-senpi-demo--/s-001.jsonl");
+        use Role::*;
+        assert_eq!(roles(&s), [User, ToolCall, ToolCall]);
+        let t = &s.turns;
+        assert_eq!(tool(&t[1]).name, "eval");
+        assert_eq!(t[1].text, "3 passed", "the cell's text wrapper is unwrapped");
+        assert_eq!(tool(&t[1]).command.as_deref(), Some("go test ./worker"), "the bash the cell really ran");
+        assert_eq!(tool(&t[2]).name, "edit");
+        assert_eq!(t[2].edit.as_ref().map(|e| e.old.as_str()), Some("return nil"));
+        assert_eq!(node(&t[2]), ("r1", Some("a1")), "a further nested call hangs off the result entry");
+        assert!(!t.iter().any(|t| t.text.contains("old answer")), "custom_message (injected recall) is skipped");
+    }
+
+    #[test]
+    fn prime_cell_diffs_and_rlm_child() {
+        let s = one(&PRIME, "prime/sessions/0199aa00-0000-7000-8000-000000000001.jsonl");
+        assert_eq!(s.project.as_deref(), Some("/w/prime-demo"));
+        assert_eq!((s.kind.as_deref(), s.parent.as_deref()), (None, None), "rlmDepth 0 with a null parentSession is top-level");
+        use Role::*;
+        assert_eq!(roles(&s), [User, ToolCall, ToolCall]);
+        let t = &s.turns;
+        assert_eq!(t[1].text, "ok");
+        assert_eq!(t[1].files, [FileTouch { path: "cfg.py".into(), action: FileAction::Edit }]);
+        assert_eq!(t[1].edit, Some(Edit { path: "cfg.py".into(), old: "TIMEOUT=5".into(), new: Some("TIMEOUT=30".into()) }));
+        assert_eq!(tool(&t[1]).command, None, "bash() inside a cell is not a command");
+        assert_eq!(t[2].edit.as_ref().map(|e| e.path.as_str()), Some("README.md"));
+
+        let child =
+            one(&PRIME, "prime/session-artifacts/0199aa00-0000-7000-8000-000000000001/sub-1/0199bb00-0000-7000-8000-000000000002.jsonl");
+        assert_eq!(child.kind.as_deref(), Some("subagent"));
+        assert_eq!(child.parent.as_deref(), Some("0199aa00-0000-7000-8000-000000000001"));
+    }
+
+    #[test]
+    fn qclaw_archived_file_agent_id_and_gateway_prefix() {
+        let s = one(&QCLAW, "qclaw/agents/main/sessions/1a2b3c4d-0000-4000-8000-000000000001.jsonl.deleted.2026-02-19T08-59-24.951Z");
+        assert_eq!(s.id, "main:1a2b3c4d-0000-4000-8000-000000000001");
+        assert_eq!(s.project.as_deref(), Some("qclaw-main"));
+        use Role::*;
+        assert_eq!(roles(&s), [User, ToolCall, Assistant]);
+        assert_eq!(s.turns[0].text, "summarise my inbox");
+        assert_eq!(tool(&s.turns[1]).command.as_deref(), Some("mail --count"));
+        assert_eq!(tool(&s.turns[1]).exit, Some(ExitStatus::Code(127)));
+        assert!(tool(&s.turns[1]).is_error);
+    }
+
+    #[test]
+    fn clawdbot_flat_lines() {
+        let s = one(&CLAWDBOT, "clawdbot/sessions/work/chat.jsonl");
+        assert_eq!(s.id, "work/chat", "path below the sessions root");
+        assert_eq!(s.title.as_deref(), Some("remind me to renew the domain"));
+        assert_eq!(s.project, None);
+        assert_eq!(roles(&s), [Role::User, Role::Assistant, Role::Assistant], "system skipped, missing role is assistant");
+        assert_eq!(s.turns[2].text, "Anything else?");
+        assert_eq!(s.started, ts("2025-01-27T03:30:00.000Z"));
+        assert_eq!(s.updated, ts("2025-01-27T03:30:03.000Z"));
+    }
+
+    #[test]
+    fn openclaw_string_content_and_exec_exit_status() {
+        let s = one(&OPENCLAW, "openclaw/agents/main/sessions/c0ffee00-1111-4222-8333-444455556666.jsonl");
+        assert_eq!(s.id, "c0ffee00-1111-4222-8333-444455556666");
+        assert_eq!(s.project.as_deref(), Some("openclaw-main"), "no cwd: the agent directory");
+        use Role::*;
+        assert_eq!(roles(&s), [User, Assistant, ToolCall, ToolCall]);
+        let t = &s.turns;
+        assert_eq!(t[0].text, "does the build pass?");
+        assert_eq!(node(&t[0]), ("u1", None), "custom model-snapshot links through");
+        assert_eq!((tool(&t[2]).exit.clone(), tool(&t[2]).is_error), (Some(ExitStatus::Code(0)), false));
+        assert_eq!(t[2].text, "build ok");
+        assert_eq!(tool(&t[3]).exit, Some(ExitStatus::Signal("SIGKILL".into())));
+        assert!(tool(&t[3]).is_error);
+    }
+
+    #[test]
+    fn hostile_lines_are_counted_not_fatal() {
+        let (sessions, stats) = parse_with(&PI, &SourceRef::file(fixture("garbage/--x--/garbage.jsonl")), false);
+        let s = &sessions[0];
+        assert_eq!(s.id, "garbage-1", "BOM before the header");
+        assert_eq!(stats.skipped, 7, "torn tail, non-JSON line, 4 non-objects, a string message: {:?}", stats.problems);
+        let user = s.turns.iter().find(|t| t.role == Role::User).unwrap();
+        assert_eq!(user.text, "still readable");
+        assert_eq!(user.node, None, "a numeric id is no id");
+        let check = s.turns.iter().find(|t| t.tool.as_ref().and_then(|t| t.command.as_deref()) == Some("cargo check")).unwrap();
+        assert_eq!(check.text, "ok", "string arguments are decoded, the result still folds");
+        assert_eq!(tool(check).exit, None, "a retyped exitCode is ignored");
+    }
+
+    #[test]
+    fn resume_reads_the_tail_and_the_head_for_identity() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("-src-app");
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("s.jsonl");
+        let bytes = std::fs::read(fixture(OMP_FILE)).unwrap();
+        std::fs::write(&path, &bytes).unwrap();
+        let needle = br#"{"type":"message","id":"5d2b7c10""#;
+        let offset = bytes.windows(needle.len()).position(|w| w == needle).unwrap() as u64;
+        let mut src = SourceRef::file(&path).append_only();
+        src.resume = Some(crate::model::Resume { offset, next_seq: 2, session_id: OMP_ID.into() });
+        let (sessions, stats) = parse_with(&OMP, &src, false);
+        let s = &sessions[0];
+        assert_eq!(s.id, OMP_ID);
+        assert_eq!(s.project.as_deref(), Some("/home/dev/src/app"), "cwd from the re-read head");
+        assert_eq!(s.title.as_deref(), Some("fix the flaky build"), "title slot from the re-read head");
+        assert_eq!(roles(s), [Role::ToolOutput, Role::Assistant]);
+        assert_eq!(s.turns.iter().map(|t| t.seq).collect::<Vec<_>>(), [2, 3]);
+        assert_eq!(tool(&s.turns[0]).call_id.as_deref(), Some("call_1"), "the call was indexed by the earlier pass");
+        assert_eq!(s.turns[0].text, "build ok");
+        assert_eq!(node(&s.turns[0]), ("5d2b7c10", Some("4c4c4c4c")), "a parent before the offset is kept as written");
+        assert_eq!(stats.end_offset, bytes.len() as u64);
+        assert_eq!(stats.prefix_hash, None, "the reader did not see the prefix");
+    }
+
+    #[test]
+    fn resume_after_a_torn_line_is_completed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("--src-notes--");
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(PI_BASIC.rsplit('/').next().unwrap());
+        let bytes = std::fs::read(fixture(PI_BASIC)).unwrap();
+        std::fs::write(&path, &bytes).unwrap();
+        let (first, stats) = parse_with(&PI, &SourceRef::file(&path), false);
+        let end = stats.end_offset as usize;
+        assert!(end < bytes.len(), "the torn line is left for later");
+        let mut grown = bytes[..end].to_vec();
+        grown.extend_from_slice(
+            br#"{"type":"message","id":"e15","parentId":"e14","timestamp":"2026-04-02T10:01:00.000Z","message":{"role":"user","content":"torn no more"}}"#,
+        );
+        grown.push(b'\n');
+        std::fs::write(&path, &grown).unwrap();
+        let mut src = SourceRef::file(&path).append_only();
+        let next_seq = first[0].turns.len() as u32;
+        src.resume = Some(crate::model::Resume { offset: end as u64, next_seq, session_id: PI_ID.into() });
+        let (sessions, _) = parse_with(&PI, &src, false);
+        let t = &sessions[0].turns;
+        assert_eq!(t.len(), 1);
+        assert_eq!((t[0].seq, t[0].text.as_str()), (next_seq, "torn no more"));
+        assert_eq!(sessions[0].id, PI_ID);
+        assert!(sessions[0].project.as_deref().is_some_and(|p| p.ends_with("src/notes")));
+    }
+
+    #[test]
+    fn discovery_takes_transcripts_and_leaves_the_rest() {
+        let count = |d: &PiDialect, rel: &str, subagents: bool| {
+            let mut found = Discovery::default();
+            discover_sessions(d, &fixture(rel), MAX_WALK_DEPTH, subagents, &mut found);
+            assert!(found.sources.iter().all(|s| s.append_only));
+            found.sources.len()
+        };
+        assert_eq!(count(&PI, "pi", true), 3);
+        assert_eq!(count(&OPENCLAW, "openclaw/agents", true), 1, "checkpoint and sessions.json are not transcripts");
+        assert_eq!(count(&OPENCLAW, "qclaw/agents", true), 0, "archived files only where the dialect keeps them");
+        assert_eq!(count(&QCLAW, "qclaw/agents", true), 1);
+        assert_eq!(count(&GJC, "gjc", true), 2);
+        assert_eq!(count(&GJC, "gjc", false), 1, "sub-agent passes only when asked");
+        assert_eq!(count(&PRIME, "prime", true), 2, "semantic-edges.jsonl is an event log");
+        assert_eq!(count(&CLAWDBOT, "clawdbot/sessions", true), 1);
+        let mut found = Discovery::default();
+        discover_sessions(&PI, &fixture("nowhere"), MAX_WALK_DEPTH, true, &mut found);
+        assert_eq!((found.sources.len(), found.roots.len(), found.roots[0].1), (0, 1, false));
+    }
+
+    #[test]
+    fn file_name_helpers() {
+        assert_eq!(id_from_stem("2026-04-02T10-00-00-000Z_6f1e"), "6f1e");
+        assert_eq!(id_from_stem("g-01"), "g-01");
+        assert_eq!(id_from_stem("my_session"), "my_session");
+        assert_eq!(file_stem_id("a.jsonl.reset.2026-01-01T00-00-00.000Z"), "a");
+        assert!(is_checkpoint_stem("c0ffee00.checkpoint.11111111-2222-4333-8444-555555555555"));
+        assert!(!is_checkpoint_stem("c0ffee00.checkpoint.notauuid"));
+        assert_eq!(project_from_encoded_dir("--deja-test-nowhere-my-app--").as_deref(), Some("my/app"));
+        assert_eq!(project_from_encoded_dir("----"), None);
+        assert_eq!(strip_gateway_prefix("[Wed 2026-02-18 11:21 GMT+1] hi"), "hi");
+        assert_eq!(strip_gateway_prefix("[x] no digits"), "[x] no digits");
+        assert_eq!(strip_footers("out\n\n\nWall time: 1 seconds", &["Wall time: "]), "out");
+        assert_eq!(split_exit_marker("boom\nCommand exited with code 2", PI_EXIT), (Some(2), "boom"));
+        assert_eq!(split_exit_marker("Command exited with code x", PI_EXIT), (None, "Command exited with code x"));
+    }
+
+    fn fixture_files() -> Vec<PathBuf> {
+        let mut files = find_files(&fixtures(), 8, &|n| n.contains(".jsonl"));
+        files.sort();
+        files
+    }
+
+    fn parse_all_dialects(path: &Path, resume: Option<crate::model::Resume>) {
+        for d in ALL {
+            let mut src = SourceRef::file(path).append_only();
+            src.resume = resume.clone();
+            for reasoning in [false, true] {
+                let mut out: Vec<Session> = Vec::new();
+                let stats = parse(d, &src, &ParseOptions { include_reasoning: reasoning }, &mut out).unwrap();
+                assert!(stats.skipped <= stats.records + 64);
+                for s in &out {
+                    assert!(!s.turns.is_empty());
+                }
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        #[test]
+        fn never_panics_on_arbitrary_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..1024), offset in 0u64..1200) {
+            let tmp = tempfile::tempdir().unwrap();
+            let path = tmp.path().join("x.jsonl");
+            std::fs::write(&path, &bytes).unwrap();
+            parse_all_dialects(&path, None);
+            parse_all_dialects(&path, Some(crate::model::Resume { offset, next_seq: 3, session_id: "s".into() }));
+        }
+
+        #[test]
+        fn never_panics_on_truncated_fixtures(pick in 0usize..64, cut in 0.0f64..1.0, resume_at in 0.0f64..1.0) {
+            let files = fixture_files();
+            let file = &files[pick % files.len()];
+            let bytes = std::fs::read(file).unwrap();
+            let cut = (bytes.len() as f64 * cut) as usize;
+            let tmp = tempfile::tempdir().unwrap();
+            let path = tmp.path().join("t.jsonl");
+            std::fs::write(&path, &bytes[..cut]).unwrap();
+            parse_all_dialects(&path, None);
+            let offset = (cut as f64 * resume_at) as u64;
+            parse_all_dialects(&path, Some(crate::model::Resume { offset, next_seq: 0, session_id: "s".into() }));
+        }
+    }
 }
