@@ -5,7 +5,10 @@
 //! before it), then typed entries chained by `id`/`parentId` into a tree (branches after
 //! edits and rewinds). The file is read in order; every entry's place in the tree is kept
 //! on its turns as [`NodeRef`], and an entry that makes no turn links its children through
-//! to the nearest ancestor that made one. An entry id seen twice is read once, so a
+//! to the nearest ancestor that made one. An entry that makes several turns (thinking,
+//! prose, calls) gives the first its own id and the others `<id>#<n>`, each the child of
+//! the one before; its children hang off the last. A tool result folded into its call links
+//! its children through its own parent. An entry id seen twice is read once, so a
 //! re-written entry or a branch read in order never duplicates a turn.
 //!
 //! | record | Turn | rule |
@@ -13,11 +16,11 @@
 //! | `session` header | — | `id` (session id), `cwd` (project when the dialect trusts it), `timestamp`, `title`, `parentSession` (+ `rlmDepth`) → parent / kind |
 //! | `title` slot, `title_change` (`title`), `session_info` (`name`) | session title | the last non-empty one wins |
 //! | `message` / `user` | `User` | `content` string, or `content[]` items' `text` joined by newline; gateway date prefix stripped when the dialect says |
-//! | `message` / `assistant` `text` blocks | `Assistant` | consecutive text blocks joined by newline into one turn |
+//! | `message` / `assistant` `text` blocks | `Assistant` | consecutive text blocks joined by newline into one turn; `partial` when `stopReason` is `aborted` |
 //! | `message` / `assistant` `thinking` blocks | `Reasoning` | only with `include_reasoning` |
 //! | `message` / `assistant` `toolCall` blocks | `ToolCall` | name; `command` for shell tools; `files` for read/edit/write tools; `edit` spans for edit tools |
 //! | `message` / `toolResult` (`toolCallId`) | folded into its `ToolCall` | text = output; `isError`; exit from `details.exitCode`/`exitSignal` or a dialect exit marker line; dialect footers stripped; work from `details` per dialect |
-//! | `message` / `toolResult` with no call in this read | `ToolOutput` | keeps `call_id` so the indexer can fold it into a call read earlier |
+//! | `message` / `toolResult` with no call in this read | `ToolOutput` | keeps `call_id` so the indexer can fold it into a call read earlier; with no `toolCallId` but work in its `details` it is a `ToolCall` |
 //! | `message` / `bashExecution` (a `!command` the user ran) | `ToolCall` | `command`, `output`, `exitCode` |
 //! | `message` / `developer`, `system`, any other role | skipped | harness-authored |
 //! | `compaction` (`summary`), `branch_summary` (`summary`) | `Summary` | never replaces the turns it summarised |
@@ -47,7 +50,7 @@
 //! | --- | --- | --- |
 //! | `harness` | adapter id of the sessions | all |
 //! | `tools` | tool names → shell/read/edit/write | all (`bash`/`read`/`edit`/`write`; OpenClaw, qclaw, clawdbot `exec`) |
-//! | `cwd_is_project` | header `cwd` is the project | all but pi (pi decodes its directory) |
+//! | `cwd_is_project` | header `cwd` is the project | all but pi (pi decodes its directory, `cwd` only when that gives nothing) |
 //! | `dir_project` | project when there is no usable `cwd` | pi, omp, gjc, senpi `DashEncoded`; OpenClaw `AgentDir("openclaw-")`, qclaw `AgentDir("qclaw-")`; kimchi, prime, clawdbot `None` |
 //! | `agent_scoped_ids` | id = `<agentId>:<id>` | qclaw |
 //! | `archived_suffixes` | `.jsonl.deleted.<ts>` etc. are transcripts too | qclaw |
@@ -543,9 +546,13 @@ impl<'a> FileParse<'a> {
     }
 
     fn assistant(&mut self, message: &Value, time: Option<Timestamp>, nodes: &mut EntryNodes) {
+        // An interrupted answer is written with what had streamed so far.
+        let partial = message.get("stopReason").and_then(Value::as_str) == Some("aborted");
         let items = match message.get("content") {
             Some(Value::String(s)) => {
-                self.push(nodes, Turn::new(Role::Assistant, s.as_str()).at(time));
+                let mut turn = Turn::new(Role::Assistant, s.as_str()).at(time);
+                turn.partial = partial;
+                self.push(nodes, turn);
                 return;
             }
             Some(Value::Array(items)) => items,
@@ -555,7 +562,7 @@ impl<'a> FileParse<'a> {
         for item in items {
             match item.get("type").and_then(Value::as_str) {
                 Some("thinking") => {
-                    self.flush_prose(&mut prose, time, nodes);
+                    self.flush_prose(&mut prose, time, partial, nodes);
                     if self.opts.include_reasoning {
                         if let Some(t) = item.get("thinking").and_then(Value::as_str) {
                             self.push(nodes, Turn::new(Role::Reasoning, t).at(time));
@@ -563,7 +570,7 @@ impl<'a> FileParse<'a> {
                     }
                 }
                 Some("toolCall") => {
-                    self.flush_prose(&mut prose, time, nodes);
+                    self.flush_prose(&mut prose, time, partial, nodes);
                     self.tool_call(item, time, nodes);
                 }
                 Some("text") | None => {
@@ -575,14 +582,15 @@ impl<'a> FileParse<'a> {
                 Some(_) => {}
             }
         }
-        self.flush_prose(&mut prose, time, nodes);
+        self.flush_prose(&mut prose, time, partial, nodes);
     }
 
-    fn flush_prose(&mut self, prose: &mut Vec<&str>, time: Option<Timestamp>, nodes: &mut EntryNodes) {
+    fn flush_prose(&mut self, prose: &mut Vec<&str>, time: Option<Timestamp>, partial: bool, nodes: &mut EntryNodes) {
         if !prose.is_empty() {
-            let text = prose.join("\n");
+            let mut turn = Turn::new(Role::Assistant, prose.join("\n")).at(time);
+            turn.partial = partial;
             prose.clear();
-            self.push(nodes, Turn::new(Role::Assistant, text).at(time));
+            self.push(nodes, turn);
         }
     }
 
@@ -653,6 +661,12 @@ impl<'a> FileParse<'a> {
                     tool.name = tool_name.to_string();
                 }
                 merge_first_work(turn, &mut extra);
+                // A result that names no call but reports the work it did is a call record.
+                if call_id.is_empty()
+                    && (turn.edit.is_some() || !turn.files.is_empty() || turn.tool.as_ref().is_some_and(|t| t.command.is_some()))
+                {
+                    turn.role = Role::ToolCall;
+                }
             }
         }
         self.push_extra_work(extra, time, nodes);
@@ -704,9 +718,10 @@ impl<'a> FileParse<'a> {
                 b.set_id(scoped_id(d, &src.path, id));
             }
         }
-        let project = match cwd.filter(|_| d.cwd_is_project) {
-            Some(cwd) => Some(cwd),
-            None => dir_project(d, &src.path),
+        // A dialect that does not trust `cwd` still takes it over no project at all.
+        let project = match cwd {
+            Some(cwd) if d.cwd_is_project => Some(cwd),
+            cwd => dir_project(d, &src.path).or(cwd),
         };
         let pass_parent = subagent_pass_parent(&src.path);
         let s = b.session_mut();
@@ -1305,6 +1320,56 @@ mod tests {
         let fork = one(&KIMCHI, "kimchi/--w-kimchi-demo--/2026-10-01T09-10-00-000Z_k-03.jsonl");
         assert_eq!((fork.kind.as_deref(), fork.parent.as_deref()), (Some("fork"), Some("k-01")));
         assert_eq!(fork.turns[0].text, "keep the cookie on redirect");
+    }
+
+    /// Parses `text` written to `<tmp>/<dir>/<name>` (for layout-free checks of one record shape).
+    fn parse_text(d: &PiDialect, dir: &str, name: &str, text: &str) -> Session {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join(dir).join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        let (mut sessions, _) = parse_with(d, &SourceRef::file(&path), false);
+        sessions.remove(0)
+    }
+
+    #[test]
+    fn result_without_call_id_but_with_work_is_a_call() {
+        // The senpi page's own example result carries no toolCallId.
+        let s = parse_text(
+            &SENPI,
+            "--w--",
+            "s.jsonl",
+            concat!(
+                r#"{"type":"session","version":3,"id":"s-2","timestamp":"2026-09-16T10:00:00Z","cwd":"/w"}"#,
+                "\n",
+                r#"{"type":"message","id":"r1","parentId":"a1","timestamp":"2026-09-16T10:00:40Z","message":{"role":"toolResult","toolName":"eval","content":[{"type":"text","text":"{\"text\":\"3 passed\"}"}],"details":{"toolCalls":[{"name":"bash","args":{"command":"go test ./worker"}}]}}}"#,
+                "\n"
+            ),
+        );
+        assert_eq!(s.turns.len(), 1);
+        assert_eq!(s.turns[0].role, Role::ToolCall);
+        assert_eq!(s.turns[0].text, "3 passed");
+        assert_eq!(tool(&s.turns[0]).command.as_deref(), Some("go test ./worker"));
+    }
+
+    #[test]
+    fn aborted_answer_is_partial_and_patch_mode_edits_have_spans() {
+        let s = parse_text(
+            &GJC,
+            "-w",
+            "g.jsonl",
+            concat!(
+                r#"{"type":"session","version":3,"id":"g-2","timestamp":"2026-09-16T14:00:00Z","cwd":"/w"}"#,
+                "\n",
+                r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2026-09-16T14:00:01Z","message":{"role":"assistant","content":[{"type":"text","text":"Half an ans"}],"stopReason":"aborted"}}"#,
+                "\n",
+                r#"{"type":"message","id":"a2","parentId":"a1","timestamp":"2026-09-16T14:00:02Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"p","name":"edit","arguments":{"path":"a.rs","edits":[{"op":"replace","diff":"@@\n-let x = 1;\n+let x = 2;"}]}}]}}"#,
+                "\n"
+            ),
+        );
+        assert!(s.turns[0].partial);
+        assert_eq!(s.turns[1].edit, Some(Edit { path: "a.rs".into(), old: "let x = 1;".into(), new: Some("let x = 2;".into()) }));
+        assert!(!s.turns[1].partial);
     }
 
     #[test]
