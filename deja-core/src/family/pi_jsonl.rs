@@ -14,14 +14,14 @@
 //! | record | Turn | rule |
 //! | --- | --- | --- |
 //! | `session` header | — | `id` (session id), `cwd` (project when the dialect trusts it), `timestamp`, `title`, `parentSession` (+ `rlmDepth`) → parent / kind |
-//! | `title` slot, `title_change` (`title`), `session_info` (`name`) | session title | the last non-empty one wins |
+//! | `title` slot, `title_change` (`title`), `session_info` (`name`, pi's `/name`; not on the pages) | session title | the last non-empty one wins |
 //! | `message` / `user` | `User` | `content` string, or `content[]` items' `text` joined by newline; gateway date prefix stripped when the dialect says |
 //! | `message` / `assistant` `text` blocks | `Assistant` | consecutive text blocks joined by newline into one turn; `partial` when `stopReason` is `aborted` |
 //! | `message` / `assistant` `thinking` blocks | `Reasoning` | only with `include_reasoning` |
 //! | `message` / `assistant` `toolCall` blocks | `ToolCall` | name; `command` for shell tools; `files` for read/edit/write tools; `edit` spans for edit tools |
 //! | `message` / `toolResult` (`toolCallId`) | folded into its `ToolCall` | text = output; `isError`; exit from `details.exitCode`/`exitSignal` or a dialect exit marker line; dialect footers stripped; work from `details` per dialect |
 //! | `message` / `toolResult` with no call in this read | `ToolOutput` | keeps `call_id` so the indexer can fold it into a call read earlier; with no `toolCallId` but work in its `details` it is a `ToolCall` |
-//! | `message` / `bashExecution` (a `!command` the user ran) | `ToolCall` | `command`, `output`, `exitCode` |
+//! | `message` / `bashExecution` (a `!command` the user ran; pi's format, not on the pages) | `ToolCall` | `command`, `output`, `exitCode`; `cancelled` is an error |
 //! | `message` / `developer`, `system`, any other role | skipped | harness-authored |
 //! | `compaction` (`summary`), `branch_summary` (`summary`) | `Summary` | never replaces the turns it summarised |
 //! | `custom` with a dialect sub-agent `customType` | — | marks the session a sub-agent |
@@ -249,10 +249,15 @@ pub fn discover_sessions(d: &PiDialect, root: &Path, max_depth: usize, include_s
     if !found.looked_at(root) {
         return;
     }
-    for path in find_files(root, max_depth, &|name| is_transcript_name(d, name)) {
-        if !include_subagents && subagent_pass_parent(&path).is_some() {
-            continue;
-        }
+    let paths = find_files(root, max_depth, &|name| is_transcript_name(d, name));
+    // The parent session file of a pass is found by the same walk: no stat per file.
+    let found_paths: HashSet<&Path> = if include_subagents { HashSet::new() } else { paths.iter().map(PathBuf::as_path).collect() };
+    let is_pass = |path: &Path| {
+        let Some(dir) = path.parent() else { return false };
+        let Some(name) = dir.file_name().and_then(|n| n.to_str()) else { return false };
+        dir.parent().is_some_and(|up| found_paths.contains(up.join(format!("{name}.jsonl")).as_path()))
+    };
+    for path in paths.iter().filter(|p| include_subagents || !is_pass(p)) {
         found.sources.push(SourceRef::file(path).append_only());
     }
     Discovery::sort_sources(&mut found.sources);
@@ -278,16 +283,31 @@ pub fn parse(d: &PiDialect, src: &SourceRef, opts: &ParseOptions, out: &mut dyn 
         file.read_head(r.offset.min(base));
     }
     for_each_json_line(&bytes, base, &src.path, &mut stats, |_, v| file.line(&v));
-    if file.not_objects > 0 {
-        stats.skipped += file.not_objects;
-        stats.problem(format!("{}: {} lines were JSON but not objects", src.path.display(), file.not_objects));
-    }
-    if file.bad_entries > 0 {
-        stats.skipped += file.bad_entries;
-        stats.problem(format!("{}: {} entries had no usable message", src.path.display(), file.bad_entries));
-    }
-    file.finish(out);
+    file.finish(&mut stats, out);
     Ok(stats)
+}
+
+/// Parses already-decoded events into at most one session: the same rules as [`parse`]
+/// for sources whose events are not JSONL lines, e.g. OpenClaw 2026.9's SQLite
+/// `transcript_events` rows, each exactly one line of the former file. `src` names the
+/// source; with `src.resume` set, numbering continues from `next_seq` and the id is the
+/// resumed one. No head is re-read here, so pass the header event first (with its title
+/// entries) even on an incremental read. Non-object events are counted as skipped.
+pub fn parse_events(
+    d: &PiDialect,
+    src: &SourceRef,
+    opts: &ParseOptions,
+    events: impl IntoIterator<Item = Value>,
+    out: &mut dyn SessionSink,
+) -> ParseStats {
+    let mut stats = ParseStats::default();
+    let mut file = FileParse::new(d, src, opts);
+    for v in events {
+        stats.records += 1;
+        file.line(&v);
+    }
+    file.finish(&mut stats, out);
+    stats
 }
 
 /// Node bookkeeping for the turns one entry makes: the first turn is the entry's own id,
@@ -711,8 +731,16 @@ impl<'a> FileParse<'a> {
         let _ = self.b.push(Turn::new(role, text).at(time));
     }
 
-    fn finish(self, out: &mut dyn SessionSink) {
-        let FileParse { d, src, mut b, header_id, cwd, title, parent_session, subagent, flat_title, .. } = self;
+    fn finish(self, stats: &mut ParseStats, out: &mut dyn SessionSink) {
+        let FileParse { d, src, mut b, header_id, cwd, title, parent_session, subagent, flat_title, not_objects, bad_entries, .. } = self;
+        if not_objects > 0 {
+            stats.skipped += not_objects;
+            stats.problem(format!("{}: {not_objects} lines were JSON but not objects", src.path.display()));
+        }
+        if bad_entries > 0 {
+            stats.skipped += bad_entries;
+            stats.problem(format!("{}: {bad_entries} entries had no usable message", src.path.display()));
+        }
         if src.resume.is_none() {
             if let Some(id) = header_id {
                 b.set_id(scoped_id(d, &src.path, id));
@@ -1514,6 +1542,25 @@ mod tests {
         assert_eq!((t[0].seq, t[0].text.as_str()), (next_seq, "torn no more"));
         assert_eq!(sessions[0].id, PI_ID);
         assert!(sessions[0].project.as_deref().is_some_and(|p| p.ends_with("src/notes")));
+    }
+
+    #[test]
+    fn decoded_events_parse_like_the_file() {
+        let rel = "openclaw/agents/main/sessions/c0ffee00-1111-4222-8333-444455556666.jsonl";
+        let from_file = one(&OPENCLAW, rel);
+        let text = std::fs::read_to_string(fixture(rel)).unwrap();
+        let mut events: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        events.push(Value::from(7));
+        let mut with_cwd = events[0].clone();
+        with_cwd["cwd"] = "/home/dev/src/app".into();
+        events[0] = with_cwd;
+        let src = SourceRef::file("/state/agents/main/agent/openclaw-agent.sqlite").keyed("c0ffee00-1111-4222-8333-444455556666");
+        let mut out: Vec<Session> = Vec::new();
+        let stats = parse_events(&OPENCLAW, &src, &ParseOptions::default(), events, &mut out);
+        assert_eq!((stats.records, stats.skipped), (9, 1));
+        assert_eq!(out[0].turns, from_file.turns);
+        assert_eq!(out[0].id, from_file.id);
+        assert_eq!(out[0].project.as_deref(), Some("/home/dev/src/app"));
     }
 
     #[test]
