@@ -1622,6 +1622,121 @@ mod tests {
         }
     }
 
+    /// Any JSON value, built from the keys and words this format uses, so that generated
+    /// lines reach deep into the parser with fields missing or of the wrong type.
+    fn format_shaped_value() -> impl Strategy<Value = Value> {
+        const KEYS: &[&str] = &[
+            "type",
+            "id",
+            "parentId",
+            "timestamp",
+            "message",
+            "role",
+            "content",
+            "text",
+            "thinking",
+            "toolCallId",
+            "toolName",
+            "isError",
+            "details",
+            "exitCode",
+            "exitSignal",
+            "diffs",
+            "toolCalls",
+            "args",
+            "arguments",
+            "name",
+            "command",
+            "path",
+            "oldText",
+            "newText",
+            "edits",
+            "diff",
+            "input",
+            "summary",
+            "title",
+            "cwd",
+            "parentSession",
+            "rlmDepth",
+            "customType",
+            "stopReason",
+            "output",
+            "cancelled",
+            "oldStr",
+            "newStr",
+        ];
+        const WORDS: &[&str] = &[
+            "session",
+            "message",
+            "user",
+            "assistant",
+            "toolResult",
+            "bashExecution",
+            "toolCall",
+            "thinking",
+            "text",
+            "compaction",
+            "branch_summary",
+            "title",
+            "session_info",
+            "custom",
+            "bash",
+            "exec",
+            "edit",
+            "read",
+            "write",
+            "eval",
+            "ipython",
+            "e1",
+            "e2",
+            "c1",
+            "aborted",
+            "§a.rs\n≔1..2\nx",
+            "*** Begin Patch\n*** Update File: a\n-x\n+y\n*** End Patch",
+            "-1|old",
+            "{\"text\":\"t\"}",
+            "kimchi:subagent-session",
+            "Command exited with code 3",
+            "x\nWall time: 1 seconds",
+            "[Mon 2026-01-01 10:00] hi",
+        ];
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>().prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
+            proptest::sample::select(WORDS).prop_map(Value::from),
+            "\\PC{0,12}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(4, 48, 6, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                proptest::collection::vec((proptest::sample::select(KEYS), inner), 0..6)
+                    .prop_map(|kv| Value::Object(kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect())),
+            ]
+        })
+    }
+
+    /// A line with the envelope right and everything inside it arbitrary.
+    fn format_shaped_line() -> impl Strategy<Value = Value> {
+        const TYPES: &[&str] = &["session", "message", "compaction", "branch_summary", "title", "custom", "label"];
+        const ROLES: &[&str] = &["user", "assistant", "toolResult", "bashExecution", "developer"];
+        const IDS: &[&str] = &["e1", "e2", "e3", "c1"];
+        let enveloped = (
+            proptest::sample::select(TYPES),
+            proptest::sample::select(IDS),
+            proptest::sample::select(IDS),
+            proptest::sample::select(ROLES),
+            format_shaped_value(),
+            format_shaped_value(),
+        )
+            .prop_map(|(kind, id, parent, role, content, details)| {
+                serde_json::json!({"type": kind, "id": id, "parentId": parent, "timestamp": "2026-01-01T00:00:00Z", "summary": "s",
+                    "message": {"role": role, "content": content, "toolCallId": "c1", "toolName": "bash", "details": details}})
+            });
+        prop_oneof![enveloped, format_shaped_value()]
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(48))]
 
@@ -1632,6 +1747,22 @@ mod tests {
             std::fs::write(&path, &bytes).unwrap();
             parse_all_dialects(&path, None);
             parse_all_dialects(&path, Some(crate::model::Resume { offset, next_seq: 3, session_id: "s".into() }));
+        }
+
+        #[test]
+        fn never_panics_on_format_shaped_lines(lines in proptest::collection::vec(format_shaped_line(), 0..24)) {
+            let mut out: Vec<Session> = Vec::new();
+            let src = SourceRef::file("/nowhere/agents/a/sessions/x.jsonl");
+            for d in ALL {
+                for reasoning in [false, true] {
+                    parse_events(d, &src, &ParseOptions { include_reasoning: reasoning }, lines.clone(), &mut out);
+                }
+            }
+            let tmp = tempfile::tempdir().unwrap();
+            let path = tmp.path().join("f.jsonl");
+            let text: String = lines.iter().map(|v| format!("{v}\n")).collect();
+            std::fs::write(&path, text).unwrap();
+            parse_all_dialects(&path, None);
         }
 
         #[test]
