@@ -9,3 +9,4 @@
 
 pub mod claude_jsonl;
 pub mod codex_rollout;
+pub mod pi_jsonl;
