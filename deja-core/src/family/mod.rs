@@ -8,3 +8,4 @@
 //! Claude Code, OpenClaude, Qoder and others write).
 
 pub mod cline_tasks;
+pub mod vscode_chat;
