@@ -489,8 +489,13 @@ impl<'a> TaskWalk<'a> {
     fn tool_use(&mut self, block: &Value, time: Option<Timestamp>) {
         let id = block.get("id").and_then(Value::as_str).unwrap_or("").to_string();
         let name = block.get("name").and_then(Value::as_str).filter(|n| !n.is_empty()).unwrap_or("tool");
-        let input = block.get("input").unwrap_or(&Value::Null);
-        let work = tool_work(&self.d.tools, name, input);
+        // Some providers leave the input as the JSON text the model streamed.
+        let input = match block.get("input") {
+            Some(Value::String(s)) => serde_json::from_str(s).unwrap_or(Value::Null),
+            Some(v) => v.clone(),
+            None => Value::Null,
+        };
+        let work = tool_work(&self.d.tools, name, &input);
         let shell = self.d.tools.kind(name) == ToolKind::Shell;
         // A call with several commands becomes one call turn per command, so each keeps its
         // own output and failure; files and the edit go on the first.
@@ -659,6 +664,10 @@ fn edit_of(path: &str, kind: ToolKind, input: &Value) -> Option<Edit> {
         let new = input.get("new_text").and_then(Value::as_str).map(|n| capped(n.to_string()));
         return Some(Edit { path: path.to_string(), old: capped(old.to_string()), new });
     }
+    if let Some(new) = input.get("new_text").and_then(Value::as_str).filter(|_| kind == ToolKind::Edit) {
+        // An insert or a create through the editor: only the written side exists.
+        return Some(Edit { path: path.to_string(), old: String::new(), new: Some(capped(new.to_string())) });
+    }
     if let Some(Value::Array(ops)) = input.get("operations") {
         let olds: Vec<&str> = ops.iter().filter_map(|o| o.get("search").and_then(Value::as_str)).filter(|s| !s.is_empty()).collect();
         let news: Vec<&str> = ops.iter().filter_map(|o| o.get("replace").and_then(Value::as_str)).collect();
@@ -751,7 +760,7 @@ mod tests {
         assert_eq!(s.updated, Timestamp::parse_str("2026-05-05T08:03:00Z"), "ended_at is the latest time");
         assert_eq!(
             roles(&s),
-            [Role::User, Role::Assistant, Role::ToolCall, Role::ToolCall, Role::ToolCall, Role::ToolOutput],
+            [Role::User, Role::Assistant, Role::ToolCall, Role::ToolCall, Role::ToolCall, Role::ToolOutput, Role::ToolCall],
             "no reasoning by default; system message dropped"
         );
         assert_eq!(s.turns[0].text, "retry storm after outage");
@@ -777,6 +786,12 @@ mod tests {
         let orphan = &s.turns[5];
         assert_eq!(orphan.text, "result of a call not in this file");
         assert_eq!(orphan.tool.as_ref().unwrap().call_id.as_deref(), Some("gone"));
+        let insert = &s.turns[6];
+        assert_eq!(
+            insert.edit,
+            Some(Edit { path: "/src/queue/jitter.go".into(), old: String::new(), new: Some("func jitter() time.Duration".into()) }),
+            "an input left as JSON text is decoded; new_text alone is the written side"
+        );
     }
 
     #[test]
