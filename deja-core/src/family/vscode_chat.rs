@@ -211,6 +211,10 @@ fn workspace_json_for(path: &Path) -> Option<PathBuf> {
 
 /// `<hash>/chatEditingSessions/<id>/state.json` for a `<hash>/chatSessions/<id>.*` file.
 fn editing_session_state(path: &Path, id: &str) -> Option<PathBuf> {
+    // The id comes from the file's contents: it must name one folder, not a path.
+    if id.is_empty() || id.contains(['/', '\\']) || id.starts_with('.') {
+        return None;
+    }
     let dir = path.parent()?;
     if dir.file_name()? != CHAT_SESSIONS {
         return None;
