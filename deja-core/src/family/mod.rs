@@ -8,5 +8,7 @@
 //! Claude Code, OpenClaude, Qoder and others write).
 
 pub mod claude_jsonl;
+pub mod cline_tasks;
 pub mod codex_rollout;
 pub mod pi_jsonl;
+pub mod vscode_chat;
