@@ -6,3 +6,5 @@
 //! A family module names no harness: the dialect carries the adapter id, and the
 //! family is named after its format (`claude_jsonl` is "Claude-shaped JSONL", which
 //! Claude Code, OpenClaude, Qoder and others write).
+
+pub mod opencode;
