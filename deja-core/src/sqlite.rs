@@ -80,6 +80,13 @@ impl Snapshot {
     /// Copies `db` with its `-wal` (and a hot `-journal`) into a private temporary
     /// directory and opens the copy. See the module doc for what is guaranteed.
     pub fn open(db: &Path) -> Result<Snapshot, FormatError> {
+        Self::open_in(db, &std::env::temp_dir())
+    }
+
+    /// [`open`](Self::open) with the private copy made under `temp_parent`: a directory
+    /// on the store's filesystem (deja's cache directory) lets `std::fs::copy` reflink a
+    /// store of several GB instead of copying its bytes into the system temp dir.
+    pub fn open_in(db: &Path, temp_parent: &Path) -> Result<Snapshot, FormatError> {
         let meta = std::fs::metadata(db).map_err(|e| FormatError::io(db, e))?;
         if !meta.is_file() {
             return Err(FormatError::corrupt(db, "not a regular file; not opened as a database"));
@@ -91,7 +98,7 @@ impl Snapshot {
             if attempt > 0 {
                 std::thread::sleep(Duration::from_millis(BACKOFF_MS[attempt - 1]));
             }
-            if let Some(snapshot) = Self::try_copy(db)? {
+            if let Some(snapshot) = Self::try_copy(db, temp_parent)? {
                 return Ok(snapshot);
             }
             #[cfg(test)]
@@ -107,9 +114,9 @@ impl Snapshot {
     }
 
     /// One copy attempt: `Ok(None)` when the files changed under the copy.
-    fn try_copy(db: &Path) -> Result<Option<Snapshot>, FormatError> {
+    fn try_copy(db: &Path, temp_parent: &Path) -> Result<Option<Snapshot>, FormatError> {
         let before = Fingerprint::take(db)?;
-        let dir = private_temp_dir().map_err(|e| FormatError::io(db, e))?;
+        let dir = private_temp_dir(temp_parent).map_err(|e| FormatError::io(temp_parent, e))?;
         let copy = dir.path().join("db");
         let mut bytes = copy_private(db, &copy)?;
         let wal = wal_path(db);
@@ -197,7 +204,7 @@ fn read_prefix(path: &Path, n: u64) -> std::io::Result<Vec<u8>> {
     Ok(buf)
 }
 
-fn private_temp_dir() -> std::io::Result<tempfile::TempDir> {
+fn private_temp_dir(parent: &Path) -> std::io::Result<tempfile::TempDir> {
     let mut builder = tempfile::Builder::new();
     builder.prefix("deja-sqlite-");
     #[cfg(unix)]
@@ -205,7 +212,7 @@ fn private_temp_dir() -> std::io::Result<tempfile::TempDir> {
         use std::os::unix::fs::PermissionsExt;
         builder.permissions(std::fs::Permissions::from_mode(0o700));
     }
-    builder.tempdir()
+    builder.tempdir_in(parent)
 }
 
 /// Copies `from` to `to` and makes the copy writable by us alone (`fs::copy` keeps the
@@ -472,6 +479,33 @@ mod tests {
         assert!(last <= written);
         let final_count: i64 = Snapshot::open(&db).unwrap().conn().query_row("SELECT count(*) FROM t", [], |r| r.get(0)).unwrap();
         assert_eq!(final_count, written);
+    }
+
+    #[test]
+    fn a_read_only_store_opens_and_the_copy_goes_where_asked() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("ro.db");
+        let w = live_writer(&db);
+        w.execute_batch("CREATE TABLE t(x); INSERT INTO t VALUES (1);").unwrap();
+        #[cfg(unix)]
+        for p in [db.clone(), wal_path(&db)] {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o400)).unwrap();
+        }
+        let cache = tempfile::tempdir().unwrap();
+        let snap = Snapshot::open_in(&db, cache.path()).unwrap();
+        let n: i64 = snap.conn().query_row("SELECT count(*) FROM t", [], |r| r.get(0)).unwrap();
+        assert_eq!(n, 1);
+        let copies: Vec<_> = std::fs::read_dir(cache.path()).unwrap().collect();
+        assert_eq!(copies.len(), 1, "one private directory under the given parent");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = copies[0].as_ref().unwrap().metadata().unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o700);
+        }
+        drop(snap);
+        assert_eq!(std::fs::read_dir(cache.path()).unwrap().count(), 0, "the copy is removed with the snapshot");
     }
 
     #[test]

@@ -25,6 +25,12 @@
 //! | parts `step-start`, `step-finish`, `snapshot`, `patch`, `file`, `agent`, `subtask`, `retry`, `compaction` | skip | bookkeeping; a `compaction` part only marks the request |
 //! | messages with another role (`system`…) | skip | harness-authored |
 //!
+//! [`OpencodeDialect`] fields: `harness` (the adapter id sessions carry), `tools` (a
+//! [`ToolMap`]: [`OPENCODE_TOOLS`], or [`CLAUDE_NAMED_TOOLS`] for ZCode, or an adapter's
+//! own with Kilo's `background_process` / `notebook_*`), `exit_in_output` (ZCode: exit
+//! code from a leading `Exit code N` line), `unquote_user_text` (`run "<prompt>"`
+//! quoting), `placeholder_titles` (Kilo's and opencode's `New session - …`).
+//!
 //! Times are epoch milliseconds in current stores; numbers in seconds and RFC 3339
 //! strings are accepted everywhere (column types are loose). A turn's time is the
 //! part's `time.start`, else the message's `time.created`, else its `time_created`.
@@ -264,6 +270,8 @@ impl Schema {
             needed.iter().filter(|c| !cols.contains(**c)).map(move |c| if cols.is_empty() { *table } else { c })
         })
         .collect();
+        let mut missing = missing;
+        missing.dedup();
         if missing.is_empty() {
             Ok(())
         } else {
