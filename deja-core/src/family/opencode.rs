@@ -42,9 +42,13 @@
 //! at or after the cursor minus the slack (so a row committed late with an earlier clock
 //! is not lost), minus those whose row state is exactly the one recorded; each is
 //! re-read whole so the indexer can replace it. 10,000 sessions where one grew cost
-//! the re-read of that one. Sub-agent sessions are
-//! their own sessions; [`parse_filtered`] leaves them out (for `DEJA_INCLUDE_SUBAGENTS=0`,
-//! which the adapter reads: `ParseOptions` carries no such switch).
+//! the re-read of that one. Where the store indexes `message.session_id` and
+//! `part.message_id` (opencode does), sessions are read one by one through the indexes;
+//! otherwise one query sorted by session.
+//!
+//! Sub-agent sessions are their own sessions; [`parse_filtered`] leaves them out (for
+//! `DEJA_INCLUDE_SUBAGENTS=0`, which the adapter reads: `ParseOptions` carries no such
+//! switch).
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -183,35 +187,82 @@ pub fn parse_filtered(
         stats.cursor = Some(Cursor { newest, recent }.to_string());
     }
 
-    let ids_json = wanted.as_ref().map(|w| Value::from(w.iter().cloned().collect::<Vec<_>>()).to_string());
-    let mut current: Option<(String, SessionBuilder)> = None;
-    let mut stmt = conn.prepare(&schema.turns_sql(ids_json.is_some())).map_err(sql_err)?;
-    let mut rows = match &ids_json {
-        Some(ids) => stmt.query([ids]),
-        None => stmt.query([]),
-    }
-    .map_err(sql_err)?;
-    let mut last_message: Option<(String, Option<MessageInfo>)> = None;
-    while let Some(row) = rows.next().map_err(sql_err)? {
-        stats.records += 1;
-        let Some(session_id) = sqlite::value_text(row.get_ref(0).map_err(sql_err)?).ok().flatten() else {
-            stats.skip(|| format!("{}: a message row without a session id", db.display()));
-            continue;
+    let mut reader = TurnReader { d, src, opts, sessions: &sessions, include_subagents, current: None, last_message: None };
+    if schema.by_session {
+        // Session by session through the harness's indexes, so SQLite never sorts every
+        // part's JSON of a store of several GB into a temporary file.
+        let ids: Vec<String> = match wanted {
+            Some(w) => {
+                let mut ids: Vec<String> = w.into_iter().collect();
+                ids.sort();
+                ids
+            }
+            None => {
+                let mut stmt = conn
+                    .prepare("SELECT DISTINCT session_id FROM message WHERE session_id IS NOT NULL ORDER BY session_id")
+                    .map_err(sql_err)?;
+                // An id that does not decode is skipped like any unreadable row.
+                let ids = stmt.query_map([], |r| Ok(sqlite::value_text(r.get_ref(0)?).ok().flatten())).map_err(sql_err)?;
+                ids.filter_map(|r| r.ok().flatten()).collect()
+            }
         };
-        let session_row = sessions.get(&session_id);
-        if !include_subagents && session_row.is_some_and(|s| s.parent.is_some()) {
-            continue;
+        let mut stmt = conn.prepare(&schema.turns_sql(TurnFilter::OneSession)).map_err(sql_err)?;
+        for id in &ids {
+            let mut rows = stmt.query([id]).map_err(sql_err)?;
+            while let Some(row) = rows.next().map_err(sql_err)? {
+                reader.row(row, &mut stats, out).map_err(sql_err)?;
+            }
         }
-        if current.as_ref().is_none_or(|(id, _)| *id != session_id) {
-            if let Some((_, builder)) = current.take() {
+    } else {
+        let ids_json = wanted.map(|w| Value::from(w.into_iter().collect::<Vec<_>>()).to_string());
+        let mut stmt =
+            conn.prepare(&schema.turns_sql(if ids_json.is_some() { TurnFilter::Sessions } else { TurnFilter::All })).map_err(sql_err)?;
+        let mut rows = match &ids_json {
+            Some(ids) => stmt.query([ids]),
+            None => stmt.query([]),
+        }
+        .map_err(sql_err)?;
+        while let Some(row) = rows.next().map_err(sql_err)? {
+            reader.row(row, &mut stats, out).map_err(sql_err)?;
+        }
+    }
+    reader.finish(out);
+    Ok(stats)
+}
+
+/// Folds the rows of [`Schema::turns_sql`] (ordered by session) into sessions.
+struct TurnReader<'a> {
+    d: &'a OpencodeDialect,
+    src: &'a SourceRef,
+    opts: &'a ParseOptions,
+    sessions: &'a HashMap<String, SessionRow>,
+    include_subagents: bool,
+    current: Option<(String, SessionBuilder)>,
+    /// The message the previous row belonged to, decoded once for all its parts
+    /// (`None` inside when its data did not decode).
+    last_message: Option<(String, Option<MessageInfo>)>,
+}
+
+impl TurnReader<'_> {
+    fn row(&mut self, row: &rusqlite::Row<'_>, stats: &mut ParseStats, out: &mut dyn SessionSink) -> rusqlite::Result<()> {
+        let db = self.src.path.as_path();
+        stats.records += 1;
+        let Some(session_id) = sqlite::value_text(row.get_ref(0)?).ok().flatten() else {
+            stats.skip(|| format!("{}: a message row without a session id", db.display()));
+            return Ok(());
+        };
+        let session_row = self.sessions.get(&session_id);
+        if !self.include_subagents && session_row.is_some_and(|s| s.parent.is_some()) {
+            return Ok(());
+        }
+        if self.current.as_ref().is_none_or(|(id, _)| *id != session_id) {
+            if let Some((_, builder)) = self.current.take() {
                 emit(builder, out);
             }
-            current = Some((session_id.clone(), start_session(d, src, &session_id, session_row)));
+            self.current = Some((session_id.clone(), start_session(self.d, self.src, &session_id, session_row)));
         }
-        let Some((_, builder)) = current.as_mut() else { continue };
-
-        let message_id = sqlite::value_text(row.get_ref(1).map_err(sql_err)?).ok().flatten().unwrap_or_default();
-        if last_message.as_ref().is_none_or(|(id, _)| *id != message_id) {
+        let message_id = sqlite::value_text(row.get_ref(1)?).ok().flatten().unwrap_or_default();
+        if self.last_message.as_ref().is_none_or(|(id, _)| *id != message_id) {
             let info = match sqlite::column_json(row, 2) {
                 Ok(Some(v)) if v.is_object() => Some(MessageInfo::from_data(&v, row.get_ref(3).ok().and_then(sqlite::value_timestamp))),
                 Ok(_) => {
@@ -223,27 +274,42 @@ pub fn parse_filtered(
                     None
                 }
             };
-            last_message = Some((message_id.clone(), info));
+            self.last_message = Some((message_id.clone(), info));
         }
-        let Some((_, Some(message))) = last_message.as_ref() else { continue };
+        let (Some((_, builder)), Some((_, Some(message)))) = (self.current.as_mut(), self.last_message.as_ref()) else {
+            return Ok(());
+        };
         let part = match sqlite::column_json(row, 5) {
             Ok(Some(v)) if v.is_object() => v,
             Ok(_) => {
                 stats.skip(|| format!("{}: part of message {message_id}: data is not a JSON object", db.display()));
-                continue;
+                return Ok(());
             }
             Err(e) => {
                 stats.skip(|| format!("{}: part of message {message_id}: {e}", db.display()));
-                continue;
+                return Ok(());
             }
         };
         let part_time = row.get_ref(6).ok().and_then(sqlite::value_timestamp);
-        push_part(d, opts, builder, message, &part, part_time);
+        push_part(self.d, self.opts, builder, message, &part, part_time);
+        Ok(())
     }
-    if let Some((_, builder)) = current.take() {
-        emit(builder, out);
+
+    fn finish(mut self, out: &mut dyn SessionSink) {
+        if let Some((_, builder)) = self.current.take() {
+            emit(builder, out);
+        }
     }
-    Ok(stats)
+}
+
+/// Which rows [`Schema::turns_sql`] selects.
+#[derive(Clone, Copy, PartialEq)]
+enum TurnFilter {
+    All,
+    /// `?1` is a JSON array of session ids.
+    Sessions,
+    /// `?1` is one session id.
+    OneSession,
 }
 
 /// Which optional columns this database's tables have.
@@ -251,12 +317,15 @@ struct Schema {
     session: HashSet<String>,
     message: HashSet<String>,
     part: HashSet<String>,
+    /// `message.session_id` and `part.message_id` are indexed: read session by session.
+    by_session: bool,
 }
 
 impl Schema {
     fn detect(conn: &Connection) -> rusqlite::Result<Schema> {
         let cols = |t: &str| sqlite::table_columns(conn, t).map(|c| c.into_iter().collect::<HashSet<_>>());
-        Ok(Schema { session: cols("session")?, message: cols("message")?, part: cols("part")? })
+        let by_session = leads_an_index(conn, "message", "session_id")? && leads_an_index(conn, "part", "message_id")?;
+        Ok(Schema { session: cols("session")?, message: cols("message")?, part: cols("part")?, by_session })
     }
 
     fn check(&self, db: &Path) -> Result<(), FormatError> {
@@ -314,8 +383,12 @@ impl Schema {
 
     /// Every part of every (wanted) session in conversation order. Columns: session id,
     /// message id, message data, message time, part id, part data, part time.
-    fn turns_sql(&self, only_wanted: bool) -> String {
-        let filter = if only_wanted { "WHERE m.session_id IN (SELECT value FROM json_each(?1))" } else { "" };
+    fn turns_sql(&self, filter: TurnFilter) -> String {
+        let filter = match filter {
+            TurnFilter::All => "",
+            TurnFilter::Sessions => "WHERE m.session_id IN (SELECT value FROM json_each(?1))",
+            TurnFilter::OneSession => "WHERE m.session_id = ?1",
+        };
         let message_order = Schema::col(&self.message, "m", "time_created");
         let part_created = Schema::col(&self.part, "p", "time_created");
         format!(
@@ -324,6 +397,16 @@ impl Schema {
              ORDER BY m.session_id, {message_order}, m.id, p.id"
         )
     }
+}
+
+/// True when an index of `table` starts with `column` (primary keys count).
+fn leads_an_index(conn: &Connection, table: &str, column: &str) -> rusqlite::Result<bool> {
+    conn.query_row(
+        "SELECT count(*) FROM pragma_index_list(?1) AS il JOIN pragma_index_info(il.name) AS ii WHERE ii.seqno = 0 AND ii.name = ?2",
+        [table, column],
+        |r| r.get::<_, i64>(0),
+    )
+    .map(|n| n > 0)
 }
 
 /// A time value in epoch ms, in SQL: numbers above 1e12 are ms, others seconds;
@@ -888,6 +971,7 @@ mod tests {
         assert!(std::fs::metadata(sqlite::wal_path(&s.db)).unwrap().len() > 0, "rows sit in the WAL");
         let src = s.src();
         assert_eq!(src.parts, vec![sqlite::wal_path(&s.db)]);
+        assert!(Schema::detect(Snapshot::open(&s.db).unwrap().conn()).unwrap().by_session, "read through the indexes");
         let (sessions, stats) = read(&OPENCODE, &src, &ParseOptions::default());
         assert_eq!(stats.skipped, 0, "{:?}", stats.problems);
         assert_eq!(sessions.len(), 1);
@@ -1124,6 +1208,7 @@ mod tests {
         )
         .unwrap();
         let mut src = s.src();
+        assert!(!Schema::detect(Snapshot::open(&s.db).unwrap().conn()).unwrap().by_session, "one sorted query");
         let (sessions, stats) = read(&OPENCODE, &src, &ParseOptions::default());
         assert_eq!(sessions.len(), 2);
         assert_eq!(sessions[0].turns[0].text, "cart total is off by a cent");
