@@ -160,30 +160,28 @@ pub fn parse_filtered(
         }
     };
     let sessions = read_sessions(conn, &schema, &mut stats).map_err(sql_err)?;
-    let wanted: Option<HashSet<String>> = match &previous {
-        Some(cursor) => {
-            let mut changed = changed_sessions(conn, &schema, cursor.newest.saturating_sub(CURSOR_SLACK_MS)).map_err(sql_err)?;
-            // Sessions read last time inside the slack window are skipped when their rows
-            // are exactly as they were then.
-            for (id, seen) in &cursor.recent {
-                if changed.contains(id) && session_rows(conn, &schema, id).map_err(sql_err)? == *seen {
-                    changed.remove(id);
-                }
-            }
-            Some(changed)
-        }
-        None => None,
-    };
-    if let Some(newest) = max_time(conn, &schema).map_err(sql_err)? {
-        let mut recent = Vec::new();
-        let mut in_window: Vec<String> =
-            changed_sessions(conn, &schema, newest.saturating_sub(CURSOR_SLACK_MS)).map_err(sql_err)?.into_iter().collect();
-        in_window.sort();
+    // One pass over the three tables gives the newest row, what changed and the state
+    // of the sessions near the newest row.
+    let states = session_states(conn, &schema).map_err(sql_err)?;
+    let newest = states.values().filter_map(|(max, _)| *max).max();
+    let wanted: Option<HashSet<String>> = previous.map(|cursor| {
+        let since = cursor.newest.saturating_sub(CURSOR_SLACK_MS);
+        let recent: HashMap<&str, &SessionRows> = cursor.recent.iter().map(|(id, rows)| (id.as_str(), rows)).collect();
+        states
+            .iter()
+            .filter(|(_, (max, _))| max.is_some_and(|m| m >= since))
+            // Read last time inside the slack window, and its rows exactly as they were.
+            .filter(|(id, state)| recent.get(id.as_str()) != Some(state))
+            .map(|(id, _)| id.clone())
+            .collect()
+    });
+    if let Some(newest) = newest {
+        let window = newest.saturating_sub(CURSOR_SLACK_MS);
+        let mut recent: Vec<(String, SessionRows)> =
+            states.iter().filter(|(_, (max, _))| max.is_some_and(|m| m >= window)).map(|(id, state)| (id.clone(), *state)).collect();
+        recent.sort();
         // A burst of more sessions than this is simply re-read next time.
-        for id in in_window.into_iter().take(Cursor::MAX_RECENT) {
-            let rows = session_rows(conn, &schema, &id).map_err(sql_err)?;
-            recent.push((id, rows));
-        }
+        recent.truncate(Cursor::MAX_RECENT);
         stats.cursor = Some(Cursor { newest, recent }.to_string());
     }
 
@@ -420,32 +418,6 @@ fn sql_ms(x: &str) -> String {
     )
 }
 
-/// The sessions with a session, message or part row changed at or after `since_ms`.
-fn changed_sessions(conn: &Connection, schema: &Schema, since_ms: i64) -> rusqlite::Result<HashSet<String>> {
-    let mut queries = Vec::new();
-    if let Some(t) = schema.session_time() {
-        queries.push(format!("SELECT s.id FROM session s WHERE {} >= ?1", sql_ms(&t)));
-    }
-    queries.push(format!("SELECT DISTINCT m.session_id FROM message m WHERE {} >= ?1", sql_ms(&schema.message_time(true))));
-    let part_time = sql_ms(&schema.part_time());
-    if schema.part.contains("session_id") {
-        queries.push(format!("SELECT DISTINCT p.session_id FROM part p WHERE {part_time} >= ?1"));
-    }
-    // Also through the message: a part's own `session_id` may be missing or NULL.
-    queries.push(format!("SELECT DISTINCT m.session_id FROM part p JOIN message m ON m.id = p.message_id WHERE {part_time} >= ?1"));
-    let mut ids = HashSet::new();
-    for sql in queries {
-        let mut stmt = conn.prepare(&sql)?;
-        let mut rows = stmt.query([since_ms])?;
-        while let Some(row) = rows.next()? {
-            if let Ok(Some(id)) = sqlite::value_text(row.get_ref(0)?) {
-                ids.insert(id);
-            }
-        }
-    }
-    Ok(ids)
-}
-
 /// The state of a session's rows: the newest row time (ms) and the number of rows
 /// (session, messages, parts). A row committed late with an older time changes the count.
 type SessionRows = (Option<i64>, i64);
@@ -495,37 +467,27 @@ impl std::fmt::Display for Cursor {
     }
 }
 
-/// The row state of one session (see [`SessionRows`]).
-fn session_rows(conn: &Connection, schema: &Schema, id: &str) -> rusqlite::Result<SessionRows> {
+/// Every session's row state (see [`SessionRows`]): its `session` row, its messages and
+/// their parts, grouped by session id.
+fn session_states(conn: &Connection, schema: &Schema) -> rusqlite::Result<HashMap<String, SessionRows>> {
     let mut parts = Vec::new();
     if let Some(t) = schema.session_time() {
-        parts.push(format!("SELECT {} AS ms FROM session s WHERE s.id = ?1", sql_ms(&t)));
+        parts.push(format!("SELECT s.id AS sid, {} AS ms FROM session s", sql_ms(&t)));
+    } else {
+        parts.push("SELECT s.id AS sid, NULL AS ms FROM session s".to_string());
     }
-    parts.push(format!("SELECT {} AS ms FROM message m WHERE m.session_id = ?1", sql_ms(&schema.message_time(true))));
-    parts.push(format!(
-        "SELECT {} AS ms FROM part p JOIN message m ON m.id = p.message_id WHERE m.session_id = ?1",
-        sql_ms(&schema.part_time())
-    ));
-    let sql = format!("SELECT max(ms), count(*) FROM ({})", parts.join(" UNION ALL "));
-    conn.query_row(&sql, [id], |r| Ok((r.get::<_, Option<f64>>(0)?.filter(|f| f.is_finite()).map(|f| f as i64), r.get(1)?)))
-}
-
-/// The highest row time in the database, the cursor for the next read.
-fn max_time(conn: &Connection, schema: &Schema) -> rusqlite::Result<Option<i64>> {
-    let mut exprs = Vec::new();
-    if let Some(t) = schema.session_time() {
-        exprs.push(format!("SELECT max({}) FROM session s", sql_ms(&t)));
+    parts.push(format!("SELECT m.session_id, {} FROM message m", sql_ms(&schema.message_time(true))));
+    parts.push(format!("SELECT m.session_id, {} FROM part p JOIN message m ON m.id = p.message_id", sql_ms(&schema.part_time())));
+    let sql = format!("SELECT sid, max(ms), count(*) FROM ({}) WHERE sid IS NOT NULL GROUP BY sid", parts.join(" UNION ALL "));
+    let mut stmt = conn.prepare(&sql)?;
+    let mut rows = stmt.query([])?;
+    let mut states = HashMap::new();
+    while let Some(row) = rows.next()? {
+        let Ok(Some(id)) = sqlite::value_text(row.get_ref(0)?) else { continue };
+        let max = row.get::<_, Option<f64>>(1)?.filter(|f| f.is_finite()).map(|f| f as i64);
+        states.insert(id, (max, row.get(2)?));
     }
-    exprs.push(format!("SELECT max({}) FROM message m", sql_ms(&schema.message_time(true))));
-    exprs.push(format!("SELECT max({}) FROM part p", sql_ms(&schema.part_time())));
-    let mut best: Option<i64> = None;
-    for sql in exprs {
-        let v: Option<f64> = conn.query_row(&sql, [], |r| r.get::<_, Option<f64>>(0))?;
-        if let Some(ms) = v.filter(|f| f.is_finite()) {
-            best = Some(best.map_or(ms as i64, |b| b.max(ms as i64)));
-        }
-    }
-    Ok(best)
+    Ok(states)
 }
 
 /// A `session` row's fields.
