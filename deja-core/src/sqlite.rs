@@ -94,11 +94,13 @@ impl Snapshot {
         if meta.len() == 0 {
             return Err(FormatError::corrupt(db, "zero-byte file; not opened as a database"));
         }
+        // SQLite resolves a symlinked database and keeps its `-wal` beside the target.
+        let real = resolve(db);
         for attempt in 0..ATTEMPTS {
             if attempt > 0 {
                 std::thread::sleep(Duration::from_millis(BACKOFF_MS[attempt - 1]));
             }
-            if let Some(snapshot) = Self::try_copy(db, temp_parent)? {
+            if let Some(snapshot) = Self::try_copy(db, &real, temp_parent)? {
                 return Ok(snapshot);
             }
             #[cfg(test)]
@@ -114,12 +116,13 @@ impl Snapshot {
     }
 
     /// One copy attempt: `Ok(None)` when the files changed under the copy.
-    fn try_copy(db: &Path, temp_parent: &Path) -> Result<Option<Snapshot>, FormatError> {
-        let before = Fingerprint::take(db)?;
+    /// `db` names the database in errors; `real` is where it is (symlinks resolved).
+    fn try_copy(db: &Path, real: &Path, temp_parent: &Path) -> Result<Option<Snapshot>, FormatError> {
+        let before = Fingerprint::take(real)?;
         let dir = private_temp_dir(temp_parent).map_err(|e| FormatError::io(temp_parent, e))?;
         let copy = dir.path().join("db");
-        let mut bytes = copy_private(db, &copy)?;
-        let wal = wal_path(db);
+        let mut bytes = copy_private(real, &copy)?;
+        let wal = wal_path(real);
         if before.wal.is_some() {
             match copy_private(&wal, &with_suffix(&copy, "-wal")) {
                 Ok(n) => bytes += n,
@@ -129,7 +132,7 @@ impl Snapshot {
                 Err(e) => return Err(e),
             }
         }
-        let journal = journal_path(db);
+        let journal = journal_path(real);
         if before.journal.is_some_and(|(len, _)| len > 0) {
             match copy_private(&journal, &with_suffix(&copy, "-journal")) {
                 Ok(n) => bytes += n,
@@ -137,7 +140,7 @@ impl Snapshot {
                 Err(e) => return Err(e),
             }
         }
-        let after = Fingerprint::take(db)?;
+        let after = Fingerprint::take(real)?;
         let copied_wal_header = wal_header(&with_suffix(&copy, "-wal"));
         if !before.same_state(&after) || copied_wal_header != before.wal.as_ref().map(|w| w.header.clone()) {
             return Ok(None);
@@ -272,7 +275,13 @@ pub fn journal_path(db: &Path) -> PathBuf {
 /// The files besides `db` whose change must change the source's fingerprint (for
 /// [`crate::model::SourceRef::with_part`]): the `-wal`, where a live store's new rows are.
 pub fn parts(db: &Path) -> Vec<PathBuf> {
-    vec![wal_path(db)]
+    vec![wal_path(&resolve(db))]
+}
+
+/// `db` with symlinks resolved (as SQLite does to place the `-wal`), or as given when
+/// that fails.
+fn resolve(db: &Path) -> PathBuf {
+    std::fs::canonicalize(db).unwrap_or_else(|_| db.to_path_buf())
 }
 
 /// Why a BLOB could not be decoded.
@@ -506,6 +515,21 @@ mod tests {
         }
         drop(snap);
         assert_eq!(std::fs::read_dir(cache.path()).unwrap().count(), 0, "the copy is removed with the snapshot");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlinked_database_is_read_with_the_wal_beside_its_target() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("real")).unwrap();
+        let db = dir.path().join("real/store.db");
+        let w = live_writer(&db);
+        w.execute_batch("CREATE TABLE t(x); INSERT INTO t VALUES (1), (2);").unwrap();
+        let link = dir.path().join("link.db");
+        std::os::unix::fs::symlink(&db, &link).unwrap();
+        let n: i64 = Snapshot::open(&link).unwrap().conn().query_row("SELECT count(*) FROM t", [], |r| r.get(0)).unwrap();
+        assert_eq!(n, 2);
+        assert_eq!(parts(&link), vec![wal_path(&std::fs::canonicalize(&db).unwrap())]);
     }
 
     #[test]
