@@ -164,6 +164,9 @@ pub fn parse_filtered(
     // of the sessions near the newest row.
     let states = session_states(conn, &schema).map_err(sql_err)?;
     let newest = states.values().filter_map(|(max, _)| *max).max();
+    // A cursor newer than every row means this is not the database it was taken from
+    // (restored from a backup, replaced): read everything.
+    let previous = previous.filter(|cursor| newest.is_some_and(|n| n >= cursor.newest));
     let wanted: Option<HashSet<String>> = previous.map(|cursor| {
         let since = cursor.newest.saturating_sub(CURSOR_SLACK_MS);
         let recent: HashMap<&str, &SessionRows> = cursor.recent.iter().map(|(id, rows)| (id.as_str(), rows)).collect();
@@ -1107,6 +1110,9 @@ mod tests {
         s.w.execute("UPDATE part SET time_updated = ?1 WHERE id = 'prt_00042'", [grown_at + 5000]).unwrap();
         let (updated, _) = read(&OPENCODE, &src, &ParseOptions::default());
         assert!(updated.iter().any(|x| x.id == "ses_00042"));
+
+        src.cursor = Some(Cursor { newest: grown_at + 86_400_000, recent: Vec::new() }.to_string());
+        assert_eq!(read(&OPENCODE, &src, &ParseOptions::default()).0.len(), 10_000, "a cursor from the future: another database");
 
         src.cursor = Some("garbage".into());
         let (everything, stats) = read(&OPENCODE, &src, &ParseOptions::default());
