@@ -19,6 +19,7 @@ pub mod project;
 pub mod read;
 pub mod recall;
 pub mod redact;
+pub mod sqlite;
 pub mod synth;
 #[cfg(feature = "testkit")]
 pub mod testkit;

@@ -10,5 +10,6 @@
 pub mod claude_jsonl;
 pub mod cline_tasks;
 pub mod codex_rollout;
+pub mod opencode;
 pub mod pi_jsonl;
 pub mod vscode_chat;
