@@ -52,7 +52,7 @@ pub fn normalize(session: &mut Session, opts: &NormalizeOptions, injected: &Inje
         if is_tool && !opts.tool_output {
             turn.text.clear();
         }
-        let mut text = injected.strip(&turn.text);
+        let mut text = if turn.role == Role::Summary { injected.strip_summary(&turn.text) } else { injected.strip(&turn.text) };
         text = redact_owned(&text);
         cap_text(&mut text, MAX_INDEXED_TEXT);
         turn.text = text;

@@ -51,6 +51,17 @@ impl InjectedText {
     /// Removes this harness's injected text and deja's own recall blocks from one message.
     /// Returns the text trimmed; empty means the message was nothing but injection.
     pub fn strip(&self, text: &str) -> String {
+        self.strip_with(text, true)
+    }
+
+    /// As [`strip`](Self::strip) for a compaction summary: its blocks go, but not its
+    /// lines. A summary opens with the very preamble (`This session is being continued…`)
+    /// that marks injected *speech*; dropping that line would drop the summary.
+    pub fn strip_summary(&self, text: &str) -> String {
+        self.strip_with(text, false)
+    }
+
+    fn strip_with(&self, text: &str, drop_lines: bool) -> String {
         let mut out = strip_recall_blocks(text);
         if out.contains('<') {
             for tag in self.blocks {
@@ -68,7 +79,7 @@ impl InjectedText {
         if !self.preambles.is_empty() || !self.headed_preambles.is_empty() {
             out = self.strip_preambles(&out).to_string();
         }
-        if self.line_prefixes.iter().any(|p| out.contains(p)) {
+        if drop_lines && self.line_prefixes.iter().any(|p| out.contains(p)) {
             out = out.lines().filter(|l| !self.line_prefixes.iter().any(|p| l.trim_start().starts_with(p))).collect::<Vec<_>>().join("\n");
         }
         out.trim().to_string()
@@ -223,6 +234,7 @@ mod tests {
         );
         assert_eq!(s("# AGENTS.md instructions for /x\n<INSTRUCTIONS>\nbe brief\n</INSTRUCTIONS>\nwhy?"), "why?");
         assert_eq!(s("[Request interrupted by user]\nok"), "ok");
+        assert_eq!(RULES.strip_summary("[Request interrupted by user] and then it was fixed"), "[Request interrupted by user] and then it was fixed");
         assert_eq!(s("mention <environment_context> later"), "mention <environment_context> later");
         assert_eq!(s("<system-reminder>never closed"), "<system-reminder>never closed");
     }
