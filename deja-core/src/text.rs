@@ -234,7 +234,10 @@ mod tests {
         );
         assert_eq!(s("# AGENTS.md instructions for /x\n<INSTRUCTIONS>\nbe brief\n</INSTRUCTIONS>\nwhy?"), "why?");
         assert_eq!(s("[Request interrupted by user]\nok"), "ok");
-        assert_eq!(RULES.strip_summary("[Request interrupted by user] and then it was fixed"), "[Request interrupted by user] and then it was fixed");
+        assert_eq!(
+            RULES.strip_summary("[Request interrupted by user] and then it was fixed"),
+            "[Request interrupted by user] and then it was fixed"
+        );
         assert_eq!(s("mention <environment_context> later"), "mention <environment_context> later");
         assert_eq!(s("<system-reminder>never closed"), "<system-reminder>never closed");
     }

@@ -1,6 +1,8 @@
 //! Work signals shared by every adapter: what a dialect's tool names mean ([`ToolMap`]),
-//! which shell commands are worth remembering as "what was run here", and how command
-//! lines are shown.
+//! and the one command classifier: which shell command lines are worth remembering as
+//! "what was run here" ([`is_meaningful_command`]), which only look at things
+//! ([`is_inspection`]), what program a line runs and the key under which the same
+//! invocation from different sessions is counted once.
 
 use std::sync::LazyLock;
 
@@ -77,23 +79,92 @@ const TRIVIAL: &[&str] = &[
     "mv", "chmod", "export", "source", "touch", "open", "printf",
 ];
 
-/// True for a single-line command where at least one `&&`/`||`/`;`/`|` segment runs a
+/// True for a single-line command where at least one `&&`/`||`/`;`/`|` stage runs a
 /// meaningful tool (a build, test, package or VCS command) and does not start with a
-/// trivial one (`ls`, `cat`, `grep`…). These are what `deja how` and `deja fix` offer.
+/// trivial one (`ls`, `cat`, `grep`…, after `sudo`/`VAR=value` prefixes). These are what
+/// `deja how` and `deja fix` offer.
 pub fn is_meaningful_command(cmd: &str) -> bool {
     let cmd = cmd.trim();
     if cmd.is_empty() || cmd.contains('\n') {
         return false;
     }
-    split_segments(cmd).any(|seg| {
-        let seg = seg.trim();
-        let first = seg.split_whitespace().next().unwrap_or("");
-        !TRIVIAL.contains(&first) && MEANINGFUL.is_match(seg)
+    segments(cmd).flat_map(|s| s.split('|')).any(|stage| {
+        let stage = stage.trim();
+        let first = words_of(stage).first().copied().unwrap_or("");
+        !TRIVIAL.contains(&first) && MEANINGFUL.is_match(stage)
     })
 }
 
-fn split_segments(cmd: &str) -> impl Iterator<Item = &str> {
-    cmd.split("&&").flat_map(|s| s.split("||")).flat_map(|s| s.split(';')).flat_map(|s| s.split('|'))
+/// Programs that look at things without changing them.
+const INSPECTION: &[&str] = &[
+    "ls", "cat", "head", "tail", "less", "more", "grep", "egrep", "rg", "ag", "find", "fd", "pwd", "echo", "printf", "which", "type", "wc",
+    "sed", "awk", "tree", "file", "stat", "du", "df", "env", "printenv", "date", "whoami", "sleep", "true", "history", "jq", "diff", "cd",
+    "clear", "man", "uname", "id", "ps", "top", "nl", "sort", "uniq", "cut", "xxd", "od", "realpath", "dirname", "basename",
+];
+/// Git subcommands that only read.
+const GIT_READS: &[&str] = &["status", "diff", "log", "show", "branch", "remote", "rev-parse", "blame", "ls-files", "describe"];
+
+fn segments(cmd: &str) -> impl Iterator<Item = &str> {
+    cmd.split("&&").flat_map(|s| s.split("||")).flat_map(|s| s.split(';')).map(str::trim).filter(|s| !s.is_empty())
+}
+
+/// The words of a segment after `sudo`, `time`, `env`, `VAR=value` prefixes, with a
+/// leading `./` or directory stripped from the program.
+fn words_of(segment: &str) -> Vec<&str> {
+    let mut words: Vec<&str> = segment.split_whitespace().collect();
+    while let Some(first) = words.first() {
+        let is_assign = first.contains('=') && !first.starts_with('-') && first.split('=').next().is_some_and(|k| !k.is_empty());
+        if is_assign || matches!(*first, "sudo" | "time" | "env" | "nohup" | "exec" | "command") {
+            words.remove(0);
+        } else {
+            break;
+        }
+    }
+    if let Some(first) = words.first_mut() {
+        *first = first.rsplit('/').next().unwrap_or(first);
+    }
+    words
+}
+
+fn segment_is_inspection(segment: &str) -> bool {
+    // A pipeline inspects when its first stage does (`cat x | grep y`).
+    let first_stage = segment.split('|').next().unwrap_or(segment);
+    let words = words_of(first_stage);
+    match words.as_slice() {
+        [] => true,
+        ["git", sub, ..] => GIT_READS.contains(sub),
+        [prog, ..] => INSPECTION.contains(prog),
+    }
+}
+
+/// True when every segment of the line only looks at things.
+pub fn is_inspection(cmd: &str) -> bool {
+    segments(cmd).all(segment_is_inspection)
+}
+
+/// The program the line runs: the first word of its first segment that is not `cd`
+/// or an assignment (`cd ci && make nightly` → `make`).
+pub fn program(cmd: &str) -> Option<String> {
+    segments(cmd)
+        .map(words_of)
+        .find(|w| w.first().is_some_and(|p| *p != "cd" && *p != "export"))
+        .and_then(|w| w.first().map(|p| p.to_string()))
+}
+
+/// Program and its first argument that is not a flag (`cargo test -p x` → `cargo
+/// test`, `curl -sS http://h/a` → `curl http://h/a`).
+pub fn program_and_verb(cmd: &str) -> Option<String> {
+    let words = segments(cmd).map(words_of).find(|w| w.first().is_some_and(|p| *p != "cd" && *p != "export"))?;
+    let prog = words.first()?;
+    Some(match words.iter().skip(1).find(|w| !w.starts_with('-')) {
+        Some(verb) => format!("{prog} {verb}"),
+        None => prog.to_string(),
+    })
+}
+
+/// The grouping key of a command line: whitespace collapsed.
+pub fn command_key(cmd: &str) -> String {
+    cmd.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// The shell line out of an argv such as `["/bin/bash", "-lc", "cargo test"]`.
@@ -123,6 +194,29 @@ mod tests {
         assert!(!is_meaningful_command("cat Makefile | grep make"));
         assert!(!is_meaningful_command("cargo test\ncargo build"));
         assert!(!is_meaningful_command("echo hello"));
+    }
+
+    #[test]
+    fn inspection_is_reading_only() {
+        assert!(is_inspection("ls -la"));
+        assert!(is_inspection("cat Cargo.toml | grep tokio"));
+        assert!(is_inspection("git status && git diff"));
+        assert!(is_inspection("cd src && rg pool_size"));
+        assert!(!is_inspection("cargo test"));
+        assert!(!is_inspection("cd ci && make nightly"));
+        assert!(!is_inspection("pip install psycopg2-binary"));
+        assert!(!is_inspection("git commit -m x"));
+        assert!(!is_inspection("./deploy.sh staging"));
+    }
+
+    #[test]
+    fn program_skips_cd_and_assignments() {
+        assert_eq!(program("cd ci && make nightly").as_deref(), Some("make"));
+        assert_eq!(program("RUST_LOG=debug cargo test -p x").as_deref(), Some("cargo"));
+        assert_eq!(program("sudo /usr/bin/systemctl restart pg").as_deref(), Some("systemctl"));
+        assert_eq!(program_and_verb("cargo test -p deja-core").as_deref(), Some("cargo test"));
+        assert_eq!(program_and_verb("curl -sS http://localhost:80/a").as_deref(), Some("curl http://localhost:80/a"));
+        assert_eq!(program("   "), None);
     }
 
     #[test]

@@ -33,7 +33,11 @@ fn sessions_are_namespaced_and_read_as_claude_transcripts() {
     assert!(lint.text.contains("unusedVar"), "the result is folded into the call");
     assert!(main.turns.iter().any(|t| t.edit.as_ref().is_some_and(|e| e.old.contains("unusedVar"))));
     assert!(main.turns.iter().any(|t| t.role == Role::Summary), "the compaction summary");
-    assert_eq!(main.turns.iter().filter(|t| t.role == Role::User && t.text.contains("run the linter")).count(), 1, "queued prompts are control lines");
+    assert_eq!(
+        main.turns.iter().filter(|t| t.role == Role::User && t.text.contains("run the linter")).count(),
+        1,
+        "queued prompts are control lines"
+    );
     assert!(!main.turns.iter().any(|t| t.role == Role::Reasoning), "reasoning is not indexed by default");
     let mut indexed = main.clone();
     deja_core::normalize::normalize(&mut indexed, &Default::default(), OpenClaudeFormat.info().injected);

@@ -8,7 +8,7 @@
 //! (every tier runs and finds nothing), and the needles — as key words and as a
 //! question.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
@@ -134,7 +134,23 @@ fn queries(corpus: &Corpus, per_class: usize) -> Vec<Query> {
     let files = &corpus.manifest.files;
     let mut rng = Rng::derive(g.seed, STREAM_QUERY, 0);
     let mut out = Vec::new();
-    let some_session = |rng: &mut Rng| files[rng.below(files.len())].k;
+    // Queries quote whole sessions, so they are drawn from files that hold one whole
+    // session: a shared store (deja's notes) keeps shortened sessions in its own words.
+    let mut per_path: HashMap<&Path, usize> = HashMap::new();
+    for f in files {
+        *per_path.entry(f.path.as_path()).or_default() += 1;
+    }
+    let some_session = |rng: &mut Rng| {
+        let mut k = files[rng.below(files.len())].k;
+        for _ in 0..64 {
+            let f = &files[rng.below(files.len())];
+            if per_path.get(f.path.as_path()) == Some(&1) && f.turns == g.session(f.k).turns.len() {
+                k = f.k;
+                break;
+            }
+        }
+        k
+    };
     for _ in 0..per_class {
         out.push(Query { class: "rare word", text: g.vocab.ranked(&mut rng, 3000, 4500).to_string() });
         out.push(Query {
