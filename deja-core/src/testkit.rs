@@ -444,7 +444,7 @@ fn mutate_value(v: &mut Value, op: u8, a: u64, mut b: u64) {
         };
         let Some(key) = next_key else { break };
         let Value::Object(map) = cur else { break };
-        let descend = b % 3 == 0 && map.get(&key).is_some_and(|c| c.is_object() || c.is_array());
+        let descend = b.is_multiple_of(3) && map.get(&key).is_some_and(|c| c.is_object() || c.is_array());
         b /= 3;
         if descend {
             let Some(child) = map.get_mut(&key) else { return };
