@@ -7,7 +7,8 @@
 //! - `index` — cold index throughput, peak memory, no-change and 1%-growth re-index
 //!   times, index size, against read-only and parse-only baselines;
 //! - `search` — latency per query class in process and end to end, needle recall;
-//! - `locomo` — LoCoMo session-level retrieval (hit@k, MRR) through the real pipeline.
+//! - `locomo` — LoCoMo session-level retrieval (hit@k, MRR) through the real pipeline;
+//! - `rows` — a refresh of a large database in which one session grew (row cursors).
 //!
 //! docs/benchmarks.md records the figures and how to read them.
 
@@ -15,6 +16,7 @@ mod corpus;
 mod gen;
 mod index_bench;
 mod locomo;
+mod rows_bench;
 mod search_bench;
 mod stats;
 mod vocab;
@@ -61,6 +63,12 @@ enum BenchCommand {
                             median search time. The data (locomo10.json, CC BY-NC 4.0) is not shipped with deja: pass \
                             --data PATH (docs/benchmarks.md says where to get it).")]
     Locomo(locomo::LocomoArgs),
+    /// A refresh of a database of --sessions sessions in which one grew (row cursors).
+    #[command(long_about = "Writes --sessions sessions through a database-backed adapter's synthetic writer (opencode by \
+                            default) into one SQLite database, indexes it, then rewrites one session with two more turns \
+                            and refreshes: reports the sessions re-read and the time, against parsing the whole database \
+                            once with no cursor, in the same run.")]
+    Rows(rows_bench::RowsBenchArgs),
 }
 
 pub fn run(args: BenchArgs) -> Result<ExitCode> {
@@ -69,6 +77,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
         BenchCommand::Index(a) => index_bench::run(a),
         BenchCommand::Search(a) => search_bench::run(a),
         BenchCommand::Locomo(a) => locomo::run(a),
+        BenchCommand::Rows(a) => rows_bench::run(a),
     }
 }
 
