@@ -51,9 +51,10 @@
 //! | `legacy_tools` | `false` | `false` | `true` |
 //! | `default_project` | `Some("cline")` | `Some("roo")` | `None` |
 //!
-//! Discovery helpers: [`modern_sources`], [`legacy_sources`] (every file of a task is a
-//! fingerprint part of its source), [`global_storage_roots`] for the editor hosts, and
-//! [`newest_generation_per_task`] for a task present in both generations.
+//! Discovery helpers: [`path_list`] for the `DEJA_*_ROOTS` path lists, [`modern_sources`],
+//! [`legacy_sources`] (every file of a task is a fingerprint part of its source),
+//! [`global_storage_roots`] for the editor hosts, and [`newest_generation_per_task`] for a
+//! task present in both generations.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -141,6 +142,18 @@ pub fn editor_user_dir(env: &StoreEnv, product: &str) -> PathBuf {
 /// the caller checks which exist, e.g. with `Discovery::looked_at`).
 pub fn global_storage_roots(env: &StoreEnv, extension_id: &str) -> Vec<PathBuf> {
     EDITOR_HOSTS.iter().map(|host| editor_user_dir(env, host).join("globalStorage").join(extension_id)).collect()
+}
+
+/// A path-list variable (`DEJA_CLINE_ROOTS`, `DEJA_ROO_ROOTS`…), split the OS's way (`:` on
+/// Unix, `;` on Windows), `~` expanded, empty entries dropped. `None` when unset or empty,
+/// so the caller falls back to its default roots; a set list replaces them.
+pub fn path_list(env: &StoreEnv, var: &str) -> Option<Vec<PathBuf>> {
+    let raw = env.var(var)?;
+    let roots: Vec<PathBuf> = std::env::split_paths(raw)
+        .filter(|p| !p.as_os_str().is_empty())
+        .map(|p| p.to_str().map_or_else(|| p.clone(), |s| env.expand(s)))
+        .collect();
+    (!roots.is_empty()).then_some(roots)
 }
 
 /// Every modern transcript under a sessions directory, its manifest as a fingerprint part.
@@ -943,6 +956,15 @@ mod tests {
         assert!(!kept.iter().any(|s| s.generation == Some(GENERATION_LEGACY)));
         let kept = newest_generation_per_task(vec![same_task.clone(), legacy[0].clone()]);
         assert_eq!(kept, vec![same_task], "order does not matter");
+    }
+
+    #[test]
+    fn path_lists_split_the_os_way_and_expand_the_home() {
+        let sep = if cfg!(windows) { ";" } else { ":" };
+        let env = StoreEnv::with_home("/h").set("L", format!("~/a{sep}{sep}/b")).set("E", sep);
+        assert_eq!(path_list(&env, "L"), Some(vec![PathBuf::from("/h/a"), PathBuf::from("/b")]));
+        assert_eq!(path_list(&env, "E"), None, "only separators: unset");
+        assert_eq!(path_list(&env, "MISSING"), None);
     }
 
     #[test]
