@@ -52,7 +52,8 @@
 //! | `default_project` | `Some("cline")` | `Some("roo")` | `None` |
 //!
 //! Discovery helpers: [`path_list`] for the `DEJA_*_ROOTS` path lists, [`modern_sources`],
-//! [`legacy_sources`] (every file of a task is a fingerprint part of its source),
+//! [`legacy_sources`] (every file of a task is a fingerprint part of its source) and
+//! [`task_dir_sources`] for one `tasks` directory,
 //! [`global_storage_roots`] for the editor hosts, and [`newest_generation_per_task`] for a
 //! task present in both generations.
 
@@ -177,10 +178,16 @@ pub fn modern_sources(sessions_dir: &Path) -> Vec<SourceRef> {
 /// The task's other JSON files, the task folder itself and `<root>/state/taskHistory.json`
 /// are fingerprint parts: the title and times live there.
 pub fn legacy_sources(root: &Path) -> Vec<SourceRef> {
-    let mut out = Vec::new();
     let history = root.join("state").join("taskHistory.json");
-    let history = history.is_file().then_some(history);
-    let Ok(entries) = std::fs::read_dir(root.join("tasks")) else { return out };
+    task_dir_sources(&root.join("tasks"), history.is_file().then_some(history.as_path()))
+}
+
+/// Every legacy task in one `tasks` directory (`<tasks_dir>/<id>/api_conversation_history.json`),
+/// for a read override that names the task folders' directory itself; `history` (a
+/// `taskHistory.json`) is added to each source's parts when given.
+pub fn task_dir_sources(tasks_dir: &Path, history: Option<&Path>) -> Vec<SourceRef> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(tasks_dir) else { return out };
     for entry in entries.flatten() {
         if !is_dir_entry(&entry) {
             continue;
@@ -201,7 +208,7 @@ pub fn legacy_sources(root: &Path) -> Vec<SourceRef> {
             parts.sort();
             src.parts.extend(parts);
         }
-        if let Some(h) = &history {
+        if let Some(h) = history {
             src = src.with_part(h);
         }
         out.push(src);
@@ -956,6 +963,17 @@ mod tests {
         assert!(!kept.iter().any(|s| s.generation == Some(GENERATION_LEGACY)));
         let kept = newest_generation_per_task(vec![same_task.clone(), legacy[0].clone()]);
         assert_eq!(kept, vec![same_task], "order does not matter");
+    }
+
+    #[test]
+    fn a_tasks_directory_lists_like_its_extension_root() {
+        let via_root = legacy_sources(&fixture("roo"));
+        let via_tasks = task_dir_sources(&fixture("roo/tasks"), None);
+        assert_eq!(via_root, via_tasks, "no taskHistory.json: the same sources");
+        let history = fixture("legacy_cline/state/taskHistory.json");
+        let with = task_dir_sources(&fixture("legacy_cline/tasks"), Some(&history));
+        assert_eq!(with, legacy_sources(&fixture("legacy_cline")));
+        assert!(task_dir_sources(&fixture("no/such/tasks"), None).is_empty());
     }
 
     #[test]
