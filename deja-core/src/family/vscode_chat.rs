@@ -62,6 +62,10 @@
 //! | `injected` | [`InjectedText::NONE`] | [`InjectedText::NONE`] |
 //! | `products` | `["Code", "Code - Insiders", "VSCodium"]` | `["Positron"]` |
 //! | `transcripts` | `true` | `false` |
+//!
+//! Discovery: [`discover`] is an adapter's whole discovery (its `DEJA_<ID>_ROOT`, then its
+//! `User`-folder path list, then the products' `User` folders); [`user_dirs`] and
+//! [`discover_sources`] are its parts.
 
 use std::path::{Path, PathBuf};
 
@@ -70,7 +74,7 @@ use serde_json::Value;
 use crate::builder::SessionBuilder;
 use crate::discover::{find_files, is_dir_entry, is_file_entry};
 use crate::env::StoreEnv;
-use crate::family::cline_tasks::editor_user_dir;
+use crate::family::cline_tasks::{editor_user_dir, path_list};
 use crate::format::{Discovery, FormatError, ParseOptions, ParseStats, SessionSink};
 use crate::model::{cap_text, Edit, FileAction, FileTouch, Role, SourceRef, Timestamp, ToolUse, Turn, MAX_EDIT_BYTES};
 use crate::patch::parse_apply_patch;
@@ -113,6 +117,26 @@ const FALLBACK_DEPTH: usize = 6;
 /// The `User` folder of every product of the dialect (candidates; check which exist).
 pub fn user_dirs(d: &VscodeChatDialect, env: &StoreEnv) -> Vec<PathBuf> {
     d.products.iter().map(|p| editor_user_dir(env, p)).collect()
+}
+
+/// The whole discovery of a dialect: `root_var` (`DEJA_<ID>_ROOT`: one folder, a `User`
+/// folder or any folder holding chat files, which is walked) replaces everything; else
+/// `roots_var` (a path list of `User` folders) replaces the products' `User` folders; else
+/// every product's `User` folder. Each root is recorded with `Discovery::looked_at`.
+pub fn discover(d: &VscodeChatDialect, env: &StoreEnv, root_var: &str, roots_var: &str) -> Discovery {
+    let mut found = Discovery::default();
+    let roots = match env.path_var(root_var) {
+        Some(root) => vec![root],
+        None => path_list(env, roots_var).unwrap_or_else(|| user_dirs(d, env)),
+    };
+    for root in roots {
+        if found.looked_at(&root) {
+            found.sources.extend(discover_sources(d, &root));
+        }
+    }
+    Discovery::sort_sources(&mut found.sources);
+    found.sources.dedup_by(|a, b| a.path == b.path);
+    found
 }
 
 /// Every chat source under one `User` folder and its `profiles/*`: the `chatSessions` of
@@ -1092,6 +1116,26 @@ mod tests {
 
     fn edited(path: &str) -> FileTouch {
         FileTouch { path: path.to_string(), action: FileAction::Edit }
+    }
+
+    #[test]
+    fn discover_honours_the_root_then_the_root_list_then_the_products() {
+        let home = fixture("");
+        let user = fixture("User");
+        let env = StoreEnv::with_home("/nowhere").set("ROOT", user.display().to_string());
+        let via_root = discover(&COPILOT, &env, "ROOT", "ROOTS");
+        assert_eq!(via_root.sources, discover_sources(&COPILOT, &user));
+        assert_eq!(via_root.roots, vec![(user.clone(), true)]);
+        let sep = if cfg!(windows) { ";" } else { ":" };
+        let list = format!("{}{sep}{}", user.display(), home.join("Positron/User").display());
+        let env = StoreEnv::with_home("/nowhere").set("ROOTS", list);
+        let via_list = discover(&POSITRON, &env, "ROOT", "ROOTS");
+        assert_eq!(via_list.roots.len(), 2);
+        assert!(via_list.sources.iter().any(|s| s.path.ends_with("5e4d-pos.json")));
+        assert!(!via_list.sources.iter().any(|s| s.path.to_string_lossy().contains("transcripts")), "Positron reads no transcripts");
+        let none = discover(&POSITRON, &StoreEnv::with_home("/nowhere"), "ROOT", "ROOTS");
+        assert!(none.sources.is_empty());
+        assert_eq!(none.roots.len(), 1, "the product's User folder was looked at");
     }
 
     #[test]
