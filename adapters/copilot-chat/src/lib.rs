@@ -26,10 +26,10 @@
 //! read: `globalStorage/github.copilot-chat/session-store.db` (every id in it also exists
 //! as a transcript).
 
-use deja_core::family::vscode_chat::{self, VscodeChatDialect};
+use deja_core::family::vscode_chat::{self, VscodeChatDialect, COPILOT_TOOLS};
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, SessionSink,
-    SourceRef, StoreEnv, StorePath, ToolMap,
+    SourceRef, StoreEnv, StorePath,
 };
 
 const ID: &str = "copilot-chat";
@@ -38,24 +38,6 @@ const ID: &str = "copilot-chat";
 pub struct CopilotChatFormat;
 
 deja_core::inventory::submit!(deja_core::Registration(&CopilotChatFormat));
-
-/// Copilot Chat's tool ids (both the `copilot_*` ids of the chat store and the plain ids
-/// of tool-call rounds and transcripts).
-pub const COPILOT_TOOLS: ToolMap = ToolMap {
-    shell: &["run_in_terminal"],
-    read: &["copilot_readFile", "read_file"],
-    edit: &[
-        "copilot_replaceString",
-        "copilot_multiReplaceString",
-        "copilot_applyPatch",
-        "copilot_insertEdit",
-        "replace_string_in_file",
-        "multi_replace_string_in_file",
-        "apply_patch",
-        "insert_edit_into_file",
-    ],
-    write: &["copilot_createFile", "create_file"],
-};
 
 /// Copilot Chat in the VS Code chat family.
 pub static DIALECT: VscodeChatDialect = VscodeChatDialect {

@@ -58,7 +58,7 @@
 //! | field | copilot-chat | positron |
 //! | --- | --- | --- |
 //! | `harness` | `"copilot-chat"` | `"positron"` |
-//! | `tools` | Copilot's tool ids (`run_in_terminal`, `copilot_readFile`, `replace_string_in_file`…) | the same (Positron's own tool ids are not on its page) |
+//! | `tools` | [`COPILOT_TOOLS`] (`run_in_terminal`, `copilot_readFile`, `replace_string_in_file`…) | the same (Positron's own tool ids are not on its page) |
 //! | `injected` | [`InjectedText::NONE`] | [`InjectedText::NONE`] |
 //! | `products` | `["Code", "Code - Insiders", "VSCodium"]` | `["Positron"]` |
 //! | `transcripts` | `true` | `false` |
@@ -96,6 +96,25 @@ pub struct VscodeChatDialect {
     /// Read `GitHub.copilot-chat/transcripts/*.jsonl` (Copilot Chat's own event log).
     pub transcripts: bool,
 }
+
+/// Copilot Chat's tool ids: the `copilot_*` ids of the chat store and the plain ids of
+/// tool-call rounds and transcripts. Positron's dialect uses them too (its own tool ids are
+/// not on its page).
+pub const COPILOT_TOOLS: ToolMap = ToolMap {
+    shell: &["run_in_terminal"],
+    read: &["copilot_readFile", "read_file"],
+    edit: &[
+        "copilot_replaceString",
+        "copilot_multiReplaceString",
+        "copilot_applyPatch",
+        "copilot_insertEdit",
+        "replace_string_in_file",
+        "multi_replace_string_in_file",
+        "apply_patch",
+        "insert_edit_into_file",
+    ],
+    write: &["copilot_createFile", "create_file"],
+};
 
 /// The folder of chat sessions inside a workspace storage folder.
 pub const CHAT_SESSIONS: &str = "chatSessions";
@@ -1064,25 +1083,10 @@ mod tests {
     use proptest::prelude::*;
     use serde_json::json;
 
-    const COPILOT_TOOLS: ToolMap = ToolMap {
-        shell: &["run_in_terminal"],
-        read: &["copilot_readFile", "read_file"],
-        edit: &[
-            "copilot_replaceString",
-            "copilot_multiReplaceString",
-            "copilot_applyPatch",
-            "copilot_insertEdit",
-            "replace_string_in_file",
-            "multi_replace_string_in_file",
-            "apply_patch",
-            "insert_edit_into_file",
-        ],
-        write: &["copilot_createFile", "create_file"],
-    };
     /// What the `copilot-chat` adapter would declare.
     const COPILOT: VscodeChatDialect = VscodeChatDialect {
         harness: "copilot-chat",
-        tools: COPILOT_TOOLS,
+        tools: super::COPILOT_TOOLS,
         injected: &InjectedText::NONE,
         products: &["Code", "Code - Insiders", "VSCodium"],
         transcripts: true,
@@ -1116,6 +1120,21 @@ mod tests {
 
     fn edited(path: &str) -> FileTouch {
         FileTouch { path: path.to_string(), action: FileAction::Edit }
+    }
+
+    #[test]
+    fn copilot_tool_ids_cover_both_namings() {
+        for (name, kind) in [
+            ("run_in_terminal", ToolKind::Shell),
+            ("copilot_readFile", ToolKind::Read),
+            ("copilot_replaceString", ToolKind::Edit),
+            ("replace_string_in_file", ToolKind::Edit),
+            ("copilot_createFile", ToolKind::Write),
+            ("create_file", ToolKind::Write),
+            ("copilot_searchCodebase", ToolKind::Other),
+        ] {
+            assert_eq!(COPILOT_TOOLS.kind(name), kind, "{name}");
+        }
     }
 
     #[test]
