@@ -51,9 +51,11 @@
 //! | `legacy_tools` | `false` | `false` | `true` |
 //! | `default_project` | `Some("cline")` | `Some("roo")` | `None` |
 //!
-//! Discovery helpers: [`modern_sources`], [`legacy_sources`] (every file of a task is a
-//! fingerprint part of its source), [`global_storage_roots`] for the editor hosts, and
-//! [`newest_generation_per_task`] for a task present in both generations.
+//! Discovery helpers: [`path_list`] for the `DEJA_*_ROOTS` path lists, [`modern_sources`],
+//! [`legacy_sources`] (every file of a task is a fingerprint part of its source) and
+//! [`task_dir_sources`] for one `tasks` directory,
+//! [`global_storage_roots`] for the editor hosts, and [`newest_generation_per_task`] for a
+//! task present in both generations.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -143,6 +145,18 @@ pub fn global_storage_roots(env: &StoreEnv, extension_id: &str) -> Vec<PathBuf> 
     EDITOR_HOSTS.iter().map(|host| editor_user_dir(env, host).join("globalStorage").join(extension_id)).collect()
 }
 
+/// A path-list variable (`DEJA_CLINE_ROOTS`, `DEJA_ROO_ROOTS`…), split the OS's way (`:` on
+/// Unix, `;` on Windows), `~` expanded, empty entries dropped. `None` when unset or empty,
+/// so the caller falls back to its default roots; a set list replaces them.
+pub fn path_list(env: &StoreEnv, var: &str) -> Option<Vec<PathBuf>> {
+    let raw = env.var(var)?;
+    let roots: Vec<PathBuf> = std::env::split_paths(raw)
+        .filter(|p| !p.as_os_str().is_empty())
+        .map(|p| p.to_str().map_or_else(|| p.clone(), |s| env.expand(s)))
+        .collect();
+    (!roots.is_empty()).then_some(roots)
+}
+
 /// Every modern transcript under a sessions directory, its manifest as a fingerprint part.
 pub fn modern_sources(sessions_dir: &Path) -> Vec<SourceRef> {
     let mut out: Vec<SourceRef> = find_files(sessions_dir, MODERN_WALK_DEPTH, &|n| n.ends_with(MODERN_SUFFIX))
@@ -164,10 +178,16 @@ pub fn modern_sources(sessions_dir: &Path) -> Vec<SourceRef> {
 /// The task's other JSON files, the task folder itself and `<root>/state/taskHistory.json`
 /// are fingerprint parts: the title and times live there.
 pub fn legacy_sources(root: &Path) -> Vec<SourceRef> {
-    let mut out = Vec::new();
     let history = root.join("state").join("taskHistory.json");
-    let history = history.is_file().then_some(history);
-    let Ok(entries) = std::fs::read_dir(root.join("tasks")) else { return out };
+    task_dir_sources(&root.join("tasks"), history.is_file().then_some(history.as_path()))
+}
+
+/// Every legacy task in one `tasks` directory (`<tasks_dir>/<id>/api_conversation_history.json`),
+/// for a read override that names the task folders' directory itself; `history` (a
+/// `taskHistory.json`) is added to each source's parts when given.
+pub fn task_dir_sources(tasks_dir: &Path, history: Option<&Path>) -> Vec<SourceRef> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(tasks_dir) else { return out };
     for entry in entries.flatten() {
         if !is_dir_entry(&entry) {
             continue;
@@ -188,7 +208,7 @@ pub fn legacy_sources(root: &Path) -> Vec<SourceRef> {
             parts.sort();
             src.parts.extend(parts);
         }
-        if let Some(h) = &history {
+        if let Some(h) = history {
             src = src.with_part(h);
         }
         out.push(src);
@@ -943,6 +963,26 @@ mod tests {
         assert!(!kept.iter().any(|s| s.generation == Some(GENERATION_LEGACY)));
         let kept = newest_generation_per_task(vec![same_task.clone(), legacy[0].clone()]);
         assert_eq!(kept, vec![same_task], "order does not matter");
+    }
+
+    #[test]
+    fn a_tasks_directory_lists_like_its_extension_root() {
+        let via_root = legacy_sources(&fixture("roo"));
+        let via_tasks = task_dir_sources(&fixture("roo/tasks"), None);
+        assert_eq!(via_root, via_tasks, "no taskHistory.json: the same sources");
+        let history = fixture("legacy_cline/state/taskHistory.json");
+        let with = task_dir_sources(&fixture("legacy_cline/tasks"), Some(&history));
+        assert_eq!(with, legacy_sources(&fixture("legacy_cline")));
+        assert!(task_dir_sources(&fixture("no/such/tasks"), None).is_empty());
+    }
+
+    #[test]
+    fn path_lists_split_the_os_way_and_expand_the_home() {
+        let sep = if cfg!(windows) { ";" } else { ":" };
+        let env = StoreEnv::with_home("/h").set("L", format!("~/a{sep}{sep}/b")).set("E", sep);
+        assert_eq!(path_list(&env, "L"), Some(vec![PathBuf::from("/h/a"), PathBuf::from("/b")]));
+        assert_eq!(path_list(&env, "E"), None, "only separators: unset");
+        assert_eq!(path_list(&env, "MISSING"), None);
     }
 
     #[test]

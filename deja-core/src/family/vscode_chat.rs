@@ -58,10 +58,14 @@
 //! | field | copilot-chat | positron |
 //! | --- | --- | --- |
 //! | `harness` | `"copilot-chat"` | `"positron"` |
-//! | `tools` | Copilot's tool ids (`run_in_terminal`, `copilot_readFile`, `replace_string_in_file`…) | the same (Positron's own tool ids are not on its page) |
+//! | `tools` | [`COPILOT_TOOLS`] (`run_in_terminal`, `copilot_readFile`, `replace_string_in_file`…) | the same (Positron's own tool ids are not on its page) |
 //! | `injected` | [`InjectedText::NONE`] | [`InjectedText::NONE`] |
 //! | `products` | `["Code", "Code - Insiders", "VSCodium"]` | `["Positron"]` |
 //! | `transcripts` | `true` | `false` |
+//!
+//! Discovery: [`discover`] is an adapter's whole discovery (its `DEJA_<ID>_ROOT`, then its
+//! `User`-folder path list, then the products' `User` folders); [`user_dirs`] and
+//! [`discover_sources`] are its parts.
 
 use std::path::{Path, PathBuf};
 
@@ -70,7 +74,7 @@ use serde_json::Value;
 use crate::builder::SessionBuilder;
 use crate::discover::{find_files, is_dir_entry, is_file_entry};
 use crate::env::StoreEnv;
-use crate::family::cline_tasks::editor_user_dir;
+use crate::family::cline_tasks::{editor_user_dir, path_list};
 use crate::format::{Discovery, FormatError, ParseOptions, ParseStats, SessionSink};
 use crate::model::{cap_text, Edit, FileAction, FileTouch, Role, SourceRef, Timestamp, ToolUse, Turn, MAX_EDIT_BYTES};
 use crate::patch::parse_apply_patch;
@@ -93,6 +97,25 @@ pub struct VscodeChatDialect {
     pub transcripts: bool,
 }
 
+/// Copilot Chat's tool ids: the `copilot_*` ids of the chat store and the plain ids of
+/// tool-call rounds and transcripts. Positron's dialect uses them too (its own tool ids are
+/// not on its page).
+pub const COPILOT_TOOLS: ToolMap = ToolMap {
+    shell: &["run_in_terminal"],
+    read: &["copilot_readFile", "read_file"],
+    edit: &[
+        "copilot_replaceString",
+        "copilot_multiReplaceString",
+        "copilot_applyPatch",
+        "copilot_insertEdit",
+        "replace_string_in_file",
+        "multi_replace_string_in_file",
+        "apply_patch",
+        "insert_edit_into_file",
+    ],
+    write: &["copilot_createFile", "create_file"],
+};
+
 /// The folder of chat sessions inside a workspace storage folder.
 pub const CHAT_SESSIONS: &str = "chatSessions";
 /// The folder of chats opened without a workspace, inside `globalStorage`.
@@ -113,6 +136,26 @@ const FALLBACK_DEPTH: usize = 6;
 /// The `User` folder of every product of the dialect (candidates; check which exist).
 pub fn user_dirs(d: &VscodeChatDialect, env: &StoreEnv) -> Vec<PathBuf> {
     d.products.iter().map(|p| editor_user_dir(env, p)).collect()
+}
+
+/// The whole discovery of a dialect: `root_var` (`DEJA_<ID>_ROOT`: one folder, a `User`
+/// folder or any folder holding chat files, which is walked) replaces everything; else
+/// `roots_var` (a path list of `User` folders) replaces the products' `User` folders; else
+/// every product's `User` folder. Each root is recorded with `Discovery::looked_at`.
+pub fn discover(d: &VscodeChatDialect, env: &StoreEnv, root_var: &str, roots_var: &str) -> Discovery {
+    let mut found = Discovery::default();
+    let roots = match env.path_var(root_var) {
+        Some(root) => vec![root],
+        None => path_list(env, roots_var).unwrap_or_else(|| user_dirs(d, env)),
+    };
+    for root in roots {
+        if found.looked_at(&root) {
+            found.sources.extend(discover_sources(d, &root));
+        }
+    }
+    Discovery::sort_sources(&mut found.sources);
+    found.sources.dedup_by(|a, b| a.path == b.path);
+    found
 }
 
 /// Every chat source under one `User` folder and its `profiles/*`: the `chatSessions` of
@@ -1040,25 +1083,10 @@ mod tests {
     use proptest::prelude::*;
     use serde_json::json;
 
-    const COPILOT_TOOLS: ToolMap = ToolMap {
-        shell: &["run_in_terminal"],
-        read: &["copilot_readFile", "read_file"],
-        edit: &[
-            "copilot_replaceString",
-            "copilot_multiReplaceString",
-            "copilot_applyPatch",
-            "copilot_insertEdit",
-            "replace_string_in_file",
-            "multi_replace_string_in_file",
-            "apply_patch",
-            "insert_edit_into_file",
-        ],
-        write: &["copilot_createFile", "create_file"],
-    };
     /// What the `copilot-chat` adapter would declare.
     const COPILOT: VscodeChatDialect = VscodeChatDialect {
         harness: "copilot-chat",
-        tools: COPILOT_TOOLS,
+        tools: super::COPILOT_TOOLS,
         injected: &InjectedText::NONE,
         products: &["Code", "Code - Insiders", "VSCodium"],
         transcripts: true,
@@ -1092,6 +1120,41 @@ mod tests {
 
     fn edited(path: &str) -> FileTouch {
         FileTouch { path: path.to_string(), action: FileAction::Edit }
+    }
+
+    #[test]
+    fn copilot_tool_ids_cover_both_namings() {
+        for (name, kind) in [
+            ("run_in_terminal", ToolKind::Shell),
+            ("copilot_readFile", ToolKind::Read),
+            ("copilot_replaceString", ToolKind::Edit),
+            ("replace_string_in_file", ToolKind::Edit),
+            ("copilot_createFile", ToolKind::Write),
+            ("create_file", ToolKind::Write),
+            ("copilot_searchCodebase", ToolKind::Other),
+        ] {
+            assert_eq!(COPILOT_TOOLS.kind(name), kind, "{name}");
+        }
+    }
+
+    #[test]
+    fn discover_honours_the_root_then_the_root_list_then_the_products() {
+        let home = fixture("");
+        let user = fixture("User");
+        let env = StoreEnv::with_home("/nowhere").set("ROOT", user.display().to_string());
+        let via_root = discover(&COPILOT, &env, "ROOT", "ROOTS");
+        assert_eq!(via_root.sources, discover_sources(&COPILOT, &user));
+        assert_eq!(via_root.roots, vec![(user.clone(), true)]);
+        let sep = if cfg!(windows) { ";" } else { ":" };
+        let list = format!("{}{sep}{}", user.display(), home.join("Positron/User").display());
+        let env = StoreEnv::with_home("/nowhere").set("ROOTS", list);
+        let via_list = discover(&POSITRON, &env, "ROOT", "ROOTS");
+        assert_eq!(via_list.roots.len(), 2);
+        assert!(via_list.sources.iter().any(|s| s.path.ends_with("5e4d-pos.json")));
+        assert!(!via_list.sources.iter().any(|s| s.path.to_string_lossy().contains("transcripts")), "Positron reads no transcripts");
+        let none = discover(&POSITRON, &StoreEnv::with_home("/nowhere"), "ROOT", "ROOTS");
+        assert!(none.sources.is_empty());
+        assert_eq!(none.roots.len(), 1, "the product's User folder was looked at");
     }
 
     #[test]

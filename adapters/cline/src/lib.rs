@@ -1,0 +1,155 @@
+//! Cline (`cline`): one harness, two store generations of whole-file JSON task
+//! transcripts, read through the Cline task family (`deja_core::family::cline_tasks`,
+//! whose module doc has the record → role table):
+//!
+//! * **modern** (Cline CLI/SDK): `<sessions>/<id>/<id>.messages.json` beside the manifest
+//!   `<id>.json`, where `<sessions>` is `$CLINE_SESSION_DATA_DIR`, else `<data dir>/sessions`
+//!   with `<data dir>` = `$CLINE_DATA_DIR`, else `$CLINE_DIR/data`, else `~/.cline/data`.
+//!   `DEJA_CLINE_ROOT` names this sessions directory and wins over all of them.
+//! * **legacy** (the `saoudrizwan.claude-dev` VS Code extension):
+//!   `<root>/tasks/<taskId>/api_conversation_history.json` with titles and working
+//!   directories in `<root>/state/taskHistory.json`, one root per editor host's global
+//!   storage (`Code`, `Code - Insiders`, `VSCodium`, `Cursor`, `Windsurf`; macOS
+//!   `~/Library/Application Support`, Windows `%APPDATA%`, else `${XDG_CONFIG_HOME:-~/.config}`).
+//!   `DEJA_CLINE_ROOTS` (a path list of extension roots) replaces those roots.
+//!
+//! A task present in both generations (a task id used as a session id) is read once, from
+//! the modern store. Roo Code writes the same legacy file name under its own extension
+//! id: roots are matched by extension id, never by file name.
+//!
+//! The dialect: Cline's modern tool vocabulary (`run_commands` with a list of commands,
+//! `read_files`, `editor` with `old_text`/`new_text`); the legacy tasks yield text only
+//! (the page decodes no tool blocks there), legacy ids are `cline-task-<taskId>` so they
+//! stay apart from modern ids, and a task without a working directory gets the project
+//! `cline`. The injected text is the family's [`TASK_INJECTED`] (`<environment_details>`
+//! removed, `<feedback>` tags dropped, the reply kept); the `<task>`/`<user_input …>`
+//! envelope around the prompt is unwrapped by the family, and the modern transcript's
+//! `system_prompt` is never read as speech.
+//!
+//! Not read: `<data dir>/db/sessions.db` (it indexes the same sessions as the manifests;
+//! its sub-agent edges point at sub-agent transcripts the page says to skip), and the
+//! legacy `ui_messages.json` (a fingerprint part only).
+
+use std::path::PathBuf;
+
+use deja_core::family::cline_tasks::{
+    self, global_storage_roots, legacy_sources, modern_sources, newest_generation_per_task, path_list, ClineDialect, TASK_INJECTED,
+};
+use deja_core::{
+    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, Os, ParseOptions, ParseStats, SessionSink, SourceRef,
+    StoreEnv, StorePath, ToolMap,
+};
+
+const ID: &str = "cline";
+/// The legacy VS Code extension's id: its global-storage folder name.
+pub const EXTENSION_ID: &str = "saoudrizwan.claude-dev";
+
+/// The Cline adapter.
+pub struct ClineFormat;
+
+deja_core::inventory::submit!(deja_core::Registration(&ClineFormat));
+
+/// Cline in the Cline task family.
+pub static DIALECT: ClineDialect = ClineDialect {
+    harness: ID,
+    tools: ToolMap { shell: &["run_commands"], read: &["read_files"], edit: &["editor"], write: &[] },
+    injected: &TASK_INJECTED,
+    legacy_id_prefix: "cline-task-",
+    legacy_tools: false,
+    default_project: Some("cline"),
+};
+
+static INFO: HarnessInfo = HarnessInfo {
+    id: ID,
+    name: "Cline",
+    container: "whole-file JSON, two generations: CLI/SDK session folders (transcript + manifest) and the VS Code \
+        extension's task folders",
+    stores: &[
+        StorePath { os: Os::Any, path: "~/.cline/data/sessions/<id>/<id>.messages.json (+ <id>.json manifest)" },
+        StorePath {
+            os: Os::MacOs,
+            path: "~/Library/Application Support/<host>/User/globalStorage/saoudrizwan.claude-dev/tasks/<taskId>/api_conversation_history.json",
+        },
+        StorePath {
+            os: Os::Windows,
+            path: "%APPDATA%\\<host>\\User\\globalStorage\\saoudrizwan.claude-dev\\tasks\\<taskId>\\api_conversation_history.json",
+        },
+        StorePath {
+            os: Os::Linux,
+            path: "${XDG_CONFIG_HOME:-~/.config}/<host>/User/globalStorage/saoudrizwan.claude-dev/tasks/<taskId>/api_conversation_history.json",
+        },
+    ],
+    env_vars: &["CLINE_SESSION_DATA_DIR", "CLINE_DATA_DIR", "CLINE_DIR", "CLINE_MCP_SETTINGS_PATH", "XDG_CONFIG_HOME", "APPDATA"],
+    deja_vars: &["DEJA_CLINE_ROOT", "DEJA_CLINE_ROOTS"],
+    needs: &[],
+    format_summary: "Cline keeps two generations of task history, both whole JSON documents rewritten on change. The \
+        CLI/SDK writes `<sessions>/<id>/<id>.messages.json` (`{version, agent, sessionId, messages[{role, content, ts}], \
+        system_prompt}`) beside a manifest `<id>.json` (`cwd`, `prompt`, `metadata.title`, `started_at`/`ended_at`); \
+        Anthropic-shaped content blocks carry `run_commands` (a list of commands, results as `{query, result, success}` \
+        items), `read_files` and `editor` (`old_text`/`new_text`) calls paired with `tool_result` blocks by id. Non-lead \
+        agent transcripts are skipped. The legacy VS Code extension (`saoudrizwan.claude-dev`) writes \
+        `tasks/<taskId>/api_conversation_history.json`, a bare message array with no per-message times (base time from \
+        `state/taskHistory.json` plus one second per message), read as text only and named `cline-task-<taskId>`. A task \
+        in both generations is read from the modern store.",
+    injected: &TASK_INJECTED,
+    capabilities: Capabilities {
+        mcp: Capability::Planned(
+            "`${CLINE_MCP_SETTINGS_PATH:-<data dir>/settings/cline_mcp_settings.json}`: `mcpServers.deja = {command: <exe>, \
+             args: [\"mcp\"]}`",
+        ),
+        auto_recall: Capability::Planned(
+            "a CLI plugin `${CLINE_DIR:-~/.cline}/plugins/deja/index.js`: a message builder prepends `hook-prompt --plain` \
+             recall to the last user message (returning a new array), a rule carries `hook-session-start --plain`; Cline's \
+             hooks cannot carry context",
+        ),
+        skill: Capability::Planned("inside the plugin: `~/.cline/plugins/deja/skills/deja-history/SKILL.md` (with the plugin only)"),
+        command: Capability::Planned("`/deja` registered by the plugin (`api.registerCommand`)"),
+        resume: Capability::Planned("modern sessions: `cline --id <sessionId>`; legacy `cline-task-*` reopen only from the extension's history UI"),
+        handoff: Capability::Planned("exec: `cline \"<prompt>\"` runs headlessly with the digest as its prompt"),
+    },
+};
+
+impl HarnessFormat for ClineFormat {
+    fn info(&self) -> &'static HarnessInfo {
+        &INFO
+    }
+
+    fn discover(&self, env: &StoreEnv) -> Discovery {
+        let mut found = Discovery::default();
+        let mut sources = Vec::new();
+        let sessions = sessions_dir(env);
+        if found.looked_at(&sessions) {
+            sources.extend(modern_sources(&sessions));
+        }
+        for root in legacy_roots(env) {
+            if found.looked_at(&root) {
+                sources.extend(legacy_sources(&root));
+            }
+        }
+        found.sources = newest_generation_per_task(sources);
+        Discovery::sort_sources(&mut found.sources);
+        found
+    }
+
+    fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
+        cline_tasks::parse(&DIALECT, src, opts, out)
+    }
+}
+
+/// The modern sessions directory: `DEJA_CLINE_ROOT`, `CLINE_SESSION_DATA_DIR`, else
+/// `<data dir>/sessions`.
+fn sessions_dir(env: &StoreEnv) -> PathBuf {
+    env.deja_root(ID).or_else(|| env.path_var("CLINE_SESSION_DATA_DIR")).unwrap_or_else(|| data_dir(env).join("sessions"))
+}
+
+/// `CLINE_DATA_DIR`, else `$CLINE_DIR/data`, else `~/.cline/data`.
+fn data_dir(env: &StoreEnv) -> PathBuf {
+    env.path_var("CLINE_DATA_DIR")
+        .or_else(|| env.path_var("CLINE_DIR").map(|d| d.join("data")))
+        .unwrap_or_else(|| env.home().join(".cline").join("data"))
+}
+
+/// The legacy extension roots: `DEJA_CLINE_ROOTS`, else every editor host's global storage.
+fn legacy_roots(env: &StoreEnv) -> Vec<PathBuf> {
+    path_list(env, "DEJA_CLINE_ROOTS").unwrap_or_else(|| global_storage_roots(env, EXTENSION_ID))
+}

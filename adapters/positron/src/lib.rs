@@ -1,0 +1,83 @@
+//! Positron Assistant (`positron`): the built-in chat of the Positron IDE (Posit's VS Code
+//! fork), stored in VS Code's own chat-session format in Positron's `User` folder (macOS
+//! `~/Library/Application Support/Positron/User`; Linux `${XDG_CONFIG_HOME:-~/.config}/Positron/User`
+//! and Windows `%APPDATA%\Positron\User` by VS Code's convention, which the page assumes):
+//! `workspaceStorage/<hash>/chatSessions/<id>.jsonl` (mutation log) or `<id>.json` (state),
+//! plus the empty-window chats and every `profiles/<id>/` the same way.
+//!
+//! Read through the VS Code chat family (`deja_core::family::vscode_chat`, whose module doc
+//! has the record → role table): this adapter is its dialect — product `Positron`, no
+//! Copilot transcripts (Positron does not ship the Copilot Chat extension's log), and the
+//! family's Copilot tool ids (Positron's own tool ids are not on its page). No injected
+//! text is known. The project comes from the storage folder's `workspace.json`.
+//!
+//! `DEJA_POSITRON_ROOT` names one sessions root — a `User` folder (or any folder holding
+//! chat files, which is walked) — and replaces everything else; `DEJA_POSITRON_ROOTS` (a
+//! path list of `User` folders) replaces the default one. No source is append-only: the
+//! mutation log is replayed from its start every time (compaction rewrites it).
+
+use deja_core::family::vscode_chat::{self, VscodeChatDialect, COPILOT_TOOLS};
+use deja_core::{
+    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, SessionSink,
+    SourceRef, StoreEnv, StorePath,
+};
+
+const ID: &str = "positron";
+
+/// The Positron Assistant adapter.
+pub struct PositronFormat;
+
+deja_core::inventory::submit!(deja_core::Registration(&PositronFormat));
+
+/// Positron in the VS Code chat family.
+pub static DIALECT: VscodeChatDialect =
+    VscodeChatDialect { harness: ID, tools: COPILOT_TOOLS, injected: &InjectedText::NONE, products: &["Positron"], transcripts: false };
+
+static INFO: HarnessInfo = HarnessInfo {
+    id: ID,
+    name: "Positron Assistant",
+    container: "VS Code chat sessions: JSONL mutation log (`kind` 0–3) or JSON state per chat",
+    stores: &[
+        StorePath {
+            os: Os::MacOs,
+            path: "~/Library/Application Support/Positron/User/{,profiles/*/}workspaceStorage/*/chatSessions/*.{jsonl,json}",
+        },
+        StorePath {
+            os: Os::Linux,
+            path: "${XDG_CONFIG_HOME:-~/.config}/Positron/User/{,profiles/*/}workspaceStorage/*/chatSessions/*.{jsonl,json}",
+        },
+        StorePath { os: Os::Windows, path: "%APPDATA%\\Positron\\User\\{,profiles\\*\\}workspaceStorage\\*\\chatSessions\\*.{jsonl,json}" },
+    ],
+    env_vars: &["XDG_CONFIG_HOME", "APPDATA"],
+    deja_vars: &["DEJA_POSITRON_ROOT", "DEJA_POSITRON_ROOTS"],
+    needs: &[],
+    format_summary: "Positron keeps its assistant's chats in VS Code's chat-session store inside Positron's `User` \
+        folder: `workspaceStorage/<hash>/chatSessions/<id>.jsonl` is a mutation log (`kind` 0 replaces the state, 1 sets a \
+        key path, 2 pushes onto an array, 3 deletes) replayed into the session state, `<id>.json` the state itself on \
+        older builds. Each of the state's `requests[]` holds the prompt (`message`) and the answer parts (`response[]`), \
+        with tool invocations and edits read as for Copilot Chat. The project comes from the storage folder's \
+        `workspace.json`.",
+    injected: &InjectedText::NONE,
+    capabilities: Capabilities {
+        mcp: Capability::Unknown,
+        auto_recall: Capability::Unknown,
+        skill: Capability::Unknown,
+        command: Capability::Unknown,
+        resume: Capability::Unsupported("chats reopen only inside the IDE"),
+        handoff: Capability::Planned("paste: deja prints the handoff digest for the user to paste"),
+    },
+};
+
+impl HarnessFormat for PositronFormat {
+    fn info(&self) -> &'static HarnessInfo {
+        &INFO
+    }
+
+    fn discover(&self, env: &StoreEnv) -> Discovery {
+        vscode_chat::discover(&DIALECT, env, "DEJA_POSITRON_ROOT", "DEJA_POSITRON_ROOTS")
+    }
+
+    fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
+        vscode_chat::parse(&DIALECT, src, opts, out)
+    }
+}
