@@ -904,7 +904,8 @@ fn write_synthetic_rows(tx: &rusqlite::Transaction<'_>, s: &SynthSession, agent:
         rusqlite::params![sid, slug, s.project, s.project.trim_start_matches('/'), title, agent, model, started, updated],
     )?;
 
-    let mut insert_message = tx.prepare("INSERT INTO message(id, session_id, time_created, time_updated, data) VALUES (?1, ?2, ?3, ?4, ?5)")?;
+    let mut insert_message =
+        tx.prepare("INSERT INTO message(id, session_id, time_created, time_updated, data) VALUES (?1, ?2, ?3, ?4, ?5)")?;
     let mut insert_part =
         tx.prepare("INSERT INTO part(id, message_id, session_id, time_created, time_updated, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?;
     // Ids sort as the conversation runs: the reader orders messages by time, then id,
@@ -1513,10 +1514,16 @@ mod tests {
         use Role::*;
         assert_eq!(roles, vec![User, Reasoning, Assistant, ToolCall, ToolCall, ToolCall, Assistant, User, Assistant]);
         let shell = a.turns[3].tool.as_ref().unwrap();
-        assert_eq!((shell.name.as_str(), shell.command.as_deref(), shell.exit.clone()), ("bash", Some("cargo test -p billing"), Some(ExitStatus::Code(101))));
+        assert_eq!(
+            (shell.name.as_str(), shell.command.as_deref(), shell.exit.clone()),
+            ("bash", Some("cargo test -p billing"), Some(ExitStatus::Code(101)))
+        );
         assert_eq!(a.turns[3].text, "1 failed");
         assert_eq!(a.turns[4].files, vec![FileTouch { path: "/src/billing/src/round.rs".into(), action: FileAction::Read }]);
-        assert_eq!(a.turns[5].edit, Some(Edit { path: "/src/billing/src/round.rs".into(), old: "floor".into(), new: Some("round".into()) }));
+        assert_eq!(
+            a.turns[5].edit,
+            Some(Edit { path: "/src/billing/src/round.rs".into(), old: "floor".into(), new: Some("round".into()) })
+        );
         assert_eq!(a.turns[0].time, Some(Timestamp(T0)), "a user part falls back to its message's time");
         assert_eq!(a.turns[8].text, "You are welcome.");
         let (plain, _) = read(&OPENCODE, &d.sources[0], &ParseOptions::default());
@@ -1525,8 +1532,13 @@ mod tests {
 
     #[test]
     fn store_paths_follow_the_variables_and_the_subagent_switch_travels_in_the_key() {
-        const LOC: DbLocation =
-            DbLocation { harness: "opencode", data_dir: "opencode", db_name: "opencode.db", db_var: "DEJA_OPENCODE_DB", xdg_confirmed: true };
+        const LOC: DbLocation = DbLocation {
+            harness: "opencode",
+            data_dir: "opencode",
+            db_name: "opencode.db",
+            db_var: "DEJA_OPENCODE_DB",
+            xdg_confirmed: true,
+        };
         let home = tempfile::tempdir().unwrap();
         let h = home.path();
         let env = StoreEnv::with_home(h);
