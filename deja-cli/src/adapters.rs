@@ -6,6 +6,7 @@ use deja_adapter_codex as _;
 use deja_adapter_deepseek as _;
 use deja_adapter_deja as _;
 use deja_adapter_icodemate as _;
+use deja_adapter_kilocode as _;
 use deja_adapter_mimocode as _;
 use deja_adapter_openclaude as _;
 use deja_adapter_opencode as _;
