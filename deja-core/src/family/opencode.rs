@@ -49,20 +49,30 @@
 //! Sub-agent sessions are their own sessions; [`parse_filtered`] leaves them out (for
 //! `DEJA_INCLUDE_SUBAGENTS=0`, which the adapter reads: `ParseOptions` carries no such
 //! switch).
+//!
+//! **For adapters.** [`discover_store`] finds a harness's database from a [`DbLocation`]
+//! (`DEJA_<X>_DB`, `DEJA_<ID>_ROOT`, `XDG_DATA_HOME`, `~/.local/share`) and, with
+//! `DEJA_INCLUDE_SUBAGENTS` off, keys the source [`WITHOUT_SUBAGENTS_KEY`];
+//! [`parse_discovered`] reads that key back, so discovery and parsing agree on the
+//! switch and toggling it changes the source's identity (a fresh read, not a cursor
+//! taken under the other setting). [`write_synthetic`] writes a `SynthSession` into a
+//! database in opencode 1.18's schema, appending to one that exists.
 
 use std::collections::{HashMap, HashSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use rusqlite::types::ValueRef;
 use rusqlite::Connection;
 use serde_json::Value;
 
 use crate::builder::SessionBuilder;
+use crate::env::StoreEnv;
 use crate::format::{Discovery, FormatError, ParseOptions, ParseStats, SessionSink};
 use crate::model::{cap_text, Edit, ExitStatus, FileAction, FileTouch, Role, SourceRef, Timestamp, ToolUse, Turn, MAX_EDIT_BYTES};
 use crate::patch::{join_cwd, parse_apply_patch};
 use crate::read::{at, str_at};
 use crate::sqlite::{self, Snapshot};
+use crate::synth::{SynthSession, SynthTurn};
 use crate::work::{ToolKind, ToolMap};
 
 /// Rows whose update time is this much older than the cursor are still re-read: a
@@ -748,6 +758,258 @@ fn emit(builder: SessionBuilder, out: &mut dyn SessionSink) {
     }
 }
 
+/// Where one harness of the family keeps its database, and which variables move it
+/// (for [`discover_store`]).
+#[derive(Debug, Clone, Copy)]
+pub struct DbLocation {
+    /// The adapter id: `DEJA_<ID>_ROOT` names the directory holding the database.
+    pub harness: &'static str,
+    /// The directory under the data home (`opencode`, `kilo`, `mimocode`).
+    pub data_dir: &'static str,
+    /// The database file's name (`opencode.db`).
+    pub db_name: &'static str,
+    /// deja's variable naming the database file itself (`DEJA_OPENCODE_DB`).
+    pub db_var: &'static str,
+    /// The harness is known to follow `XDG_DATA_HOME` on Linux and ignore it elsewhere
+    /// (opencode's xdg-basedir): a set variable then *replaces* `~/.local/share` on
+    /// Linux. When false (the page only presumes it), both places are looked at.
+    pub xdg_confirmed: bool,
+}
+
+/// The [`SourceRef::key`] of a database discovered with `DEJA_INCLUDE_SUBAGENTS` off:
+/// [`parse_discovered`] then leaves sub-agent sessions out. The switch is carried in the
+/// source's identity (not read from the process at parse time) so discovery and parsing
+/// agree, and turning it on or off changes the manifest key, which makes the index read
+/// the database afresh instead of resuming a cursor taken under the other setting.
+pub const WITHOUT_SUBAGENTS_KEY: &str = "without-subagents";
+
+/// The database paths a [`DbLocation`] names in `env`, in the order looked at:
+/// `db_var` (a file; a directory means the database inside it), else
+/// `DEJA_<ID>_ROOT/<db_name>`, else the data-home places.
+pub fn store_paths(loc: &DbLocation, env: &StoreEnv) -> Vec<PathBuf> {
+    if let Some(p) = env.path_var(loc.db_var) {
+        return vec![if p.is_dir() { p.join(loc.db_name) } else { p }];
+    }
+    if let Some(root) = env.deja_root(loc.harness) {
+        return vec![root.join(loc.db_name)];
+    }
+    let default = env.home().join(".local/share").join(loc.data_dir).join(loc.db_name);
+    let Some(xdg) = env.path_var("XDG_DATA_HOME").map(|x| x.join(loc.data_dir).join(loc.db_name)) else {
+        return vec![default];
+    };
+    if xdg == default || (loc.xdg_confirmed && cfg!(target_os = "linux")) {
+        vec![xdg]
+    } else {
+        vec![xdg, default]
+    }
+}
+
+/// Discovery for one harness of the family: every path of [`store_paths`] through
+/// [`discover_db`], keyed [`WITHOUT_SUBAGENTS_KEY`] when `DEJA_INCLUDE_SUBAGENTS` is off.
+pub fn discover_store(loc: &DbLocation, env: &StoreEnv) -> Discovery {
+    let mut found = Discovery::default();
+    for db in store_paths(loc, env) {
+        discover_db(&db, &mut found);
+    }
+    if !env.include_subagents() {
+        found.sources = found.sources.into_iter().map(|s| s.keyed(WITHOUT_SUBAGENTS_KEY)).collect();
+    }
+    found
+}
+
+/// Parses a source found by [`discover_store`]: [`parse_filtered`], leaving sub-agent
+/// sessions out when the source is keyed [`WITHOUT_SUBAGENTS_KEY`].
+pub fn parse_discovered(
+    d: &OpencodeDialect,
+    src: &SourceRef,
+    opts: &ParseOptions,
+    out: &mut dyn SessionSink,
+) -> Result<ParseStats, FormatError> {
+    parse_filtered(d, src, opts, src.key.as_deref() != Some(WITHOUT_SUBAGENTS_KEY), out)
+}
+
+/// The tables [`write_synthetic`] creates: opencode 1.18's `session` / `message` /
+/// `part` (with the columns and indexes the opencode page lists) and `project`.
+const SYNTH_SCHEMA: &str = "
+    CREATE TABLE IF NOT EXISTS project(id TEXT PRIMARY KEY, worktree TEXT NOT NULL, vcs TEXT, name TEXT,
+        time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL);
+    CREATE TABLE IF NOT EXISTS session(id TEXT PRIMARY KEY, project_id TEXT NOT NULL, workspace_id TEXT, parent_id TEXT,
+        slug TEXT NOT NULL, directory TEXT NOT NULL, path TEXT, title TEXT NOT NULL, version TEXT NOT NULL, agent TEXT, model TEXT,
+        share_url TEXT, summary_additions INTEGER, summary_deletions INTEGER, summary_files INTEGER, summary_diffs TEXT,
+        revert TEXT, permission TEXT, time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL,
+        time_compacting INTEGER, time_archived INTEGER);
+    CREATE INDEX IF NOT EXISTS session_project_idx ON session(project_id);
+    CREATE INDEX IF NOT EXISTS session_parent_idx ON session(parent_id);
+    CREATE TABLE IF NOT EXISTS message(id TEXT PRIMARY KEY, session_id TEXT NOT NULL, time_created INTEGER NOT NULL,
+        time_updated INTEGER NOT NULL, data TEXT NOT NULL);
+    CREATE INDEX IF NOT EXISTS message_session_idx ON message(session_id);
+    CREATE TABLE IF NOT EXISTS part(id TEXT PRIMARY KEY, message_id TEXT NOT NULL, session_id TEXT NOT NULL,
+        time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL, data TEXT NOT NULL);
+    CREATE INDEX IF NOT EXISTS part_message_idx ON part(message_id);
+    CREATE INDEX IF NOT EXISTS part_session_idx ON part(session_id);";
+
+/// The model a synthetic session claims (message `providerID`/`modelID`).
+const SYNTH_PROVIDER: &str = "anthropic";
+const SYNTH_MODEL: &str = "claude-sonnet-4-5";
+
+/// Writes `session` into the opencode-schema database at `db` the way opencode 1.18
+/// stores a conversation, creating the database (WAL mode) and its tables when missing
+/// and appending to it otherwise, so one database holds many sessions; a session
+/// already in it under the same id is replaced whole. `agent` is the session's and the
+/// messages' agent (`build` for opencode, `code` for Kilo).
+///
+/// Layout: a `session` row (`directory` = the project, a `New session - …` placeholder
+/// title when the session has none, `project_id` `global`); each user turn a `user`
+/// message with one `text` part; the assistant turns between two prompts assistant
+/// messages, one per model step (`step-start`, `reasoning`, `text`, `tool` parts,
+/// `step-finish`; a step ends at a tool call followed by prose, `finish` `tool-calls`
+/// or `stop`), each with `parentID` naming the prompt. Shell turns are `bash` tool parts
+/// (`state.input.command`, `state.output`, `state.metadata.exit`), reads `read` parts
+/// (`filePath`), edits `edit` parts (`filePath`, `oldString`, `newString`; a relative
+/// path is put under the project, as opencode passes absolute paths). Row ids sort in
+/// conversation order. Returns `db`.
+pub fn write_synthetic(db: &Path, session: &SynthSession, agent: &str) -> std::io::Result<PathBuf> {
+    let io = |e: rusqlite::Error| std::io::Error::other(format!("{}: {e}", db.display()));
+    if let Some(dir) = db.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut conn = Connection::open(db).map_err(io)?;
+    conn.busy_timeout(std::time::Duration::from_secs(5)).map_err(io)?;
+    conn.pragma_update(None, "journal_mode", "WAL").map_err(io)?;
+    conn.execute_batch(SYNTH_SCHEMA).map_err(io)?;
+    let tx = conn.transaction().map_err(io)?;
+    write_synthetic_rows(&tx, session, agent).map_err(io)?;
+    tx.commit().map_err(io)?;
+    Ok(db.to_path_buf())
+}
+
+fn write_synthetic_rows(tx: &rusqlite::Transaction<'_>, s: &SynthSession, agent: &str) -> rusqlite::Result<()> {
+    use serde_json::json;
+    let sid = s.id.as_str();
+    tx.execute("DELETE FROM part WHERE session_id = ?1", [sid])?;
+    tx.execute("DELETE FROM message WHERE session_id = ?1", [sid])?;
+    tx.execute("DELETE FROM session WHERE id = ?1", [sid])?;
+    let started = s.started.millis();
+    let updated = s.turns.iter().map(|t| t.time().millis()).fold(started, i64::max);
+    tx.execute(
+        "INSERT OR IGNORE INTO project(id, worktree, vcs, name, time_created, time_updated) VALUES ('global', '/', NULL, NULL, ?1, ?1)",
+        [started],
+    )?;
+    let title = s.title.clone().unwrap_or_else(|| format!("New session - {}", s.started.to_rfc3339()));
+    let slug: String = sid.chars().filter(char::is_ascii_alphanumeric).take(12).collect();
+    let model = json!({"providerID": SYNTH_PROVIDER, "modelID": SYNTH_MODEL}).to_string();
+    tx.execute(
+        "INSERT INTO session(id, project_id, parent_id, slug, directory, path, title, version, agent, model, time_created, time_updated) \
+         VALUES (?1, 'global', NULL, ?2, ?3, ?4, ?5, '1.18.33', ?6, ?7, ?8, ?9)",
+        rusqlite::params![sid, slug, s.project, s.project.trim_start_matches('/'), title, agent, model, started, updated],
+    )?;
+
+    let mut insert_message =
+        tx.prepare("INSERT INTO message(id, session_id, time_created, time_updated, data) VALUES (?1, ?2, ?3, ?4, ?5)")?;
+    let mut insert_part =
+        tx.prepare("INSERT INTO part(id, message_id, session_id, time_created, time_updated, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?;
+    // Ids sort as the conversation runs: the reader orders messages by time, then id,
+    // and parts by id.
+    let (mut n_message, mut n_part) = (0usize, 0usize);
+    let mut add_part = |message: &str, time: i64, value: &Value| -> rusqlite::Result<()> {
+        n_part += 1;
+        insert_part.execute(rusqlite::params![format!("prt_{sid}_{n_part:06}"), message, sid, time, time, value.to_string()])?;
+        Ok(())
+    };
+    let mut last_user: Option<String> = None;
+    let mut i = 0;
+    while i < s.turns.len() {
+        n_message += 1;
+        let id = format!("msg_{sid}_{n_message:05}");
+        if let SynthTurn::User { text, time } = &s.turns[i] {
+            let t = time.millis();
+            let data = json!({"role": "user", "time": {"created": t}, "agent": agent,
+                "model": {"providerID": SYNTH_PROVIDER, "modelID": SYNTH_MODEL}});
+            insert_message.execute(rusqlite::params![id, sid, t, t, data.to_string()])?;
+            // User text parts carry no time of their own (opencode 1.18).
+            add_part(&id, t, &json!({"type": "text", "text": text}))?;
+            last_user = Some(id);
+            i += 1;
+            continue;
+        }
+        // One model step: prose and reasoning, then tool calls, until a prompt or prose
+        // after a tool call.
+        let start = i;
+        let mut saw_tool = false;
+        while i < s.turns.len() {
+            let is_tool = matches!(s.turns[i], SynthTurn::Shell { .. } | SynthTurn::Read { .. } | SynthTurn::Edit { .. });
+            if matches!(s.turns[i], SynthTurn::User { .. }) || (saw_tool && !is_tool) {
+                break;
+            }
+            saw_tool |= is_tool;
+            i += 1;
+        }
+        let step = &s.turns[start..i];
+        let created = step.first().map_or(started, |t| t.time().millis());
+        let completed = step.iter().map(|t| t.time().millis()).fold(created, i64::max) + 1;
+        let finish = if saw_tool { "tool-calls" } else { "stop" };
+        let mut data = json!({"role": "assistant", "mode": agent, "agent": agent,
+            "path": {"cwd": s.project, "root": s.project}, "cost": 0,
+            "tokens": {"input": 0, "output": 0, "reasoning": 0, "cache": {"read": 0, "write": 0}},
+            "modelID": SYNTH_MODEL, "providerID": SYNTH_PROVIDER, "time": {"created": created, "completed": completed},
+            "finish": finish});
+        if let (Some(parent), Some(obj)) = (&last_user, data.as_object_mut()) {
+            obj.insert("parentID".into(), json!(parent));
+        }
+        insert_message.execute(rusqlite::params![id, sid, created, completed, data.to_string()])?;
+        add_part(&id, created, &json!({"type": "step-start"}))?;
+        for (k, turn) in step.iter().enumerate() {
+            let t = turn.time().millis();
+            let span = json!({"start": t, "end": t + 1});
+            let call = format!("call_{n_message:05}_{k:03}");
+            let tool = |name: &str, input: Value, output: &str, metadata: Value, title: &str| {
+                json!({"type": "tool", "callID": call, "tool": name, "state": {"status": "completed", "input": input,
+                    "output": output, "title": title, "metadata": metadata, "time": span}})
+            };
+            let value = match turn {
+                SynthTurn::User { .. } => continue,
+                SynthTurn::Assistant { text, .. } => json!({"type": "text", "text": text, "time": span}),
+                SynthTurn::Reasoning { text, .. } => json!({"type": "reasoning", "text": text, "time": span}),
+                SynthTurn::Shell { command, output, exit_code, .. } => tool(
+                    "bash",
+                    json!({"command": command, "description": "Runs the command"}),
+                    output,
+                    json!({"output": output, "exit": exit_code, "description": "Runs the command", "truncated": false}),
+                    command,
+                ),
+                SynthTurn::Read { path, output, .. } => {
+                    let path = absolute_in(&s.project, path);
+                    tool("read", json!({"filePath": path}), output, json!({"preview": output, "truncated": false}), &path)
+                }
+                SynthTurn::Edit { path, old, new, .. } => {
+                    let path = absolute_in(&s.project, path);
+                    let diff = format!("--- {path}\n+++ {path}\n@@\n-{old}\n+{new}\n");
+                    tool(
+                        "edit",
+                        json!({"filePath": path, "oldString": old, "newString": new}),
+                        "Edit applied successfully.",
+                        json!({"diff": diff, "diagnostics": {}}),
+                        &path,
+                    )
+                }
+            };
+            add_part(&id, t, &value)?;
+        }
+        let tokens = json!({"input": 0, "output": 0, "reasoning": 0, "cache": {"read": 0, "write": 0}});
+        add_part(&id, completed, &json!({"type": "step-finish", "reason": finish, "cost": 0, "tokens": tokens}))?;
+    }
+    Ok(())
+}
+
+/// `path` under `project` unless it is absolute already.
+fn absolute_in(project: &str, path: &str) -> String {
+    if path.starts_with('/') || Path::new(path).is_absolute() {
+        path.to_string()
+    } else {
+        format!("{}/{}", project.trim_end_matches('/'), path)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1209,5 +1471,118 @@ mod tests {
         discover_db(&dir.path().join("missing.db"), &mut d);
         assert!(d.sources.is_empty());
         assert_eq!(d.roots, vec![(empty, true), (dir.path().join("missing.db"), false)]);
+    }
+
+    fn synth(id: &str, project: &str) -> SynthSession {
+        let at = |s: i64| Timestamp(T0 + s * 1000);
+        SynthSession {
+            id: id.to_string(),
+            project: project.to_string(),
+            title: None,
+            started: at(0),
+            turns: vec![
+                SynthTurn::User { text: "why does the rounding test fail?".into(), time: at(0) },
+                SynthTurn::Reasoning { text: "look at the test first".into(), time: at(1) },
+                SynthTurn::Assistant { text: "Running the tests.".into(), time: at(1) },
+                SynthTurn::Shell { command: "cargo test -p billing".into(), output: "1 failed".into(), exit_code: 101, time: at(2) },
+                SynthTurn::Read { path: "src/round.rs".into(), output: "fn round() {}".into(), time: at(3) },
+                SynthTurn::Edit { path: "/src/billing/src/round.rs".into(), old: "floor".into(), new: "round".into(), time: at(4) },
+                SynthTurn::Assistant { text: "Fixed: round, not floor.".into(), time: at(5) },
+                SynthTurn::User { text: "thanks".into(), time: at(6) },
+                SynthTurn::Assistant { text: "You are welcome.".into(), time: at(7) },
+            ],
+        }
+    }
+
+    #[test]
+    fn synthetic_sessions_append_to_one_database_and_read_back_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("share/opencode/opencode.db");
+        assert_eq!(write_synthetic(&db, &synth("ses_a", "/src/billing"), "build").unwrap(), db);
+        write_synthetic(&db, &synth("ses_b", "/src/other"), "build").unwrap();
+        // Written again: replaced, not doubled.
+        write_synthetic(&db, &synth("ses_a", "/src/billing"), "build").unwrap();
+        let mut d = Discovery::default();
+        discover_db(&db, &mut d);
+        let (sessions, stats) = read(&OPENCODE, &d.sources[0], &ParseOptions { include_reasoning: true });
+        assert_eq!(stats.skipped, 0, "{:?}", stats.problems);
+        assert_eq!(sessions.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(), vec!["ses_a", "ses_b"]);
+        let a = &sessions[0];
+        assert_eq!((a.project.as_deref(), a.title.as_deref()), (Some("/src/billing"), None), "the placeholder title is dropped");
+        assert_eq!((a.started, a.updated), (Some(Timestamp(T0)), Some(Timestamp(T0 + 7000))));
+        let roles: Vec<Role> = a.turns.iter().map(|t| t.role).collect();
+        use Role::*;
+        assert_eq!(roles, vec![User, Reasoning, Assistant, ToolCall, ToolCall, ToolCall, Assistant, User, Assistant]);
+        let shell = a.turns[3].tool.as_ref().unwrap();
+        assert_eq!(
+            (shell.name.as_str(), shell.command.as_deref(), shell.exit.clone()),
+            ("bash", Some("cargo test -p billing"), Some(ExitStatus::Code(101)))
+        );
+        assert_eq!(a.turns[3].text, "1 failed");
+        assert_eq!(a.turns[4].files, vec![FileTouch { path: "/src/billing/src/round.rs".into(), action: FileAction::Read }]);
+        assert_eq!(
+            a.turns[5].edit,
+            Some(Edit { path: "/src/billing/src/round.rs".into(), old: "floor".into(), new: Some("round".into()) })
+        );
+        assert_eq!(a.turns[0].time, Some(Timestamp(T0)), "a user part falls back to its message's time");
+        assert_eq!(a.turns[8].text, "You are welcome.");
+        let (plain, _) = read(&OPENCODE, &d.sources[0], &ParseOptions::default());
+        assert!(!plain[0].turns.iter().any(|t| t.role == Reasoning));
+    }
+
+    #[test]
+    fn store_paths_follow_the_variables_and_the_subagent_switch_travels_in_the_key() {
+        const LOC: DbLocation = DbLocation {
+            harness: "opencode",
+            data_dir: "opencode",
+            db_name: "opencode.db",
+            db_var: "DEJA_OPENCODE_DB",
+            xdg_confirmed: true,
+        };
+        let home = tempfile::tempdir().unwrap();
+        let h = home.path();
+        let env = StoreEnv::with_home(h);
+        assert_eq!(store_paths(&LOC, &env), vec![h.join(".local/share/opencode/opencode.db")]);
+        let xdg = StoreEnv::with_home(h).set("XDG_DATA_HOME", "/x/data");
+        let xdg_paths = store_paths(&LOC, &xdg);
+        if cfg!(target_os = "linux") {
+            assert_eq!(xdg_paths, vec![PathBuf::from("/x/data/opencode/opencode.db")]);
+        } else {
+            assert_eq!(xdg_paths, vec![PathBuf::from("/x/data/opencode/opencode.db"), h.join(".local/share/opencode/opencode.db")]);
+        }
+        let unconfirmed = DbLocation { xdg_confirmed: false, ..LOC };
+        assert_eq!(store_paths(&unconfirmed, &xdg).len(), 2, "a presumed XDG harness is looked for in both places");
+        let root = StoreEnv::with_home(h).set("DEJA_OPENCODE_ROOT", "/r").set("XDG_DATA_HOME", "/x");
+        assert_eq!(store_paths(&LOC, &root), vec![PathBuf::from("/r/opencode.db")]);
+        let file = root.clone().set("DEJA_OPENCODE_DB", "~/copies/oc.db");
+        assert_eq!(store_paths(&LOC, &file), vec![h.join("copies/oc.db")], "the file variable wins");
+        let as_dir = root.set("DEJA_OPENCODE_DB", h.display().to_string());
+        assert_eq!(store_paths(&LOC, &as_dir), vec![h.join("opencode.db")], "a directory means the database in it");
+
+        let db = h.join(".local/share/opencode/opencode.db");
+        write_synthetic(&db, &synth("ses_top", "/p"), "build").unwrap();
+        let s = Connection::open(&db).unwrap();
+        s.execute(
+            "INSERT INTO session(id, project_id, parent_id, slug, directory, title, version, time_created, time_updated) \
+             VALUES ('ses_kid', 'global', 'ses_top', 'k', '/p', 'Child session - x', '1', ?1, ?1)",
+            [T0],
+        )
+        .unwrap();
+        s.execute("INSERT INTO message VALUES ('msg_k', 'ses_kid', ?1, ?1, '{\"role\":\"user\"}')", [T0]).unwrap();
+        s.execute("INSERT INTO part VALUES ('prt_k', 'msg_k', 'ses_kid', ?1, ?1, '{\"type\":\"text\",\"text\":\"look around\"}')", [T0])
+            .unwrap();
+        drop(s);
+        let ids = |env: &StoreEnv| {
+            let found = discover_store(&LOC, env);
+            assert_eq!(found.roots, vec![(db.clone(), true)]);
+            let mut out: Vec<Session> = Vec::new();
+            for src in &found.sources {
+                parse_discovered(&OPENCODE, src, &ParseOptions::default(), &mut out).unwrap();
+            }
+            (found.sources[0].key.clone(), out.into_iter().map(|s| s.id).collect::<Vec<_>>())
+        };
+        assert_eq!(ids(&env), (None, vec!["ses_kid".to_string(), "ses_top".to_string()]));
+        let off = StoreEnv::with_home(h).set("DEJA_INCLUDE_SUBAGENTS", "0");
+        assert_eq!(ids(&off), (Some(WITHOUT_SUBAGENTS_KEY.to_string()), vec!["ses_top".to_string()]));
     }
 }

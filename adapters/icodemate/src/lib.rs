@@ -1,0 +1,96 @@
+//! ICodeMate (`icodemate`): another opencode derivative, which keeps every session in one
+//! SQLite database in opencode's schema, `~/.local/share/icodemate/icodemate.db` (+ `-wal`).
+//!
+//! Read with the opencode-schema family, `deja_core::family::opencode` (its module doc
+//! has the record → role table), in opencode's own dialect under the `icodemate` id: the
+//! page reads it "as opencode", inferred from observed stores (there is no public
+//! source, and product-specific divergence is unknown). Nothing differs but the place
+//! and the namespace. This crate is metadata, discovery and fixtures.
+//!
+//! **Variables.** `DEJA_ICODEMATE_DB` names the database file (a directory: the
+//! `icodemate.db` in it); else `DEJA_ICODEMATE_ROOT` names the data directory holding
+//! `icodemate.db`. The page names no harness variable; as an opencode derivative it
+//! presumably follows `XDG_DATA_HOME`, so with the variable set both
+//! `$XDG_DATA_HOME/icodemate/` and `~/.local/share/icodemate/` are looked at.
+//!
+//! **Not read: the legacy JSON storage** (`storage/session_diff/`, `storage/message/`,
+//! `storage/part/`): the page gives no record shapes for it (see the drift entry in
+//! `harness-matrix.toml`).
+//!
+//! `DEJA_INCLUDE_SUBAGENTS`, injected text and the synthetic writer are as in the
+//! opencode adapter: the switch travels in the discovered source's key
+//! (`family::opencode::parse_discovered`), the harness's injections are `synthetic`
+//! parts the family skips, and the writer appends sessions to `icodemate.db` in
+//! opencode 1.18's tables.
+
+use std::path::{Path, PathBuf};
+
+use deja_core::family::opencode::{self, DbLocation, OpencodeDialect};
+use deja_core::{
+    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, SessionSink,
+    SourceRef, StoreEnv, StorePath, SynthSession, SynthWriter,
+};
+
+const ID: &str = "icodemate";
+
+/// The ICodeMate adapter.
+pub struct IcodemateFormat;
+
+deja_core::inventory::submit!(deja_core::Registration(&IcodemateFormat));
+
+/// opencode's dialect under ICodeMate's id.
+pub static DIALECT: OpencodeDialect = OpencodeDialect::new(ID);
+
+/// Where ICodeMate keeps its database and what moves it.
+pub static LOCATION: DbLocation =
+    DbLocation { harness: ID, data_dir: "icodemate", db_name: "icodemate.db", db_var: "DEJA_ICODEMATE_DB", xdg_confirmed: false };
+
+static INFO: HarnessInfo = HarnessInfo {
+    id: ID,
+    name: "ICodeMate",
+    container: "SQLite (WAL), opencode's schema: one database for every session (legacy JSON storage not read)",
+    // `~/.local/share/icodemate/` is looked at even with XDG_DATA_HOME set (unconfirmed).
+    stores: &[StorePath { os: Os::Any, path: "${XDG_DATA_HOME:-~/.local/share}/icodemate/icodemate.db" }],
+    env_vars: &["XDG_DATA_HOME"],
+    deja_vars: &["DEJA_ICODEMATE_ROOT", "DEJA_ICODEMATE_DB", "DEJA_INCLUDE_SUBAGENTS"],
+    needs: &[],
+    format_summary: "ICodeMate, an opencode derivative, keeps opencode's SQLite store in its own directory: \
+        `~/.local/share/icodemate/icodemate.db` with its `-wal`, `session` / `message` / `part` tables whose JSON \
+        `data` columns hold the role, times and parts (`text`, `reasoning`, `tool` with `state.input`, `state.output` \
+        and `state.metadata.exit`). It is read exactly as opencode's, in its own `icodemate` namespace; compatibility \
+        is inferred from observed stores (no producer source). The legacy JSON storage (`storage/session_diff/`, \
+        `storage/message/`, `storage/part/`) is not read: its record shapes are not documented.",
+    injected: &InjectedText::NONE,
+    capabilities: Capabilities {
+        mcp: Capability::Unknown,
+        auto_recall: Capability::Unknown,
+        skill: Capability::Unknown,
+        command: Capability::Unknown,
+        resume: Capability::Unknown,
+        handoff: Capability::Planned("paste: deja prints the handoff digest for the user to paste"),
+    },
+};
+
+impl HarnessFormat for IcodemateFormat {
+    fn info(&self) -> &'static HarnessInfo {
+        &INFO
+    }
+
+    fn discover(&self, env: &StoreEnv) -> Discovery {
+        opencode::discover_store(&LOCATION, env)
+    }
+
+    fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
+        opencode::parse_discovered(&DIALECT, src, opts, out)
+    }
+
+    fn synthetic(&self) -> Option<&dyn SynthWriter> {
+        Some(self)
+    }
+}
+
+impl SynthWriter for IcodemateFormat {
+    fn write(&self, home: &Path, session: &SynthSession) -> std::io::Result<PathBuf> {
+        opencode::write_synthetic(&home.join(".local/share/icodemate/icodemate.db"), session, "build")
+    }
+}

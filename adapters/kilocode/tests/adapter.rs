@@ -1,0 +1,146 @@
+//! Every test of deja-adapter-kilocode, in one test binary: the conformance kit over both
+//! stores (the CLI's `kilo.db` and the extension's task folders under two editor hosts),
+//! then the rules that matter most for each.
+
+use std::path::Path;
+
+use deja_adapter_kilocode::KiloCodeFormat;
+use deja_core::testkit::materialize_home;
+use deja_core::{Edit, ExitStatus, FileAction, FileTouch, HarnessFormat, ParseOptions, Role, Session, StoreEnv};
+
+deja_core::conformance!(
+    KiloCodeFormat,
+    relocate "DEJA_KILOCODE_ROOT" => ".local/share/kilo",
+    relocate "XDG_DATA_HOME" => ".local/share",
+    relocate "XDG_CONFIG_HOME" => ".config",
+    // A directory in DEJA_KILO_DB means the database in it; the file form is tested below.
+    relocate "DEJA_KILO_DB" => ".local/share/kilo",
+    relocate "DEJA_KILO_ROOTS" => ".config/Code/User/globalStorage/kilocode.kilo-code",
+    switch "DEJA_INCLUDE_SUBAGENTS"
+);
+
+/// The fixture home materialized into `to`; the returned writers keep the rows in the live WAL.
+fn fixture_home(to: &Path) -> impl Sized {
+    materialize_home(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home"), to).expect("fixture home")
+}
+
+fn read_all(env: &StoreEnv) -> Vec<Session> {
+    let mut out = Vec::new();
+    for src in KiloCodeFormat.discover(env).sources {
+        KiloCodeFormat.parse(&src, &ParseOptions::default(), &mut out).expect("the fixture parses");
+    }
+    out
+}
+
+fn fixture_sessions(set: &[(&str, &str)]) -> Vec<Session> {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let _writers = fixture_home(tmp.path());
+    let mut env = StoreEnv::with_home(tmp.path());
+    for (k, v) in set {
+        env = env.set(k, *v);
+    }
+    read_all(&env)
+}
+
+fn tool<'a>(s: &'a Session, name: &str) -> Vec<&'a deja_core::Turn> {
+    s.turns.iter().filter(|t| t.tool.as_ref().is_some_and(|x| x.name == name)).collect()
+}
+
+#[test]
+fn cli_sessions_read_as_opencode_with_kilo_tools() {
+    let sessions = fixture_sessions(&[]);
+    let main = sessions.iter().find(|s| s.id == "ses_kilo01").expect("CLI session");
+    assert_eq!((main.harness.as_str(), main.project.as_deref(), main.title.as_deref()), ("kilocode", Some("/home/u/shop"), None));
+    assert_eq!(main.turns[0].text, "rename the cart module to basket", "kilo run quoting unwrapped");
+    assert!(!main.turns.iter().any(|t| t.text.starts_with("Called the Read tool")));
+    assert!(main.turns.iter().any(|t| t.role == Role::Summary));
+    let kid = sessions.iter().find(|s| s.id == "ses_kilo01_kid").expect("CLI sub-agent");
+    assert_eq!(kid.parent.as_deref(), Some("ses_kilo01"));
+
+    let nb = sessions.iter().find(|s| s.id == "ses_kilo02").expect("Kilo tools session");
+    let lint = tool(nb, "bash")[0].tool.as_ref().unwrap();
+    assert_eq!((lint.command.as_deref(), lint.exit.clone()), (Some("make lint"), Some(ExitStatus::Code(2))));
+    let bg = tool(nb, "background_process");
+    assert_eq!(bg[0].tool.as_ref().unwrap().command.as_deref(), Some("npm run dev"), "start runs a command");
+    assert_eq!(bg[1].tool.as_ref().unwrap().command, None, "kill names a process");
+    assert_eq!(
+        tool(nb, "notebook_read")[0].files,
+        vec![FileTouch { path: "/home/u/notebooks/plots.ipynb".into(), action: FileAction::Read }]
+    );
+    assert_eq!(
+        tool(nb, "notebook_edit")[0].files,
+        vec![FileTouch { path: "/home/u/notebooks/plots.ipynb".into(), action: FileAction::Edit }]
+    );
+}
+
+#[test]
+fn extension_tasks_read_as_cline_tasks_with_kilo_tools() {
+    let sessions = fixture_sessions(&[]);
+    let task = sessions.iter().find(|s| s.id == "1767225800000").expect("extension task");
+    assert_eq!((task.harness.as_str(), task.project.as_deref()), ("kilocode", Some("/home/u/shop")));
+    assert_eq!(
+        (task.turns[0].role, task.turns[0].text.as_str()),
+        (Role::User, "rename the cart module"),
+        "envelope and environment_details gone"
+    );
+    let sr = tool(task, "search_and_replace")[0];
+    assert_eq!(sr.edit, Some(Edit { path: "src/cart.ts".into(), old: "Cart".into(), new: Some("Basket".into()) }));
+    let fast = tool(task, "fast_edit_file")[0];
+    assert_eq!(fast.edit.as_ref().unwrap().new.as_deref(), Some("export class Basket {}"), "placeholder lines dropped");
+    let npm = tool(task, "execute_command")[0].tool.as_ref().unwrap();
+    assert_eq!((npm.command.as_deref(), npm.exit.clone(), npm.is_error), (Some("npm test"), Some(ExitStatus::Code(1)), true));
+    assert_eq!(tool(task, "delete_file")[0].files[0].action, FileAction::Delete);
+    assert_eq!(tool(task, "generate_image")[0].files[0], FileTouch { path: "docs/basket.png".into(), action: FileAction::Write });
+    assert!(
+        task.turns.iter().any(|t| t.role == Role::User && t.text == "also keep a Cart alias for old imports"),
+        "feedback wrapper dropped, speech kept"
+    );
+
+    let sub = sessions.iter().find(|s| s.id == "1767226000000").expect("the Cursor host's subtask");
+    assert_eq!(sub.parent.as_deref(), Some("1767225800000"));
+}
+
+#[test]
+fn the_subagent_switch_leaves_children_out_of_both_stores() {
+    let mut ids: Vec<String> = fixture_sessions(&[("DEJA_INCLUDE_SUBAGENTS", "0")]).into_iter().map(|s| s.id).collect();
+    ids.sort();
+    assert_eq!(ids, vec!["1767225800000", "ses_kilo01", "ses_kilo02"]);
+}
+
+#[test]
+fn the_roots_variables_name_each_store() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let _writers = fixture_home(tmp.path());
+    let db = tmp.path().join(".local/share/kilo/kilo.db");
+    let moved = tmp.path().join("copy/k.db");
+    std::fs::create_dir_all(moved.parent().unwrap()).unwrap();
+    std::fs::copy(&db, &moved).unwrap();
+    std::fs::copy(db.with_extension("db-wal"), moved.with_extension("db-wal")).unwrap();
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let only_db = read_all(&StoreEnv::with_home(&empty).set("DEJA_KILO_DB", moved.display().to_string()));
+    assert_eq!(only_db.len(), 3, "the CLI's three sessions from the named file");
+
+    // DEJA_KILO_ROOTS: a list, each an extension folder or a globalStorage folder holding one.
+    let code = tmp.path().join(".config/Code/User/globalStorage/kilocode.kilo-code");
+    let cursor = tmp.path().join(".config/Cursor/User/globalStorage");
+    let list = std::env::join_paths([&code, &cursor]).unwrap();
+    let tasks = read_all(&StoreEnv::with_home(&empty).set("DEJA_KILO_ROOTS", list.to_string_lossy()));
+    let mut ids: Vec<&str> = tasks.iter().map(|s| s.id.as_str()).collect();
+    ids.sort();
+    assert_eq!(ids, vec!["1767225800000", "1767226000000"]);
+}
+
+#[test]
+fn a_task_under_two_hosts_is_read_once() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let _writers = fixture_home(tmp.path());
+    let from = tmp.path().join(".config/Code/User/globalStorage/kilocode.kilo-code/tasks/1767225800000");
+    let to = tmp.path().join(".config/VSCodium/User/globalStorage/kilocode.kilo-code/tasks/1767225800000");
+    std::fs::create_dir_all(&to).unwrap();
+    for f in ["api_conversation_history.json", "history_item.json"] {
+        std::fs::copy(from.join(f), to.join(f)).unwrap();
+    }
+    let sessions = read_all(&StoreEnv::with_home(tmp.path()));
+    assert_eq!(sessions.iter().filter(|s| s.id == "1767225800000").count(), 1);
+}

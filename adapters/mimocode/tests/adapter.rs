@@ -1,0 +1,79 @@
+//! Every test of deja-adapter-mimocode, in one test binary: the conformance kit (snapshots of
+//! the fixture database, arbitrary bytes, mutated fixtures, store overrides, the
+//! synthetic round trip), then the rules that matter most for this opencode fork.
+
+use std::path::Path;
+
+use deja_adapter_mimocode::MimoCodeFormat;
+use deja_core::testkit::materialize_home;
+use deja_core::{Edit, ExitStatus, FileAction, FileTouch, HarnessFormat, ParseOptions, Role, Session, StoreEnv};
+
+deja_core::conformance!(
+    MimoCodeFormat,
+    relocate "DEJA_MIMOCODE_ROOT" => ".local/share/mimocode",
+    relocate "XDG_DATA_HOME" => ".local/share",
+    // A directory in DEJA_MIMOCODE_DB means the database in it; the file form is tested below.
+    relocate "DEJA_MIMOCODE_DB" => ".local/share/mimocode",
+    switch "DEJA_INCLUDE_SUBAGENTS"
+);
+
+fn sessions_with(env: &dyn Fn(&Path) -> StoreEnv) -> (tempfile::TempDir, Vec<Session>) {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let home = tmp.path().join("home");
+    let _writers = materialize_home(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home"), &home).expect("fixture home");
+    let mut out = Vec::new();
+    for src in MimoCodeFormat.discover(&env(&home)).sources {
+        MimoCodeFormat.parse(&src, &ParseOptions::default(), &mut out).expect("the fixture parses");
+    }
+    (tmp, out)
+}
+
+#[test]
+fn the_session_reads_as_opencode_under_its_own_id() {
+    let (_tmp, sessions) = sessions_with(&|h| StoreEnv::with_home(h));
+    let main = sessions.iter().find(|s| s.id == "ses_mimo01").expect("main session");
+    assert_eq!(main.harness, "mimocode");
+    assert_eq!((main.project.as_deref(), main.title.as_deref()), (Some("/work/ledger"), None), "a placeholder title is no title");
+    assert_eq!((main.turns[0].role, main.turns[0].text.as_str()), (Role::User, "why does the ledger balance drift?"));
+    assert!(!main.turns.iter().any(|t| t.text.starts_with("Called the Read tool")), "synthetic parts are not speech");
+    assert!(!main.turns.iter().any(|t| t.role == Role::Reasoning), "reasoning is off by default");
+    let bash = main.turns.iter().find_map(|t| t.tool.as_ref().filter(|x| x.name == "bash")).expect("bash call");
+    assert_eq!((bash.command.as_deref(), bash.exit.clone()), (Some("pytest tests/test_ledger.py"), Some(ExitStatus::Code(1))));
+    let files: Vec<&FileTouch> = main.turns.iter().flat_map(|t| &t.files).collect();
+    assert!(files.contains(&&FileTouch { path: "/work/ledger/ledger.py".into(), action: FileAction::Read }));
+    assert!(files.contains(&&FileTouch { path: "/work/ledger/NOTES.md".into(), action: FileAction::Write }));
+    let edit = main.turns.iter().find_map(|t| t.edit.as_ref()).expect("edit");
+    assert_eq!(
+        edit,
+        &Edit {
+            path: "/work/ledger/ledger.py".into(),
+            old: "total = sum(amounts)".into(),
+            new: Some("total = sum(map(Decimal, amounts))".into())
+        }
+    );
+    assert!(main.turns.iter().any(|t| t.role == Role::Assistant && t.text == "The balance summed floats; it now sums Decimal cents."));
+    assert!(main.turns.iter().any(|t| t.role == Role::Summary && t.text == "Summary: the ledger summed floats; switched to Decimal."));
+
+    let kid = sessions.iter().find(|s| s.id == "ses_mimo01_kid").expect("sub-agent session");
+    assert_eq!((kid.parent.as_deref(), kid.kind.as_deref()), (Some("ses_mimo01"), Some("subagent")));
+    let (_tmp, top) = sessions_with(&|h| StoreEnv::with_home(h).set("DEJA_INCLUDE_SUBAGENTS", "0"));
+    assert_eq!(top.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(), vec!["ses_mimo01"]);
+}
+
+#[test]
+fn the_db_variable_names_the_database_file() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let _writers = materialize_home(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home"), tmp.path()).expect("fixture home");
+    let db = tmp.path().join(".local/share/mimocode/mimocode.db");
+    let moved = tmp.path().join("copy/store.db");
+    std::fs::create_dir_all(moved.parent().unwrap()).unwrap();
+    std::fs::copy(&db, &moved).unwrap();
+    std::fs::copy(db.with_extension("db-wal"), moved.with_extension("db-wal")).unwrap();
+    let empty = tmp.path().join("empty-home");
+    std::fs::create_dir_all(&empty).unwrap();
+    let found = MimoCodeFormat.discover(&StoreEnv::with_home(&empty).set("DEJA_MIMOCODE_DB", moved.display().to_string()));
+    assert_eq!(found.sources.iter().map(|s| s.path.clone()).collect::<Vec<_>>(), vec![moved]);
+    let mut out: Vec<Session> = Vec::new();
+    MimoCodeFormat.parse(&found.sources[0], &ParseOptions::default(), &mut out).unwrap();
+    assert_eq!(out.len(), 2);
+}

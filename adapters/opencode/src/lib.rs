@@ -1,0 +1,124 @@
+//! opencode (`opencode`): every session in one SQLite database,
+//! `${XDG_DATA_HOME:-~/.local/share}/opencode/opencode.db` (WAL mode; right after a run
+//! most rows sit in `opencode.db-wal`). `XDG_DATA_HOME` moves it on Linux only: opencode's
+//! xdg-basedir dependency ignores the variable elsewhere, so on macOS and Windows the
+//! store is always under `~/.local/share` (a set `XDG_DATA_HOME` is looked at as well
+//! there; it costs one `stat`). Since 1.18 no `storage/session/…` JSON is written.
+//!
+//! The reader is the opencode-schema family, `deja_core::family::opencode` (its module
+//! doc has the record → role table: `session` ⋈ `message` ⋈ `part`, text parts by the
+//! message's role, `bash` / `read` / `edit` / `apply_patch` / `write` tool parts as
+//! work, reasoning only on request, compaction summaries as `Summary`), with opencode's
+//! own dialect: opencode's tool names, `opencode run "<prompt>"`'s literal quotes
+//! unwrapped, `New session - …` / `Child session - …` placeholder titles dropped. The
+//! family's reader covers everything the page lists and more (edit tools, failed
+//! tools, sub-agent sessions via `parent_id`), so this crate is metadata, discovery and
+//! fixtures.
+//!
+//! **Variables.** `DEJA_OPENCODE_DB` names the database file (a directory means the
+//! `opencode.db` in it); else `DEJA_OPENCODE_ROOT` names the directory holding
+//! `opencode.db` (the sessions root of a one-database store); else the XDG place.
+//!
+//! **`DEJA_INCLUDE_SUBAGENTS`.** One database holds the sub-agent sessions with their
+//! parents, so discovery cannot leave files out. Discovery reads the switch and, when it
+//! is off, keys the source (`family::opencode::WITHOUT_SUBAGENTS_KEY`); `parse` reads
+//! the key back and calls `parse_filtered`. Carrying the switch in the source rather
+//! than reading `StoreEnv::from_process()` at parse time keeps discovery and parsing on
+//! one environment (tests and the kit pass theirs), and flipping the switch changes the
+//! source's manifest key, so the index re-reads the database instead of resuming a row
+//! cursor taken under the other setting.
+//!
+//! **Injected text.** opencode's own injections into a conversation (tool-call echoes
+//! of attached files, plan-mode reminders) are text parts flagged `synthetic`, which the
+//! family skips; its system prompt is not stored in parts. So `injected` is
+//! `InjectedText::NONE`: deja's own `<deja-recall>` block, which the auto-recall plugin
+//! appends to a prompt, is stripped for every harness at ingest.
+//!
+//! **Synthetic writer.** `family::opencode::write_synthetic` into
+//! `~/.local/share/opencode/opencode.db`, in opencode 1.18's tables; each call appends a
+//! session (one database holds them all).
+
+use std::path::{Path, PathBuf};
+
+use deja_core::family::opencode::{self, DbLocation, OpencodeDialect};
+use deja_core::{
+    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, SessionSink,
+    SourceRef, StoreEnv, StorePath, SynthSession, SynthWriter,
+};
+
+const ID: &str = "opencode";
+
+/// The opencode adapter.
+pub struct OpencodeFormat;
+
+deja_core::inventory::submit!(deja_core::Registration(&OpencodeFormat));
+
+/// opencode's own dialect of its schema.
+pub static DIALECT: OpencodeDialect = OpencodeDialect::new(ID);
+
+/// Where opencode keeps its database and what moves it.
+pub static LOCATION: DbLocation =
+    DbLocation { harness: ID, data_dir: "opencode", db_name: "opencode.db", db_var: "DEJA_OPENCODE_DB", xdg_confirmed: true };
+
+static INFO: HarnessInfo = HarnessInfo {
+    id: ID,
+    name: "opencode",
+    container: "SQLite (WAL), one database for every session: session / message / part tables with JSON data",
+    stores: &[
+        StorePath { os: Os::Linux, path: "${XDG_DATA_HOME:-~/.local/share}/opencode/opencode.db" },
+        StorePath { os: Os::MacOs, path: "~/.local/share/opencode/opencode.db" },
+        StorePath { os: Os::Windows, path: "~/.local/share/opencode/opencode.db" },
+    ],
+    env_vars: &["XDG_DATA_HOME"],
+    deja_vars: &["DEJA_OPENCODE_ROOT", "DEJA_OPENCODE_DB", "DEJA_INCLUDE_SUBAGENTS"],
+    needs: &[],
+    format_summary: "opencode keeps every session in one SQLite database in WAL mode (most fresh rows sit in \
+        `opencode.db-wal`): a `session` row (directory, title, `parent_id` for sub-agents), `message` rows whose JSON \
+        `data` carries the role and times, and `part` rows whose JSON `data` is a `text`, `reasoning` or `tool` part \
+        (`tool` names the tool; `state.input` its arguments, `state.output` and `state.metadata.exit` its result, so \
+        a call and its result are one row). Step, snapshot and patch parts are bookkeeping. `opencode run \"…\"` \
+        stores the prompt in literal quotes, which are unwrapped; `New session - …` titles are placeholders. A \
+        compaction is an assistant message with `summary: true`. The database is read through a private copy with \
+        its WAL, and incrementally by row time.",
+    injected: &InjectedText::NONE,
+    capabilities: Capabilities {
+        mcp: Capability::Planned(
+            "`mcp.deja = {\"type\": \"local\", \"command\": [\"<exe>\", \"mcp\"]}` in \
+             `${XDG_CONFIG_HOME:-~/.config}/opencode/opencode.json` (or `opencode.jsonc`, edited textually)",
+        ),
+        auto_recall: Capability::Planned(
+            "a JS plugin `${XDG_CONFIG_HOME:-~/.config}/opencode/plugins/deja.js`: `experimental.chat.system.transform` \
+             folds `deja hook-session-start` into the first system element, `experimental.chat.messages.transform` appends \
+             `deja hook-prompt` to the last prompt, `experimental.session.compacting` runs `deja hook-precompact`; any \
+             plugin makes opencode npm-install `@opencode-ai/plugin` at startup (needs the network)",
+        ),
+        skill: Capability::Planned("`${XDG_CONFIG_HOME:-~/.config}/opencode/skills/deja-history/SKILL.md`"),
+        command: Capability::Planned("`${XDG_CONFIG_HOME:-~/.config}/opencode/commands/deja.md` (frontmatter `description`, `$ARGUMENTS`)"),
+        resume: Capability::Planned("`cd <session directory> && opencode -s <id>`"),
+        handoff: Capability::Planned("exec: `opencode --prompt \"<prompt>\"`"),
+    },
+};
+
+impl HarnessFormat for OpencodeFormat {
+    fn info(&self) -> &'static HarnessInfo {
+        &INFO
+    }
+
+    fn discover(&self, env: &StoreEnv) -> Discovery {
+        opencode::discover_store(&LOCATION, env)
+    }
+
+    fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
+        opencode::parse_discovered(&DIALECT, src, opts, out)
+    }
+
+    fn synthetic(&self) -> Option<&dyn SynthWriter> {
+        Some(self)
+    }
+}
+
+impl SynthWriter for OpencodeFormat {
+    fn write(&self, home: &Path, session: &SynthSession) -> std::io::Result<PathBuf> {
+        opencode::write_synthetic(&home.join(".local/share/opencode/opencode.db"), session, "build")
+    }
+}
