@@ -1,0 +1,214 @@
+//! pi (`pi`): the pi.dev coding agent. One append-only JSONL file per session under
+//! `~/.pi/agent/sessions/--<encoded-cwd>--/<ISO-timestamp>_<uuid>.jsonl` (the agent
+//! directory moves with `PI_CODING_AGENT_DIR`, the sessions directory alone with
+//! `PI_CODING_AGENT_SESSION_DIR`; `DEJA_PI_ROOT` names the sessions directory itself).
+//!
+//! pi is the root of the pi-lineage, so the reader is `deja_core::family::pi_jsonl`
+//! (its module doc has the record → role table) with pi's own dialect: the project
+//! comes from the `--…--` directory the file sits in, not from the header `cwd` (the
+//! page's rule; `cwd` only when the directory gives nothing), and the bash tool's
+//! `Command exited with code N` last line is the exit status. pi injects nothing about
+//! itself into user text (deja's own recall arrives as a `custom_message`, which the
+//! family skips).
+//!
+//! The synthetic writer lays a session out exactly as pi 0.73 does: the `session` v3
+//! header, a `model_change` root entry, then `message` entries chained by 8-hex
+//! `id`/`parentId`, tool calls as `toolCall` blocks answered by `toolResult` messages.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use deja_core::family::pi_jsonl::{self, PiDialect, MAX_WALK_DEPTH};
+use deja_core::synth::splitmix64;
+use deja_core::{
+    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, SessionSink,
+    SourceRef, StoreEnv, StorePath, SynthSession, SynthTurn, SynthWriter, Timestamp,
+};
+use serde_json::{json, Value};
+
+const ID: &str = "pi";
+
+/// The exit line pi's bash tool appends to the output of a failed command.
+pub const PI_EXIT: &[&str] = &["Command exited with code "];
+
+/// pi's dialect: the project from the encoded directory, exit codes from the marker line.
+pub const DIALECT: PiDialect = PiDialect { harness: ID, cwd_is_project: false, exit_markers: PI_EXIT, ..PiDialect::BASE };
+
+/// The pi adapter.
+pub struct PiFormat;
+
+deja_core::inventory::submit!(deja_core::Registration(&PiFormat));
+
+static INFO: HarnessInfo = HarnessInfo {
+    id: ID,
+    name: "pi",
+    container: "JSONL, one append-only file per session (session header + id/parentId entry tree)",
+    stores: &[
+        StorePath { os: Os::Any, path: "~/.pi/agent/sessions/--<encoded-cwd>--/<ISO-timestamp>_<uuid>.jsonl" },
+        StorePath { os: Os::Any, path: "$PI_CODING_AGENT_DIR/sessions/--<encoded-cwd>--/<ISO-timestamp>_<uuid>.jsonl" },
+        StorePath { os: Os::Any, path: "$PI_CODING_AGENT_SESSION_DIR/--<encoded-cwd>--/<ISO-timestamp>_<uuid>.jsonl" },
+    ],
+    env_vars: &["PI_CODING_AGENT_DIR", "PI_CODING_AGENT_SESSION_DIR"],
+    deja_vars: &["DEJA_PI_ROOT"],
+    needs: &[],
+    format_summary: "pi writes one append-only JSONL file per session: a `session` header (version 3, id, timestamp, cwd), \
+        then typed entries chained by `id`/`parentId` into a tree. `message` entries carry the user prompt, the assistant's \
+        text, thinking and `toolCall` blocks, and `toolResult` messages paired with their call by `toolCallId` (the bash \
+        tool's failed output ends `Command exited with code N`). `compaction` and `branch_summary` entries hold summaries; \
+        `model_change`, `thinking_level_change` and `custom` entries are metadata. The project is the `--<encoded-cwd>--` \
+        directory the file sits in.",
+    injected: &InjectedText::NONE,
+    capabilities: Capabilities {
+        mcp: Capability::Planned("`pi install npm:pi-mcp-adapter`, then `mcpServers.deja` in `~/.pi/agent/mcp.json`"),
+        auto_recall: Capability::Planned(
+            "extension `~/.pi/agent/extensions/deja.ts`: `before_agent_start` returns a `deja-recall` custom message",
+        ),
+        skill: Capability::Planned("`~/.pi/agent/skills/deja-history/SKILL.md`"),
+        command: Capability::Planned("`/deja` registered by the extension with `pi.registerCommand`"),
+        resume: Capability::Planned("`cd <decoded project> && pi --session <id>`"),
+        handoff: Capability::Planned("exec: `pi \"<prompt>\"`"),
+    },
+};
+
+impl HarnessFormat for PiFormat {
+    fn info(&self) -> &'static HarnessInfo {
+        &INFO
+    }
+
+    fn discover(&self, env: &StoreEnv) -> Discovery {
+        let mut found = Discovery::default();
+        pi_jsonl::discover_sessions(&DIALECT, &sessions_root(env), MAX_WALK_DEPTH, env.include_subagents(), &mut found);
+        found
+    }
+
+    fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
+        pi_jsonl::parse(&DIALECT, src, opts, out)
+    }
+
+    fn synthetic(&self) -> Option<&dyn SynthWriter> {
+        Some(self)
+    }
+}
+
+/// `DEJA_PI_ROOT`, else `PI_CODING_AGENT_SESSION_DIR`, else `$PI_CODING_AGENT_DIR/sessions`,
+/// else `~/.pi/agent/sessions` (pi's own order: the session directory wins over the agent
+/// directory).
+fn sessions_root(env: &StoreEnv) -> PathBuf {
+    env.deja_root(ID)
+        .or_else(|| env.path_var("PI_CODING_AGENT_SESSION_DIR"))
+        .or_else(|| env.path_var("PI_CODING_AGENT_DIR").map(|d| d.join("sessions")))
+        .unwrap_or_else(|| env.home().join(".pi/agent/sessions"))
+}
+
+/// pi's directory name for a working directory: the leading separator dropped, every
+/// `/`, `\` and `:` a `-`, wrapped in `--`.
+pub fn encode_cwd(cwd: &str) -> String {
+    let trimmed = cwd.trim_start_matches(['/', '\\']);
+    let inner: String = trimmed.chars().map(|c| if matches!(c, '/' | '\\' | ':') { '-' } else { c }).collect();
+    format!("--{inner}--")
+}
+
+impl SynthWriter for PiFormat {
+    fn write(&self, home: &Path, session: &SynthSession) -> std::io::Result<PathBuf> {
+        let dir = home.join(".pi/agent/sessions").join(encode_cwd(&session.project));
+        std::fs::create_dir_all(&dir)?;
+        let stamp = session.started.to_rfc3339().replace([':', '.'], "-");
+        let path = dir.join(format!("{stamp}_{}.jsonl", session.id));
+        std::fs::write(&path, render(session))?;
+        Ok(path)
+    }
+}
+
+/// One pi session file: header, `model_change` root, then the turns as pi writes them.
+fn render(session: &SynthSession) -> String {
+    let mut w = Render {
+        out: String::new(),
+        seed: splitmix64(session.id.bytes().fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(b.into()))),
+        n: 0,
+        parent: None,
+        calls: 0,
+    };
+    w.line(json!({"type": "session", "version": 3, "id": session.id, "timestamp": session.started.to_rfc3339(), "cwd": session.project}));
+    w.entry(session.started, json!({"type": "model_change", "provider": "synthetic", "modelId": "synth-1"}));
+    // pi writes a model's thinking in the same assistant message as what follows it.
+    let mut thinking: Vec<Value> = Vec::new();
+    for turn in &session.turns {
+        match turn {
+            SynthTurn::User { text, time } => {
+                w.message(*time, json!({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": time.millis()}));
+            }
+            SynthTurn::Reasoning { text, .. } => thinking.push(json!({"type": "thinking", "thinking": text})),
+            SynthTurn::Assistant { text, time } => {
+                let mut content = std::mem::take(&mut thinking);
+                content.push(json!({"type": "text", "text": text}));
+                w.message(*time, assistant(content, "stop", *time));
+            }
+            SynthTurn::Shell { command, output, exit_code, time } => {
+                // pi's bash tool reports a failure as the output plus its exit line.
+                let text = if *exit_code == 0 { output.clone() } else { format!("{output}\n\nCommand exited with code {exit_code}") };
+                w.tool(&mut thinking, *time, "bash", json!({"command": command}), &text, *exit_code != 0);
+            }
+            SynthTurn::Read { path, output, time } => {
+                w.tool(&mut thinking, *time, "read", json!({"path": path}), output, false);
+            }
+            SynthTurn::Edit { path, old, new, time } => {
+                let text = format!("Successfully replaced text in {path}.");
+                w.tool(&mut thinking, *time, "edit", json!({"path": path, "oldText": old, "newText": new}), &text, false);
+            }
+        }
+    }
+    w.out
+}
+
+fn assistant(content: Vec<Value>, stop: &str, time: Timestamp) -> Value {
+    json!({"role": "assistant", "content": content, "api": "openai-completions", "provider": "synthetic", "model": "synth-1",
+        "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0,
+            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
+        "stopReason": stop, "timestamp": time.millis()})
+}
+
+struct Render {
+    out: String,
+    seed: u64,
+    n: u64,
+    parent: Option<String>,
+    calls: u32,
+}
+
+impl Render {
+    fn line(&mut self, v: Value) {
+        let _ = writeln!(self.out, "{v}");
+    }
+
+    /// An entry with pi's envelope: an 8-hex id, the previous entry as parent.
+    fn entry(&mut self, time: Timestamp, mut v: Value) {
+        self.n += 1;
+        let id = format!("{:08x}", splitmix64(self.seed ^ self.n) as u32);
+        if let Some(obj) = v.as_object_mut() {
+            let mut env = serde_json::Map::new();
+            env.insert("type".into(), obj.remove("type").unwrap_or(Value::Null));
+            env.insert("id".into(), id.clone().into());
+            env.insert("parentId".into(), self.parent.clone().map_or(Value::Null, Value::from));
+            env.insert("timestamp".into(), time.to_rfc3339().into());
+            env.extend(std::mem::take(obj));
+            v = Value::Object(env);
+        }
+        self.parent = Some(id);
+        self.line(v);
+    }
+
+    fn message(&mut self, time: Timestamp, message: Value) {
+        self.entry(time, json!({"type": "message", "message": message}));
+    }
+
+    fn tool(&mut self, thinking: &mut Vec<Value>, time: Timestamp, name: &str, args: Value, text: &str, is_error: bool) {
+        self.calls += 1;
+        let call_id = format!("call_{}", self.calls);
+        let mut content = std::mem::take(thinking);
+        content.push(json!({"type": "toolCall", "id": call_id, "name": name, "arguments": args}));
+        self.message(time, assistant(content, "toolUse", time));
+        let result = json!({"role": "toolResult", "toolCallId": call_id, "toolName": name,
+            "content": [{"type": "text", "text": text}], "isError": is_error, "timestamp": time.millis() + 1});
+        self.message(Timestamp(time.millis() + 1), result);
+    }
+}
