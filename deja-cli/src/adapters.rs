@@ -6,6 +6,7 @@ use deja_adapter_codex as _;
 use deja_adapter_deepseek as _;
 use deja_adapter_deja as _;
 use deja_adapter_gjc as _;
+use deja_adapter_kimchi as _;
 use deja_adapter_omp as _;
 use deja_adapter_openclaude as _;
 use deja_adapter_pi as _;
