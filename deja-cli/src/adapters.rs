@@ -10,3 +10,4 @@ use deja_adapter_kimchi as _;
 use deja_adapter_omp as _;
 use deja_adapter_openclaude as _;
 use deja_adapter_pi as _;
+use deja_adapter_senpi as _;
