@@ -11,4 +11,5 @@ use deja_adapter_omp as _;
 use deja_adapter_openclaude as _;
 use deja_adapter_pi as _;
 use deja_adapter_prime as _;
+use deja_adapter_qclaw as _;
 use deja_adapter_senpi as _;
