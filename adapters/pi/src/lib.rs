@@ -24,7 +24,7 @@ use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, SessionSink,
     SourceRef, StoreEnv, StorePath, SynthSession, SynthTurn, SynthWriter, Timestamp,
 };
-use serde_json::{json, Value};
+use serde_json::Value;
 
 const ID: &str = "pi";
 
@@ -128,43 +128,127 @@ fn render(session: &SynthSession) -> String {
         parent: None,
         calls: 0,
     };
-    w.line(json!({"type": "session", "version": 3, "id": session.id, "timestamp": session.started.to_rfc3339(), "cwd": session.project}));
-    w.entry(session.started, json!({"type": "model_change", "provider": "synthetic", "modelId": "synth-1"}));
+    w.line(&J::O(vec![
+        ("type", s("session")),
+        ("version", J::N(3)),
+        ("id", s(&session.id)),
+        ("timestamp", s(&session.started.to_rfc3339())),
+        ("cwd", s(&session.project)),
+    ]));
+    w.entry(session.started, "model_change", vec![("provider", s("synthetic")), ("modelId", s("synth-1"))]);
     // pi writes a model's thinking in the same assistant message as what follows it.
-    let mut thinking: Vec<Value> = Vec::new();
+    let mut thinking: Vec<J> = Vec::new();
     for turn in &session.turns {
         match turn {
             SynthTurn::User { text, time } => {
-                w.message(*time, json!({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": time.millis()}));
+                let content = J::A(vec![text_block(text)]);
+                w.message(*time, J::O(vec![("role", s("user")), ("content", content), ("timestamp", J::N(time.millis()))]));
             }
-            SynthTurn::Reasoning { text, .. } => thinking.push(json!({"type": "thinking", "thinking": text})),
+            SynthTurn::Reasoning { text, .. } => thinking.push(J::O(vec![("type", s("thinking")), ("thinking", s(text))])),
             SynthTurn::Assistant { text, time } => {
                 let mut content = std::mem::take(&mut thinking);
-                content.push(json!({"type": "text", "text": text}));
+                content.push(text_block(text));
                 w.message(*time, assistant(content, "stop", *time));
             }
             SynthTurn::Shell { command, output, exit_code, time } => {
                 // pi's bash tool reports a failure as the output plus its exit line.
                 let text = if *exit_code == 0 { output.clone() } else { format!("{output}\n\nCommand exited with code {exit_code}") };
-                w.tool(&mut thinking, *time, "bash", json!({"command": command}), &text, *exit_code != 0);
+                w.tool(&mut thinking, *time, "bash", vec![("command", s(command))], &text, *exit_code != 0);
             }
             SynthTurn::Read { path, output, time } => {
-                w.tool(&mut thinking, *time, "read", json!({"path": path}), output, false);
+                w.tool(&mut thinking, *time, "read", vec![("path", s(path))], output, false);
             }
             SynthTurn::Edit { path, old, new, time } => {
                 let text = format!("Successfully replaced text in {path}.");
-                w.tool(&mut thinking, *time, "edit", json!({"path": path, "oldText": old, "newText": new}), &text, false);
+                w.tool(&mut thinking, *time, "edit", vec![("path", s(path)), ("oldText", s(old)), ("newText", s(new))], &text, false);
             }
         }
+    }
+    // Thinking with nothing after it is still an assistant message of its own.
+    if !thinking.is_empty() {
+        let time = session.turns.last().map_or(session.started, SynthTurn::time);
+        w.message(time, assistant(thinking, "stop", time));
     }
     w.out
 }
 
-fn assistant(content: Vec<Value>, stop: &str, time: Timestamp) -> Value {
-    json!({"role": "assistant", "content": content, "api": "openai-completions", "provider": "synthetic", "model": "synth-1",
-        "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0,
-            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
-        "stopReason": stop, "timestamp": time.millis()})
+/// A JSON value whose object keys stay in the order pi writes them (serde_json's map,
+/// without its `preserve_order` feature, would sort them).
+enum J {
+    S(String),
+    N(i64),
+    B(bool),
+    Null,
+    A(Vec<J>),
+    O(Vec<(&'static str, J)>),
+}
+
+fn s(text: &str) -> J {
+    J::S(text.to_string())
+}
+
+impl J {
+    fn write(&self, out: &mut String) {
+        match self {
+            J::S(text) => out.push_str(&Value::from(text.as_str()).to_string()),
+            J::N(n) => {
+                let _ = write!(out, "{n}");
+            }
+            J::B(b) => out.push_str(if *b { "true" } else { "false" }),
+            J::Null => out.push_str("null"),
+            J::A(items) => {
+                out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    item.write(out);
+                }
+                out.push(']');
+            }
+            J::O(pairs) => {
+                out.push('{');
+                for (i, (key, value)) in pairs.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&Value::from(*key).to_string());
+                    out.push(':');
+                    value.write(out);
+                }
+                out.push('}');
+            }
+        }
+    }
+}
+
+fn text_block(text: &str) -> J {
+    J::O(vec![("type", s("text")), ("text", s(text))])
+}
+
+/// An assistant message with the fields pi 0.73 writes (`api`, `provider`, `model`,
+/// `usage` with `cost`, `stopReason`, epoch-ms `timestamp`).
+fn assistant(content: Vec<J>, stop: &str, time: Timestamp) -> J {
+    let zero = || J::N(0);
+    let cost = J::O(vec![("input", zero()), ("output", zero()), ("cacheRead", zero()), ("cacheWrite", zero()), ("total", zero())]);
+    let usage = J::O(vec![
+        ("input", zero()),
+        ("output", zero()),
+        ("cacheRead", zero()),
+        ("cacheWrite", zero()),
+        ("totalTokens", zero()),
+        ("cost", cost),
+    ]);
+    J::O(vec![
+        ("role", s("assistant")),
+        ("content", J::A(content)),
+        ("api", s("openai-completions")),
+        ("provider", s("synthetic")),
+        ("model", s("synth-1")),
+        ("usage", usage),
+        ("stopReason", s(stop)),
+        ("timestamp", J::N(time.millis())),
+    ])
 }
 
 struct Render {
@@ -176,39 +260,43 @@ struct Render {
 }
 
 impl Render {
-    fn line(&mut self, v: Value) {
-        let _ = writeln!(self.out, "{v}");
+    fn line(&mut self, v: &J) {
+        v.write(&mut self.out);
+        self.out.push('\n');
     }
 
-    /// An entry with pi's envelope: an 8-hex id, the previous entry as parent.
-    fn entry(&mut self, time: Timestamp, mut v: Value) {
+    /// An entry with pi's envelope (`type`, an 8-hex `id`, the previous entry as
+    /// `parentId`, ISO `timestamp`), then its own fields.
+    fn entry(&mut self, time: Timestamp, kind: &str, fields: Vec<(&'static str, J)>) {
         self.n += 1;
         let id = format!("{:08x}", splitmix64(self.seed ^ self.n) as u32);
-        if let Some(obj) = v.as_object_mut() {
-            let mut env = serde_json::Map::new();
-            env.insert("type".into(), obj.remove("type").unwrap_or(Value::Null));
-            env.insert("id".into(), id.clone().into());
-            env.insert("parentId".into(), self.parent.clone().map_or(Value::Null, Value::from));
-            env.insert("timestamp".into(), time.to_rfc3339().into());
-            env.extend(std::mem::take(obj));
-            v = Value::Object(env);
-        }
+        let parent = self.parent.as_deref().map_or(J::Null, s);
+        let mut pairs = vec![("type", s(kind)), ("id", s(&id)), ("parentId", parent), ("timestamp", s(&time.to_rfc3339()))];
+        pairs.extend(fields);
+        self.line(&J::O(pairs));
         self.parent = Some(id);
-        self.line(v);
     }
 
-    fn message(&mut self, time: Timestamp, message: Value) {
-        self.entry(time, json!({"type": "message", "message": message}));
+    fn message(&mut self, time: Timestamp, message: J) {
+        self.entry(time, "message", vec![("message", message)]);
     }
 
-    fn tool(&mut self, thinking: &mut Vec<Value>, time: Timestamp, name: &str, args: Value, text: &str, is_error: bool) {
+    /// An assistant `toolCall` and pi's `toolResult` for it a millisecond later.
+    fn tool(&mut self, thinking: &mut Vec<J>, time: Timestamp, name: &str, args: Vec<(&'static str, J)>, text: &str, is_error: bool) {
         self.calls += 1;
         let call_id = format!("call_{}", self.calls);
         let mut content = std::mem::take(thinking);
-        content.push(json!({"type": "toolCall", "id": call_id, "name": name, "arguments": args}));
+        content.push(J::O(vec![("type", s("toolCall")), ("id", s(&call_id)), ("name", s(name)), ("arguments", J::O(args))]));
         self.message(time, assistant(content, "toolUse", time));
-        let result = json!({"role": "toolResult", "toolCallId": call_id, "toolName": name,
-            "content": [{"type": "text", "text": text}], "isError": is_error, "timestamp": time.millis() + 1});
-        self.message(Timestamp(time.millis() + 1), result);
+        let done = Timestamp(time.millis() + 1);
+        let result = J::O(vec![
+            ("role", s("toolResult")),
+            ("toolCallId", s(&call_id)),
+            ("toolName", s(name)),
+            ("content", J::A(vec![text_block(text)])),
+            ("isError", J::B(is_error)),
+            ("timestamp", J::N(done.millis())),
+        ]);
+        self.message(done, result);
     }
 }

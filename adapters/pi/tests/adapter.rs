@@ -101,3 +101,33 @@ fn the_synthetic_writer_lays_out_a_pi_store() {
     assert!(s.turns.iter().all(|t| t.node.is_some()), "every entry has an id and a parent chain");
     assert_eq!(encode_cwd("/Users/max/code/my-app"), "--Users-max-code-my-app--");
 }
+
+#[test]
+fn the_synthetic_writer_keeps_reasoning_reads_and_edits() {
+    use deja_core::{SynthSession, SynthTurn, Timestamp};
+    let at = |s: i64| Timestamp(1_772_445_600_000 + s * 1000);
+    let session = SynthSession {
+        id: "0b1c2d3e-4f50-4a61-8b72-000000000009".into(),
+        project: "/src/billing".into(),
+        title: None,
+        started: at(0),
+        turns: vec![
+            SynthTurn::User { text: "where is rounding done?".into(), time: at(1) },
+            SynthTurn::Reasoning { text: "look for round(".into(), time: at(2) },
+            SynthTurn::Read { path: "src/money.rs".into(), output: "fn round() {}".into(), time: at(3) },
+            SynthTurn::Edit { path: "src/money.rs".into(), old: "half_even".into(), new: "half_up".into(), time: at(4) },
+            SynthTurn::Shell { command: "cargo test".into(), output: "ok".into(), exit_code: 0, time: at(5) },
+            SynthTurn::Reasoning { text: "done".into(), time: at(6) },
+        ],
+    };
+    let tmp = tempfile::tempdir().expect("tmp");
+    let path = PiFormat.write(tmp.path(), &session).expect("write");
+    let mut out = Vec::new();
+    PiFormat.parse(&deja_core::SourceRef::file(&path), &ParseOptions { include_reasoning: true }, &mut out).expect("parse");
+    let roles: Vec<Role> = out[0].turns.iter().map(|t| t.role).collect();
+    assert_eq!(roles, [Role::User, Role::Reasoning, Role::ToolCall, Role::ToolCall, Role::ToolCall, Role::Reasoning]);
+    let t = &out[0].turns;
+    assert_eq!((t[2].files[0].action, t[2].text.as_str()), (FileAction::Read, "fn round() {}"));
+    assert_eq!(t[3].edit.as_ref().map(|e| (e.old.as_str(), e.new.as_deref())), Some(("half_even", Some("half_up"))));
+    assert_eq!(t[4].tool.as_ref().and_then(|x| x.exit.clone()), None, "pi writes no exit line for a success");
+}
