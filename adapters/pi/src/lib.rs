@@ -1,7 +1,8 @@
 //! pi (`pi`): the pi.dev coding agent. One append-only JSONL file per session under
 //! `~/.pi/agent/sessions/--<encoded-cwd>--/<ISO-timestamp>_<uuid>.jsonl` (the agent
 //! directory moves with `PI_CODING_AGENT_DIR`, the sessions directory alone with
-//! `PI_CODING_AGENT_SESSION_DIR`; `DEJA_PI_ROOT` names the sessions directory itself).
+//! `PI_CODING_AGENT_SESSION_DIR` or the agent's `settings.json` `sessionDir`; `DEJA_PI_ROOT`
+//! names the sessions directory itself).
 //!
 //! pi is the root of the pi-lineage, so the reader is `deja_core::family::pi_jsonl`
 //! (its module doc has the record → role table) with pi's own dialect: the project
@@ -47,6 +48,7 @@ static INFO: HarnessInfo = HarnessInfo {
         StorePath { os: Os::Any, path: "~/.pi/agent/sessions/--<encoded-cwd>--/<ISO-timestamp>_<uuid>.jsonl" },
         StorePath { os: Os::Any, path: "$PI_CODING_AGENT_DIR/sessions/--<encoded-cwd>--/<ISO-timestamp>_<uuid>.jsonl" },
         StorePath { os: Os::Any, path: "$PI_CODING_AGENT_SESSION_DIR/--<encoded-cwd>--/<ISO-timestamp>_<uuid>.jsonl" },
+        StorePath { os: Os::Any, path: "<settings.json sessionDir>/--<encoded-cwd>--/<ISO-timestamp>_<uuid>.jsonl" },
     ],
     env_vars: &["PI_CODING_AGENT_DIR", "PI_CODING_AGENT_SESSION_DIR"],
     deja_vars: &["DEJA_PI_ROOT"],
@@ -90,14 +92,26 @@ impl HarnessFormat for PiFormat {
     }
 }
 
-/// `DEJA_PI_ROOT`, else `PI_CODING_AGENT_SESSION_DIR`, else `$PI_CODING_AGENT_DIR/sessions`,
-/// else `~/.pi/agent/sessions` (pi's own order: the session directory wins over the agent
-/// directory).
+/// `DEJA_PI_ROOT`, else `PI_CODING_AGENT_SESSION_DIR`, else the agent directory's
+/// `settings.json` `sessionDir`, else `<agent>/sessions`, the agent directory being
+/// `PI_CODING_AGENT_DIR` or `~/.pi/agent` (pi's own order: the session directory wins over
+/// the agent directory).
 fn sessions_root(env: &StoreEnv) -> PathBuf {
-    env.deja_root(ID)
-        .or_else(|| env.path_var("PI_CODING_AGENT_SESSION_DIR"))
-        .or_else(|| env.path_var("PI_CODING_AGENT_DIR").map(|d| d.join("sessions")))
-        .unwrap_or_else(|| env.home().join(".pi/agent/sessions"))
+    if let Some(root) = env.deja_root(ID).or_else(|| env.path_var("PI_CODING_AGENT_SESSION_DIR")) {
+        return root;
+    }
+    let agent = env.path_var("PI_CODING_AGENT_DIR").unwrap_or_else(|| env.home().join(".pi/agent"));
+    settings_session_dir(env, &agent).unwrap_or_else(|| agent.join("sessions"))
+}
+
+/// An absolute (or `~`) `sessionDir` in `<agent>/settings.json`; a relative one is left
+/// alone, since what pi resolves it against is not known.
+fn settings_session_dir(env: &StoreEnv, agent: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(agent.join("settings.json")).ok()?;
+    let settings: Value = serde_json::from_str(&text).ok()?;
+    let dir = settings.get("sessionDir")?.as_str()?.trim();
+    let path = env.expand(dir);
+    (!dir.is_empty() && path.is_absolute()).then_some(path)
 }
 
 /// pi's directory name for a working directory: the leading separator dropped, every

@@ -131,3 +131,21 @@ fn the_synthetic_writer_keeps_reasoning_reads_and_edits() {
     assert_eq!(t[3].edit.as_ref().map(|e| (e.old.as_str(), e.new.as_deref())), Some(("half_even", Some("half_up"))));
     assert_eq!(t[4].tool.as_ref().and_then(|x| x.exit.clone()), None, "pi writes no exit line for a success");
 }
+
+#[test]
+fn a_session_dir_setting_moves_the_store() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let home = tmp.path().join("home");
+    let store = tmp.path().join("elsewhere");
+    std::fs::create_dir_all(home.join(".pi/agent")).expect("mkdir");
+    std::fs::write(home.join(".pi/agent/settings.json"), format!("{{\"sessionDir\": {:?}}}", store.display().to_string()))
+        .expect("settings");
+    let session = deja_core::testkit::sample_session();
+    let written = PiFormat.write(tmp.path().join("scratch").as_path(), &session).expect("write");
+    let dir = store.join("--src-billing--");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::copy(&written, dir.join(written.file_name().expect("name"))).expect("copy");
+    let found = PiFormat.discover(&StoreEnv::with_home(&home)).sources;
+    assert_eq!(found.len(), 1);
+    assert!(found[0].path.starts_with(&store));
+}
