@@ -10,7 +10,9 @@
 //! status in `details.exitCode`/`exitSignal`; session ids are `<agentId>:<uuid>` so two
 //! agents never collide; the project is the header `cwd`, else `qclaw-<agentId>`; the
 //! archived variants are read too, their id the part before `.jsonl` (the page leaves
-//! indexing them to policy: a deleted or reset conversation is still history); user text
+//! indexing them to policy: a deleted or reset conversation is still history), but only
+//! when no live `<id>.jsonl` is beside them (one id, one source: the index would otherwise
+//! let the copies replace each other); user text
 //! relayed from chat channels loses its gateway date prefix
 //! (`[Wed 2026-02-18 11:21 GMT+1] `). `sessions.json` and compaction checkpoints
 //! (`<id>.checkpoint.<uuid>.jsonl`) are not transcripts, and only files directly in an
@@ -18,6 +20,7 @@
 //! is OpenClaw's, not QClaw's. QClaw injects nothing else into user text that deja knows
 //! of.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use deja_core::family::pi_jsonl::{self, DirProject, PiDialect, MAX_WALK_DEPTH};
@@ -86,6 +89,7 @@ impl HarnessFormat for QclawFormat {
         pi_jsonl::discover_sessions(&DIALECT, &agents, MAX_WALK_DEPTH, env.include_subagents(), &mut found);
         // Transcripts are exactly `<agentId>/sessions/<file>` below the agents root.
         found.sources.retain(|s| in_agent_sessions(&agents, &s.path));
+        found.sources = one_source_per_session(std::mem::take(&mut found.sources));
         found
     }
 
@@ -103,4 +107,26 @@ fn in_agent_sessions(agents: &Path, path: &Path) -> bool {
     let Ok(rel) = path.strip_prefix(agents) else { return false };
     let parts: Vec<_> = rel.components().collect();
     parts.len() == 3 && parts[1].as_os_str() == "sessions"
+}
+
+/// One source per session. An archived copy (`<id>.jsonl.full.bak`, `.reset.<ts>`,
+/// `.deleted.<ts>`) carries its session's id, and two sources of one id would replace each
+/// other in the index on every pass: the live `<id>.jsonl` wins, else the last archived
+/// name (so a session that was only ever archived is still read).
+fn one_source_per_session(sources: Vec<SourceRef>) -> Vec<SourceRef> {
+    let mut best: BTreeMap<(PathBuf, String), SourceRef> = BTreeMap::new();
+    for src in sources {
+        let name = src.path.file_name().and_then(|n| n.to_str()).unwrap_or("").to_string();
+        let key = (src.path.parent().map(Path::to_path_buf).unwrap_or_default(), pi_jsonl::file_stem_id(&name).to_string());
+        let rank = |n: &str| (n.ends_with(".jsonl"), n.to_string());
+        match best.get(&key) {
+            Some(kept) if rank(kept.path.file_name().and_then(|n| n.to_str()).unwrap_or("")) >= rank(&name) => {}
+            _ => {
+                best.insert(key, src);
+            }
+        }
+    }
+    let mut out: Vec<SourceRef> = best.into_values().collect();
+    Discovery::sort_sources(&mut out);
+    out
 }

@@ -61,6 +61,8 @@ fn archived_transcripts_are_read_and_the_rest_is_not() {
         ],
         "deleted and reset transcripts in; the checkpoint and sessions.json out"
     );
+    let found = QclawFormat.discover(&env()).sources;
+    assert!(!found.iter().any(|s| s.path.to_string_lossy().ends_with(".full.bak")), "the live file of that id wins");
 }
 
 #[test]
