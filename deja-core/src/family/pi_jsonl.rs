@@ -39,6 +39,8 @@
 //! (`<session>/N-<agent>.jsonl`, `agent` = the part after `N-`); otherwise it is a `fork`.
 //! A fork file opens with copies of the parent's entries (same ids): when the parent file
 //! is readable those entries are skipped, so forks do not duplicate the parent's turns.
+//! [`head_marks_subagent`] reads the same depth and custom-type signs from a file's head,
+//! for discovery to leave sub-agents out that sit beside their parents.
 //!
 //! Incremental reads: with `SourceRef::resume` only the tail from the offset is parsed,
 //! numbering continues from `next_seq`, and the head is re-read (at most 64 KiB) for the
@@ -261,6 +263,19 @@ pub fn discover_sessions(d: &PiDialect, root: &Path, max_depth: usize, include_s
         found.sources.push(SourceRef::file(path).append_only());
     }
     Discovery::sort_sources(&mut found.sources);
+}
+
+/// True when the head of the transcript at `path` (at most 64 KiB) marks it a sub-agent
+/// session by the dialect's own signs: a header `subagent_depth_field` above zero, or an
+/// entry whose `type`/`customType` is one of `subagent_custom_types`. For dialects whose
+/// sub-agent transcripts sit beside their parents' (kimchi), so that discovery can leave
+/// them out when `DEJA_INCLUDE_SUBAGENTS` is off; an unreadable file is not one.
+pub fn head_marks_subagent(d: &PiDialect, path: &Path) -> bool {
+    let src = SourceRef::file(path);
+    let opts = ParseOptions::default();
+    let mut file = FileParse::new(d, &src, &opts);
+    file.read_head(HEAD_LIMIT);
+    file.subagent
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1561,6 +1576,18 @@ mod tests {
         assert_eq!(out[0].turns, from_file.turns);
         assert_eq!(out[0].id, from_file.id);
         assert_eq!(out[0].project.as_deref(), Some("/home/dev/src/app"));
+    }
+
+    #[test]
+    fn the_head_says_whether_a_file_is_a_sub_agent() {
+        let kimchi = "kimchi/--w-kimchi-demo--/";
+        assert!(head_marks_subagent(&KIMCHI, &fixture(&format!("{kimchi}2026-10-01T09-05-00-000Z_k-02.jsonl"))), "the custom entry");
+        assert!(!head_marks_subagent(&KIMCHI, &fixture(&format!("{kimchi}2026-10-01T09-10-00-000Z_k-03.jsonl"))), "a fork");
+        let child = "prime/session-artifacts/0199aa00-0000-7000-8000-000000000001/sub-1/0199bb00-0000-7000-8000-000000000002.jsonl";
+        assert!(head_marks_subagent(&PRIME, &fixture(child)), "rlmDepth 1");
+        assert!(!head_marks_subagent(&PRIME, &fixture("prime/sessions/0199aa00-0000-7000-8000-000000000001.jsonl")));
+        assert!(!head_marks_subagent(&PI, &fixture(child)), "pi has no depth field");
+        assert!(!head_marks_subagent(&KIMCHI, &fixture("nowhere.jsonl")));
     }
 
     #[test]

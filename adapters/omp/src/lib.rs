@@ -1,0 +1,113 @@
+//! omp (Oh My Pi, `omp`): a pi-lineage coding agent. One JSONL file per session under
+//! `<root>/<encoded-cwd>/<ISO-timestamp>_<uuid>.jsonl`, in several roots at once: the
+//! default profile `~/.omp/agent/sessions/`, every named profile
+//! `~/.omp/profiles/<name>/agent/sessions/`, and, when `$XDG_DATA_HOME/omp` exists, the
+//! XDG root `$XDG_DATA_HOME/omp/sessions/` and its profiles
+//! `$XDG_DATA_HOME/omp/profiles/<name>/sessions/`. `DEJA_OMP_ROOT` names one sessions
+//! root and then is the only one read.
+//!
+//! The reader is `deja_core::family::pi_jsonl` (its module doc has the record → role
+//! table): omp writes pi's session format. What the dialect changes: the header `cwd` is
+//! the project (omp's directory name is the cwd relative to `$HOME`, undecodable without
+//! knowing that home), and the bash result's trailing `Wall time: <s> seconds` footer is
+//! dropped from the output (omp writes no exit code; `isError` is the status). omp 18's
+//! fixed-width `title` slot line before the header, `developer` messages and the
+//! `custom` lifecycle entries (`tool_execution_start`, `session_exit`) are handled by the
+//! family. Every profile is read, so `OMP_PROFILE`/`PI_PROFILE` (which pick the profile
+//! omp writes to) change nothing here. omp injects nothing into user text that deja
+//! knows of.
+
+use std::path::{Path, PathBuf};
+
+use deja_core::family::pi_jsonl::{self, PiDialect, MAX_WALK_DEPTH};
+use deja_core::{
+    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, SessionSink,
+    SourceRef, StoreEnv, StorePath,
+};
+
+const ID: &str = "omp";
+
+/// omp's dialect: `cwd` is the project, the `Wall time:` footer is not output.
+pub const DIALECT: PiDialect = PiDialect { harness: ID, result_footers: &["Wall time: "], ..PiDialect::BASE };
+
+/// The omp adapter.
+pub struct OmpFormat;
+
+deja_core::inventory::submit!(deja_core::Registration(&OmpFormat));
+
+static INFO: HarnessInfo = HarnessInfo {
+    id: ID,
+    name: "omp (Oh My Pi)",
+    container: "JSONL, one append-only file per session (pi's format; omp 18 adds a fixed-width title slot line)",
+    stores: &[
+        StorePath { os: Os::Any, path: "~/.omp/agent/sessions/<encoded-cwd>/<ISO-timestamp>_<uuid>.jsonl" },
+        StorePath { os: Os::Any, path: "~/.omp/profiles/<name>/agent/sessions/<encoded-cwd>/<ISO-timestamp>_<uuid>.jsonl" },
+        StorePath { os: Os::Any, path: "$XDG_DATA_HOME/omp/sessions/<encoded-cwd>/<ISO-timestamp>_<uuid>.jsonl" },
+        StorePath { os: Os::Any, path: "$XDG_DATA_HOME/omp/profiles/<name>/sessions/<encoded-cwd>/<ISO-timestamp>_<uuid>.jsonl" },
+    ],
+    env_vars: &["XDG_DATA_HOME", "OMP_PROFILE", "PI_PROFILE"],
+    deja_vars: &["DEJA_OMP_ROOT", "DEJA_INCLUDE_SUBAGENTS"],
+    needs: &[],
+    format_summary: "omp writes pi's session JSONL: a `session` header (omp 18 puts a 256-byte `title` slot line, rewritten \
+        in place, before it), then `message` entries chained by `id`/`parentId` with user text, assistant text, thinking \
+        and `toolCall` blocks, and `toolResult` messages paired by `toolCallId` whose output ends with a `Wall time:` \
+        footer and carries no exit code (`isError` only). `developer` messages, `custom` lifecycle entries, model and \
+        thinking-level changes are skipped. The project is the header `cwd`; sessions sit in the default profile, every \
+        named profile and the XDG data roots.",
+    injected: &InjectedText::NONE,
+    capabilities: Capabilities {
+        mcp: Capability::Planned("`mcpServers.deja` in `~/.omp/agent/mcp.json` (reached as the `xd://mcp__deja_deja` device)"),
+        auto_recall: Capability::Planned(
+            "extension module `~/.omp/agent/extensions/deja/index.js`: `pi.on(\"context\")` prepends recall to the last user message",
+        ),
+        skill: Capability::Planned("shared `~/.agents/skills/deja-history/SKILL.md`"),
+        command: Capability::Planned("`~/.omp/agent/commands/deja.md` (`$ARGUMENTS`)"),
+        resume: Capability::Planned("`omp --resume <id>`"),
+        handoff: Capability::Planned("exec: `omp \"<prompt>\"`"),
+    },
+};
+
+impl HarnessFormat for OmpFormat {
+    fn info(&self) -> &'static HarnessInfo {
+        &INFO
+    }
+
+    fn discover(&self, env: &StoreEnv) -> Discovery {
+        let mut found = Discovery::default();
+        for root in sessions_roots(env) {
+            pi_jsonl::discover_sessions(&DIALECT, &root, MAX_WALK_DEPTH, env.include_subagents(), &mut found);
+        }
+        found
+    }
+
+    fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
+        pi_jsonl::parse(&DIALECT, src, opts, out)
+    }
+}
+
+/// Every sessions root omp may have written to (see the module doc); `DEJA_OMP_ROOT`
+/// alone when set.
+fn sessions_roots(env: &StoreEnv) -> Vec<PathBuf> {
+    if let Some(root) = env.deja_root(ID) {
+        return vec![root];
+    }
+    let omp = env.home().join(".omp");
+    let mut roots = vec![omp.join("agent/sessions")];
+    roots.extend(subdirs(&omp.join("profiles")).into_iter().map(|p| p.join("agent/sessions")));
+    // The variable is set on most Linux desktops whether omp uses it or not: the XDG
+    // roots count only once omp has made its directory there.
+    let xdg = env.xdg_data_home().join("omp");
+    if xdg.is_dir() {
+        roots.push(xdg.join("sessions"));
+        roots.extend(subdirs(&xdg.join("profiles")).into_iter().map(|p| p.join("sessions")));
+    }
+    roots
+}
+
+/// The directories directly in `dir`, sorted (none when it is unreadable).
+fn subdirs(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut dirs: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.is_dir()).collect();
+    dirs.sort();
+    dirs
+}

@@ -1,0 +1,84 @@
+//! Every test of deja-adapter-omp, in one test binary: the conformance kit (snapshots of
+//! every source in `tests/fixtures/home/`, arbitrary bytes, mutated fixtures, store
+//! overrides), then the rules that matter most for omp.
+
+use std::path::Path;
+
+use deja_adapter_omp::OmpFormat;
+use deja_core::{HarnessFormat, ParseOptions, Role, Session, StoreEnv};
+
+deja_core::conformance!(
+    OmpFormat,
+    relocate "DEJA_OMP_ROOT" => ".omp/agent/sessions",
+    relocate "XDG_DATA_HOME" => ".local/share",
+    // Every profile is read, so the variables naming omp's current one move nothing.
+    switch "OMP_PROFILE",
+    switch "PI_PROFILE",
+    switch "DEJA_INCLUDE_SUBAGENTS"
+);
+
+fn home() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home")
+}
+
+fn sessions(env: &StoreEnv) -> Vec<Session> {
+    let mut out = Vec::new();
+    for src in OmpFormat.discover(env).sources {
+        OmpFormat.parse(&src, &ParseOptions::default(), &mut out).expect("a fixture parses");
+    }
+    out
+}
+
+fn session<'a>(all: &'a [Session], id: &str) -> &'a Session {
+    all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("session {id}"))
+}
+
+#[test]
+fn every_profile_and_xdg_root_is_read() {
+    let all = sessions(&StoreEnv::with_home(home()));
+    let mut ids: Vec<&str> = all.iter().map(|s| s.id.as_str()).collect();
+    ids.sort();
+    assert_eq!(
+        ids,
+        [
+            "01a2b3c4-0000-7000-8000-000000000001",
+            "01a2b3c4-0000-7000-8000-000000000002",
+            "01a2b3c4-0000-7000-8000-000000000003",
+            "01a2b3c4-0000-7000-8000-000000000004",
+            "0b1c2d3e-0000-4000-8000-00000000000a"
+        ],
+        "default, named profile, XDG and XDG profile"
+    );
+    let elsewhere = tempfile::tempdir().expect("tmp");
+    let only_home = sessions(&StoreEnv::with_home(home()).set("XDG_DATA_HOME", elsewhere.path().display().to_string()));
+    assert_eq!(only_home.len(), 3, "no omp directory under XDG_DATA_HOME: those roots do not count");
+}
+
+#[test]
+fn omp_18_title_slot_header_and_wall_time_footer() {
+    let all = sessions(&StoreEnv::with_home(home()));
+    let s = session(&all, "01a2b3c4-0000-7000-8000-000000000001");
+    assert_eq!((s.harness.as_str(), s.project.as_deref(), s.title.as_deref()), ("omp", Some("/home/dev/src/app"), None), "empty slot");
+    let roles: Vec<Role> = s.turns.iter().map(|t| t.role).collect();
+    assert_eq!(roles, [Role::User, Role::ToolCall, Role::Assistant], "thinking off by default, lifecycle customs skipped");
+    let call = &s.turns[1];
+    assert_eq!(call.tool.as_ref().and_then(|t| t.command.as_deref()), Some("cargo test"));
+    assert_eq!(call.text, "test result: ok. 12 passed", "the footer is not output");
+    assert_eq!(call.tool.as_ref().and_then(|t| t.exit.clone()), None, "omp writes no exit code");
+    let failed = session(&all, "01a2b3c4-0000-7000-8000-000000000002");
+    assert_eq!(failed.title.as_deref(), Some("lint failures"));
+    assert!(failed.turns.iter().any(|t| t.tool.as_ref().is_some_and(|x| x.is_error && x.command.as_deref() == Some("npm run lint"))));
+}
+
+#[test]
+fn developer_messages_are_not_speech() {
+    let all = sessions(&StoreEnv::with_home(home()));
+    let s = session(&all, "0b1c2d3e-0000-4000-8000-00000000000a");
+    assert_eq!(s.project.as_deref(), Some("/src/ledger"));
+    assert!(!s.turns.iter().any(|t| t.text.contains("house rules")));
+    assert_eq!(
+        s.turns.iter().map(|t| t.role).collect::<Vec<_>>(),
+        [Role::User, Role::ToolOutput],
+        "a result whose call is not in the file"
+    );
+}

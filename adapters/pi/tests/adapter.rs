@@ -1,0 +1,151 @@
+//! Every test of deja-adapter-pi, in one test binary: the conformance kit (snapshots of
+//! every source in `tests/fixtures/home/`, arbitrary bytes, mutated fixtures, store
+//! overrides, the synthetic round trip), then the rules that matter most for pi.
+
+use std::path::Path;
+
+use deja_adapter_pi::{encode_cwd, PiFormat};
+use deja_core::{ExitStatus, FileAction, HarnessFormat, ParseOptions, Role, Session, StoreEnv, SynthWriter};
+
+deja_core::conformance!(
+    PiFormat,
+    relocate "DEJA_PI_ROOT" => ".pi/agent/sessions",
+    relocate "PI_CODING_AGENT_DIR" => ".pi/agent",
+    relocate "PI_CODING_AGENT_SESSION_DIR" => ".pi/agent/sessions",
+    switch "DEJA_INCLUDE_SUBAGENTS"
+);
+
+fn sessions_with(opts: &ParseOptions) -> Vec<Session> {
+    let home = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home");
+    let mut out = Vec::new();
+    for src in PiFormat.discover(&StoreEnv::with_home(&home)).sources {
+        PiFormat.parse(&src, opts, &mut out).expect("a fixture parses");
+    }
+    out
+}
+
+fn session<'a>(all: &'a [Session], id: &str) -> &'a Session {
+    all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("session {id}"))
+}
+
+#[test]
+fn the_page_example_reads_as_the_page_says() {
+    let all = sessions_with(&ParseOptions::default());
+    let s = session(&all, "6f1e2d3c-0000-4000-8000-000000000001");
+    assert_eq!(s.harness, "pi");
+    assert_eq!(s.project.as_deref(), Some("src/notes"), "decoded from the --src-notes-- directory");
+    let roles: Vec<Role> = s.turns.iter().map(|t| t.role).collect();
+    assert_eq!(roles, [Role::User, Role::Assistant, Role::ToolCall, Role::Assistant], "thinking is not indexed by default");
+    assert_eq!(s.turns[2].tool.as_ref().and_then(|t| t.command.as_deref()), Some("sqlite3 notes.db .schema"));
+    assert_eq!(s.turns[2].text, "CREATE TABLE notes(...)", "the result folds into its call");
+    let with = sessions_with(&ParseOptions { include_reasoning: true });
+    assert!(session(&with, &s.id).turns.iter().any(|t| t.role == Role::Reasoning && t.text == "probably no index"));
+}
+
+#[test]
+fn a_failed_command_keeps_its_exit_code_and_loses_the_marker_line() {
+    let all = sessions_with(&ParseOptions::default());
+    let s = session(&all, "0199aa10-0000-7000-8000-000000000002");
+    let call = s.turns.iter().find(|t| t.tool.as_ref().and_then(|x| x.command.as_deref()) == Some("npm test -- migrate")).expect("call");
+    let tool = call.tool.as_ref().expect("tool");
+    assert_eq!((tool.exit.clone(), tool.is_error), (Some(ExitStatus::Code(1)), true));
+    assert!(!call.text.contains("Command exited"), "{}", call.text);
+    assert_eq!(s.turns[0].text, "run the migration test", "string content");
+    let bang = s.turns.iter().find(|t| t.tool.as_ref().and_then(|x| x.command.as_deref()) == Some("git status --short")).expect("!cmd");
+    assert_eq!(bang.tool.as_ref().and_then(|t| t.exit.clone()), Some(ExitStatus::Code(0)));
+}
+
+#[test]
+fn file_tools_record_files_and_the_edit_span() {
+    let all = sessions_with(&ParseOptions::default());
+    let s = session(&all, "0199aa20-0000-7000-8000-000000000003");
+    let files: Vec<(&str, FileAction)> = s.turns.iter().flat_map(|t| t.files.iter().map(|f| (f.path.as_str(), f.action))).collect();
+    assert_eq!(files, [("src/cli.ts", FileAction::Read), ("src/cli.ts", FileAction::Edit), ("CHANGELOG.md", FileAction::Write)]);
+    let edit = s.turns.iter().find_map(|t| t.edit.as_ref()).expect("edit");
+    assert_eq!((edit.old.as_str(), edit.new.as_deref()), ("const flag = '--fts';", Some("const flag = '--full-text';")));
+}
+
+#[test]
+fn summaries_and_an_aborted_answer() {
+    let all = sessions_with(&ParseOptions::default());
+    let s = session(&all, "0199aa30-0000-7000-8000-000000000004");
+    assert_eq!(s.turns.iter().filter(|t| t.role == Role::Summary).count(), 2, "compaction and branch summary");
+    assert_eq!(s.turns.iter().filter(|t| t.role == Role::User).count(), 2, "the summary replaces nothing");
+    assert!(s.turns.last().is_some_and(|t| t.role == Role::Assistant && t.partial));
+}
+
+#[test]
+fn deja_recall_is_not_user_speech() {
+    let all = sessions_with(&ParseOptions::default());
+    let mut s = session(&all, "0199aa40-0000-7000-8000-000000000005").clone();
+    deja_core::normalize::normalize(&mut s, &Default::default(), PiFormat.info().injected);
+    let users: Vec<&str> = s.turns.iter().filter(|t| t.role == Role::User).map(|t| t.text.as_str()).collect();
+    assert_eq!(users, ["why are tags duplicated?"]);
+}
+
+#[test]
+fn the_synthetic_writer_lays_out_a_pi_store() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let session = deja_core::testkit::sample_session();
+    let path = PiFormat.write(tmp.path(), &session).expect("write");
+    let rel = path.strip_prefix(tmp.path()).expect("inside home");
+    assert_eq!(rel.parent(), Some(Path::new(".pi/agent/sessions/--src-billing--")));
+    assert!(rel.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.ends_with(&format!("_{}.jsonl", session.id))));
+    let mut out = Vec::new();
+    PiFormat.parse(&deja_core::SourceRef::file(&path), &ParseOptions::default(), &mut out).expect("parse");
+    let s = &out[0];
+    assert_eq!((s.id.as_str(), s.project.as_deref()), (session.id.as_str(), Some("src/billing")));
+    let call = s.turns.iter().find(|t| t.role == Role::ToolCall).expect("call");
+    assert_eq!(call.tool.as_ref().and_then(|t| t.exit.clone()), Some(ExitStatus::Code(101)));
+    assert_eq!(call.text, "test rounding ... FAILED");
+    assert!(s.turns.iter().all(|t| t.node.is_some()), "every entry has an id and a parent chain");
+    assert_eq!(encode_cwd("/Users/max/code/my-app"), "--Users-max-code-my-app--");
+}
+
+#[test]
+fn the_synthetic_writer_keeps_reasoning_reads_and_edits() {
+    use deja_core::{SynthSession, SynthTurn, Timestamp};
+    let at = |s: i64| Timestamp(1_772_445_600_000 + s * 1000);
+    let session = SynthSession {
+        id: "0b1c2d3e-4f50-4a61-8b72-000000000009".into(),
+        project: "/src/billing".into(),
+        title: None,
+        started: at(0),
+        turns: vec![
+            SynthTurn::User { text: "where is rounding done?".into(), time: at(1) },
+            SynthTurn::Reasoning { text: "look for round(".into(), time: at(2) },
+            SynthTurn::Read { path: "src/money.rs".into(), output: "fn round() {}".into(), time: at(3) },
+            SynthTurn::Edit { path: "src/money.rs".into(), old: "half_even".into(), new: "half_up".into(), time: at(4) },
+            SynthTurn::Shell { command: "cargo test".into(), output: "ok".into(), exit_code: 0, time: at(5) },
+            SynthTurn::Reasoning { text: "done".into(), time: at(6) },
+        ],
+    };
+    let tmp = tempfile::tempdir().expect("tmp");
+    let path = PiFormat.write(tmp.path(), &session).expect("write");
+    let mut out = Vec::new();
+    PiFormat.parse(&deja_core::SourceRef::file(&path), &ParseOptions { include_reasoning: true }, &mut out).expect("parse");
+    let roles: Vec<Role> = out[0].turns.iter().map(|t| t.role).collect();
+    assert_eq!(roles, [Role::User, Role::Reasoning, Role::ToolCall, Role::ToolCall, Role::ToolCall, Role::Reasoning]);
+    let t = &out[0].turns;
+    assert_eq!((t[2].files[0].action, t[2].text.as_str()), (FileAction::Read, "fn round() {}"));
+    assert_eq!(t[3].edit.as_ref().map(|e| (e.old.as_str(), e.new.as_deref())), Some(("half_even", Some("half_up"))));
+    assert_eq!(t[4].tool.as_ref().and_then(|x| x.exit.clone()), None, "pi writes no exit line for a success");
+}
+
+#[test]
+fn a_session_dir_setting_moves_the_store() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let home = tmp.path().join("home");
+    let store = tmp.path().join("elsewhere");
+    std::fs::create_dir_all(home.join(".pi/agent")).expect("mkdir");
+    std::fs::write(home.join(".pi/agent/settings.json"), format!("{{\"sessionDir\": {:?}}}", store.display().to_string()))
+        .expect("settings");
+    let session = deja_core::testkit::sample_session();
+    let written = PiFormat.write(tmp.path().join("scratch").as_path(), &session).expect("write");
+    let dir = store.join("--src-billing--");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::copy(&written, dir.join(written.file_name().expect("name"))).expect("copy");
+    let found = PiFormat.discover(&StoreEnv::with_home(&home)).sources;
+    assert_eq!(found.len(), 1);
+    assert!(found[0].path.starts_with(&store));
+}
