@@ -177,16 +177,26 @@ pub fn parse_filtered(
     // A cursor newer than every row means this is not the database it was taken from
     // (restored from a backup, replaced): read everything.
     let previous = previous.filter(|cursor| newest.is_some_and(|n| n >= cursor.newest));
+    let rowids = max_rowids(conn);
+    // Fewer rows than last time in any table: rows were deleted and the marks mean
+    // nothing; the time rule alone decides.
+    let previous_rowids = previous.as_ref().and_then(|c| c.rowids).filter(|old| rowids.is_some_and(|now| (0..3).all(|i| now[i] >= old[i])));
+    let inserted = match previous_rowids {
+        Some(marks) => sessions_with_rows_after(conn, marks).map_err(sql_err)?,
+        None => HashSet::new(),
+    };
     let wanted: Option<HashSet<String>> = previous.map(|cursor| {
         let since = cursor.newest.saturating_sub(CURSOR_SLACK_MS);
         let recent: HashMap<&str, &SessionRows> = cursor.recent.iter().map(|(id, rows)| (id.as_str(), rows)).collect();
-        states
+        let mut wanted: HashSet<String> = states
             .iter()
             .filter(|(_, (max, _))| max.is_some_and(|m| m >= since))
             // Read last time inside the slack window, and its rows exactly as they were.
             .filter(|(id, state)| recent.get(id.as_str()) != Some(state))
             .map(|(id, _)| id.clone())
-            .collect()
+            .collect();
+        wanted.extend(inserted);
+        wanted
     });
     if let Some(newest) = newest {
         let window = newest.saturating_sub(CURSOR_SLACK_MS);
@@ -195,7 +205,7 @@ pub fn parse_filtered(
         recent.sort();
         // A burst of more sessions than this is simply re-read next time.
         recent.truncate(Cursor::MAX_RECENT);
-        stats.cursor = Some(Cursor { newest, recent }.to_string());
+        stats.cursor = Some(Cursor { newest, recent, rowids }.to_string());
     }
 
     let mut reader = TurnReader { d, src, opts, sessions: &sessions, include_subagents, current: None, last_message: None };
@@ -444,6 +454,10 @@ type SessionRows = (Option<i64>, i64);
 struct Cursor {
     newest: i64,
     recent: Vec<(String, SessionRows)>,
+    /// The highest `rowid` of the `session`, `message` and `part` tables: a row inserted
+    /// since has a higher one whatever time it carries (a harness that stamps rows with
+    /// the message's own time, a session rewritten from an import, a clock that moved back).
+    rowids: Option<[i64; 3]>,
 }
 
 impl Cursor {
@@ -451,7 +465,7 @@ impl Cursor {
 
     fn parse(text: &str) -> Option<Cursor> {
         if let Ok(ms) = text.parse::<i64>() {
-            return Some(Cursor { newest: ms, recent: Vec::new() });
+            return Some(Cursor { newest: ms, recent: Vec::new(), rowids: None });
         }
         let v: Value = serde_json::from_str(text).ok()?;
         let newest = v.get("newest")?.as_i64()?;
@@ -469,15 +483,44 @@ impl Cursor {
                     .collect()
             })
             .unwrap_or_default();
-        Some(Cursor { newest, recent })
+        let rowids =
+            v.get("rowids").and_then(Value::as_array).and_then(|r| Some([r.first()?.as_i64()?, r.get(1)?.as_i64()?, r.get(2)?.as_i64()?]));
+        Some(Cursor { newest, recent, rowids })
     }
 }
 
 impl std::fmt::Display for Cursor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let recent: Vec<Value> = self.recent.iter().map(|(id, (max, rows))| serde_json::json!([id, max, rows])).collect();
-        write!(f, "{}", serde_json::json!({"newest": self.newest, "recent": recent}))
+        match self.rowids {
+            Some(r) => write!(f, "{}", serde_json::json!({"newest": self.newest, "recent": recent, "rowids": r})),
+            None => write!(f, "{}", serde_json::json!({"newest": self.newest, "recent": recent})),
+        }
     }
+}
+
+/// The highest `rowid` of `session`, `message` and `part`; `None` when a table has none
+/// (a `WITHOUT ROWID` table, an empty one).
+fn max_rowids(conn: &Connection) -> Option<[i64; 3]> {
+    let max = |table: &str| conn.query_row(&format!("SELECT max(rowid) FROM {table}"), [], |r| r.get::<_, Option<i64>>(0)).ok().flatten();
+    Some([max("session")?, max("message")?, max("part")?])
+}
+
+/// The sessions owning a `session`, `message` or `part` row inserted after the marks.
+fn sessions_with_rows_after(conn: &Connection, marks: [i64; 3]) -> rusqlite::Result<HashSet<String>> {
+    let mut stmt = conn.prepare(
+        "SELECT id FROM session WHERE rowid > ?1 \
+         UNION SELECT session_id FROM message WHERE rowid > ?2 \
+         UNION SELECT m.session_id FROM part p JOIN message m ON m.id = p.message_id WHERE p.rowid > ?3",
+    )?;
+    let mut rows = stmt.query(marks)?;
+    let mut out = HashSet::new();
+    while let Some(row) = rows.next()? {
+        if let Ok(Some(id)) = sqlite::value_text(row.get_ref(0)?) {
+            out.insert(id);
+        }
+    }
+    Ok(out)
 }
 
 /// Every session's row state (see [`SessionRows`]): its `session` row, its messages and
@@ -876,6 +919,9 @@ pub fn write_synthetic(db: &Path, session: &SynthSession, agent: &str) -> std::i
     let mut conn = Connection::open(db).map_err(io)?;
     conn.busy_timeout(std::time::Duration::from_secs(5)).map_err(io)?;
     conn.pragma_update(None, "journal_mode", "WAL").map_err(io)?;
+    // Synthetic homes are scratch data: no fsync per session (ten thousand sessions write
+    // in seconds rather than minutes).
+    conn.pragma_update(None, "synchronous", "OFF").map_err(io)?;
     conn.execute_batch(SYNTH_SCHEMA).map_err(io)?;
     let tx = conn.transaction().map_err(io)?;
     write_synthetic_rows(&tx, session, agent).map_err(io)?;
@@ -1368,13 +1414,23 @@ mod tests {
         assert_eq!(late.iter().map(|x| x.id.as_str()).collect::<Vec<_>>(), vec!["ses_00007"]);
 
         // A part updated in place (a tool finishing) re-reads its session.
-        src.cursor = Some(Cursor { newest: grown_at, recent: Vec::new() }.to_string());
+        src.cursor = Some(Cursor { newest: grown_at, recent: Vec::new(), rowids: None }.to_string());
         s.w.execute("UPDATE part SET time_updated = ?1 WHERE id = 'prt_00042'", [grown_at + 5000]).unwrap();
         let (updated, _) = read(&OPENCODE, &src, &ParseOptions::default());
         assert!(updated.iter().any(|x| x.id == "ses_00042"));
 
-        src.cursor = Some(Cursor { newest: grown_at + 86_400_000, recent: Vec::new() }.to_string());
+        src.cursor = Some(Cursor { newest: grown_at + 86_400_000, recent: Vec::new(), rowids: None }.to_string());
         assert_eq!(read(&OPENCODE, &src, &ParseOptions::default()).0.len(), 10_000, "a cursor from the future: another database");
+
+        // A session rewritten with rows stamped in the past (an import, a synthetic
+        // writer, a clock set back): the rowid marks still find it, and only it.
+        let (_, stats) = read(&OPENCODE, &s.src(), &ParseOptions::default());
+        src.cursor = stats.cursor;
+        let old = T0 + 3 * minute + 1;
+        s.message("msg_old", "ses_00003", old, json!({"role": "assistant", "time": {"created": old}}));
+        s.part("prt_old", "msg_old", "ses_00003", old, json!({"type": "text", "text": "backdated"}));
+        let (backdated, _) = read(&OPENCODE, &src, &ParseOptions::default());
+        assert_eq!(backdated.iter().map(|x| x.id.as_str()).collect::<Vec<_>>(), vec!["ses_00003"]);
 
         src.cursor = Some("garbage".into());
         let (everything, stats) = read(&OPENCODE, &src, &ParseOptions::default());
