@@ -124,6 +124,28 @@ pub fn discover_projects(root: &Path, include_subagents: bool) -> Vec<SourceRef>
 /// Parses one transcript (from `src.resume` on, when set) into its main session and any
 /// sidechain sessions it holds.
 pub fn parse(d: &ClaudeDialect, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
+    parse_with(d, src, opts, &FileHints::default(), out)
+}
+
+/// What a harness keeps outside a transcript's lines that changes how the file is read
+/// (a sidecar's working directory, a layout without per-project directories).
+#[derive(Debug, Default, Clone)]
+pub struct FileHints {
+    /// The project when no line carries a `cwd`, tried before the directory name.
+    pub project: Option<String>,
+    /// The file sits directly in the projects root: its directory is no encoded cwd, so
+    /// the directory-name fallback is not used.
+    pub flat: bool,
+}
+
+/// [`parse`] with what the harness says about the file beside its lines.
+pub fn parse_with(
+    d: &ClaudeDialect,
+    src: &SourceRef,
+    opts: &ParseOptions,
+    hints: &FileHints,
+    out: &mut dyn SessionSink,
+) -> Result<ParseStats, FormatError> {
     let mut stats = ParseStats::default();
     let (bytes, base) = match &src.resume {
         Some(r) => {
@@ -133,6 +155,10 @@ pub fn parse(d: &ClaudeDialect, src: &SourceRef, opts: &ParseOptions, out: &mut 
         None => (read_source(&src.path, &mut stats)?.bytes, 0),
     };
     let mut file = FileParse::new(d, src, opts);
+    if hints.flat {
+        file.layout.encoded = None;
+    }
+    file.project_hint = hints.project.clone();
     for_each_json_line(&bytes, base, &src.path, &mut stats, |offset, v| file.line(offset, &v));
     if file.not_objects > 0 {
         stats.skipped += file.not_objects;
@@ -264,6 +290,8 @@ struct FileParse<'a> {
     main_session_id: Option<String>,
     main_parent_id: Option<String>,
     not_objects: u64,
+    /// [`FileHints::project`].
+    project_hint: Option<String>,
 }
 
 const MAIN: &str = "";
@@ -283,6 +311,7 @@ impl<'a> FileParse<'a> {
             main_session_id: None,
             main_parent_id: None,
             not_objects: 0,
+            project_hint: None,
         }
     }
 
@@ -396,10 +425,10 @@ impl<'a> FileParse<'a> {
     fn finish(mut self, out: &mut dyn SessionSink) {
         let title = self.title();
         let resume = self.src.resume.as_ref();
-        let fallback_dir = self.layout.encoded.as_deref().map(|e| match decode_dash_path(e, Path::new("/")) {
+        let fallback_dir = self.project_hint.clone().or_else(|| self.layout.encoded.as_deref().map(|e| match decode_dash_path(e, Path::new("/")) {
             Some(p) => p.display().to_string(),
             None => dash_fallback_name(e),
-        });
+        }));
         let needs_head = resume.is_some() && self.by_key.get(MAIN).and_then(|&i| self.slots.get(i)).is_some_and(|s| s.cwd.is_none());
         let head_cwd = if needs_head { resume.and_then(|r| head_cwd(&self.src.path, r.offset)) } else { None };
         let main_idx = self.by_key.get(MAIN).copied();
@@ -878,5 +907,42 @@ impl<'s> Render<'s> {
                 self.tool(*time, "Edit", input, format!("The file {path} has been updated successfully."), false, result);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    static TEST_DIALECT: ClaudeDialect = ClaudeDialect { harness: "t", config_dir: ".t", config_var: None, tools: CLAUDE_TOOLS };
+
+    fn parse_file(dir: &str, body: &str, hints: &FileHints) -> Vec<crate::Session> {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let d = tmp.path().join(dir);
+        std::fs::create_dir_all(&d).expect("mkdir");
+        let path = d.join("s1.jsonl");
+        std::fs::write(&path, body).expect("write");
+        let mut out = Vec::new();
+        parse_with(&TEST_DIALECT, &SourceRef::file(&path), &ParseOptions::default(), hints, &mut out).expect("parse");
+        out
+    }
+
+    const NO_CWD: &str = r#"{"type":"user","uuid":"u1","message":{"role":"user","content":"hello there"}}"#;
+
+    #[test]
+    fn the_project_hint_comes_before_the_directory_name() {
+        let plain = parse_file("-nowhere-xyz", NO_CWD, &FileHints::default());
+        assert_eq!(plain[0].project.as_deref(), Some("nowhere/xyz"), "the dash fallback without hints");
+        let hinted = parse_file("-nowhere-xyz", NO_CWD, &FileHints { project: Some("/src/shop".into()), flat: false });
+        assert_eq!(hinted[0].project.as_deref(), Some("/src/shop"));
+        let with_cwd = r#"{"type":"user","uuid":"u1","cwd":"/real","message":{"role":"user","content":"hello there"}}"#;
+        let lines_win = parse_file("-nowhere-xyz", with_cwd, &FileHints { project: Some("/src/shop".into()), flat: false });
+        assert_eq!(lines_win[0].project.as_deref(), Some("/real"), "a line's cwd wins over the hint");
+    }
+
+    #[test]
+    fn a_flat_file_takes_no_project_from_its_directory() {
+        let flat = parse_file("projects", NO_CWD, &FileHints { project: None, flat: true });
+        assert_eq!(flat[0].project, None);
     }
 }
