@@ -6,3 +6,4 @@ use deja_adapter_codex as _;
 use deja_adapter_deepseek as _;
 use deja_adapter_deja as _;
 use deja_adapter_openclaude as _;
+use deja_adapter_qoder as _;

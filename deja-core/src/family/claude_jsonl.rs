@@ -425,10 +425,12 @@ impl<'a> FileParse<'a> {
     fn finish(mut self, out: &mut dyn SessionSink) {
         let title = self.title();
         let resume = self.src.resume.as_ref();
-        let fallback_dir = self.project_hint.clone().or_else(|| self.layout.encoded.as_deref().map(|e| match decode_dash_path(e, Path::new("/")) {
-            Some(p) => p.display().to_string(),
-            None => dash_fallback_name(e),
-        }));
+        let fallback_dir = self.project_hint.clone().or_else(|| {
+            self.layout.encoded.as_deref().map(|e| match decode_dash_path(e, Path::new("/")) {
+                Some(p) => p.display().to_string(),
+                None => dash_fallback_name(e),
+            })
+        });
         let needs_head = resume.is_some() && self.by_key.get(MAIN).and_then(|&i| self.slots.get(i)).is_some_and(|s| s.cwd.is_none());
         let head_cwd = if needs_head { resume.and_then(|r| head_cwd(&self.src.path, r.offset)) } else { None };
         let main_idx = self.by_key.get(MAIN).copied();
