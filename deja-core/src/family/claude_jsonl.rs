@@ -682,27 +682,38 @@ fn tool_use(slot: &mut Slot, msg_key: &str, item: &Value, time: Option<Timestamp
     if seen_before {
         return Repr::Nothing;
     }
-    let mut tool = ToolUse { name: name.to_string(), ..ToolUse::default() };
     if slot.tools.kind(name) == ToolKind::Shell {
-        tool.command = text_at(input, &["command"]).map(str::to_string);
         if let Some(id) = call_id {
             slot.bash_calls.insert(id.to_string(), input.get("run_in_background").and_then(Value::as_bool) == Some(true));
         }
     }
-    let mut turn = Turn::new(Role::ToolCall, "").at(time);
+    let mut turn = tool_call_turn(&slot.tools, name, input, time);
     turn.node = node;
+    slot.paths.extend(turn.files.iter().map(|f| f.path.clone()));
+    slot.b.push_call(call_id, turn);
+    slot.open_text = None;
+    Repr::Own
+}
+
+/// A `ToolCall` turn (no text yet) for a call of the tool `name` with Claude Code's input
+/// keys: a shell tool's `command` → `tool.command`; a file tool's `file_path` (or
+/// `notebook_path`) → `files`; `old_string`/`new_string` and `edits[]` → `edit`. Other
+/// Claude-shaped harnesses decode their tool calls with it under their own [`ToolMap`].
+pub fn tool_call_turn(tools: &ToolMap, name: &str, input: &Value, time: Option<Timestamp>) -> Turn {
+    let mut tool = ToolUse { name: name.to_string(), ..ToolUse::default() };
+    if tools.kind(name) == ToolKind::Shell {
+        tool.command = text_at(input, &["command"]).map(str::to_string);
+    }
+    let mut turn = Turn::new(Role::ToolCall, "").at(time);
     let path = text_at(input, &["file_path"]).or_else(|| text_at(input, &["notebook_path"]));
     if let Some(path) = path {
-        if let Some(action) = slot.tools.file_action(name) {
+        if let Some(action) = tools.file_action(name) {
             turn.files.push(FileTouch { path: path.to_string(), action });
-            slot.paths.push(path.to_string());
         }
         turn.edit = edit_spans(path, input);
     }
     turn.tool = Some(tool);
-    slot.b.push_call(call_id, turn);
-    slot.open_text = None;
-    Repr::Own
+    turn
 }
 
 /// `old_string`/`new_string` plus every `edits[]` pair (MultiEdit), old spans joined with
@@ -946,5 +957,16 @@ mod tests {
     fn a_flat_file_takes_no_project_from_its_directory() {
         let flat = parse_file("projects", NO_CWD, &FileHints { project: None, flat: true });
         assert_eq!(flat[0].project, None);
+    }
+
+    #[test]
+    fn a_tool_call_turn_decodes_claude_input_keys_under_any_tool_map() {
+        const MAP: ToolMap = ToolMap { shell: &["sh"], read: &[], edit: &["patch"], write: &[] };
+        let edit = tool_call_turn(&MAP, "patch", &json!({"file_path": "/a.rs", "old_string": "x", "new_string": "y"}), None);
+        assert_eq!(edit.files, vec![FileTouch { path: "/a.rs".into(), action: crate::model::FileAction::Edit }]);
+        assert_eq!(edit.edit.map(|e| (e.old, e.new)), Some(("x".to_string(), Some("y".to_string()))));
+        let shell = tool_call_turn(&MAP, "sh", &json!({"command": "make"}), None);
+        assert_eq!(shell.tool.and_then(|t| t.command).as_deref(), Some("make"));
+        assert_eq!(shell.role, Role::ToolCall);
     }
 }
