@@ -7,5 +7,6 @@ use deja_adapter_codex as _;
 use deja_adapter_commandcode as _;
 use deja_adapter_deepseek as _;
 use deja_adapter_deja as _;
+use deja_adapter_muse as _;
 use deja_adapter_openclaude as _;
 use deja_adapter_qoder as _;
