@@ -5,6 +5,7 @@ use deja_adapter_claude as _;
 use deja_adapter_codebuddy as _;
 use deja_adapter_codex as _;
 use deja_adapter_commandcode as _;
+use deja_adapter_cowork as _;
 use deja_adapter_deepseek as _;
 use deja_adapter_deja as _;
 use deja_adapter_muse as _;
