@@ -95,7 +95,7 @@ impl HarnessFormat for QoderFormat {
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
         let place = Place::of(&src.path);
         let sidecar = place.sidecar.as_deref().and_then(Sidecar::read);
-        let hints = FileHints { project: sidecar.as_ref().and_then(|s| s.working_dir.clone()), flat: place.flat };
+        let hints = FileHints { project: sidecar.as_ref().and_then(|s| s.working_dir.clone()), flat: place.flat, ..FileHints::default() };
         let mut sink = QoderSink { out, sidecar, subagent_of: place.subagent_of, stem: place.stem };
         claude_jsonl::parse_with(&DIALECT, src, opts, &hints, &mut sink)
     }
