@@ -8,6 +8,7 @@ use deja_adapter_commandcode as _;
 use deja_adapter_cowork as _;
 use deja_adapter_deepseek as _;
 use deja_adapter_deja as _;
+use deja_adapter_factory as _;
 use deja_adapter_iflow as _;
 use deja_adapter_muse as _;
 use deja_adapter_openclaude as _;
