@@ -28,7 +28,7 @@ use deja_core::family::claude_jsonl::{self, discover_projects, ClaudeDialect, CL
 use deja_core::read::{for_each_json_line, read_source};
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, Os, ParseOptions, ParseStats, Session, SessionSink,
-    SourceRef, StoreEnv, StorePath, Timestamp,
+    SourceRef, StoreEnv, StorePath, SynthSession, SynthWriter, Timestamp,
 };
 use serde_json::Value;
 
@@ -109,6 +109,31 @@ impl HarnessFormat for CoworkFormat {
         let meta = src.parts.first().and_then(|p| Metadata::read(p)).unwrap_or_default();
         let mut sink = CoworkSink { out, meta, transcript: &src.path };
         claude_jsonl::parse(&DIALECT, src, opts, &mut sink)
+    }
+
+    fn synthetic(&self) -> Option<&dyn SynthWriter> {
+        Some(self)
+    }
+}
+
+impl SynthWriter for CoworkFormat {
+    /// A Linux-layout session: `local_<id>.json` metadata naming the project as the
+    /// selected folder, and the transcript in its working directory (as a VM session).
+    fn write(&self, home: &Path, session: &SynthSession) -> std::io::Result<PathBuf> {
+        let workspace = home.join(".config/Claude/local-agent-mode-sessions/org-synthetic/ws-synthetic");
+        let local = format!("local_{}", session.id);
+        let mut meta = serde_json::json!({
+            "sessionId": local, "cliSessionId": session.id, "userSelectedFolders": [session.project],
+            "createdAt": session.started.millis(), "lastActivityAt": session.started.millis(),
+        });
+        if let (Some(t), Some(m)) = (&session.title, meta.as_object_mut()) {
+            m.insert("title".into(), Value::String(t.clone()));
+        }
+        std::fs::create_dir_all(&workspace)?;
+        std::fs::write(workspace.join(format!("{local}.json")), meta.to_string())?;
+        // The transcript's cwd is the private VM directory, as Cowork writes it.
+        let vm = SynthSession { project: "/sessions/synthetic".to_string(), ..session.clone() };
+        claude_jsonl::write_synthetic(&DIALECT, &workspace.join(&local), &vm)
     }
 }
 

@@ -21,12 +21,14 @@
 //! `isCompactSummary` records are `Summary` turns as in Claude Code; `isMeta` ones are
 //! skipped. `DEJA_IFLOW_ROOT` names the projects root.
 
+use std::path::{Path, PathBuf};
+
 use deja_core::discover::find_files;
 use deja_core::family::claude_jsonl::{self, ClaudeDialect, ClaudeQuirks, FileHints};
 use deja_core::work::ToolMap;
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, Session,
-    SessionSink, SourceRef, StoreEnv, StorePath,
+    SessionSink, SourceRef, StoreEnv, StorePath, SynthSession, SynthWriter,
 };
 
 const ID: &str = "iflow";
@@ -124,6 +126,20 @@ impl HarnessFormat for IflowFormat {
         let own = strip_session(stem).to_string();
         let mut sink = IflowSink { out, own };
         claude_jsonl::parse_with(&DIALECT, src, opts, &hints, &mut sink)
+    }
+
+    fn synthetic(&self) -> Option<&dyn SynthWriter> {
+        Some(self)
+    }
+}
+
+impl SynthWriter for IflowFormat {
+    /// Claude Code's records (iFlow's superset) in iFlow's `session-<id>.jsonl` file.
+    fn write(&self, home: &Path, session: &SynthSession) -> std::io::Result<PathBuf> {
+        let written = claude_jsonl::write_synthetic(&DIALECT, home, session)?;
+        let renamed = written.with_file_name(format!("session-{}.jsonl", session.id));
+        std::fs::rename(&written, &renamed)?;
+        Ok(renamed)
     }
 }
 

@@ -189,10 +189,13 @@ impl Place {
     }
 }
 
-/// A directory named `projects` is a root (every default root is one); encoded cwds
-/// start with `-` or a drive letter and never are exactly that.
+/// A directory that holds sessions directly: its name is no dash-encoded cwd (those start
+/// with `-`, or a drive letter and `--`), so it is a projects root, whatever it is called
+/// (`projects`, or a `DEJA_QODER_ROOT` elsewhere).
 fn is_projects_root(dir: &Path) -> bool {
-    dir.file_name().and_then(|n| n.to_str()) == Some("projects")
+    let name = dir.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let drive = matches!(name.as_bytes(), [d, b'-', b'-', ..] if d.is_ascii_alphabetic());
+    !(name.starts_with('-') || drive)
 }
 
 /// The `<session-id>-session.json` metadata Qoder keeps beside a transcript.
