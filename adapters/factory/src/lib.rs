@@ -34,12 +34,14 @@ use deja_core::discover::find_files;
 use deja_core::family::claude_jsonl::tool_call_turn_with;
 use deja_core::project::{dash_fallback_name, decode_dash_path};
 use deja_core::read::{for_each_json_line, read_source, read_tail};
+use deja_core::synth::dash_encode;
 use deja_core::work::ToolMap;
 use deja_core::{
     Capabilities, Capability, Discovery, ExitStatus, FormatError, HarnessFormat, HarnessInfo, InjectedText, NodeRef, Os, ParseOptions,
-    ParseStats, Role, Session, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, Turn,
+    ParseStats, Role, Session, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, SynthSession, SynthTurn, SynthWriter,
+    Timestamp, Turn,
 };
-use serde_json::Value;
+use serde_json::{json, Value};
 
 const ID: &str = "factory";
 
@@ -123,6 +125,72 @@ impl HarnessFormat for FactoryFormat {
             out.session(s);
         }
         Ok(stats)
+    }
+
+    fn synthetic(&self) -> Option<&dyn SynthWriter> {
+        Some(self)
+    }
+}
+
+impl SynthWriter for FactoryFormat {
+    /// Writes the session as droid 0.225.2 does: header, the `llm_only` context message,
+    /// then one message line per turn chained by `parentId`, `Execute` results with their
+    /// exit footer, and the settings sidecar.
+    fn write(&self, home: &Path, session: &SynthSession) -> std::io::Result<PathBuf> {
+        let dir = home.join(".factory/sessions").join(dash_encode(&session.project));
+        std::fs::create_dir_all(&dir)?;
+        let mut w = Render { lines: Vec::new(), n: 0, parent: None };
+        w.lines.push(json!({"type": "session_start", "id": session.id, "title": session.title, "owner": "dev", "version": 2, "cwd": session.project}));
+        let context = json!([{"type": "text", "text": "<system-reminder>\nCurrent date: synthetic\n</system-reminder>"}]);
+        let ctx = json!({"role": "user", "visibility": "llm_only", "content": context});
+        w.lines.push(json!({"type": "message", "id": "context-m0000", "timestamp": session.started.to_rfc3339(), "message": ctx}));
+        for turn in &session.turns {
+            match turn {
+                SynthTurn::User { text, time } => w.message("user", *time, json!([{"type": "text", "text": text}])),
+                SynthTurn::Assistant { text, time } => w.message("assistant", *time, json!([{"type": "text", "text": text}])),
+                SynthTurn::Reasoning { text, time } => w.message("assistant", *time, json!([{"type": "thinking", "thinking": text}])),
+                SynthTurn::Shell { command, output, exit_code, time } => {
+                    let result = format!("{output}\n\n\n[Process exited with code {exit_code}]");
+                    w.call(*time, "Execute", json!({"command": command, "summary": ""}), &result);
+                }
+                SynthTurn::Read { path, output, time } => w.call(*time, "Read", json!({"file_path": path}), output),
+                SynthTurn::Edit { path, old, new, time } => {
+                    w.call(*time, "Edit", json!({"file_path": path, "old_string": old, "new_string": new}), "Edited")
+                }
+            }
+        }
+        let path = dir.join(format!("{}.jsonl", session.id));
+        let body: String = w.lines.iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(&path, body)?;
+        std::fs::write(dir.join(format!("{}.settings.json", session.id)), "{\n  \"model\": \"custom:Synthetic-0\"\n}\n")?;
+        Ok(path)
+    }
+}
+
+/// The synthetic writer's lines and its message chain.
+struct Render {
+    lines: Vec<Value>,
+    n: u32,
+    parent: Option<String>,
+}
+
+impl Render {
+    fn message(&mut self, role: &str, time: Timestamp, content: Value) {
+        self.n += 1;
+        let id = format!("m{:04}", self.n);
+        let mut line = json!({"type": "message", "id": id, "timestamp": time.to_rfc3339(), "message": {"role": role, "content": content}});
+        if let (Some(p), Some(o)) = (&self.parent, line.as_object_mut()) {
+            o.insert("parentId".into(), Value::String(p.clone()));
+        }
+        self.lines.push(line);
+        self.parent = Some(id);
+    }
+
+    /// A `tool_use` message and the `tool_result` message that answers it.
+    fn call(&mut self, time: Timestamp, name: &str, input: Value, result: &str) {
+        let id = format!("call_{}", self.n + 1);
+        self.message("assistant", time, json!([{"type": "tool_use", "id": id, "name": name, "input": input}]));
+        self.message("user", time, json!([{"type": "tool_result", "tool_use_id": id, "is_error": false, "content": result}]));
     }
 }
 

@@ -49,3 +49,18 @@ fn the_older_shape_reads_too() {
     let read = s.turns.iter().find(|t| t.role == Role::ToolCall).expect("read");
     assert!(read.files.iter().any(|f| f.path == "/src/billing/money.py") && read.text.contains("round_cents"));
 }
+
+#[test]
+fn the_synthetic_writer_round_trips_the_exit_status() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let sample = deja_core::testkit::sample_session();
+    FactoryFormat.write_synthetic(tmp.path(), &sample).expect("write");
+    let mut out: Vec<Session> = Vec::new();
+    for src in FactoryFormat.discover(&StoreEnv::with_home(tmp.path())).sources {
+        FactoryFormat.parse(&src, &ParseOptions::default(), &mut out).expect("parse");
+    }
+    let s = out.iter().find(|s| s.id == sample.id).expect("the sample session");
+    let shell = s.turns.iter().find(|t| t.role == Role::ToolCall).expect("the shell call");
+    assert_eq!(shell.tool.as_ref().and_then(|t| t.exit.clone()), Some(ExitStatus::Code(101)));
+    assert_eq!(s.turns[0].role, Role::User, "the context message is skipped");
+}
