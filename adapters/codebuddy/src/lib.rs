@@ -46,9 +46,9 @@ use deja_core::read::{for_each_json_line, read_source, read_tail};
 use deja_core::work::ToolMap;
 use deja_core::{
     Capabilities, Capability, Discovery, ExitStatus, FormatError, HarnessFormat, HarnessInfo, Os, ParseOptions, ParseStats, Role,
-    SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, Turn,
+    SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, SynthSession, SynthTurn, SynthWriter, Timestamp, Turn,
 };
-use serde_json::Value;
+use serde_json::{json, Value};
 
 const ID: &str = "codebuddy";
 
@@ -137,6 +137,56 @@ impl HarnessFormat for CodeBuddyFormat {
             out.session(s);
         }
         Ok(stats)
+    }
+
+    fn synthetic(&self) -> Option<&dyn SynthWriter> {
+        Some(self)
+    }
+}
+
+impl SynthWriter for CodeBuddyFormat {
+    /// Writes CodeBuddy Code's items under `~/.codebuddy/projects/<mangled-cwd>/`: messages,
+    /// `function_call`/`function_call_result` pairs (the shell's `Exit Code: N` footer), an
+    /// `ai-title` when the session has a title.
+    fn write(&self, home: &Path, session: &SynthSession) -> std::io::Result<PathBuf> {
+        let mangled = session.project.replace(['/', '\\', ':'], "-");
+        let dir = home.join(".codebuddy/projects").join(mangled.trim_start_matches('-'));
+        std::fs::create_dir_all(&dir)?;
+        let cwd = session.project.as_str();
+        let mut lines = Vec::new();
+        let message = |role: &str, kind: &str, text: &str, time: Timestamp| json!({"type": "message", "role": role, "content": [{"type": kind, "text": text}], "timestamp": time.millis(), "cwd": cwd});
+        for (i, turn) in session.turns.iter().enumerate() {
+            let id = format!("call_{i}");
+            let mut call = |time: Timestamp, name: &str, args: Value, output: String| {
+                let arguments = args.to_string();
+                lines.push(json!({"type": "function_call", "callId": id, "name": name, "arguments": arguments, "timestamp": time.millis(), "cwd": cwd}));
+                let output = json!({"type": "text", "text": output});
+                lines.push(json!({"type": "function_call_result", "callId": id, "name": name, "status": "completed", "output": output, "timestamp": time.millis(), "cwd": cwd}));
+            };
+            match turn {
+                SynthTurn::User { text, time } => lines.push(message("user", "input_text", text, *time)),
+                SynthTurn::Assistant { text, time } => lines.push(message("assistant", "output_text", text, *time)),
+                SynthTurn::Reasoning { text, time } => {
+                    lines.push(json!({"type": "reasoning", "summary": [{"type": "summary_text", "text": text}], "timestamp": time.millis(), "cwd": cwd}))
+                }
+                SynthTurn::Shell { command, output, exit_code, time } => {
+                    call(*time, "Bash", json!({"command": command}), format!("{output}\nExit Code: {exit_code}"))
+                }
+                SynthTurn::Read { path, output, time } => call(*time, "Read", json!({"file_path": path}), output.clone()),
+                SynthTurn::Edit { path, old, new, time } => call(
+                    *time,
+                    "Edit",
+                    json!({"file_path": path, "old_string": old, "new_string": new}),
+                    format!("The file {path} has been updated."),
+                ),
+            }
+        }
+        if let Some(title) = &session.title {
+            lines.push(json!({"type": "ai-title", "title": title, "timestamp": session.started.millis()}));
+        }
+        let path = dir.join(format!("{}.jsonl", session.id));
+        std::fs::write(&path, lines.iter().map(|l| format!("{l}\n")).collect::<String>())?;
+        Ok(path)
     }
 }
 

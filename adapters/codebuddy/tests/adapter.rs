@@ -70,3 +70,19 @@ fn compaction_titles_signals_subagents_and_workbuddy() {
     assert_eq!(notes.harness, "codebuddy", "WorkBuddy sessions keep the harness id");
     assert!(by_id(&sessions, "w0rk0002-0000-4000-8000-000000000004").turns.iter().any(|t| !t.files.is_empty()));
 }
+
+#[test]
+fn the_synthetic_writer_round_trips_the_exit_status() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let sample = deja_core::testkit::sample_session();
+    CodeBuddyFormat.write_synthetic(tmp.path(), &sample).expect("write");
+    let mut out: Vec<Session> = Vec::new();
+    for src in CodeBuddyFormat.discover(&StoreEnv::with_home(tmp.path())).sources {
+        CodeBuddyFormat.parse(&src, &ParseOptions::default(), &mut out).expect("parse");
+    }
+    let s = out.iter().find(|s| s.id == sample.id).expect("the sample session");
+    assert_eq!(s.project.as_deref(), Some(sample.project.as_str()));
+    let shell = s.turns.iter().find(|t| t.role == Role::ToolCall).expect("the shell call");
+    assert_eq!(shell.tool.as_ref().and_then(|t| t.exit.clone()), Some(ExitStatus::Code(101)));
+    assert!(!shell.text.contains("Exit Code"), "the footer is cut");
+}

@@ -42,12 +42,14 @@ use deja_core::discover::find_files;
 use deja_core::family::claude_jsonl::tool_call_turn;
 use deja_core::project::{dash_fallback_name, decode_dash_path};
 use deja_core::read::{for_each_json_line, read_source, read_tail};
+use deja_core::synth::dash_encode;
 use deja_core::work::ToolMap;
 use deja_core::{
     Capabilities, Capability, Discovery, ExitStatus, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os,
-    ParseOptions, ParseStats, Role, Session, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, Turn,
+    ParseOptions, ParseStats, Role, Session, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, SynthSession, SynthTurn,
+    SynthWriter, Timestamp, Turn,
 };
-use serde_json::Value;
+use serde_json::{json, Value};
 
 const ID: &str = "commandcode";
 
@@ -129,6 +131,48 @@ impl HarnessFormat for CommandCodeFormat {
             out.session(s);
         }
         Ok(stats)
+    }
+
+    fn synthetic(&self) -> Option<&dyn SynthWriter> {
+        Some(self)
+    }
+}
+
+impl SynthWriter for CommandCodeFormat {
+    /// Writes a v3 transcript: the header, then one `message` line per turn; a failed
+    /// command's result opens with `Exit code: N` as the client writes it.
+    fn write(&self, home: &Path, session: &SynthSession) -> std::io::Result<PathBuf> {
+        let dir = home.join(".commandcode/projects").join(dash_encode(&session.project));
+        std::fs::create_dir_all(&dir)?;
+        let header =
+            json!({"type": "session", "version": 3, "id": session.id, "timestamp": session.started.to_rfc3339(), "cwd": session.project});
+        let mut lines = vec![header];
+        let message = |role: &str, time: Timestamp, content: Value| json!({"type": "message", "timestamp": time.to_rfc3339(), "message": {"role": role, "content": content}});
+        for (i, turn) in session.turns.iter().enumerate() {
+            let id = format!("c{i}");
+            let mut call = |time: Timestamp, name: &str, input: Value, result: String| {
+                lines.push(message("assistant", time, json!([{"type": "tool_use", "id": id, "name": name, "input": input}])));
+                lines.push(message("user", time, json!([{"type": "tool_result", "tool_use_id": id, "content": result}])));
+            };
+            match turn {
+                SynthTurn::User { text, time } => lines.push(message("user", *time, json!([{"type": "text", "text": text}]))),
+                SynthTurn::Assistant { text, time } => lines.push(message("assistant", *time, json!([{"type": "text", "text": text}]))),
+                SynthTurn::Reasoning { text, time } => {
+                    lines.push(message("assistant", *time, json!([{"type": "thinking", "thinking": text}])))
+                }
+                SynthTurn::Shell { command, output, exit_code, time } => {
+                    let result = if *exit_code == 0 { output.clone() } else { format!("Exit code: {exit_code}\n{output}") };
+                    call(*time, "shell_command", json!({"command": command}), result);
+                }
+                SynthTurn::Read { path, output, time } => call(*time, "read_file", json!({"file_path": path}), output.clone()),
+                SynthTurn::Edit { path, old, new, time } => {
+                    call(*time, "edit_file", json!({"file_path": path, "old_string": old, "new_string": new}), format!("Edited {path}"))
+                }
+            }
+        }
+        let path = dir.join(format!("{}.jsonl", session.id));
+        std::fs::write(&path, lines.iter().map(|l| format!("{l}\n")).collect::<String>())?;
+        Ok(path)
     }
 }
 

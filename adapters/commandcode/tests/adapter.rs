@@ -52,3 +52,18 @@ fn v2_flat_lines() {
     assert_eq!(roles, [Role::User, Role::Assistant, Role::ToolOutput, Role::Assistant]);
     assert_eq!(s.project.as_deref(), Some("u/web"), "no cwd on v2 lines: the directory name");
 }
+
+#[test]
+fn the_synthetic_writer_round_trips_the_exit_status() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let sample = deja_core::testkit::sample_session();
+    CommandCodeFormat.write_synthetic(tmp.path(), &sample).expect("write");
+    let mut out: Vec<Session> = Vec::new();
+    for src in CommandCodeFormat.discover(&StoreEnv::with_home(tmp.path())).sources {
+        CommandCodeFormat.parse(&src, &ParseOptions::default(), &mut out).expect("parse");
+    }
+    let s = out.iter().find(|s| s.id == sample.id).expect("the sample session");
+    assert_eq!(s.project.as_deref(), Some(sample.project.as_str()));
+    let shell = s.turns.iter().find(|t| t.role == Role::ToolCall).expect("the shell call");
+    assert_eq!(shell.tool.as_ref().and_then(|t| t.exit.clone()), Some(ExitStatus::Code(101)));
+}
