@@ -42,9 +42,10 @@ use deja_core::model::{cap_text, MAX_EDIT_BYTES};
 use deja_core::read::{for_each_json_line, read_source};
 use deja_core::{
     Capabilities, Capability, Discovery, Edit, ExitStatus, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText,
-    Os, ParseOptions, ParseStats, Role, Session, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolUse, Turn,
+    Os, ParseOptions, ParseStats, Role, Session, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, SynthSession, SynthTurn,
+    SynthWriter, Timestamp, ToolUse, Turn,
 };
-use serde_json::Value;
+use serde_json::{json, Value};
 
 const ID: &str = "muse";
 
@@ -125,6 +126,73 @@ impl HarnessFormat for MuseFormat {
             out.session(s);
         }
         Ok(stats)
+    }
+
+    fn synthetic(&self) -> Option<&dyn SynthWriter> {
+        Some(self)
+    }
+}
+
+impl SynthWriter for MuseFormat {
+    /// Writes the session's event log under its start day's directory: metadata, run
+    /// events for each turn (a `bash` result as Muse's JSON), the name when it has one.
+    fn write(&self, home: &Path, session: &SynthSession) -> std::io::Result<PathBuf> {
+        let day = session.started.to_rfc3339();
+        let (y, m, d) = (day.get(0..4).unwrap_or("1970"), day.get(5..7).unwrap_or("01"), day.get(8..10).unwrap_or("01"));
+        let dir = home.join(".local/share/muse/sessions").join(y).join(m).join(d).join(&session.id);
+        std::fs::create_dir_all(&dir)?;
+        let mut w = Render { id: &session.id, lines: Vec::new() };
+        w.event(session.started, "runtime.session.metadata", json!({"workspace_root": session.project}));
+        for (i, turn) in session.turns.iter().enumerate() {
+            let call_id = format!("c{i}");
+            match turn {
+                SynthTurn::User { text, time } => w.run(*time, json!({"kind": "started", "prompt": text})),
+                SynthTurn::Assistant { text, time } => w.run(*time, json!({"kind": "assistant_message_committed", "text": text})),
+                // Muse's log names no reasoning record.
+                SynthTurn::Reasoning { .. } => {}
+                SynthTurn::Shell { command, output, exit_code, time } => {
+                    let result = json!({"command": command, "exit_code": exit_code, "output": output}).to_string();
+                    w.call(*time, &call_id, "bash", json!({"command": command}), result);
+                }
+                SynthTurn::Read { path, output, time } => w.call(*time, &call_id, "read_file", json!({"path": path}), output.clone()),
+                SynthTurn::Edit { path, old, new, time } => {
+                    w.call(*time, &call_id, "edit_file", json!({"path": path, "find": old, "replace": new}), format!("edited {path}"))
+                }
+            }
+        }
+        if let Some(title) = &session.title {
+            w.event(session.started, "session.name.changed", json!({"old_name": "", "new_name": title}));
+        }
+        let path = dir.join("session.jsonl");
+        std::fs::write(&path, w.lines.iter().map(|l| format!("{l}\n")).collect::<String>())?;
+        Ok(path)
+    }
+}
+
+/// The synthetic writer's event lines of one session stream.
+struct Render<'s> {
+    id: &'s str,
+    lines: Vec<Value>,
+}
+
+impl Render<'_> {
+    fn event(&mut self, time: Timestamp, payload_type: &str, payload: Value) {
+        let n = self.lines.len() + 1;
+        self.lines.push(json!({
+            "schema_version": 1, "id": format!("r{n}"), "stream": {"kind": "session", "id": self.id}, "sequence": n,
+            "recorded_at": time.millis() * 1000, "record_type": "event", "payload_type": payload_type, "payload": payload,
+        }));
+    }
+
+    fn run(&mut self, time: Timestamp, event: Value) {
+        self.event(time, "runtime.session", json!({"kind": "run", "event": event}));
+    }
+
+    fn call(&mut self, time: Timestamp, call_id: &str, name: &str, args: Value, result: String) {
+        let calls = json!([{"call_id": call_id, "name": name, "args": args.to_string()}]);
+        self.run(time, json!({"kind": "assistant_tool_calls_committed", "tool_calls": calls}));
+        let results = json!([{"tool_call_id": call_id, "text": result}]);
+        self.run(time, json!({"kind": "tool_result_batch_committed", "results": results}));
     }
 }
 

@@ -49,3 +49,19 @@ fn children_with_a_workspace_are_sub_agents_observers_are_not() {
     let lib = all.iter().find(|s| s.id == "01a0c0ffee0000000000000002").expect("second session");
     assert_eq!(lib.project.as_deref(), Some("/home/u/lib"), "route_facts cwd");
 }
+
+#[test]
+fn the_synthetic_writer_round_trips_the_exit_status() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let sample = deja_core::testkit::sample_session();
+    MuseFormat.write_synthetic(tmp.path(), &sample).expect("write");
+    let mut out: Vec<Session> = Vec::new();
+    for src in MuseFormat.discover(&StoreEnv::with_home(tmp.path())).sources {
+        MuseFormat.parse(&src, &ParseOptions::default(), &mut out).expect("parse");
+    }
+    let s = out.iter().find(|s| s.id == sample.id).expect("the sample session");
+    assert_eq!(s.project.as_deref(), Some(sample.project.as_str()));
+    let shell = s.turns.iter().find(|t| t.role == Role::ToolCall).expect("the shell call");
+    assert_eq!(shell.tool.as_ref().and_then(|t| t.exit.clone()), Some(ExitStatus::Code(101)));
+    assert_eq!(s.started, Some(sample.started), "microseconds back to milliseconds");
+}
