@@ -26,6 +26,13 @@
 //! | line with `isSidechain: true` and an `agentId` | its own session | id = `agentId`, `kind = "sidechain"`, `parent = sessionId`, `agent = attributionAgent` |
 //! | malformed or torn line | skipped | counted in the parse stats |
 //!
+//! Harnesses whose records depart from Claude Code's read through [`parse_with`]:
+//! [`FileHints`] carries a sidecar's project and a flat layout, and [`ClaudeQuirks`] the
+//! record differences (Gemini tool results, streaming snapshot runs, extra path keys,
+//! skipped user texts, slash-command envelopes), all off by default. Harnesses with their
+//! own line envelopes around Claude content blocks decode tool calls with
+//! [`tool_call_turn`] / [`tool_call_turn_with`].
+//!
 //! The session id is the file name, replaced by the `sessionId` of the main lines (the last
 //! wins). The project is the record's `cwd`; old files without it fall back to decoding the
 //! dash-encoded directory name. Either is overridden by the git repository most of the
