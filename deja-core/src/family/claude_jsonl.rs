@@ -26,6 +26,13 @@
 //! | line with `isSidechain: true` and an `agentId` | its own session | id = `agentId`, `kind = "sidechain"`, `parent = sessionId`, `agent = attributionAgent` |
 //! | malformed or torn line | skipped | counted in the parse stats |
 //!
+//! Harnesses whose records depart from Claude Code's read through [`parse_with`]:
+//! [`FileHints`] carries a sidecar's project and a flat layout, and [`ClaudeQuirks`] the
+//! record differences (Gemini tool results, streaming snapshot runs, extra path keys,
+//! skipped user texts, slash-command envelopes), all off by default. Harnesses with their
+//! own line envelopes around Claude content blocks decode tool calls with
+//! [`tool_call_turn`] / [`tool_call_turn_with`].
+//!
 //! The session id is the file name, replaced by the `sessionId` of the main lines (the last
 //! wins). The project is the record's `cwd`; old files without it fall back to decoding the
 //! dash-encoded directory name. Either is overridden by the git repository most of the
@@ -124,6 +131,55 @@ pub fn discover_projects(root: &Path, include_subagents: bool) -> Vec<SourceRef>
 /// Parses one transcript (from `src.resume` on, when set) into its main session and any
 /// sidechain sessions it holds.
 pub fn parse(d: &ClaudeDialect, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
+    parse_with(d, src, opts, &FileHints::default(), out)
+}
+
+/// What a harness keeps outside a transcript's lines that changes how the file is read
+/// (a sidecar's working directory, a layout without per-project directories).
+#[derive(Debug, Default, Clone)]
+pub struct FileHints {
+    /// The project when no line carries a `cwd`, tried before the directory name.
+    pub project: Option<String>,
+    /// The file sits directly in the projects root: its directory is no encoded cwd, so
+    /// the directory-name fallback is not used.
+    pub flat: bool,
+    /// What the harness's records do differently from Claude Code's.
+    pub quirks: ClaudeQuirks,
+}
+
+/// Where a Claude-shaped harness's records depart from Claude Code's. The default is
+/// none: Claude Code's reading, unchanged.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ClaudeQuirks {
+    /// A `tool_result` item's `content` may be a Gemini object
+    /// `{callId, responseParts: {functionResponse: {response: {output}}}}` (its `output`
+    /// is the text), and shell results state their exit as an `Exit Code: N` line
+    /// anywhere in the text; a result without one gets no exit (Claude's "a plain result
+    /// is exit 0" does not hold).
+    pub gemini_results: bool,
+    /// Adjacent `assistant` records with the same `parentUuid` less than a second apart
+    /// are streaming snapshots of one message: their blocks are read as one message's
+    /// (each text once, each `tool_use` id once).
+    pub snapshot_runs: bool,
+    /// Input keys naming a tool's file besides `file_path`/`notebook_path`
+    /// (`absolute_path`).
+    pub path_keys: &'static [&'static str],
+    /// A user text (string content or text item) starting with one of these is harness
+    /// text, not speech.
+    pub skip_user_prefixes: &'static [&'static str],
+    /// A `<command-name>…</command-name>` envelope (with optional `<command-args>`) in a
+    /// user text is the slash command the person typed: it reads as `/name args`.
+    pub command_envelopes: bool,
+}
+
+/// [`parse`] with what the harness says about the file beside its lines.
+pub fn parse_with(
+    d: &ClaudeDialect,
+    src: &SourceRef,
+    opts: &ParseOptions,
+    hints: &FileHints,
+    out: &mut dyn SessionSink,
+) -> Result<ParseStats, FormatError> {
     let mut stats = ParseStats::default();
     let (bytes, base) = match &src.resume {
         Some(r) => {
@@ -133,6 +189,11 @@ pub fn parse(d: &ClaudeDialect, src: &SourceRef, opts: &ParseOptions, out: &mut 
         None => (read_source(&src.path, &mut stats)?.bytes, 0),
     };
     let mut file = FileParse::new(d, src, opts);
+    if hints.flat {
+        file.layout.encoded = None;
+    }
+    file.project_hint = hints.project.clone();
+    file.quirks = hints.quirks;
     for_each_json_line(&bytes, base, &src.path, &mut stats, |offset, v| file.line(offset, &v));
     if file.not_objects > 0 {
         stats.skipped += file.not_objects;
@@ -213,6 +274,7 @@ struct Slot {
     /// Shell calls by id, with whether they were sent to the background (no exit then).
     bash_calls: HashMap<String, bool>,
     tools: ToolMap,
+    quirks: ClaudeQuirks,
 }
 
 impl Slot {
@@ -228,6 +290,7 @@ impl Slot {
             blocks: HashSet::new(),
             bash_calls: HashMap::new(),
             tools: d.tools,
+            quirks: ClaudeQuirks::default(),
         }
     }
 
@@ -264,6 +327,12 @@ struct FileParse<'a> {
     main_session_id: Option<String>,
     main_parent_id: Option<String>,
     not_objects: u64,
+    /// [`FileHints::project`].
+    project_hint: Option<String>,
+    quirks: ClaudeQuirks,
+    /// The last record when it was an `assistant` one: its raw `parentUuid`, time and
+    /// message key ([`ClaudeQuirks::snapshot_runs`]).
+    last_assistant: Option<(Option<String>, Option<Timestamp>, String)>,
 }
 
 const MAIN: &str = "";
@@ -283,6 +352,9 @@ impl<'a> FileParse<'a> {
             main_session_id: None,
             main_parent_id: None,
             not_objects: 0,
+            project_hint: None,
+            quirks: ClaudeQuirks::default(),
+            last_assistant: None,
         }
     }
 
@@ -303,6 +375,9 @@ impl<'a> FileParse<'a> {
             // queue-operation, attachment, last-prompt, system, snapshots, progress…
             _ => Repr::Nothing,
         };
+        if kind != "assistant" {
+            self.last_assistant = None;
+        }
         if let Some(u) = uuid {
             let node = match repr {
                 Repr::Nothing => parent,
@@ -311,6 +386,23 @@ impl<'a> FileParse<'a> {
             };
             self.repr.entry(u).or_insert(node);
         }
+    }
+
+    /// The message key of an assistant record under [`ClaudeQuirks::snapshot_runs`]: the
+    /// previous record's when it was an assistant one with the same `parentUuid` less
+    /// than a second earlier, else its own.
+    fn snapshot_key(&mut self, offset: u64, v: &Value) -> String {
+        let parent = text_at(v, &["parentUuid"]).map(str::to_string);
+        let time = v.get("timestamp").and_then(Timestamp::from_json);
+        let own = || text_at(v, &["message", "id"]).map_or_else(|| format!("@{offset}"), str::to_string);
+        let key = match &self.last_assistant {
+            Some((p, t, key)) if *p == parent && matches!((t, time), (Some(a), Some(b)) if (b.millis() - a.millis()).abs() < 1000) => {
+                key.clone()
+            }
+            _ => own(),
+        };
+        self.last_assistant = Some((parent, time, key.clone()));
+        key
     }
 
     /// The nearest ancestor that made a turn; an unknown id (e.g. before a resume point)
@@ -341,7 +433,7 @@ impl<'a> FileParse<'a> {
                     Some(a) => Slot::new(self.d, self.src, a, true),
                     None => Slot::new(self.d, self.src, &self.layout.stem, self.layout.in_subagents),
                 };
-                self.slots.push(slot);
+                self.slots.push(Slot { quirks: self.quirks, ..slot });
                 self.by_key.insert(key.to_string(), self.slots.len() - 1);
                 self.slots.len() - 1
             }
@@ -379,6 +471,7 @@ impl<'a> FileParse<'a> {
             }
         }
         let role = text_at(v, &["message", "role"]).unwrap_or(kind);
+        let run_key = if self.quirks.snapshot_runs && role == "assistant" { Some(self.snapshot_key(offset, v)) } else { None };
         let idx = self.slot_for(v);
         let opts = self.opts;
         let Some(slot) = self.slots.get_mut(idx) else { return Repr::Nothing };
@@ -387,7 +480,7 @@ impl<'a> FileParse<'a> {
         let node = uuid.map(|id| NodeRef { id: id.to_string(), parent });
         match role {
             "user" => user_record(slot, v, time, node),
-            "assistant" => assistant_record(slot, opts, offset, v, time, node),
+            "assistant" => assistant_record(slot, opts, offset, v, time, node, run_key),
             // system/developer roles are harness-authored.
             _ => Repr::Nothing,
         }
@@ -396,9 +489,11 @@ impl<'a> FileParse<'a> {
     fn finish(mut self, out: &mut dyn SessionSink) {
         let title = self.title();
         let resume = self.src.resume.as_ref();
-        let fallback_dir = self.layout.encoded.as_deref().map(|e| match decode_dash_path(e, Path::new("/")) {
-            Some(p) => p.display().to_string(),
-            None => dash_fallback_name(e),
+        let fallback_dir = self.project_hint.clone().or_else(|| {
+            self.layout.encoded.as_deref().map(|e| match decode_dash_path(e, Path::new("/")) {
+                Some(p) => p.display().to_string(),
+                None => dash_fallback_name(e),
+            })
         });
         let needs_head = resume.is_some() && self.by_key.get(MAIN).and_then(|&i| self.slots.get(i)).is_some_and(|s| s.cwd.is_none());
         let head_cwd = if needs_head { resume.and_then(|r| head_cwd(&self.src.path, r.offset)) } else { None };
@@ -520,6 +615,17 @@ fn user_record(slot: &mut Slot, v: &Value, time: Option<Timestamp>, node: Option
         }
         _ => {}
     }
+    let q = slot.quirks;
+    if !q.skip_user_prefixes.is_empty() {
+        said.retain(|t| !q.skip_user_prefixes.iter().any(|p| t.trim_start().starts_with(p)));
+    }
+    if q.command_envelopes {
+        for t in &mut said {
+            if let Some(cmd) = slash_command(t) {
+                *t = cmd;
+            }
+        }
+    }
     if said.iter().any(|s| !s.trim().is_empty()) {
         let mut turn = Turn::new(Role::User, said.join("\n")).at(time);
         turn.node = node;
@@ -530,9 +636,16 @@ fn user_record(slot: &mut Slot, v: &Value, time: Option<Timestamp>, node: Option
 
 /// Folds a `tool_result` into its call; an orphan stays a `ToolOutput` turn.
 fn tool_result(slot: &mut Slot, record: &Value, item: &Value, time: Option<Timestamp>, node: Option<NodeRef>) -> Repr {
-    let text = item_text(item).unwrap_or_default();
+    let gemini = slot.quirks.gemini_results;
+    let text = if gemini { gemini_output(item) } else { None }.or_else(|| item_text(item)).unwrap_or_default();
     let is_error = item.get("is_error").and_then(Value::as_bool) == Some(true);
     let call_id = item.get("tool_use_id").and_then(Value::as_str).unwrap_or("");
+    if gemini && slot.bash_calls.contains_key(call_id) {
+        let exit = gemini_exit_code(&text).map(ExitStatus::Code);
+        slot.b.complete_call(call_id, &text, is_error, exit, time);
+        slot.open_text = None;
+        return Repr::Nothing;
+    }
     if let Some(&background) = slot.bash_calls.get(call_id) {
         let (code, rest) = split_exit_line(&text);
         let interrupted = record.get("toolUseResult").and_then(|r| r.get("interrupted")).and_then(Value::as_bool) == Some(true);
@@ -563,6 +676,39 @@ fn tool_result(slot: &mut Slot, record: &Value, item: &Value, time: Option<Times
     slot.push(turn)
 }
 
+/// The `output` of a Gemini `functionResponse` object in a `tool_result` item's
+/// `content` ([`ClaudeQuirks::gemini_results`]); `None` for any other content.
+fn gemini_output(item: &Value) -> Option<String> {
+    let content = item.get("content").filter(|c| c.is_object())?;
+    let response = content.get("responseParts").and_then(|p| p.get("functionResponse")).and_then(|f| f.get("response"))?;
+    match response.get("output").or_else(|| response.get("error")) {
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(other) => Some(other.to_string()),
+        None => Some(response.to_string()),
+    }
+}
+
+/// An `Exit Code: N` line anywhere in a Gemini-style shell result.
+fn gemini_exit_code(text: &str) -> Option<i64> {
+    text.lines().find_map(|l| l.trim().strip_prefix("Exit Code:").and_then(|n| n.trim().parse::<i64>().ok()))
+}
+
+/// `/name args` for a text holding a `<command-name>` envelope
+/// ([`ClaudeQuirks::command_envelopes`]).
+fn slash_command(text: &str) -> Option<String> {
+    let between = |open: &str, close: &str| {
+        let start = text.find(open)? + open.len();
+        let len = text[start..].find(close)?;
+        Some(text[start..start + len].trim())
+    };
+    let name = between("<command-name>", "</command-name>").filter(|n| !n.is_empty())?;
+    let name = name.strip_prefix('/').unwrap_or(name);
+    Some(match between("<command-args>", "</command-args>").filter(|a| !a.is_empty()) {
+        Some(args) => format!("/{name} {args}"),
+        None => format!("/{name}"),
+    })
+}
+
 /// A leading `Exit code N` line (optionally `Error: Exit code N`) and the text after it.
 fn split_exit_line(text: &str) -> (Option<i64>, &str) {
     let t = text.trim_start();
@@ -575,11 +721,19 @@ fn split_exit_line(text: &str) -> (Option<i64>, &str) {
     }
 }
 
-fn assistant_record(slot: &mut Slot, opts: &ParseOptions, offset: u64, v: &Value, time: Option<Timestamp>, node: Option<NodeRef>) -> Repr {
+fn assistant_record(
+    slot: &mut Slot,
+    opts: &ParseOptions,
+    offset: u64,
+    v: &Value,
+    time: Option<Timestamp>,
+    node: Option<NodeRef>,
+    run_key: Option<String>,
+) -> Repr {
     let message = v.get("message");
     // Blocks of one API message share message.id across records; without one, the
-    // record is its own message.
-    let msg_key = message.and_then(|m| text_at(m, &["id"])).map_or_else(|| format!("@{offset}"), str::to_string);
+    // record is its own message (a snapshot run's records share the run's key).
+    let msg_key = run_key.unwrap_or_else(|| message.and_then(|m| text_at(m, &["id"])).map_or_else(|| format!("@{offset}"), str::to_string));
     match message.and_then(|m| m.get("content")) {
         Some(Value::String(s)) => assistant_text(slot, &msg_key, s, time, node),
         Some(Value::Array(items)) => {
@@ -651,27 +805,46 @@ fn tool_use(slot: &mut Slot, msg_key: &str, item: &Value, time: Option<Timestamp
     if seen_before {
         return Repr::Nothing;
     }
-    let mut tool = ToolUse { name: name.to_string(), ..ToolUse::default() };
     if slot.tools.kind(name) == ToolKind::Shell {
-        tool.command = text_at(input, &["command"]).map(str::to_string);
         if let Some(id) = call_id {
             slot.bash_calls.insert(id.to_string(), input.get("run_in_background").and_then(Value::as_bool) == Some(true));
         }
     }
-    let mut turn = Turn::new(Role::ToolCall, "").at(time);
+    let mut turn = tool_call_turn_with(&slot.tools, slot.quirks.path_keys, name, input, time);
     turn.node = node;
-    let path = text_at(input, &["file_path"]).or_else(|| text_at(input, &["notebook_path"]));
+    slot.paths.extend(turn.files.iter().map(|f| f.path.clone()));
+    slot.b.push_call(call_id, turn);
+    slot.open_text = None;
+    Repr::Own
+}
+
+/// A `ToolCall` turn (no text yet) for a call of the tool `name` with Claude Code's input
+/// keys: a shell tool's `command` → `tool.command`; a file tool's `file_path` (or
+/// `notebook_path`) → `files`; `old_string`/`new_string` and `edits[]` → `edit`. Other
+/// Claude-shaped harnesses decode their tool calls with it under their own [`ToolMap`].
+pub fn tool_call_turn(tools: &ToolMap, name: &str, input: &Value, time: Option<Timestamp>) -> Turn {
+    tool_call_turn_with(tools, &[], name, input, time)
+}
+
+/// [`tool_call_turn`] that also takes the file from one of `path_keys` (after
+/// `file_path` and `notebook_path`).
+pub fn tool_call_turn_with(tools: &ToolMap, path_keys: &[&str], name: &str, input: &Value, time: Option<Timestamp>) -> Turn {
+    let mut tool = ToolUse { name: name.to_string(), ..ToolUse::default() };
+    if tools.kind(name) == ToolKind::Shell {
+        tool.command = text_at(input, &["command"]).map(str::to_string);
+    }
+    let mut turn = Turn::new(Role::ToolCall, "").at(time);
+    let path = text_at(input, &["file_path"])
+        .or_else(|| text_at(input, &["notebook_path"]))
+        .or_else(|| path_keys.iter().find_map(|k| text_at(input, &[k])));
     if let Some(path) = path {
-        if let Some(action) = slot.tools.file_action(name) {
+        if let Some(action) = tools.file_action(name) {
             turn.files.push(FileTouch { path: path.to_string(), action });
-            slot.paths.push(path.to_string());
         }
         turn.edit = edit_spans(path, input);
     }
     turn.tool = Some(tool);
-    slot.b.push_call(call_id, turn);
-    slot.open_text = None;
-    Repr::Own
+    turn
 }
 
 /// `old_string`/`new_string` plus every `edits[]` pair (MultiEdit), old spans joined with
@@ -878,5 +1051,106 @@ impl<'s> Render<'s> {
                 self.tool(*time, "Edit", input, format!("The file {path} has been updated successfully."), false, result);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    static TEST_DIALECT: ClaudeDialect = ClaudeDialect { harness: "t", config_dir: ".t", config_var: None, tools: CLAUDE_TOOLS };
+
+    fn parse_file(dir: &str, body: &str, hints: &FileHints) -> Vec<crate::Session> {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let d = tmp.path().join(dir);
+        std::fs::create_dir_all(&d).expect("mkdir");
+        let path = d.join("s1.jsonl");
+        std::fs::write(&path, body).expect("write");
+        let mut out = Vec::new();
+        parse_with(&TEST_DIALECT, &SourceRef::file(&path), &ParseOptions::default(), hints, &mut out).expect("parse");
+        out
+    }
+
+    const NO_CWD: &str = r#"{"type":"user","uuid":"u1","message":{"role":"user","content":"hello there"}}"#;
+
+    #[test]
+    fn the_project_hint_comes_before_the_directory_name() {
+        let plain = parse_file("-nowhere-xyz", NO_CWD, &FileHints::default());
+        assert_eq!(plain[0].project.as_deref(), Some("nowhere/xyz"), "the dash fallback without hints");
+        let hinted = parse_file("-nowhere-xyz", NO_CWD, &FileHints { project: Some("/src/shop".into()), ..FileHints::default() });
+        assert_eq!(hinted[0].project.as_deref(), Some("/src/shop"));
+        let with_cwd = r#"{"type":"user","uuid":"u1","cwd":"/real","message":{"role":"user","content":"hello there"}}"#;
+        let lines_win = parse_file("-nowhere-xyz", with_cwd, &FileHints { project: Some("/src/shop".into()), ..FileHints::default() });
+        assert_eq!(lines_win[0].project.as_deref(), Some("/real"), "a line's cwd wins over the hint");
+    }
+
+    #[test]
+    fn a_flat_file_takes_no_project_from_its_directory() {
+        let flat = parse_file("projects", NO_CWD, &FileHints { flat: true, ..FileHints::default() });
+        assert_eq!(flat[0].project, None);
+    }
+
+    #[test]
+    fn a_tool_call_turn_decodes_claude_input_keys_under_any_tool_map() {
+        const MAP: ToolMap = ToolMap { shell: &["sh"], read: &[], edit: &["patch"], write: &[] };
+        let edit = tool_call_turn(&MAP, "patch", &json!({"file_path": "/a.rs", "old_string": "x", "new_string": "y"}), None);
+        assert_eq!(edit.files, vec![FileTouch { path: "/a.rs".into(), action: crate::model::FileAction::Edit }]);
+        assert_eq!(edit.edit.map(|e| (e.old, e.new)), Some(("x".to_string(), Some("y".to_string()))));
+        let shell = tool_call_turn(&MAP, "sh", &json!({"command": "make"}), None);
+        assert_eq!(shell.tool.and_then(|t| t.command).as_deref(), Some("make"));
+        assert_eq!(shell.role, Role::ToolCall);
+    }
+
+    const GEMINI_TOOLS: ToolMap = ToolMap { shell: &["run_shell_command"], read: &["read_file"], edit: &["replace"], write: &[] };
+    static GEMINI_DIALECT: ClaudeDialect = ClaudeDialect { harness: "g", config_dir: ".g", config_var: None, tools: GEMINI_TOOLS };
+    const QUIRKS: ClaudeQuirks = ClaudeQuirks {
+        gemini_results: true,
+        snapshot_runs: true,
+        path_keys: &["absolute_path"],
+        skip_user_prefixes: &["Stop hook feedback:"],
+        command_envelopes: true,
+    };
+
+    fn parse_quirky(body: &str, quirks: ClaudeQuirks) -> crate::Session {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let path = tmp.path().join("s.jsonl");
+        std::fs::write(&path, body).expect("write");
+        let mut out = Vec::new();
+        let hints = FileHints { quirks, ..FileHints::default() };
+        parse_with(&GEMINI_DIALECT, &SourceRef::file(&path), &ParseOptions::default(), &hints, &mut out).expect("parse");
+        out.into_iter().next().expect("a session")
+    }
+
+    const SNAPSHOTS: &str = r##"{"uuid":"u1","parentUuid":null,"type":"user","timestamp":"2026-01-21T05:56:34.812Z","message":{"role":"user","content":"read it"}}
+{"uuid":"a1","parentUuid":"u1","type":"assistant","timestamp":"2026-01-21T05:56:52.470Z","message":{"role":"assistant","content":[{"type":"text","text":"Reading."},{"type":"tool_use","id":"c1","name":"read_file","input":{"absolute_path":"/r/README.md"}}]}}
+{"uuid":"a2","parentUuid":"u1","type":"assistant","timestamp":"2026-01-21T05:56:52.487Z","message":{"role":"assistant","content":[{"type":"text","text":"Reading."},{"type":"tool_use","id":"c1","name":"read_file","input":{"absolute_path":"/r/README.md"}},{"type":"tool_use","id":"c2","name":"run_shell_command","input":{"command":"make"}}]}}
+{"uuid":"u2","parentUuid":"a2","type":"user","timestamp":"2026-01-21T05:56:53.100Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"c1","content":{"callId":"c1","responseParts":{"functionResponse":{"id":"c1","name":"read_file","response":{"output":"# Retagger"}}}}},{"type":"tool_result","tool_use_id":"c2","content":{"callId":"c2","responseParts":{"functionResponse":{"id":"c2","name":"run_shell_command","response":{"output":"Command: make\nExit Code: 2"}}}}}]}}
+{"uuid":"u3","parentUuid":"u2","type":"user","timestamp":"2026-01-21T05:57:00.000Z","message":{"role":"user","content":"Stop hook feedback: lint first"}}
+{"uuid":"u4","parentUuid":"u3","type":"user","timestamp":"2026-01-21T05:57:01.000Z","message":{"role":"user","content":"<command-message>init</command-message><command-name>/init</command-name><command-args>fast</command-args>"}}
+"##;
+
+    #[test]
+    fn quirks_read_snapshot_runs_gemini_results_and_commands() {
+        let s = parse_quirky(SNAPSHOTS, QUIRKS);
+        let texts: Vec<(Role, &str)> = s.turns.iter().map(|t| (t.role, t.text.as_str())).collect();
+        assert_eq!(
+            texts,
+            [
+                (Role::User, "read it"),
+                (Role::Assistant, "Reading."),
+                (Role::ToolCall, "# Retagger"),
+                (Role::ToolCall, "Command: make\nExit Code: 2"),
+                (Role::User, "/init fast"),
+            ]
+        );
+        assert_eq!(s.turns[2].files.first().map(|f| f.path.as_str()), Some("/r/README.md"), "absolute_path names the file");
+        assert_eq!(s.turns[3].tool.as_ref().and_then(|t| t.exit.clone()), Some(ExitStatus::Code(2)));
+    }
+
+    #[test]
+    fn without_quirks_snapshots_repeat_and_objects_give_no_text() {
+        let s = parse_quirky(SNAPSHOTS, ClaudeQuirks::default());
+        assert_eq!(s.turns.iter().filter(|t| t.role == Role::Assistant).count(), 2, "Claude's reading: two messages");
+        assert!(s.turns.iter().any(|t| t.text.starts_with("Stop hook feedback")));
     }
 }

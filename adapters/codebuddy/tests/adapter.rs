@@ -1,0 +1,88 @@
+//! Every test of deja-adapter-codebuddy, in one test binary: the conformance kit, then the
+//! rules that matter most for CodeBuddy's Responses-style items.
+
+use std::path::Path;
+
+use deja_adapter_codebuddy::CodeBuddyFormat;
+use deja_core::{ExitStatus, HarnessFormat, ParseOptions, Role, Session, StoreEnv};
+
+deja_core::conformance!(
+    CodeBuddyFormat,
+    relocate "DEJA_CODEBUDDY_ROOT" => ".codebuddy/projects",
+    relocate "DEJA_CODEBUDDY_ROOTS" => ".workbuddy/projects",
+    relocate "CODEBUDDY_CONFIG_DIR" => ".codebuddy",
+    relocate "WORKBUDDY_CONFIG_DIR" => ".workbuddy",
+    switch "DEJA_INCLUDE_SUBAGENTS"
+);
+
+fn home() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home")
+}
+
+fn sessions_with(opts: &ParseOptions) -> Vec<Session> {
+    let mut out = Vec::new();
+    for src in CodeBuddyFormat.discover(&StoreEnv::with_home(home())).sources {
+        CodeBuddyFormat.parse(&src, opts, &mut out).expect("a fixture parses");
+    }
+    out
+}
+
+fn by_id<'a>(sessions: &'a [Session], id: &str) -> &'a Session {
+    sessions.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("session {id}"))
+}
+
+#[test]
+fn prompts_answers_and_work_from_responses_items() {
+    let sessions = sessions_with(&ParseOptions::default());
+    let s = by_id(&sessions, "c0de0001-0000-4000-8000-000000000001");
+    assert_eq!(s.project.as_deref(), Some("/repo"));
+    assert_eq!(s.title.as_deref(), Some("Add retries"), "ai-title beats topic");
+    let users: Vec<&str> = s.turns.iter().filter(|t| t.role == Role::User).map(|t| t.text.as_str()).collect();
+    assert_eq!(
+        users,
+        ["add retries to the fetch client", "the test expects 3 attempts"],
+        "skipRun hook output and the reminder item are no prompt"
+    );
+    let test = s.turns.iter().find(|t| t.tool.as_ref().and_then(|x| x.command.as_deref()) == Some("go test ./...")).expect("go test");
+    assert_eq!(test.tool.as_ref().and_then(|t| t.exit.clone()), Some(ExitStatus::Code(1)));
+    assert!(test.text.ends_with("FAIL"), "the Exit Code footer is cut: {:?}", test.text);
+    assert!(s.turns.iter().any(|t| t.edit.as_ref().is_some_and(|e| e.old == "return get(url)")));
+    assert!(!s.turns.iter().any(|t| t.role == Role::Reasoning), "reasoning is not indexed by default");
+    let with = sessions_with(&ParseOptions { include_reasoning: true });
+    assert!(by_id(&with, &s.id).turns.iter().any(|t| t.role == Role::Reasoning && t.text.contains("no retry loop")));
+}
+
+#[test]
+fn compaction_titles_signals_subagents_and_workbuddy() {
+    let sessions = sessions_with(&ParseOptions::default());
+    let s = by_id(&sessions, "c0de0002-0000-4000-8000-000000000002");
+    assert_eq!(s.title.as_deref(), Some("Slow build"), "custom-title beats a newer ai-title");
+    assert!(s.turns.iter().any(|t| t.role == Role::Summary && t.text.contains("linker ran twice")));
+    assert!(!s
+        .turns
+        .iter()
+        .any(|t| t.role == Role::User && (t.text.contains("Summarize") || t.text.contains("continued") || t.text.contains("/model"))));
+    let make = s.turns.iter().find(|t| t.tool.as_ref().and_then(|x| x.command.as_deref()) == Some("make deps")).expect("make deps");
+    assert_eq!(make.tool.as_ref().and_then(|t| t.exit.clone()), None, "a signal leaves no code");
+    let sub = sessions.iter().find(|s| s.kind.as_deref() == Some("subagent")).expect("sub-agent");
+    assert_eq!(sub.parent.as_deref(), Some("c0de0001-0000-4000-8000-000000000001"));
+    let notes = by_id(&sessions, "w0rk0001-0000-4000-8000-000000000003");
+    assert_eq!(notes.harness, "codebuddy", "WorkBuddy sessions keep the harness id");
+    assert!(by_id(&sessions, "w0rk0002-0000-4000-8000-000000000004").turns.iter().any(|t| !t.files.is_empty()));
+}
+
+#[test]
+fn the_synthetic_writer_round_trips_the_exit_status() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let sample = deja_core::testkit::sample_session();
+    CodeBuddyFormat.write_synthetic(tmp.path(), &sample).expect("write");
+    let mut out: Vec<Session> = Vec::new();
+    for src in CodeBuddyFormat.discover(&StoreEnv::with_home(tmp.path())).sources {
+        CodeBuddyFormat.parse(&src, &ParseOptions::default(), &mut out).expect("parse");
+    }
+    let s = out.iter().find(|s| s.id == sample.id).expect("the sample session");
+    assert_eq!(s.project.as_deref(), Some(sample.project.as_str()));
+    let shell = s.turns.iter().find(|t| t.role == Role::ToolCall).expect("the shell call");
+    assert_eq!(shell.tool.as_ref().and_then(|t| t.exit.clone()), Some(ExitStatus::Code(101)));
+    assert!(!shell.text.contains("Exit Code"), "the footer is cut");
+}

@@ -1,0 +1,61 @@
+//! Every test of deja-adapter-qoder, in one test binary: the conformance kit, then the
+//! rules that matter most for this dialect of the Claude-shaped family (sidecar, roots,
+//! sub-agent naming).
+
+use std::path::Path;
+
+use deja_adapter_qoder::QoderFormat;
+use deja_core::{ExitStatus, HarnessFormat, ParseOptions, Role, Session, StoreEnv};
+
+deja_core::conformance!(
+    QoderFormat,
+    relocate "DEJA_QODER_ROOT" => ".qoder/projects",
+    relocate "DEJA_QODER_ROOTS" => ".qoderwork/projects",
+    switch "DEJA_INCLUDE_SUBAGENTS"
+);
+
+fn home() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home")
+}
+
+fn fixture_sessions() -> Vec<Session> {
+    let mut out = Vec::new();
+    for src in QoderFormat.discover(&StoreEnv::with_home(home())).sources {
+        QoderFormat.parse(&src, &ParseOptions::default(), &mut out).expect("a fixture parses");
+    }
+    out
+}
+
+#[test]
+fn the_main_session_reads_as_a_claude_transcript_with_its_sidecar() {
+    let sessions = fixture_sessions();
+    let main = sessions.iter().find(|s| s.id == "9a8b7c6d-0000-4000-8000-000000000001").expect("main session");
+    assert_eq!(main.harness, "qoder");
+    assert_eq!(main.title.as_deref(), Some("Cart total"), "the sidecar title");
+    assert_eq!(main.project.as_deref(), Some("/src/shop"));
+    assert_eq!((main.kind.as_deref(), main.parent.as_deref()), (Some("fork"), Some("5e4d3c2b-0000-4000-8000-000000000000")));
+    let test = main.turns.iter().find(|t| t.tool.as_ref().and_then(|x| x.command.as_deref()) == Some("npm test")).expect("npm test");
+    assert_eq!(test.tool.as_ref().and_then(|t| t.exit.clone()), Some(ExitStatus::Code(1)));
+    assert!(main.turns.iter().any(|t| t.edit.as_ref().is_some_and(|e| e.old == "total = 0")));
+    assert!(main.turns.iter().any(|t| t.role == Role::Summary));
+    assert!(!main.turns.iter().any(|t| t.role == Role::Reasoning), "reasoning is not indexed by default");
+    let mut indexed = main.clone();
+    deja_core::normalize::normalize(&mut indexed, &Default::default(), QoderFormat.info().injected);
+    assert!(indexed.turns.iter().any(|t| t.role == Role::User && t.text == "add a cart total"), "the reminder is stripped");
+}
+
+#[test]
+fn sidecar_working_dir_continuations_flat_files_and_subagents() {
+    let sessions = fixture_sessions();
+    let docs = sessions.iter().find(|s| s.id == "1b2c3d4e-0000-4000-8000-000000000002").expect("qoderwork session");
+    assert_eq!(docs.project.as_deref(), Some("/src/docs"), "lines carry no cwd: the sidecar's working_dir");
+    assert_eq!((docs.kind.as_deref(), docs.parent.as_deref()), (Some("continuation"), Some("0f0e0d0c-0000-4000-8000-000000000009")));
+    let flat = sessions.iter().find(|s| s.id == "7d6c5b4a-0000-4000-8000-000000000003").expect("shared-cache session");
+    assert_eq!(flat.project.as_deref(), Some("/src/ide-app"));
+    let sub = sessions.iter().find(|s| s.kind.as_deref() == Some("subagent")).expect("sub-agent");
+    assert_eq!(sub.id, "9a8b7c6d-0000-4000-8000-000000000001:subagent:agent-c3d4");
+    assert_eq!(sub.parent.as_deref(), Some("9a8b7c6d-0000-4000-8000-000000000001"));
+    assert!(!sessions.iter().any(|s| s.turns.iter().any(|t| t.text.contains("stray agent file"))), "agent-* in a project dir is skipped");
+    let off = QoderFormat.discover(&StoreEnv::with_home(home()).set("DEJA_INCLUDE_SUBAGENTS", "0")).sources;
+    assert!(!off.iter().any(|s| s.path.to_string_lossy().contains("subagents")));
+}
