@@ -8,6 +8,10 @@ mod every_harness;
 mod mcp;
 mod recall;
 
+/// Every adapter crate, linked so the registry in this test binary is the binary's.
+#[path = "../deja-cli/src/adapters.rs"]
+mod linked_adapters;
+
 mod support {
     pub mod recall_home;
 }

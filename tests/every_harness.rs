@@ -13,14 +13,19 @@ use deja_core::normalize::{normalize, NormalizeOptions};
 use deja_core::{HarnessFormat, ParseOptions, Role, Session, StoreEnv, Turn};
 use serde_json::Value;
 
-/// `adapters/<id>/tests/fixtures/home`, for every adapter that has one.
+/// `adapters/<id>/tests/fixtures/home`, for every adapter folder (each must have one, and
+/// be registered).
 fn fixture_homes() -> BTreeMap<&'static str, PathBuf> {
     let adapters = Path::new(env!("CARGO_MANIFEST_DIR")).join("../adapters");
-    deja_core::registry()
-        .into_iter()
-        .map(|f| (f.info().id, adapters.join(f.info().id).join("tests/fixtures/home")))
-        .filter(|(_, home)| home.is_dir())
-        .collect()
+    let mut out = BTreeMap::new();
+    for entry in std::fs::read_dir(&adapters).expect("adapters/").flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let home = entry.path().join("tests/fixtures/home");
+        assert!(home.is_dir(), "adapters/{name} has no tests/fixtures/home");
+        let format = deja_core::lookup(&name).unwrap_or_else(|| panic!("adapters/{name} is not linked into the binary"));
+        out.insert(format.info().id, home);
+    }
+    out
 }
 
 /// The sessions one adapter reads from its own fixture home, alone, as the index holds
@@ -106,6 +111,7 @@ fn every_harness_is_found_in_one_shared_home() {
             checked += 1;
         }
     }
+    eprintln!("probed {checked} prompts, answers and commands of {} harnesses", homes.len());
     assert!(checked >= homes.len(), "every harness was probed");
     assert!(missing.is_empty(), "not found in the shared home:\n{}", missing.join("\n"));
 }
