@@ -94,6 +94,8 @@ pub struct CorpusManifest {
     pub schema_version: u32,
     pub seed: u64,
     pub target_bytes: u64,
+    /// Bytes on disk under `home/`, sidecar files a writer keeps beside a transcript
+    /// (Cowork's metadata, Factory's settings) included.
     pub bytes: u64,
     pub sessions: u64,
     pub turns: u64,
@@ -345,6 +347,9 @@ pub fn generate(out: &Path, target: u64, seed: u64, progress: bool) -> Result<Co
             append_only: is_append_only,
         });
     }
+    // Some writers keep a sidecar beside the transcript they return; the corpus's size
+    // is what is on disk.
+    manifest.bytes = crate::output::dir_size(&home);
     manifest.generated_in_s = started.elapsed().as_secs_f64();
     let path = out.join(MANIFEST);
     let mut w = std::io::BufWriter::new(std::fs::File::create(&path).with_context(|| format!("creating {}", path.display()))?);
@@ -476,9 +481,10 @@ mod tests {
     fn a_small_corpus_is_deterministic_complete_and_grows() {
         let tmp = tempfile::tempdir().unwrap();
         let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
-        let ma = generate(&a, 400_000, 3, false).unwrap();
-        let mb = generate(&b, 400_000, 3, false).unwrap();
-        assert!(ma.bytes >= 400_000);
+        // Large enough for a session of every registered writer (they take turns).
+        let ma = generate(&a, 2_000_000, 3, false).unwrap();
+        let mb = generate(&b, 2_000_000, 3, false).unwrap();
+        assert!(ma.bytes >= 2_000_000);
         assert_eq!(ma.sessions, mb.sessions);
         for (fa, fb) in ma.files.iter().zip(&mb.files) {
             assert_eq!(fa.path, fb.path);
