@@ -71,6 +71,14 @@ pub fn parse(text: &str) -> Result<Notes> {
 pub fn load(root: &Path) -> Result<Notes> {
     let path = root.join(NOTES_FILE);
     let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+    // `new-adapter` appends a table and `remove-adapter` takes it back out; both keep the
+    // file's one final newline, so a scaffold and its removal give the file back byte for
+    // byte only when that is how it ends.
+    anyhow::ensure!(
+        text.ends_with('\n') && !text.ends_with("\n\n"),
+        "{} must end with exactly one newline (no blank lines after the last table)",
+        path.display()
+    );
     parse(&text).with_context(|| format!("{} is not a valid harness matrix", path.display()))
 }
 
