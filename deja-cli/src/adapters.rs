@@ -10,5 +10,6 @@ use deja_adapter_copilot_chat as _;
 use deja_adapter_deepseek as _;
 use deja_adapter_deja as _;
 use deja_adapter_openclaude as _;
+use deja_adapter_openhands as _;
 use deja_adapter_positron as _;
 use deja_adapter_roo as _;
