@@ -7,6 +7,7 @@ use deja_adapter_codewhale as _;
 use deja_adapter_codex as _;
 use deja_adapter_continue as _;
 use deja_adapter_copilot_chat as _;
+use deja_adapter_cortex as _;
 use deja_adapter_deepseek as _;
 use deja_adapter_deja as _;
 use deja_adapter_openclaude as _;
