@@ -3,6 +3,7 @@
 
 use deja_adapter_claude as _;
 use deja_adapter_cline as _;
+use deja_adapter_codebuff as _;
 use deja_adapter_codewhale as _;
 use deja_adapter_codex as _;
 use deja_adapter_continue as _;
