@@ -188,12 +188,15 @@ impl Parser<'_> {
             .map(str::trim)
             .filter(|t| !t.is_empty())
             .collect();
+        if self.opts.include_reasoning {
+            // Thinking precedes what the model then said.
+            for block in blocks.iter().filter(|b| str_at(b, &["type"]) == Some("thinking")) {
+                self.b.push(Turn::new(Role::Reasoning, str_at(block, &["thinking"]).unwrap_or("")).at(time));
+            }
+        }
         self.b.push(Turn::new(role, said.join("\n")).at(time));
         for block in blocks {
             match str_at(block, &["type"]) {
-                Some("thinking") if self.opts.include_reasoning => {
-                    self.b.push(Turn::new(Role::Reasoning, str_at(block, &["thinking"]).unwrap_or("")).at(time));
-                }
                 Some("tool_use") => self.tool_use(block, time),
                 Some("tool_result") => self.tool_result(block, time),
                 _ => {}
