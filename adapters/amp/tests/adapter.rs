@@ -1,0 +1,66 @@
+//! Every test of deja-adapter-amp, in one test binary: the conformance kit, then the rules
+//! that matter most for Amp's thread documents.
+
+use std::path::Path;
+
+use deja_adapter_amp::AmpFormat;
+use deja_core::{ExitStatus, FileAction, HarnessFormat, ParseOptions, Role, Session, StoreEnv, Timestamp};
+
+deja_core::conformance!(
+    AmpFormat,
+    relocate "DEJA_AMP_ROOT" => ".local/share/amp/threads",
+    relocate "AMP_DATA_HOME" => ".local/share/amp",
+    relocate "XDG_DATA_HOME" => ".local/share"
+);
+
+fn sessions(opts: &ParseOptions) -> Vec<Session> {
+    let home = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home");
+    let mut out = Vec::new();
+    for src in AmpFormat.discover(&StoreEnv::with_home(&home)).sources {
+        let _ = AmpFormat.parse(&src, opts, &mut out);
+    }
+    out
+}
+
+fn session<'a>(all: &'a [Session], id: &str) -> &'a Session {
+    all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("session {id}"))
+}
+
+fn call<'a>(s: &'a Session, id: &str) -> &'a deja_core::Turn {
+    s.turns.iter().find(|t| t.tool.as_ref().and_then(|x| x.call_id.as_deref()) == Some(id)).unwrap_or_else(|| panic!("call {id}"))
+}
+
+#[test]
+fn thread_roles_commands_exit_and_edits() {
+    let all = sessions(&ParseOptions::default());
+    let s = session(&all, "T-0001");
+    assert_eq!(s.project.as_deref(), Some("/home/u/src/my app"), "the decoded file URI");
+    assert_eq!(s.turns[0].role, Role::User);
+    assert_eq!((s.turns[1].role, s.turns[1].text.as_str()), (Role::Assistant, "checking"));
+    let bash = call(s, "tu1");
+    assert_eq!(bash.tool.as_ref().and_then(|t| t.command.as_deref()), Some("go test ./..."));
+    assert_eq!(bash.tool.as_ref().and_then(|t| t.exit.clone()), Some(ExitStatus::Code(1)));
+    assert_eq!(bash.text, "FAIL pkg/x");
+    let edit = call(s, "tu2");
+    assert_eq!(edit.edit.as_ref().map(|e| (e.old.as_str(), e.new.as_deref())), Some(("a", Some("b"))));
+    assert_eq!(edit.time, Timestamp::parse_str("2026-09-21T14:13:25Z"), "no time of its own: the previous message's");
+    let rejected = call(s, "tu3");
+    assert!(rejected.edit.is_none() && rejected.files.first().is_some_and(|f| f.action == FileAction::Write));
+    assert!(rejected.tool.as_ref().is_some_and(|t| t.is_error));
+    assert!(call(s, "tu4").edit.as_ref().is_some_and(|e| e.old == "\twg.Wait()"));
+    assert_eq!(call(s, "tu5").tool.as_ref().and_then(|t| t.exit.clone()), None, "exitCode -1 is no code");
+    assert!(!s.turns.iter().any(|t| t.role == Role::Reasoning || t.text == "system notice"));
+    let with = sessions(&ParseOptions { include_reasoning: true });
+    assert!(session(&with, "T-0001").turns.iter().any(|t| t.role == Role::Reasoning));
+}
+
+#[test]
+fn fallbacks_and_rejected_files() {
+    let all = sessions(&ParseOptions::default());
+    let s = session(&all, "T-0002");
+    assert_eq!(s.project.as_deref(), Some("release notes"), "no tree URI: the title");
+    assert_eq!(s.turns[1].time, s.turns[0].time, "inherits the previous message's time");
+    assert_eq!(session(&all, "T-0003").project.as_deref(), Some("remote repo question"));
+    assert!(!all.iter().any(|s| s.id == "T-0004" || s.id == "extra"), "trailing data rejects the file");
+    assert!(!all.iter().any(|s| s.title.as_deref() == Some("no id here")));
+}

@@ -1,0 +1,85 @@
+//! Every test of deja-adapter-codewhale, in one test binary: the conformance kit, then the
+//! rules that matter most for CodeWhale's session documents.
+
+use std::path::Path;
+
+use deja_adapter_codewhale::CodeWhaleFormat;
+use deja_core::{ExitStatus, FileAction, HarnessFormat, ParseOptions, Role, Session, StoreEnv, Timestamp};
+
+deja_core::conformance!(
+    CodeWhaleFormat,
+    relocate "DEJA_CODEWHALE_ROOT" => ".codewhale/sessions",
+    relocate "CODEWHALE_HOME" => ".codewhale"
+);
+
+fn home() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home")
+}
+
+fn sessions_with(env: &StoreEnv, opts: &ParseOptions) -> Vec<Session> {
+    let mut out = Vec::new();
+    for src in CodeWhaleFormat.discover(env).sources {
+        let _ = CodeWhaleFormat.parse(&src, opts, &mut out);
+    }
+    out
+}
+
+fn fixture_sessions() -> Vec<Session> {
+    sessions_with(&StoreEnv::with_home(home()), &ParseOptions::default())
+}
+
+fn session<'a>(all: &'a [Session], id: &str) -> &'a Session {
+    all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("session {id}"))
+}
+
+#[test]
+fn prompt_command_exit_and_edits() {
+    let all = fixture_sessions();
+    assert_eq!(all.iter().filter(|s| s.id == "s-42").count(), 1, "the migrated original in ~/.deepseek is not read twice");
+    let mut s = session(&all, "s-42").clone();
+    assert_eq!(s.title.as_deref(), Some("fix flaky retry"));
+    assert_eq!(s.project.as_deref(), Some("/home/u/app"));
+    deja_core::normalize::normalize(&mut s, &Default::default(), CodeWhaleFormat.info().injected);
+    let user = s.turns.iter().find(|t| t.role == Role::User).expect("user");
+    assert_eq!(user.text, "retry test flakes", "turn_meta is injected text");
+    let bash = s.turns.iter().find(|t| t.tool.as_ref().is_some_and(|x| x.name == "bash")).expect("bash");
+    assert_eq!(bash.tool.as_ref().and_then(|t| t.exit.clone()), Some(ExitStatus::Code(1)));
+    assert!(bash.text.contains("FAIL: TestBackoff"));
+    let edits: Vec<_> = s.turns.iter().filter_map(|t| t.edit.as_ref()).collect();
+    assert_eq!(edits[0].old, "attempts = 3");
+    assert_eq!(edits[0].path, "/home/u/app/retry.go");
+    assert_eq!(edits[1].new.as_deref(), Some("10 * time.Millisecond"));
+    assert!(!s.turns.iter().any(|t| t.text.contains("compaction summary")), "system messages are skipped");
+    assert!(!s.turns.iter().any(|t| t.role == Role::Reasoning), "reasoning off by default");
+    assert!(s.turns.iter().any(|t| t.role == Role::Assistant && t.text.starts_with("Five attempts")), "assistant_interrupted");
+    assert_eq!(s.turns[0].time, Timestamp::parse_str("2026-10-01T09:00:00.001Z"), "message i at created_at + i ms");
+    assert_eq!(s.updated, Timestamp::parse_str("2026-10-01T09:05:00Z"), "updated_at bumps the last update");
+    let with = sessions_with(&StoreEnv::with_home(home()), &ParseOptions { include_reasoning: true });
+    assert!(session(&with, "s-42").turns.iter().any(|t| t.role == Role::Reasoning));
+}
+
+#[test]
+fn fork_and_patches() {
+    let all = fixture_sessions();
+    let s = session(&all, "s-43");
+    assert_eq!((s.kind.as_deref(), s.parent.as_deref()), (Some("fork"), Some("s-42")));
+    let p1 = s.turns.iter().find(|t| t.tool.as_ref().and_then(|x| x.call_id.as_deref()) == Some("p1")).expect("p1");
+    assert_eq!(p1.files[0].path, "/home/u/app/config/load.go");
+    assert!(p1.edit.as_ref().is_some_and(|e| e.old.contains("\"json\"}") && e.new.as_deref().is_some_and(|n| n.contains("yaml"))));
+    let p2 = s.turns.iter().find(|t| t.tool.as_ref().and_then(|x| x.call_id.as_deref()) == Some("p2")).expect("p2");
+    assert!(p2.files.is_empty() && p2.edit.is_none(), "a failed patch changed nothing");
+    let p3 = s.turns.iter().find(|t| t.tool.as_ref().and_then(|x| x.call_id.as_deref()) == Some("p3")).expect("p3");
+    assert_eq!(p3.files[0].action, FileAction::Write);
+}
+
+#[test]
+fn legacy_root_is_read_unless_codewhale_home_is_set() {
+    let all = fixture_sessions();
+    assert!(all.iter().any(|s| s.id == "legacy-7"), "the pre-rebrand root, BOM and all");
+    let isolated = sessions_with(
+        &StoreEnv::with_home(home()).set("CODEWHALE_HOME", home().join(".codewhale").display().to_string()),
+        &ParseOptions::default(),
+    );
+    assert!(!isolated.iter().any(|s| s.id == "legacy-7"), "CODEWHALE_HOME turns the legacy root off");
+    assert!(!all.iter().any(|s| s.id == "torn"));
+}
