@@ -10,3 +10,4 @@ use deja_adapter_deja as _;
 use deja_adapter_openclaude as _;
 use deja_adapter_positron as _;
 use deja_adapter_roo as _;
+use deja_adapter_trae as _;
