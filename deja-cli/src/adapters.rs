@@ -7,6 +7,7 @@ use deja_adapter_codex as _;
 use deja_adapter_copilot_chat as _;
 use deja_adapter_deepseek as _;
 use deja_adapter_deja as _;
+use deja_adapter_gemini as _;
 use deja_adapter_openclaude as _;
 use deja_adapter_positron as _;
 use deja_adapter_roo as _;
