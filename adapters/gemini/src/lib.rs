@@ -379,7 +379,10 @@ fn user(b: &mut SessionBuilder, content: &Value, time: Option<Timestamp>) {
                 }
             }
             id => {
-                b.push_orphan_result(id.unwrap_or(""), &output, false, exit, time);
+                let idx = b.push_orphan_result(id.unwrap_or(""), &output, false, exit, time);
+                if let Some(tool) = idx.and_then(|i| b.session_mut().turns.get_mut(i)).and_then(|t| t.tool.as_mut()) {
+                    tool.name = resp.get("name").and_then(Value::as_str).unwrap_or("").to_string();
+                }
             }
         }
     }
