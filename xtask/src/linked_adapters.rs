@@ -10,5 +10,6 @@ use deja_adapter_deja as _;
 use deja_adapter_gemini as _;
 use deja_adapter_openclaude as _;
 use deja_adapter_positron as _;
+use deja_adapter_qwen as _;
 use deja_adapter_roo as _;
 use deja_adapter_trae as _;
