@@ -283,14 +283,21 @@ impl Replay {
     }
 }
 
+/// How much of a `.jsonl` is read to find its header.
+const HEAD_BYTES: u64 = 64 << 10;
+
 /// Whether a `.jsonl` beside this legacy file holds the same session.
 fn resumed_as_jsonl(path: &Path, id: &str) -> bool {
     let Some(dir) = path.parent() else { return false };
     let Ok(entries) = std::fs::read_dir(dir) else { return false };
     entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "jsonl") && p.is_file()).any(|p| {
-        let mut stats = ParseStats::default();
-        let Ok(bytes) = read_source(&p, &mut stats).map(|s| s.bytes) else { return false };
-        // The header is the first line with a sessionId; it sits at the top.
+        // The header is the first line with a sessionId; it sits at the top, so only the
+        // file's head is read.
+        let mut bytes = Vec::new();
+        let Ok(file) = std::fs::File::open(&p) else { return false };
+        if std::io::Read::read_to_end(&mut std::io::Read::take(file, HEAD_BYTES), &mut bytes).is_err() {
+            return false;
+        }
         bytes
             .split(|b| *b == b'\n')
             .take(8)
