@@ -109,3 +109,21 @@ fn reasoning_with_the_option() {
     let s = session(&sessions, "019fbcca-0001-7000-8000-000000000001");
     assert_eq!(texts(s, Role::Reasoning), ["Run the tests first to see the failure."]);
 }
+
+#[test]
+fn a_resumed_read_does_not_repeat_the_prompt_pair() {
+    let sources = TraeFormat.discover(&StoreEnv::with_home(home())).sources;
+    let mut src = sources.into_iter().find(|s| s.path.to_string_lossy().contains("019fbd00-0002")).expect("0.201.4 rollout");
+    let bytes = std::fs::read(&src.path).expect("read");
+    // Resume just before the prompt's `item_completed` copy: its `user_message` half was read.
+    let text = String::from_utf8_lossy(&bytes);
+    let offset =
+        text.find("{\"timestamp\":\"2026-10-03T14:00:02Z\",\"type\":\"event_msg\",\"payload\":{\"type\":\"item_completed\"").expect("copy");
+    src.resume =
+        Some(deja_core::model::Resume { offset: offset as u64, next_seq: 1, session_id: "019fbd00-0002-7000-8000-000000000002".into() });
+    let mut out = Vec::new();
+    TraeFormat.parse(&src, &ParseOptions::default(), &mut out).expect("parse");
+    let s = out.pop().expect("the tail's session");
+    assert_eq!(s.turns.first().map(|t| (t.seq, t.role)), Some((1, Role::ToolCall)), "the tail starts with the build, not the prompt again");
+    assert_eq!(texts(&s, Role::User), ["ok, declare it first", "ok, declare it first"]);
+}
