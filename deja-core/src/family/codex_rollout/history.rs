@@ -26,7 +26,7 @@ use crate::read::{for_each_json_line, read_source};
 use crate::{FormatError, ParseStats, SessionBuilder, SessionSink};
 use serde_json::Value;
 
-use super::{filename_id, meta_id, read_head, rollout_files, CodexDialect};
+use super::{all_rollout_files, filename_id, meta_id, read_head, CodexDialect};
 
 /// Lines read from a rollout head while looking for its `session_meta`.
 const META_SEARCH_LINES: usize = 4;
@@ -88,7 +88,9 @@ pub fn parse_history(d: &CodexDialect, src: &SourceRef, out: &mut dyn SessionSin
 fn covered_ids(dirs: &[PathBuf], candidates: HashSet<&str>) -> HashSet<String> {
     let mut open = candidates;
     let mut covered = HashSet::new();
-    let files = rollout_files(dirs);
+    // Compressed rollouts count too, by their file-name id; their heads are zstd and
+    // are not walked for a `session_meta`.
+    let files = all_rollout_files(dirs);
     for f in &files {
         if let Some(id) = open.take(filename_id(f).as_str()) {
             covered.insert(id.to_string());
@@ -97,6 +99,9 @@ fn covered_ids(dirs: &[PathBuf], candidates: HashSet<&str>) -> HashSet<String> {
     for f in &files {
         if open.is_empty() {
             break;
+        }
+        if f.extension().is_some_and(|e| e == "zst") {
+            continue;
         }
         let _ = read_head(f, u64::MAX, META_SEARCH_LINES, |v| {
             if v.get("type").and_then(Value::as_str) != Some("session_meta") {

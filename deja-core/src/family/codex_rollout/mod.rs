@@ -8,6 +8,22 @@
 //! messages are used depends on the whole file (they are a fallback for files without
 //! roled `response_item` messages), and because a `CommandExecution` may land before or
 //! after the `function_call_output` it duplicates.
+//!
+//! Writers differ in where the conversation lives ([`Speech`], given to [`parse_with`]):
+//! Codex's roled `response_item`s ([`Speech::Roled`], what [`parse`] reads), or the
+//! prompt events and answer sources of a writer whose `response_item` user messages are
+//! its own injections, with `history_mutation` records ([`Speech::Events`]):
+//!
+//! | record (under [`Speech::Events`]) | role | rule |
+//! | --- | --- | --- |
+//! | `response_item` message, role `user` (also inside `history_mutation`) | skip | runtime injections |
+//! | `event_msg` `user_message`, `item_completed` `UserMessage` | `User` | two copies of one prompt (same text + turn id, or same text within 5 s when a side lacks a turn id) kept once |
+//! | assistant messages / reasoning | `Assistant` / `Reasoning` | only the first source the file has: `response_item`, `history_mutation` append, `item_completed` `AgentMessage`, `agent_message` |
+//! | `history_mutation` `operation: "append"` `items[]` | as `response_item`s | calls and results deduped with `response_item`s by `call_id` |
+//! | `history_mutation` `operation: "replace"` | skip | re-sent history |
+//!
+//! A store may also hold zstd-compressed rollouts (`rollout-*.jsonl.zst`,
+//! [`RolloutStore::with_compressed`]): read whole, never resumed.
 
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Read};
@@ -36,6 +52,9 @@ pub struct RolloutStore {
     pub archived: PathBuf,
     /// `history.jsonl` beside it.
     pub history: PathBuf,
+    /// Whether zstd-compressed rollouts (`rollout-*.jsonl.zst`) are read too. They are
+    /// rewritten whole, so they are not append-only sources.
+    pub compressed: bool,
 }
 
 impl RolloutStore {
@@ -43,7 +62,13 @@ impl RolloutStore {
     /// sit beside it, in its parent.
     pub fn at(sessions: PathBuf) -> RolloutStore {
         let home = sessions.parent().map(Path::to_path_buf).unwrap_or_default();
-        RolloutStore { archived: home.join("archived_sessions"), history: home.join("history.jsonl"), sessions }
+        RolloutStore { archived: home.join("archived_sessions"), history: home.join("history.jsonl"), sessions, compressed: false }
+    }
+
+    /// This store, with compressed rollouts (`rollout-*.jsonl.zst`) read too.
+    pub fn with_compressed(mut self) -> RolloutStore {
+        self.compressed = true;
+        self
     }
 
     /// Rollouts (append-only) and the history file, each root looked at.
@@ -53,6 +78,9 @@ impl RolloutStore {
         for dir in [&self.sessions, &self.archived] {
             if d.looked_at(dir) {
                 files.extend(walk_rollouts(dir));
+                if self.compressed {
+                    d.sources.extend(find_files(dir, 8, &is_compressed_rollout_name).into_iter().map(SourceRef::file));
+                }
             }
         }
         d.sources.extend(files.into_iter().map(|p| SourceRef::file(p).append_only()));
@@ -71,6 +99,11 @@ fn is_rollout_name(name: &str) -> bool {
     name.contains("rollout-") && name.ends_with(".jsonl")
 }
 
+/// Whether a file name is a compressed rollout's (`rollout-*.jsonl.zst`).
+fn is_compressed_rollout_name(name: &str) -> bool {
+    name.strip_suffix(".zst").is_some_and(is_rollout_name)
+}
+
 /// Rollout files under one directory (`sessions/YYYY/MM/DD/`, or flat when archived).
 fn walk_rollouts(dir: &Path) -> Vec<PathBuf> {
     find_files(dir, 8, &is_rollout_name)
@@ -83,13 +116,77 @@ pub fn rollout_files(dirs: &[PathBuf]) -> Vec<PathBuf> {
     out
 }
 
+/// Every rollout under these directories, compressed ones included, sorted.
+pub fn all_rollout_files(dirs: &[PathBuf]) -> Vec<PathBuf> {
+    let keep = |n: &str| is_rollout_name(n) || is_compressed_rollout_name(n);
+    let mut out: Vec<PathBuf> = dirs.iter().flat_map(|d| find_files(d, 8, &keep)).collect();
+    out.sort();
+    out
+}
+
 /// Parses a rollout, or the history file when `src` is one.
 pub fn parse(d: &CodexDialect, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
+    parse_with(d, Speech::Roled, src, opts, out)
+}
+
+/// [`parse`] for a writer whose speech follows `speech`.
+pub fn parse_with(
+    d: &CodexDialect,
+    speech: Speech,
+    src: &SourceRef,
+    opts: &ParseOptions,
+    out: &mut dyn SessionSink,
+) -> Result<ParseStats, FormatError> {
     if src.path.file_name().is_some_and(|n| n == "history.jsonl") {
         history::parse_history(d, src, out)
     } else {
-        parse_rollout(d, src, opts, out)
+        parse_rollout_with(d, speech, src, opts, out)
     }
+}
+
+/// Where a writer's conversation lives in its rollouts. Codex's [`Speech::Roled`] is
+/// the default; the rest of the format (calls, results, exec folds, compaction) reads
+/// the same either way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Speech {
+    /// Roled `response_item` messages are the conversation; the `event_msg` copies
+    /// (`user_message`/`agent_message`, `item_completed` message items) are used only
+    /// when the file has no roled message with speech in it.
+    #[default]
+    Roled,
+    /// `response_item` user messages are the writer's runtime injections and never a
+    /// prompt. A prompt is an `event_msg` `user_message` or an `item_completed`
+    /// `UserMessage`; the two copies of one prompt are paired (same text and turn id,
+    /// or same text within 5 s when a side lacks a turn id) and kept once, while the
+    /// same words in a later turn are a new prompt. Answers (and reasoning) come from
+    /// the first source the file has, in order: `response_item` messages,
+    /// `history_mutation` appends, `item_completed` `AgentMessage` items,
+    /// `agent_message` events. `history_mutation` records are read: `operation:
+    /// "append"` items are response items (a call also written as a `response_item`
+    /// is kept once, by `call_id`); `replace` re-sends history and is skipped. Because a
+    /// tail can hold the second copy of a prompt or a call read before the offset, a
+    /// resumed parse re-reads the file from the start and emits only what the tail
+    /// adds.
+    Events,
+}
+
+/// The order in which a message's sources are preferred (lower first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Tier {
+    /// `response_item` messages and reasoning, `compacted`.
+    Record,
+    /// Items of a `history_mutation` append.
+    Mutation,
+    /// `event_msg` `item_completed` message items.
+    Item,
+    /// `event_msg` `user_message` / `agent_message` / `agent_reasoning`.
+    Event,
+}
+
+/// The turn id of a prompt event: on the payload, else on its item.
+fn turn_id_of(p: &Value, item: Option<&Value>) -> Option<String> {
+    let of = |v: &Value| v.get("turn_id").or_else(|| v.get("turnId")).and_then(id_string);
+    of(p).or_else(|| item.and_then(of))
 }
 
 /// Lines of the file head re-read on a resumed parse to recover identity, cwd and
@@ -103,9 +200,36 @@ const HEAD_LINE_CAP: u64 = 8 << 20;
 /// turns; the head is re-read for the session id, the cwd and whether the file has roled
 /// messages.
 pub fn parse_rollout(d: &CodexDialect, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
+    parse_rollout_with(d, Speech::Roled, src, opts, out)
+}
+
+/// [`parse_rollout`] for a writer whose speech follows `speech`.
+pub fn parse_rollout_with(
+    d: &CodexDialect,
+    speech: Speech,
+    src: &SourceRef,
+    opts: &ParseOptions,
+    out: &mut dyn SessionSink,
+) -> Result<ParseStats, FormatError> {
     let mut stats = ParseStats::default();
     let path = &src.path;
-    let mut r = Rollout::new(d, src, opts);
+    let mut r = Rollout::new(d, speech, src, opts);
+    if let (Speech::Events, Some(resume)) = (speech, &src.resume) {
+        // Re-read from the start: lines before the offset only pair what the tail repeats.
+        if !resume.session_id.is_empty() {
+            r.b.set_id(resume.session_id.clone());
+        }
+        let source = read_source(path, &mut stats)?;
+        let offset = if source.compressed { 0 } else { resume.offset };
+        for_each_json_line(&source.bytes, 0, path, &mut stats, |at, v| {
+            r.old = at < offset;
+            r.line(&v);
+        });
+        if let Some(s) = r.finish() {
+            out.session(s);
+        }
+        return Ok(stats);
+    }
     let (bytes, base) = match &src.resume {
         Some(resume) => {
             if !resume.session_id.is_empty() {
@@ -131,6 +255,7 @@ pub fn parse_rollout(d: &CodexDialect, src: &SourceRef, opts: &ParseOptions, out
 /// when there is one (Codex names files `rollout-<timestamp>-<thread id>.jsonl`).
 pub fn filename_id(path: &Path) -> String {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let name = name.strip_suffix(".zst").unwrap_or(name);
     let stem = name.strip_suffix(".jsonl").unwrap_or(name);
     let stem = stem.find("rollout-").map_or(stem, |i| &stem[i + "rollout-".len()..]);
     match stem.len().checked_sub(36).and_then(|i| stem.get(i..)) {
@@ -186,7 +311,9 @@ enum Event {
         role: Role,
         text: String,
         time: Option<Timestamp>,
-        fallback: bool,
+        tier: Tier,
+        /// The `turn_id` a prompt event carries, for pairing its two copies.
+        turn_id: Option<String>,
     },
     Call {
         id: Option<String>,
@@ -222,11 +349,19 @@ struct Rollout<'a> {
     /// A `response_item` carried a user/assistant message: the `event_msg` copies are
     /// then duplicates.
     has_roled: bool,
-    events: Vec<Event>,
+    /// Each event, and whether it comes from before the resume offset (read again only
+    /// to pair what the tail repeats; see [`Speech::Events`]).
+    events: Vec<(Event, bool)>,
+    speech: Speech,
+    /// The tier messages read now belong to: [`Tier::Mutation`] inside a
+    /// `history_mutation` record, else [`Tier::Record`].
+    tier: Tier,
+    /// The line being read lies before the resume offset.
+    old: bool,
 }
 
 impl<'a> Rollout<'a> {
-    fn new(d: &'a CodexDialect, src: &SourceRef, opts: &'a ParseOptions) -> Self {
+    fn new(d: &'a CodexDialect, speech: Speech, src: &SourceRef, opts: &'a ParseOptions) -> Self {
         Rollout {
             d,
             opts,
@@ -236,7 +371,14 @@ impl<'a> Rollout<'a> {
             cwd_fallback: None,
             has_roled: false,
             events: Vec::new(),
+            speech,
+            tier: Tier::Record,
+            old: false,
         }
+    }
+
+    fn push(&mut self, ev: Event) {
+        self.events.push((ev, self.old));
     }
 
     /// A line of the already-indexed head: identity, cwd and the generation signal only.
@@ -261,6 +403,7 @@ impl<'a> Rollout<'a> {
             "response_item" => self.response_item(p, time),
             "event_msg" => self.event_msg(p, time),
             "compacted" => self.compacted(p, time),
+            "history_mutation" if self.speech == Speech::Events => self.history_mutation(p, time),
             // world_state, token_usage_record and unknown kinds are harness state.
             _ => {}
         }
@@ -304,13 +447,18 @@ impl<'a> Rollout<'a> {
     /// A roled message (`type: "message"`, or the older `payload.message` shape).
     fn message(&mut self, p: &Value, time: Option<Timestamp>) {
         let Some((role, text)) = roled_message(p) else { return };
+        if role == Role::User && self.speech == Speech::Events {
+            // The writer's runtime injections (environment context, process-limit
+            // notices); the prompt is the `user_message` event.
+            return;
+        }
         // Only speech that survives the provenance filter makes the event_msg copies
         // redundant: an interrupted 0.171 run may hold nothing roled but the harness
         // preamble, and then its `UserMessage` item is the prompt.
         if !text.trim().is_empty() {
             self.has_roled = true;
         }
-        self.events.push(Event::Message { role, text, time, fallback: false });
+        self.push(Event::Message { role, text, time, tier: self.tier, turn_id: None });
     }
 
     fn function_call(&mut self, p: &Value, time: Option<Timestamp>) {
@@ -347,7 +495,7 @@ impl<'a> Rollout<'a> {
     }
 
     fn push_call(&mut self, id: Option<String>, call: Call, time: Option<Timestamp>) {
-        self.events.push(Event::Call { id, tool: call.tool, files: call.files, edits: call.edits, time });
+        self.push(Event::Call { id, tool: call.tool, files: call.files, edits: call.edits, time });
     }
 
     fn tool_output(&mut self, p: &Value, time: Option<Timestamp>) {
@@ -356,7 +504,7 @@ impl<'a> Rollout<'a> {
         let exit = json_exit.or(framed_exit);
         // Leading spaces can be alignment (`git diff --stat`); only blank lines go.
         let text = text.trim_start_matches(['\r', '\n']).trim_end().to_string();
-        self.events.push(Event::Output { id: call_id(p), text, exit, time });
+        self.push(Event::Output { id: call_id(p), text, exit, time });
     }
 
     fn reasoning(&mut self, p: &Value, time: Option<Timestamp>) {
@@ -368,14 +516,16 @@ impl<'a> Rollout<'a> {
         if text.is_empty() {
             text = item_texts(p.get("summary"));
         }
-        self.events.push(Event::Message { role: Role::Reasoning, text, time, fallback: false });
+        self.push(Event::Message { role: Role::Reasoning, text, time, tier: self.tier, turn_id: None });
     }
 
     fn event_msg(&mut self, p: &Value, time: Option<Timestamp>) {
         match str_of(p, "type") {
             "user_message" => self.user_message_event(p, time),
-            "agent_message" => self.fallback(Role::Assistant, str_of(p, "message").to_string(), time),
-            "agent_reasoning" if self.opts.include_reasoning => self.fallback(Role::Reasoning, str_of(p, "text").to_string(), time),
+            "agent_message" => self.fallback(Role::Assistant, str_of(p, "message").to_string(), time, Tier::Event, None),
+            "agent_reasoning" if self.opts.include_reasoning => {
+                self.fallback(Role::Reasoning, str_of(p, "text").to_string(), time, Tier::Event, None)
+            }
             "item_completed" => self.item_completed(p, time),
             "exec_command_end" => self.exec_command_end(p, time),
             // task_started, task_complete, token_count, thread_settings_applied, …
@@ -388,11 +538,11 @@ impl<'a> Rollout<'a> {
         if matches!(p.get("kind").and_then(Value::as_str), Some(k) if k != "plain") {
             return;
         }
-        self.fallback(Role::User, str_of(p, "message").to_string(), time);
+        self.fallback(Role::User, str_of(p, "message").to_string(), time, Tier::Event, turn_id_of(p, None));
     }
 
-    fn fallback(&mut self, role: Role, text: String, time: Option<Timestamp>) {
-        self.events.push(Event::Message { role, text, time, fallback: true });
+    fn fallback(&mut self, role: Role, text: String, time: Option<Timestamp>, tier: Tier, turn_id: Option<String>) {
+        self.push(Event::Message { role, text, time, tier, turn_id });
     }
 
     /// Codex 0.171 `item_completed`: message items repeat `response_item`s; a
@@ -400,8 +550,8 @@ impl<'a> Rollout<'a> {
     fn item_completed(&mut self, p: &Value, time: Option<Timestamp>) {
         let Some(item) = p.get("item").filter(|i| i.is_object()) else { return };
         match str_of(item, "type") {
-            "UserMessage" => self.fallback(Role::User, item_message_text(item), time),
-            "AgentMessage" => self.fallback(Role::Assistant, item_message_text(item), time),
+            "UserMessage" => self.fallback(Role::User, item_message_text(item), time, Tier::Item, turn_id_of(p, Some(item))),
+            "AgentMessage" => self.fallback(Role::Assistant, item_message_text(item), time, Tier::Item, None),
             "CommandExecution" => self.command_execution(item, time),
             _ => {}
         }
@@ -411,7 +561,7 @@ impl<'a> Rollout<'a> {
         if self.cwd_fallback.is_none() {
             self.cwd_fallback = item.get("cwd").and_then(Value::as_str).map(decode_file_uri).filter(|s| !s.is_empty());
         }
-        self.events.push(Event::Exec {
+        self.push(Event::Exec {
             id: item.get("id").and_then(id_string),
             command: item.get("command").and_then(command_of),
             output: item.get("aggregated_output").and_then(Value::as_str).map(str::to_string),
@@ -430,7 +580,7 @@ impl<'a> Rollout<'a> {
                 (!joined.is_empty()).then(|| joined.join("\n"))
             }
         };
-        self.events.push(Event::Exec {
+        self.push(Event::Exec {
             id: call_id(p),
             command: p.get("command").and_then(command_of),
             output,
@@ -439,9 +589,34 @@ impl<'a> Rollout<'a> {
         });
     }
 
+    /// `operation: "append"` adds response items (calls, results, assistant messages) the
+    /// file may also hold as `response_item`s; `replace` re-sends history already read.
+    fn history_mutation(&mut self, p: &Value, time: Option<Timestamp>) {
+        if str_of(p, "operation") != "append" {
+            return;
+        }
+        let items: Vec<&Value> = match (p.get("items"), p.get("item")) {
+            (Some(Value::Array(items)), _) => items.iter().collect(),
+            (_, Some(item)) => vec![item],
+            _ => return,
+        };
+        self.tier = Tier::Mutation;
+        for item in items {
+            // An item may come wrapped as a whole `{type: "response_item", payload}` line.
+            let item = match item.get("payload") {
+                Some(inner) if inner.is_object() && str_of(item, "type") == "response_item" => inner,
+                _ => item,
+            };
+            if item.is_object() {
+                self.response_item(item, time);
+            }
+        }
+        self.tier = Tier::Record;
+    }
+
     fn compacted(&mut self, p: &Value, time: Option<Timestamp>) {
         let text = str_of(p, "message").to_string();
-        self.events.push(Event::Message { role: Role::Summary, text, time, fallback: false });
+        self.push(Event::Message { role: Role::Summary, text, time, tier: Tier::Record, turn_id: None });
     }
 
     /// Second pass: replays the events into turns, folding calls with their results.
@@ -449,21 +624,94 @@ impl<'a> Rollout<'a> {
         if let Some(cwd) = self.cwd().map(str::to_string) {
             self.b.session_mut().project = Some(cwd);
         }
-        let use_fallback = !self.has_roled;
-        let mut replay = Replay { b: self.b, filled: HashSet::new() };
-        for ev in self.events {
+        let keep = Keep::of(self.speech, self.has_roled, &self.events);
+        let mut replay =
+            Replay { b: self.b, filled: HashSet::new(), old_calls: HashSet::new(), old_filled: HashSet::new(), prompts: Vec::new() };
+        for (ev, old) in self.events {
             match ev {
-                Event::Message { role, text, time, fallback } => {
-                    if !fallback || use_fallback {
+                Event::Message { role, text, time, tier, turn_id } => {
+                    if !keep.keeps(role, tier) {
+                        continue;
+                    }
+                    if role == Role::User && self.speech == Speech::Events {
+                        replay.prompt(text, time, tier, turn_id, old);
+                    } else if !old {
                         replay.b.push(Turn::new(role, text).at(time));
                     }
                 }
-                Event::Call { id, tool, files, edits, time } => replay.call(id, tool, files, edits, time),
-                Event::Output { id, text, exit, time } => replay.output(id, text, exit, time),
-                Event::Exec { id, command, output, exit, time } => replay.exec(id, command, output, exit, time),
+                Event::Call { id, tool, files, edits, time } => replay.call(id, tool, files, edits, time, old),
+                Event::Output { id, text, exit, time } => replay.output(id, text, exit, time, old),
+                Event::Exec { id, command, output, exit, time } => replay.exec(id, command, output, exit, time, old),
             }
         }
         replay.b.finish()
+    }
+}
+
+/// Which message events become turns.
+enum Keep {
+    /// [`Speech::Roled`]: the `event_msg` copies only in a file without roled messages.
+    Roled { use_fallback: bool },
+    /// [`Speech::Events`]: per role, only the first tier the file has speech in.
+    Events { assistant: Option<Tier>, reasoning: Option<Tier> },
+}
+
+impl Keep {
+    fn of(speech: Speech, has_roled: bool, events: &[(Event, bool)]) -> Keep {
+        if speech == Speech::Roled {
+            return Keep::Roled { use_fallback: !has_roled };
+        }
+        let best = |want: Role| {
+            events
+                .iter()
+                .filter_map(|(ev, _)| match ev {
+                    Event::Message { role, text, tier, .. } if *role == want && !text.trim().is_empty() => Some(*tier),
+                    _ => None,
+                })
+                .min()
+        };
+        Keep::Events { assistant: best(Role::Assistant), reasoning: best(Role::Reasoning) }
+    }
+
+    fn keeps(&self, role: Role, tier: Tier) -> bool {
+        match self {
+            Keep::Roled { use_fallback } => tier == Tier::Record || *use_fallback,
+            Keep::Events { assistant, reasoning } => match role {
+                Role::Assistant => Some(tier) == *assistant,
+                Role::Reasoning => Some(tier) == *reasoning,
+                _ => true,
+            },
+        }
+    }
+}
+
+/// A prompt already replayed, for pairing its second copy.
+struct Prompt {
+    text: String,
+    turn_id: Option<String>,
+    time: Option<Timestamp>,
+    tier: Tier,
+    paired: bool,
+}
+
+/// Two copies of one prompt (`user_message` and the `UserMessage` item) are at most
+/// this far apart when one of them lacks a turn id.
+const PROMPT_PAIR_WINDOW_MS: i64 = 5_000;
+
+impl Prompt {
+    /// Whether a prompt from the other source, with this text, is this prompt's copy:
+    /// the same turn id, or, when a side lacks one, times within the window.
+    fn pairs_with(&self, text: &str, turn_id: Option<&str>, time: Option<Timestamp>, tier: Tier) -> bool {
+        if self.paired || self.tier == tier || self.text != text {
+            return false;
+        }
+        match (self.turn_id.as_deref(), turn_id) {
+            (Some(a), Some(b)) => a == b,
+            _ => match (self.time, time) {
+                (Some(a), Some(b)) => (a.millis() - b.millis()).abs() <= PROMPT_PAIR_WINDOW_MS,
+                _ => false,
+            },
+        }
     }
 }
 
@@ -471,6 +719,14 @@ struct Replay {
     b: SessionBuilder,
     /// Calls whose output text is already in: a second copy of it is not appended.
     filled: HashSet<String>,
+    /// Calls read before the resume offset (indexed earlier): a repeat in the tail is
+    /// dropped, and their results go out as `ToolOutput`s the indexer folds.
+    old_calls: HashSet<String>,
+    /// Calls read before the resume offset whose output was indexed with them (or
+    /// already sent from the tail).
+    old_filled: HashSet<String>,
+    /// Prompts replayed so far ([`Speech::Events`]).
+    prompts: Vec<Prompt>,
 }
 
 impl Replay {
@@ -479,7 +735,63 @@ impl Replay {
         self.b.call_mut(id).is_some().then_some(id)
     }
 
-    fn call(&mut self, id: Option<String>, tool: ToolUse, files: Vec<FileTouch>, mut edits: Vec<Edit>, time: Option<Timestamp>) {
+    /// A prompt event under [`Speech::Events`]: the second copy of a prompt is dropped.
+    fn prompt(&mut self, text: String, time: Option<Timestamp>, tier: Tier, turn_id: Option<String>, old: bool) {
+        let key = text.trim();
+        if key.is_empty() {
+            return;
+        }
+        if let Some(p) = self.prompts.iter_mut().find(|p| p.pairs_with(key, turn_id.as_deref(), time, tier)) {
+            p.paired = true;
+            return;
+        }
+        self.prompts.push(Prompt { text: key.to_string(), turn_id, time, tier, paired: false });
+        if !old {
+            self.b.push(Turn::new(Role::User, text).at(time));
+        }
+    }
+
+    /// Remembers a call (and whether its output came with it) read before the resume
+    /// offset: it makes no turn now.
+    fn old_work(&mut self, id: &Option<String>, call: bool, filled: bool) {
+        let Some(id) = id else { return };
+        if call {
+            self.old_calls.insert(id.clone());
+        }
+        if filled {
+            self.old_filled.insert(id.clone());
+        }
+    }
+
+    /// A result in the tail for a call indexed earlier: sent once as a `ToolOutput`
+    /// carrying the call id, which the indexer folds into that call.
+    fn old_call_output(&mut self, id: &Option<String>, text: &str, exit: Option<i64>, time: Option<Timestamp>) -> bool {
+        let Some(id) = id.as_deref().filter(|id| self.old_calls.contains(*id)) else { return false };
+        if self.old_filled.insert(id.to_string()) {
+            let mut turn = Turn::new(Role::ToolOutput, text).at(time);
+            turn.tool = Some(ToolUse {
+                exit: exit.map(ExitStatus::Code),
+                is_error: exit.is_some_and(|c| c != 0),
+                call_id: Some(id.to_string()),
+                ..ToolUse::default()
+            });
+            self.b.push(turn);
+        } else {
+            self.b.touch(time);
+        }
+        true
+    }
+
+    fn call(&mut self, id: Option<String>, tool: ToolUse, files: Vec<FileTouch>, mut edits: Vec<Edit>, time: Option<Timestamp>, old: bool) {
+        if old {
+            self.old_work(&id, true, false);
+            return;
+        }
+        if id.as_deref().is_some_and(|id| self.old_calls.contains(id)) {
+            // The tail repeats a call indexed earlier (history_mutation and response_item).
+            self.b.touch(time);
+            return;
+        }
         // A CommandExecution that arrived first already made the turn; complete it.
         if let Some(existing) = self.existing(&id) {
             if let Some(turn) = self.b.call_mut(existing) {
@@ -508,7 +820,14 @@ impl Replay {
         }
     }
 
-    fn output(&mut self, id: Option<String>, text: String, exit: Option<i64>, time: Option<Timestamp>) {
+    fn output(&mut self, id: Option<String>, text: String, exit: Option<i64>, time: Option<Timestamp>, old: bool) {
+        if old {
+            self.old_work(&id, false, !text.is_empty());
+            return;
+        }
+        if self.old_call_output(&id, &text, exit, time) {
+            return;
+        }
         let Some(existing) = self.existing(&id) else {
             let mut turn = Turn::new(Role::ToolOutput, text).at(time);
             // The call may have been read by an earlier incremental pass: keep the id so
@@ -535,8 +854,23 @@ impl Replay {
         }
     }
 
-    fn exec(&mut self, id: Option<String>, command: Option<String>, output: Option<String>, exit: Option<i64>, time: Option<Timestamp>) {
+    fn exec(
+        &mut self,
+        id: Option<String>,
+        command: Option<String>,
+        output: Option<String>,
+        exit: Option<i64>,
+        time: Option<Timestamp>,
+        old: bool,
+    ) {
         let output = output.as_deref().map(|o| o.trim_start_matches(['\r', '\n']).trim_end()).unwrap_or("");
+        if old {
+            self.old_work(&id, true, !output.is_empty());
+            return;
+        }
+        if self.old_call_output(&id, output, exit, time) {
+            return;
+        }
         let Some(existing) = self.existing(&id) else {
             let mut turn = Turn::new(Role::ToolCall, output).at(time);
             let exit = exit.map(ExitStatus::Code);
@@ -933,5 +1267,129 @@ mod tests {
         let p = Path::new("/x/rollout-2026-01-02T03-04-05-0199aa00-1111-7222-8333-444455556666.jsonl");
         assert_eq!(filename_id(p), "0199aa00-1111-7222-8333-444455556666");
         assert_eq!(filename_id(Path::new("/x/rollout-odd-name.jsonl")), "odd-name");
+        let z = Path::new("/x/rollout-2026-01-02T03-04-05-0199aa00-1111-7222-8333-444455556666.jsonl.zst");
+        assert_eq!(filename_id(z), "0199aa00-1111-7222-8333-444455556666", "a compressed rollout keeps its id");
+        assert!(is_compressed_rollout_name("rollout-x.jsonl.zst") && !is_compressed_rollout_name("rollout-x.jsonl"));
+    }
+
+    const EVENTS_DIALECT: CodexDialect =
+        CodexDialect { harness: "t", tools: ToolMap { shell: &["exec"], read: &[], edit: &[], write: &[] } };
+
+    fn parse_events(lines: &[serde_json::Value], resume_after: Option<usize>) -> Session {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rollout-x.jsonl");
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(&path, &text).unwrap();
+        let mut src = SourceRef::file(&path).append_only();
+        if let Some(n) = resume_after {
+            let offset: usize = lines[..n].iter().map(|l| format!("{l}\n").len()).sum();
+            src.resume = Some(crate::model::Resume { offset: offset as u64, next_seq: 100, session_id: "s".into() });
+        }
+        let mut out: Vec<Session> = Vec::new();
+        parse_rollout_with(&EVENTS_DIALECT, Speech::Events, &src, &ParseOptions::default(), &mut out).unwrap();
+        out.pop().unwrap()
+    }
+
+    fn line(ts: &str, kind: &str, payload: serde_json::Value) -> serde_json::Value {
+        serde_json::json!({"timestamp": ts, "type": kind, "payload": payload})
+    }
+
+    fn texts(s: &Session, role: Role) -> Vec<&str> {
+        s.turns.iter().filter(|t| t.role == role).map(|t| t.text.as_str()).collect()
+    }
+
+    #[test]
+    fn events_speech_pairs_prompt_copies_and_skips_injections() {
+        use serde_json::json;
+        let s = parse_events(
+            &[
+                line("2026-10-01T09:00:00Z", "session_meta", json!({"id": "s", "cwd": "/w"})),
+                line(
+                    "2026-10-01T09:00:01Z",
+                    "response_item",
+                    json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "<environment_context>x</environment_context>"}]}),
+                ),
+                line("2026-10-01T09:00:02Z", "event_msg", json!({"type": "user_message", "message": "run it", "turn_id": "t1"})),
+                line(
+                    "2026-10-01T09:00:02Z",
+                    "event_msg",
+                    json!({"type": "item_completed", "turn_id": "t1", "item": {"type": "UserMessage", "content": [{"type": "text", "text": "run it"}]}}),
+                ),
+                // No turn id on one side: paired by text within 5 s.
+                line("2026-10-01T09:01:00Z", "event_msg", json!({"type": "user_message", "message": "again"})),
+                line(
+                    "2026-10-01T09:01:03Z",
+                    "event_msg",
+                    json!({"type": "item_completed", "turn_id": "t2", "item": {"type": "UserMessage", "content": [{"type": "Text", "text": "again"}]}}),
+                ),
+                // The same words in a later turn are a new prompt.
+                line("2026-10-01T09:05:00Z", "event_msg", json!({"type": "user_message", "message": "again", "turn_id": "t3"})),
+            ],
+            None,
+        );
+        assert_eq!(texts(&s, Role::User), ["run it", "again", "again"]);
+    }
+
+    #[test]
+    fn events_speech_takes_the_first_answer_source_and_dedupes_calls() {
+        use serde_json::json;
+        let call =
+            json!({"type": "function_call", "name": "exec", "call_id": "c1", "arguments": "{\"command\":[\"bash\",\"-lc\",\"npm test\"]}"});
+        let result = json!({"type": "function_call_output", "call_id": "c1", "output": [{"type": "text", "text": "Process exited with code 1\nOutput:\nFAIL"}]});
+        let s = parse_events(
+            &[
+                line("2026-10-01T09:00:02Z", "event_msg", json!({"type": "user_message", "message": "test", "turn_id": "t1"})),
+                line("2026-10-01T09:00:03Z", "history_mutation", json!({"operation": "append", "items": [call, result]})),
+                line("2026-10-01T09:00:03Z", "response_item", call.clone()),
+                line("2026-10-01T09:00:04Z", "response_item", result.clone()),
+                line(
+                    "2026-10-01T09:00:05Z",
+                    "history_mutation",
+                    json!({"operation": "append", "items": [{"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "it fails"}]}]}),
+                ),
+                line("2026-10-01T09:00:05Z", "event_msg", json!({"type": "agent_message", "message": "it fails"})),
+                line(
+                    "2026-10-01T09:00:06Z",
+                    "history_mutation",
+                    json!({"operation": "replace", "items": [{"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "old"}]}]}),
+                ),
+            ],
+            None,
+        );
+        assert_eq!(texts(&s, Role::Assistant), ["it fails"], "history_mutation answers win over agent_message; replace is skipped");
+        let calls: Vec<&Turn> = s.turns.iter().filter(|t| t.role == Role::ToolCall).collect();
+        assert_eq!(calls.len(), 1, "one call, by call_id");
+        let tool = calls[0].tool.as_ref().unwrap();
+        assert_eq!((tool.command.as_deref(), tool.exit.clone()), (Some("npm test"), Some(ExitStatus::Code(1))));
+        assert_eq!(calls[0].text, "FAIL");
+        assert!(!s.turns.iter().any(|t| t.role == Role::ToolOutput));
+    }
+
+    #[test]
+    fn events_speech_resume_rereads_and_emits_only_the_tail() {
+        use serde_json::json;
+        let call = json!({"type": "function_call", "name": "exec", "call_id": "c1", "arguments": "{\"command\":[\"bash\",\"-lc\",\"cargo test\"]}"});
+        let result = json!({"type": "function_call_output", "call_id": "c1", "output": "Exit code: 0\nOutput:\nok"});
+        let lines = [
+            line("2026-10-01T09:00:00Z", "session_meta", json!({"id": "s", "cwd": "/w"})),
+            line("2026-10-01T09:00:02Z", "event_msg", json!({"type": "user_message", "message": "test", "turn_id": "t1"})),
+            line("2026-10-01T09:00:03Z", "history_mutation", json!({"operation": "append", "items": [call]})),
+            // The tail: the prompt's second copy, the call again, its result, a new prompt.
+            line(
+                "2026-10-01T09:00:03Z",
+                "event_msg",
+                json!({"type": "item_completed", "turn_id": "t1", "item": {"type": "UserMessage", "text": "test"}}),
+            ),
+            line("2026-10-01T09:00:03Z", "response_item", call.clone()),
+            line("2026-10-01T09:00:04Z", "response_item", result),
+            line("2026-10-01T09:01:00Z", "event_msg", json!({"type": "user_message", "message": "thanks", "turn_id": "t2"})),
+        ];
+        let s = parse_events(&lines, Some(3));
+        assert_eq!(s.project.as_deref(), Some("/w"));
+        assert_eq!(texts(&s, Role::User), ["thanks"], "the prompt's second copy pairs with the one read before");
+        assert!(!s.turns.iter().any(|t| t.role == Role::ToolCall), "the repeated call was indexed earlier");
+        let out = s.turns.iter().find(|t| t.role == Role::ToolOutput).expect("the result, for the indexer to fold");
+        assert_eq!((out.text.as_str(), out.tool.as_ref().and_then(|t| t.call_id.as_deref())), ("ok", Some("c1")));
+        assert_eq!(s.turns.first().map(|t| t.seq), Some(100), "numbering continues from the resume point");
     }
 }

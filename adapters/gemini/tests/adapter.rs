@@ -1,0 +1,99 @@
+//! Every test of deja-adapter-gemini, in one test binary: the conformance kit, then the
+//! rules that matter most for Gemini's chat replay.
+
+use std::path::Path;
+
+use deja_adapter_gemini::GeminiFormat;
+use deja_core::{ExitStatus, HarnessFormat, ParseOptions, Role, Session, StoreEnv};
+
+deja_core::conformance!(
+    GeminiFormat,
+    relocate "DEJA_GEMINI_ROOT" => ".gemini/tmp",
+    relocate "GEMINI_CLI_HOME" => "",
+    switch "DEJA_INCLUDE_SUBAGENTS"
+);
+
+fn env() -> StoreEnv {
+    StoreEnv::with_home(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home"))
+}
+
+fn sessions_with(env: &StoreEnv, opts: &ParseOptions) -> Vec<Session> {
+    let mut out = Vec::new();
+    for src in GeminiFormat.discover(env).sources {
+        GeminiFormat.parse(&src, opts, &mut out).expect("a fixture parses");
+    }
+    out
+}
+
+fn sessions() -> Vec<Session> {
+    sessions_with(&env(), &ParseOptions::default())
+}
+
+fn session<'a>(all: &'a [Session], id: &str) -> &'a Session {
+    all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("session {id}"))
+}
+
+fn texts(s: &Session, role: Role) -> Vec<&str> {
+    s.turns.iter().filter(|t| t.role == role).map(|t| t.text.as_str()).collect()
+}
+
+#[test]
+fn reemitted_records_fold_once_with_their_tool_calls() {
+    let all = sessions();
+    let s = session(&all, "1a2b3c4d-1111-4222-8333-444455556666");
+    assert_eq!(s.project.as_deref(), Some("/w/web"), "projects.json maps the short name back");
+    let calls: Vec<_> = s.turns.iter().filter(|t| t.role == Role::ToolCall).collect();
+    assert_eq!(calls.len(), 2, "g1 re-emitted with the same id is one record");
+    let lint = calls[0].tool.as_ref().expect("tool");
+    assert_eq!((lint.command.as_deref(), lint.exit.clone()), (Some("npm run lint"), Some(ExitStatus::Code(1))));
+    assert!(calls[0].text.starts_with("src/app.ts:3:7") && !calls[0].text.contains("PGID"), "the framing is read, not kept");
+    let edit = calls[1].edit.as_ref().expect("replace edit");
+    assert_eq!((edit.path.as_str(), edit.old.as_str()), ("/w/web/src/app.ts", "const unused = 1;\n"));
+    assert!(!s.turns.iter().any(|t| t.role == Role::ToolOutput), "the functionResponse user records repeat folded results");
+    assert_eq!(texts(s, Role::Assistant), ["Removed the unused `unused` constant; the linter is clean now."]);
+    assert!(!s.turns.iter().any(|t| t.role == Role::Reasoning), "thoughts are not indexed by default");
+    let mut indexed = s.clone();
+    deja_core::normalize::normalize(&mut indexed, &Default::default(), GeminiFormat.info().injected);
+    assert_eq!(texts(&indexed, Role::User), ["fix the lint error"], "session_context and escaped recall are not speech");
+}
+
+#[test]
+fn rewinds_and_snapshots_do_not_duplicate_or_resurrect() {
+    let all = sessions();
+    let s = session(&all, "7d1c9a40-aaaa-4bbb-8ccc-0123456789ab");
+    assert_eq!(texts(s, Role::User), ["bump eslint"]);
+    assert_eq!(texts(s, Role::Assistant), ["Pinned to 8.57 instead."], "message b was rewound away");
+    assert_eq!(all.iter().filter(|x| x.id == s.id).count(), 1, "the legacy .json of a resumed session yields nothing");
+    assert_eq!(s.project.as_deref(), Some("9f2e"), "an unmapped project id stays as it is");
+    let snap = session(&all, "5e6f7a8b-cccc-4ddd-8eee-0123456789ab");
+    assert_eq!(texts(snap, Role::User), ["only the snapshot counts"]);
+    assert_eq!(texts(snap, Role::Assistant), ["Understood."]);
+}
+
+#[test]
+fn legacy_json_and_non_session_files() {
+    let all = sessions();
+    let s = session(&all, "0b1c2d3e-bbbb-4ccc-8ddd-0123456789ab");
+    assert_eq!(s.project.as_deref(), Some("/w/api"), ".project_root");
+    assert_eq!(texts(s, Role::User), ["lint fails on CI only", "pin it locally too"]);
+    assert_eq!(texts(s, Role::Assistant), ["CI pins an older eslint."], "info records are noise");
+    assert_eq!(s.turns.last().and_then(|t| t.time), s.started, "no timestamp: the session start");
+    assert_eq!(all.len(), 5, "the checkpoint file is not a session");
+}
+
+#[test]
+fn subagent_chats_have_their_parent_and_a_switch() {
+    let all = sessions();
+    let sub = session(&all, "7e8f9a0b-2222-4333-8444-555566667777");
+    assert_eq!((sub.kind.as_deref(), sub.parent.as_deref()), (Some("subagent"), Some("1a2b3c4d-1111-4222-8333-444455556666")));
+    assert_eq!(sub.project.as_deref(), Some("/w/web"));
+    let off = sessions_with(&env().set("DEJA_INCLUDE_SUBAGENTS", "0"), &ParseOptions::default());
+    assert!(!off.iter().any(|s| s.id == sub.id));
+}
+
+#[test]
+fn thoughts_with_the_option() {
+    let all = sessions_with(&env(), &ParseOptions { include_reasoning: true });
+    let s = session(&all, "1a2b3c4d-1111-4222-8333-444455556666");
+    assert_eq!(texts(s, Role::Reasoning), ["Linting: Run the linter to see the error."]);
+}
