@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-use deja_adapter_claude::ClaudeFormat;
+use deja_adapter_claude::FORMAT as CLAUDE;
 use deja_adapter_codex::CodexFormat;
 use deja_adapter_deepseek::DeepSeek;
 use deja_adapter_deja::DejaNotes;
@@ -84,7 +84,7 @@ impl Home {
             "   Compiling app v0.1.0 (/src/app)\n{E0425}\n  --> src/pool.rs:42:9\n   |\n42 |     pool_size: 10,\n\nerror: could not compile `app` (lib) due to 1 previous error"
         );
         w(
-            &ClaudeFormat,
+            &CLAUDE,
             session(
                 FIX_SESSION,
                 "/src/app",
@@ -137,7 +137,7 @@ impl Home {
         deploy.push(said(3, 41, "The deploy fails again; next step: check the pgbouncer auth file on staging."));
         w(&DeepSeek, session(DEPLOY_SESSION, "/src/billing", "deploy billing to staging", 3, deploy));
         w(
-            &ClaudeFormat,
+            &CLAUDE,
             session(
                 OTHER_SESSION,
                 "/other/lib",

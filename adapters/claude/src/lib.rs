@@ -7,20 +7,10 @@
 //! metadata and dialect (config root `~/.claude`, relocated by `CLAUDE_CONFIG_DIR`;
 //! Claude Code's tool names), its fixtures and snapshots.
 
-use std::path::{Path, PathBuf};
-
-use deja_core::family::claude_jsonl::{self, ClaudeDialect, CLAUDE_INJECTED, CLAUDE_TOOLS};
-use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, Os, ParseOptions, ParseStats, SessionSink, SourceRef,
-    StoreEnv, StorePath, SynthSession, SynthWriter,
-};
+use deja_core::family::claude_jsonl::{ClaudeAdapter, ClaudeDialect, CLAUDE_INJECTED, CLAUDE_TOOLS};
+use deja_core::{Capabilities, Capability, HarnessInfo, Os, StorePath};
 
 const ID: &str = "claude";
-
-/// The Claude Code adapter.
-pub struct ClaudeFormat;
-
-deja_core::inventory::submit!(deja_core::Registration(&ClaudeFormat));
 
 static INFO: HarnessInfo = HarnessInfo {
     id: ID,
@@ -53,29 +43,11 @@ static INFO: HarnessInfo = HarnessInfo {
 };
 
 /// Claude Code in the Claude-shaped JSONL family.
-pub static DIALECT: ClaudeDialect =
+pub const DIALECT: ClaudeDialect =
     ClaudeDialect { harness: ID, config_dir: ".claude", config_var: Some("CLAUDE_CONFIG_DIR"), tools: CLAUDE_TOOLS };
 
-impl HarnessFormat for ClaudeFormat {
-    fn info(&self) -> &'static HarnessInfo {
-        &INFO
-    }
+/// The claude adapter: the Claude-shaped family's whole adapter with this harness's
+/// metadata and dialect.
+pub static FORMAT: ClaudeAdapter = ClaudeAdapter { info: &INFO, dialect: DIALECT };
 
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        claude_jsonl::discover(&DIALECT, env)
-    }
-
-    fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
-        claude_jsonl::parse(&DIALECT, src, opts, out)
-    }
-
-    fn synthetic(&self) -> Option<&dyn SynthWriter> {
-        Some(self)
-    }
-}
-
-impl SynthWriter for ClaudeFormat {
-    fn write(&self, home: &Path, session: &SynthSession) -> std::io::Result<PathBuf> {
-        claude_jsonl::write_synthetic(&DIALECT, home, session)
-    }
-}
+deja_core::inventory::submit!(deja_core::Registration(&FORMAT));

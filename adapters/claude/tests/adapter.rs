@@ -2,7 +2,7 @@
 //! the conformance kit, then this adapter's own cases.
 
 deja_core::conformance!(
-    deja_adapter_claude::ClaudeFormat,
+    deja_adapter_claude::FORMAT,
     relocate "DEJA_CLAUDE_ROOT" => ".claude/projects",
     relocate "CLAUDE_CONFIG_DIR" => ".claude",
     switch "DEJA_INCLUDE_SUBAGENTS"

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use deja_adapter_claude::ClaudeFormat;
+use deja_adapter_claude::FORMAT;
 use deja_core::model::Resume;
 use deja_core::{HarnessFormat, ParseOptions, Session, SourceRef};
 use proptest::prelude::*;
@@ -42,10 +42,10 @@ fn parse_bytes(bytes: &[u8], resume_at: u64) {
         let opts = ParseOptions { include_reasoning };
         let mut out: Vec<Session> = Vec::new();
         let src = SourceRef::file(&path).append_only();
-        let stats = ClaudeFormat.parse(&src, &opts, &mut out).expect("a readable file parses");
+        let stats = FORMAT.parse(&src, &opts, &mut out).expect("a readable file parses");
         assert!(stats.end_offset <= bytes.len() as u64);
         let resumed = SourceRef { resume: Some(Resume { offset: resume_at, next_seq: 3, session_id: "x".into() }), ..src };
-        let _ = ClaudeFormat.parse(&resumed, &opts, &mut out).expect("a readable file resumes");
+        let _ = FORMAT.parse(&resumed, &opts, &mut out).expect("a readable file resumes");
     }
 }
 

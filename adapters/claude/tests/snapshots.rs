@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use deja_adapter_claude::ClaudeFormat;
+use deja_adapter_claude::FORMAT;
 use deja_core::{ExitStatus, FileAction, HarnessFormat, ParseOptions, ParseStats, Role, Session, SourceRef};
 
 fn projects() -> PathBuf {
@@ -16,7 +16,7 @@ fn fixture(rel: &str) -> PathBuf {
 
 fn parse_with(path: &Path, opts: &ParseOptions) -> (Vec<Session>, ParseStats) {
     let mut out: Vec<Session> = Vec::new();
-    let stats = ClaudeFormat.parse(&SourceRef::file(path).append_only(), opts, &mut out).expect("fixture parses");
+    let stats = FORMAT.parse(&SourceRef::file(path).append_only(), opts, &mut out).expect("fixture parses");
     for s in &mut out {
         let shown = s.source.path.display().to_string().replace(env!("CARGO_MANIFEST_DIR"), "<crate>");
         s.source.path = PathBuf::from(shown);
@@ -249,6 +249,6 @@ fn git_majority_overrides_project() {
     let path = tmp.path().join("s1.jsonl");
     std::fs::write(&path, lines.join("\n")).expect("write");
     let mut out: Vec<Session> = Vec::new();
-    ClaudeFormat.parse(&SourceRef::file(&path), &ParseOptions::default(), &mut out).expect("parse");
+    FORMAT.parse(&SourceRef::file(&path), &ParseOptions::default(), &mut out).expect("parse");
     assert_eq!(out[0].project.as_deref(), Some(repo.display().to_string().as_str()));
 }

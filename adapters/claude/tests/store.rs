@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use deja_adapter_claude::ClaudeFormat;
+use deja_adapter_claude::FORMAT;
 use deja_core::model::Resume;
 use deja_core::synth::dash_encode;
 use deja_core::{
@@ -15,7 +15,7 @@ fn touch(path: &Path, body: &str) {
 }
 
 fn found(env: &StoreEnv) -> Vec<PathBuf> {
-    let d = ClaudeFormat.discover(env);
+    let d = FORMAT.discover(env);
     assert!(d.sources.iter().all(|s| s.append_only), "raw JSONL is append-only");
     d.sources.into_iter().map(|s| s.path).collect()
 }
@@ -40,7 +40,7 @@ fn discovery_honours_config_dir_root_override_and_subagent_switch() {
     let env = StoreEnv::with_home(&home);
     // Sorted by path bytes: a session's file (`<id>.jsonl`) sorts before its sub-agent directory.
     assert_eq!(found(&env), vec![main.clone(), sub.clone(), other.clone()], "sorted; sub-agents included by default");
-    let d = ClaudeFormat.discover(&env);
+    let d = FORMAT.discover(&env);
     assert_eq!(d.roots, vec![(projects.clone(), true)]);
 
     assert_eq!(found(&env.clone().set("DEJA_INCLUDE_SUBAGENTS", "0")), vec![main.clone(), other.clone()]);
@@ -57,10 +57,10 @@ fn discovery_honours_config_dir_root_override_and_subagent_switch() {
     touch(&copied, LINE);
     let env_root = env_work.clone().set("DEJA_CLAUDE_ROOT", custom.display().to_string());
     assert_eq!(found(&env_root), vec![copied]);
-    assert_eq!(ClaudeFormat.discover(&env_root).roots, vec![(custom, true)]);
+    assert_eq!(FORMAT.discover(&env_root).roots, vec![(custom, true)]);
 
     let missing = StoreEnv::with_home(tmp.path().join("nobody"));
-    let d = ClaudeFormat.discover(&missing);
+    let d = FORMAT.discover(&missing);
     assert!(d.sources.is_empty());
     assert_eq!(d.roots, vec![(tmp.path().join("nobody/.claude/projects"), false)]);
 }
@@ -101,16 +101,16 @@ fn synthetic_round_trip() {
     let tmp = tempfile::tempdir().expect("tmp");
     let project = "/Users/dana/code/billing.api";
     let s = synth(project);
-    let written = ClaudeFormat.write_synthetic(tmp.path(), &s).expect("write");
+    let written = FORMAT.write_synthetic(tmp.path(), &s).expect("write");
     assert_eq!(written, tmp.path().join(".claude/projects").join(dash_encode(project)).join(format!("{}.jsonl", s.id)));
     assert!(written.parent().and_then(|p| p.file_name()).is_some_and(|n| n == "-Users-dana-code-billing-api"));
 
-    let d = ClaudeFormat.discover(&StoreEnv::with_home(tmp.path()));
+    let d = FORMAT.discover(&StoreEnv::with_home(tmp.path()));
     assert_eq!(d.sources.len(), 1);
     assert_eq!(d.sources[0].path, written);
 
     let mut out: Vec<Session> = Vec::new();
-    ClaudeFormat.parse(&d.sources[0], &ParseOptions::default(), &mut out).expect("parse");
+    FORMAT.parse(&d.sources[0], &ParseOptions::default(), &mut out).expect("parse");
     let [got] = out.as_slice() else { panic!("one session") };
     assert_eq!(got.id, s.id);
     assert_eq!(got.project.as_deref(), Some(project));
@@ -146,7 +146,7 @@ fn synthetic_round_trip() {
     assert_eq!((shell(7).command.as_deref(), shell(7).exit, shell(7).is_error), (Some("go test ./..."), Some(ExitStatus::Code(0)), false));
 
     let mut with_reasoning: Vec<Session> = Vec::new();
-    ClaudeFormat.parse(&d.sources[0], &ParseOptions { include_reasoning: true }, &mut with_reasoning).expect("parse");
+    FORMAT.parse(&d.sources[0], &ParseOptions { include_reasoning: true }, &mut with_reasoning).expect("parse");
     assert_eq!(with_reasoning[0].turns[1].role, Role::Reasoning);
     assert_eq!(with_reasoning[0].turns[1].text, "Probably math.Floor in round.go.");
 
@@ -183,7 +183,7 @@ fn resume_reads_only_the_tail() {
     touch(&path, HEAD);
     let src = SourceRef::file(&path).append_only();
     let mut first: Vec<Session> = Vec::new();
-    let stats = ClaudeFormat.parse(&src, &ParseOptions::default(), &mut first).expect("parse");
+    let stats = FORMAT.parse(&src, &ParseOptions::default(), &mut first).expect("parse");
     assert_eq!(stats.end_offset, HEAD.len() as u64);
     let [s] = first.as_slice() else { panic!("one session") };
     assert_eq!(s.turns.len(), 2);
@@ -194,7 +194,7 @@ fn resume_reads_only_the_tail() {
         ..src.clone()
     };
     let mut second: Vec<Session> = Vec::new();
-    let stats2 = ClaudeFormat.parse(&resumed, &ParseOptions::default(), &mut second).expect("resume");
+    let stats2 = FORMAT.parse(&resumed, &ParseOptions::default(), &mut second).expect("resume");
     assert_eq!(stats2.end_offset, (HEAD.len() + TAIL.len()) as u64);
     assert_eq!(stats2.bytes_read, TAIL.len() as u64);
     let [t] = second.as_slice() else { panic!("one session") };
@@ -217,13 +217,13 @@ fn resume_without_session_ids_in_the_tail_keeps_the_earlier_id() {
         ..SourceRef::file(&path).append_only()
     };
     let mut out: Vec<Session> = Vec::new();
-    ClaudeFormat.parse(&src, &ParseOptions::default(), &mut out).expect("resume");
+    FORMAT.parse(&src, &ParseOptions::default(), &mut out).expect("resume");
     assert_eq!(out[0].id, "abc");
     assert_eq!(out[0].turns[0].seq, 2);
 
     let beyond = SourceRef { resume: Some(Resume { offset: 1 << 40, next_seq: 2, session_id: "abc".into() }), ..src };
     let mut none: Vec<Session> = Vec::new();
-    let stats = ClaudeFormat.parse(&beyond, &ParseOptions::default(), &mut none).expect("offset past the end");
+    let stats = FORMAT.parse(&beyond, &ParseOptions::default(), &mut none).expect("offset past the end");
     assert!(none.is_empty());
     assert_eq!(stats.end_offset, std::fs::metadata(&path).expect("meta").len());
 }
@@ -232,8 +232,8 @@ fn resume_without_session_ids_in_the_tail_keeps_the_earlier_id() {
 fn unreadable_source_is_an_error() {
     let tmp = tempfile::tempdir().expect("tmp");
     let mut out: Vec<Session> = Vec::new();
-    assert!(ClaudeFormat.parse(&SourceRef::file(tmp.path().join("gone.jsonl")), &ParseOptions::default(), &mut out).is_err());
-    assert!(ClaudeFormat.parse(&SourceRef::file(tmp.path()), &ParseOptions::default(), &mut out).is_err());
+    assert!(FORMAT.parse(&SourceRef::file(tmp.path().join("gone.jsonl")), &ParseOptions::default(), &mut out).is_err());
+    assert!(FORMAT.parse(&SourceRef::file(tmp.path()), &ParseOptions::default(), &mut out).is_err());
 }
 
 #[test]

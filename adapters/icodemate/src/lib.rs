@@ -23,26 +23,16 @@
 //! parts the family skips, and the writer appends sessions to `icodemate.db` in
 //! opencode 1.18's tables.
 
-use std::path::{Path, PathBuf};
-
-use deja_core::family::opencode::{self, DbLocation, OpencodeDialect};
-use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, SessionSink,
-    SourceRef, StoreEnv, StorePath, SynthSession, SynthWriter,
-};
+use deja_core::family::opencode::{DbLocation, OpencodeAdapter, OpencodeDialect};
+use deja_core::{Capabilities, Capability, HarnessInfo, InjectedText, Os, StorePath};
 
 const ID: &str = "icodemate";
 
-/// The ICodeMate adapter.
-pub struct IcodemateFormat;
-
-deja_core::inventory::submit!(deja_core::Registration(&IcodemateFormat));
-
 /// opencode's dialect under ICodeMate's id.
-pub static DIALECT: OpencodeDialect = OpencodeDialect::new(ID);
+pub const DIALECT: OpencodeDialect = OpencodeDialect::new(ID);
 
 /// Where ICodeMate keeps its database and what moves it.
-pub static LOCATION: DbLocation =
+pub const LOCATION: DbLocation =
     DbLocation { harness: ID, data_dir: "icodemate", db_name: "icodemate.db", db_var: "DEJA_ICODEMATE_DB", xdg_confirmed: false };
 
 static INFO: HarnessInfo = HarnessInfo {
@@ -71,26 +61,8 @@ static INFO: HarnessInfo = HarnessInfo {
     },
 };
 
-impl HarnessFormat for IcodemateFormat {
-    fn info(&self) -> &'static HarnessInfo {
-        &INFO
-    }
+/// The icodemate adapter: the opencode family's whole adapter with this harness's metadata,
+/// dialect and store location.
+pub static FORMAT: OpencodeAdapter = OpencodeAdapter { info: &INFO, dialect: DIALECT, location: LOCATION, synthetic_agent: "build" };
 
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        opencode::discover_store(&LOCATION, env)
-    }
-
-    fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
-        opencode::parse_discovered(&DIALECT, src, opts, out)
-    }
-
-    fn synthetic(&self) -> Option<&dyn SynthWriter> {
-        Some(self)
-    }
-}
-
-impl SynthWriter for IcodemateFormat {
-    fn write(&self, home: &Path, session: &SynthSession) -> std::io::Result<PathBuf> {
-        opencode::write_synthetic(&home.join(".local/share/icodemate/icodemate.db"), session, "build")
-    }
-}
+deja_core::inventory::submit!(deja_core::Registration(&FORMAT));

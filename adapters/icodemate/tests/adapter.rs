@@ -4,12 +4,12 @@
 
 use std::path::Path;
 
-use deja_adapter_icodemate::IcodemateFormat;
+use deja_adapter_icodemate::FORMAT;
 use deja_core::testkit::materialize_home;
 use deja_core::{Edit, ExitStatus, FileAction, FileTouch, HarnessFormat, ParseOptions, Role, Session, StoreEnv};
 
 deja_core::conformance!(
-    IcodemateFormat,
+    FORMAT,
     relocate "DEJA_ICODEMATE_ROOT" => ".local/share/icodemate",
     relocate "XDG_DATA_HOME" => ".local/share",
     // A directory in DEJA_ICODEMATE_DB means the database in it; the file form is tested below.
@@ -22,8 +22,8 @@ fn sessions_with(env: &dyn Fn(&Path) -> StoreEnv) -> (tempfile::TempDir, Vec<Ses
     let home = tmp.path().join("home");
     let _writers = materialize_home(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home"), &home).expect("fixture home");
     let mut out = Vec::new();
-    for src in IcodemateFormat.discover(&env(&home)).sources {
-        IcodemateFormat.parse(&src, &ParseOptions::default(), &mut out).expect("the fixture parses");
+    for src in FORMAT.discover(&env(&home)).sources {
+        FORMAT.parse(&src, &ParseOptions::default(), &mut out).expect("the fixture parses");
     }
     (tmp, out)
 }
@@ -73,9 +73,9 @@ fn the_db_variable_names_the_database_file() {
     std::fs::copy(db.with_extension("db-wal"), moved.with_extension("db-wal")).unwrap();
     let empty = tmp.path().join("empty-home");
     std::fs::create_dir_all(&empty).unwrap();
-    let found = IcodemateFormat.discover(&StoreEnv::with_home(&empty).set("DEJA_ICODEMATE_DB", moved.display().to_string()));
+    let found = FORMAT.discover(&StoreEnv::with_home(&empty).set("DEJA_ICODEMATE_DB", moved.display().to_string()));
     assert_eq!(found.sources.iter().map(|s| s.path.clone()).collect::<Vec<_>>(), vec![moved]);
     let mut out: Vec<Session> = Vec::new();
-    IcodemateFormat.parse(&found.sources[0], &ParseOptions::default(), &mut out).unwrap();
+    FORMAT.parse(&found.sources[0], &ParseOptions::default(), &mut out).unwrap();
     assert_eq!(out.len(), 2);
 }

@@ -27,26 +27,16 @@
 //! parts the family skips, and the writer appends sessions to `mimocode.db` in
 //! opencode 1.18's tables.
 
-use std::path::{Path, PathBuf};
-
-use deja_core::family::opencode::{self, DbLocation, OpencodeDialect};
-use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, SessionSink,
-    SourceRef, StoreEnv, StorePath, SynthSession, SynthWriter,
-};
+use deja_core::family::opencode::{DbLocation, OpencodeAdapter, OpencodeDialect};
+use deja_core::{Capabilities, Capability, HarnessInfo, InjectedText, Os, StorePath};
 
 const ID: &str = "mimocode";
 
-/// The MiMo Code adapter.
-pub struct MimoCodeFormat;
-
-deja_core::inventory::submit!(deja_core::Registration(&MimoCodeFormat));
-
 /// opencode's dialect under MiMo Code's id.
-pub static DIALECT: OpencodeDialect = OpencodeDialect::new(ID);
+pub const DIALECT: OpencodeDialect = OpencodeDialect::new(ID);
 
 /// Where MiMo Code keeps its database and what moves it.
-pub static LOCATION: DbLocation =
+pub const LOCATION: DbLocation =
     DbLocation { harness: ID, data_dir: "mimocode", db_name: "mimocode.db", db_var: "DEJA_MIMOCODE_DB", xdg_confirmed: false };
 
 static INFO: HarnessInfo = HarnessInfo {
@@ -75,26 +65,8 @@ static INFO: HarnessInfo = HarnessInfo {
     },
 };
 
-impl HarnessFormat for MimoCodeFormat {
-    fn info(&self) -> &'static HarnessInfo {
-        &INFO
-    }
+/// The mimocode adapter: the opencode family's whole adapter with this harness's metadata,
+/// dialect and store location.
+pub static FORMAT: OpencodeAdapter = OpencodeAdapter { info: &INFO, dialect: DIALECT, location: LOCATION, synthetic_agent: "build" };
 
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        opencode::discover_store(&LOCATION, env)
-    }
-
-    fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
-        opencode::parse_discovered(&DIALECT, src, opts, out)
-    }
-
-    fn synthetic(&self) -> Option<&dyn SynthWriter> {
-        Some(self)
-    }
-}
-
-impl SynthWriter for MimoCodeFormat {
-    fn write(&self, home: &Path, session: &SynthSession) -> std::io::Result<PathBuf> {
-        opencode::write_synthetic(&home.join(".local/share/mimocode/mimocode.db"), session, "build")
-    }
-}
+deja_core::inventory::submit!(deja_core::Registration(&FORMAT));

@@ -10,23 +10,13 @@
 //! control records (`queue-operation`, `system`), which the family skips. Tool names and
 //! input keys are Claude Code's, and so is the text it injects.
 
-use std::path::{Path, PathBuf};
-
-use deja_core::family::claude_jsonl::{self, ClaudeDialect, CLAUDE_INJECTED, CLAUDE_TOOLS};
-use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, Os, ParseOptions, ParseStats, SessionSink, SourceRef,
-    StoreEnv, StorePath, SynthSession, SynthWriter,
-};
+use deja_core::family::claude_jsonl::{ClaudeAdapter, ClaudeDialect, CLAUDE_INJECTED, CLAUDE_TOOLS};
+use deja_core::{Capabilities, Capability, HarnessInfo, Os, StorePath};
 
 const ID: &str = "openclaude";
 
-/// The OpenClaude adapter.
-pub struct OpenClaudeFormat;
-
-deja_core::inventory::submit!(deja_core::Registration(&OpenClaudeFormat));
-
 /// OpenClaude in the Claude-shaped JSONL family.
-pub static DIALECT: ClaudeDialect =
+pub const DIALECT: ClaudeDialect =
     ClaudeDialect { harness: ID, config_dir: ".openclaude", config_var: Some("OPENCLAUDE_CONFIG_DIR"), tools: CLAUDE_TOOLS };
 
 static INFO: HarnessInfo = HarnessInfo {
@@ -54,26 +44,8 @@ static INFO: HarnessInfo = HarnessInfo {
     },
 };
 
-impl HarnessFormat for OpenClaudeFormat {
-    fn info(&self) -> &'static HarnessInfo {
-        &INFO
-    }
+/// The openclaude adapter: the Claude-shaped family's whole adapter with this harness's
+/// metadata and dialect.
+pub static FORMAT: ClaudeAdapter = ClaudeAdapter { info: &INFO, dialect: DIALECT };
 
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        claude_jsonl::discover(&DIALECT, env)
-    }
-
-    fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
-        claude_jsonl::parse(&DIALECT, src, opts, out)
-    }
-
-    fn synthetic(&self) -> Option<&dyn SynthWriter> {
-        Some(self)
-    }
-}
-
-impl SynthWriter for OpenClaudeFormat {
-    fn write(&self, home: &Path, session: &SynthSession) -> std::io::Result<PathBuf> {
-        claude_jsonl::write_synthetic(&DIALECT, home, session)
-    }
-}
+deja_core::inventory::submit!(deja_core::Registration(&FORMAT));

@@ -3,11 +3,11 @@
 
 use std::path::Path;
 
-use deja_adapter_openclaude::OpenClaudeFormat;
+use deja_adapter_openclaude::FORMAT;
 use deja_core::{ExitStatus, HarnessFormat, ParseOptions, Role, Session, StoreEnv};
 
 deja_core::conformance!(
-    OpenClaudeFormat,
+    FORMAT,
     relocate "DEJA_OPENCLAUDE_ROOT" => ".openclaude/projects",
     relocate "OPENCLAUDE_CONFIG_DIR" => ".openclaude",
     switch "DEJA_INCLUDE_SUBAGENTS"
@@ -16,8 +16,8 @@ deja_core::conformance!(
 fn fixture_sessions() -> Vec<Session> {
     let home = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home");
     let mut out = Vec::new();
-    for src in OpenClaudeFormat.discover(&StoreEnv::with_home(&home)).sources {
-        OpenClaudeFormat.parse(&src, &ParseOptions::default(), &mut out).expect("a fixture parses");
+    for src in FORMAT.discover(&StoreEnv::with_home(&home)).sources {
+        FORMAT.parse(&src, &ParseOptions::default(), &mut out).expect("a fixture parses");
     }
     out
 }
@@ -40,7 +40,7 @@ fn sessions_are_namespaced_and_read_as_claude_transcripts() {
     );
     assert!(!main.turns.iter().any(|t| t.role == Role::Reasoning), "reasoning is not indexed by default");
     let mut indexed = main.clone();
-    deja_core::normalize::normalize(&mut indexed, &Default::default(), OpenClaudeFormat.info().injected);
+    deja_core::normalize::normalize(&mut indexed, &Default::default(), FORMAT.info().injected);
     assert!(indexed.turns.iter().any(|t| t.role == Role::Summary && t.text.contains("unusedVar")), "the summary survives ingest");
     assert!(indexed.turns.iter().any(|t| t.text == "now run the tests"), "the system reminder is stripped, the prompt kept");
     let review = sessions.iter().find(|s| s.id == "b7c8").expect("sidechain session");

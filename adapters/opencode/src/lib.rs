@@ -38,26 +38,16 @@
 //! `~/.local/share/opencode/opencode.db`, in opencode 1.18's tables; each call appends a
 //! session (one database holds them all).
 
-use std::path::{Path, PathBuf};
-
-use deja_core::family::opencode::{self, DbLocation, OpencodeDialect};
-use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, SessionSink,
-    SourceRef, StoreEnv, StorePath, SynthSession, SynthWriter,
-};
+use deja_core::family::opencode::{DbLocation, OpencodeAdapter, OpencodeDialect};
+use deja_core::{Capabilities, Capability, HarnessInfo, InjectedText, Os, StorePath};
 
 const ID: &str = "opencode";
 
-/// The opencode adapter.
-pub struct OpencodeFormat;
-
-deja_core::inventory::submit!(deja_core::Registration(&OpencodeFormat));
-
 /// opencode's own dialect of its schema.
-pub static DIALECT: OpencodeDialect = OpencodeDialect::new(ID);
+pub const DIALECT: OpencodeDialect = OpencodeDialect::new(ID);
 
 /// Where opencode keeps its database and what moves it.
-pub static LOCATION: DbLocation =
+pub const LOCATION: DbLocation =
     DbLocation { harness: ID, data_dir: "opencode", db_name: "opencode.db", db_var: "DEJA_OPENCODE_DB", xdg_confirmed: true };
 
 static INFO: HarnessInfo = HarnessInfo {
@@ -99,26 +89,8 @@ static INFO: HarnessInfo = HarnessInfo {
     },
 };
 
-impl HarnessFormat for OpencodeFormat {
-    fn info(&self) -> &'static HarnessInfo {
-        &INFO
-    }
+/// The opencode adapter: the opencode family's whole adapter with this harness's metadata,
+/// dialect and store location.
+pub static FORMAT: OpencodeAdapter = OpencodeAdapter { info: &INFO, dialect: DIALECT, location: LOCATION, synthetic_agent: "build" };
 
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        opencode::discover_store(&LOCATION, env)
-    }
-
-    fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
-        opencode::parse_discovered(&DIALECT, src, opts, out)
-    }
-
-    fn synthetic(&self) -> Option<&dyn SynthWriter> {
-        Some(self)
-    }
-}
-
-impl SynthWriter for OpencodeFormat {
-    fn write(&self, home: &Path, session: &SynthSession) -> std::io::Result<PathBuf> {
-        opencode::write_synthetic(&home.join(".local/share/opencode/opencode.db"), session, "build")
-    }
-}
+deja_core::inventory::submit!(deja_core::Registration(&FORMAT));

@@ -4,12 +4,12 @@
 
 use std::path::Path;
 
-use deja_adapter_opencode::OpencodeFormat;
+use deja_adapter_opencode::FORMAT;
 use deja_core::testkit::materialize_home;
 use deja_core::{Edit, ExitStatus, FileAction, FileTouch, HarnessFormat, ParseOptions, Role, Session, StoreEnv, Timestamp};
 
 deja_core::conformance!(
-    OpencodeFormat,
+    FORMAT,
     relocate "DEJA_OPENCODE_ROOT" => ".local/share/opencode",
     relocate "XDG_DATA_HOME" => ".local/share",
     // A directory in DEJA_OPENCODE_DB means the database in it; the file form is tested below.
@@ -24,8 +24,8 @@ fn sessions_with(env: impl Fn(&Path) -> StoreEnv, opts: &ParseOptions) -> Vec<Se
     let home = tmp.path().join("home");
     let _writers = materialize_home(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home"), &home).expect("fixture home");
     let mut out = Vec::new();
-    for src in OpencodeFormat.discover(&env(&home)).sources {
-        OpencodeFormat.parse(&src, opts, &mut out).expect("the fixture parses");
+    for src in FORMAT.discover(&env(&home)).sources {
+        FORMAT.parse(&src, opts, &mut out).expect("the fixture parses");
     }
     out
 }
@@ -75,7 +75,7 @@ fn the_tool_session_reads_with_roles_work_and_times() {
     assert!(main.turns.iter().any(|t| t.text.starts_with("Fixed: the cart total")), "the answer before the summary stays");
 
     let mut indexed = main.clone();
-    deja_core::normalize::normalize(&mut indexed, &Default::default(), OpencodeFormat.info().injected);
+    deja_core::normalize::normalize(&mut indexed, &Default::default(), FORMAT.info().injected);
     assert!(indexed.turns.iter().any(|t| t.role == Role::User && t.text == "does the tax module floor too?"), "the recall block goes");
 }
 
@@ -114,10 +114,10 @@ fn the_db_variable_names_the_database_file() {
     let empty = tmp.path().join("empty-home");
     std::fs::create_dir_all(&empty).unwrap();
     let env = StoreEnv::with_home(&empty).set("DEJA_OPENCODE_DB", moved.display().to_string());
-    let found = OpencodeFormat.discover(&env);
+    let found = FORMAT.discover(&env);
     assert_eq!(found.sources.iter().map(|s| s.path.clone()).collect::<Vec<_>>(), vec![moved.clone()]);
     assert_eq!(found.sources[0].parts, vec![moved.with_extension("db-wal")], "the WAL is part of the source");
     let mut out: Vec<Session> = Vec::new();
-    OpencodeFormat.parse(&found.sources[0], &ParseOptions::default(), &mut out).unwrap();
+    FORMAT.parse(&found.sources[0], &ParseOptions::default(), &mut out).unwrap();
     assert_eq!(out.len(), 3, "the WAL's rows came with the copy");
 }

@@ -203,6 +203,37 @@ pub fn parse_with(
     Ok(stats)
 }
 
+/// A whole adapter of the family for a harness that stores Claude Code's transcripts
+/// under its own config root and nothing else: its metadata and dialect are all it names.
+pub struct ClaudeAdapter {
+    pub info: &'static crate::format::HarnessInfo,
+    pub dialect: ClaudeDialect,
+}
+
+impl crate::format::HarnessFormat for ClaudeAdapter {
+    fn info(&self) -> &'static crate::format::HarnessInfo {
+        self.info
+    }
+
+    fn discover(&self, env: &StoreEnv) -> Discovery {
+        discover(&self.dialect, env)
+    }
+
+    fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
+        parse(&self.dialect, src, opts, out)
+    }
+
+    fn synthetic(&self) -> Option<&dyn crate::format::SynthWriter> {
+        Some(self)
+    }
+}
+
+impl crate::format::SynthWriter for ClaudeAdapter {
+    fn write(&self, home: &Path, session: &SynthSession) -> std::io::Result<PathBuf> {
+        write_synthetic(&self.dialect, home, session)
+    }
+}
+
 /// Writes `session` under `home` the way the dialect's harness stores it
 /// (`~/<config dir>/projects/<encoded-cwd>/<id>.jsonl`).
 pub fn write_synthetic(d: &ClaudeDialect, home: &Path, session: &SynthSession) -> std::io::Result<PathBuf> {

@@ -895,6 +895,42 @@ const SYNTH_SCHEMA: &str = "
 const SYNTH_PROVIDER: &str = "anthropic";
 const SYNTH_MODEL: &str = "claude-sonnet-4-5";
 
+/// A whole adapter of the family for a harness whose store is one opencode-schema
+/// database and nothing else: its metadata, dialect and store location are all it names.
+/// (Kilo, which also keeps extension tasks beside its database, writes its own.)
+pub struct OpencodeAdapter {
+    pub info: &'static crate::format::HarnessInfo,
+    pub dialect: OpencodeDialect,
+    pub location: DbLocation,
+    /// The agent name the synthetic writer records (`build`).
+    pub synthetic_agent: &'static str,
+}
+
+impl crate::format::HarnessFormat for OpencodeAdapter {
+    fn info(&self) -> &'static crate::format::HarnessInfo {
+        self.info
+    }
+
+    fn discover(&self, env: &StoreEnv) -> Discovery {
+        discover_store(&self.location, env)
+    }
+
+    fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
+        parse_discovered(&self.dialect, src, opts, out)
+    }
+
+    fn synthetic(&self) -> Option<&dyn crate::format::SynthWriter> {
+        Some(self)
+    }
+}
+
+impl crate::format::SynthWriter for OpencodeAdapter {
+    /// Writes into `<home>/.local/share/<data dir>/<db name>`, where the harness keeps it.
+    fn write(&self, home: &Path, session: &SynthSession) -> std::io::Result<PathBuf> {
+        write_synthetic(&home.join(".local/share").join(self.location.data_dir).join(self.location.db_name), session, self.synthetic_agent)
+    }
+}
+
 /// Writes `session` into the opencode-schema database at `db` the way opencode 1.18
 /// stores a conversation, creating the database (WAL mode) and its tables when missing
 /// and appending to it otherwise, so one database holds many sessions; a session
