@@ -35,6 +35,7 @@ use deja_adapter_positron as _;
 use deja_adapter_prime as _;
 use deja_adapter_qclaw as _;
 use deja_adapter_qoder as _;
+use deja_adapter_qwenpaw as _;
 use deja_adapter_roo as _;
 use deja_adapter_senpi as _;
 use deja_adapter_vibe as _;
