@@ -22,6 +22,7 @@ use deja_adapter_factory as _;
 use deja_adapter_gjc as _;
 use deja_adapter_icodemate as _;
 use deja_adapter_iflow as _;
+use deja_adapter_jetbrains as _;
 use deja_adapter_kilocode as _;
 use deja_adapter_kimchi as _;
 use deja_adapter_mimocode as _;
