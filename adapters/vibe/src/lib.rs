@@ -136,13 +136,22 @@ impl HarnessFormat for VibeFormat {
                 }
             }
         }
-        let (skip_unified, skip_plugins) = (unified, root.join("plugins"));
-        for path in find_files(&root, 6, &|name| name == "messages.jsonl") {
-            if path.starts_with(&skip_unified) || path.starts_with(&skip_plugins) {
-                continue;
+        // Older session directories sit beside `unified/` and `plugins/`; neither is walked
+        // (a unified session holds many chunk files, and plugins are not transcript).
+        if let Ok(entries) = std::fs::read_dir(&root) {
+            for entry in entries.flatten().filter(is_dir_entry) {
+                if matches!(entry.file_name().to_str(), Some("unified" | "plugins")) {
+                    continue;
+                }
+                for path in find_files(&entry.path(), 5, &|name| name == "messages.jsonl") {
+                    let meta = path.with_file_name("meta.json");
+                    found.sources.push(SourceRef::file(path).append_only().with_part(meta));
+                }
             }
-            let meta = path.with_file_name("meta.json");
-            found.sources.push(SourceRef::file(path).append_only().with_part(meta));
+        }
+        let legacy_top = root.join("messages.jsonl");
+        if legacy_top.is_file() {
+            found.sources.push(SourceRef::file(&legacy_top).append_only().with_part(root.join("meta.json")));
         }
         Discovery::sort_sources(&mut found.sources);
         found
