@@ -1,0 +1,237 @@
+//! QwenPaw / CoPaw (`qwenpaw`): an AgentScope-based personal agent that keeps each session
+//! as one JSON document, the agent's serialized memory, at
+//! `~/.qwenpaw/workspaces/<workspace>/sessions/[<channel>/]<stem>.json` (the older name
+//! `~/.copaw/workspaces/…` is read too), rewritten whole on change.
+//!
+//! No family reader: the document is AgentScope's own (`agent.memory.content` is a list of
+//! `[message, marks]` pairs; element 0 is the message, with Anthropic-style blocks).
+//!
+//! `DEJA_QWENPAW_ROOT` names one workspaces root (the directory holding the workspace
+//! directories) and `DEJA_QWENPAW_ROOTS` a path list of them; either replaces the two
+//! default roots. QwenPaw has no relocation variable of its own that the page knows of.
+//!
+//! | record / field | Turn | rule |
+//! | --- | --- | --- |
+//! | `role:"user"`, `text` blocks | `User` | blocks joined with `\n` |
+//! | `role:"assistant"`, `text` blocks | `Assistant` | |
+//! | assistant `thinking` blocks | `Reasoning` | only with `include_reasoning` |
+//! | assistant `tool_use` (`id`, `name`, `input`) | `ToolCall` | command / files / edit decoded generically (`command`/`cmd`, `path`/`file_path`, old/new text keys) |
+//! | `role:"system"` with `tool_result` blocks (`id`, `output`) | folded into its call | QwenPaw files results under the system role; an unpaired one is a `ToolOutput` |
+//! | `role:"system"` otherwise, other roles | skipped | the system prompt and notices |
+//! | a `content` item that is not a `[message, marks]` pair or a message | skipped | counted in the parse stats |
+//!
+//! Session id `<workspace>:<stem>`, or `<workspace>:<channel>:<stem>` one level deeper
+//! (stems collide across channels). No title or project is recorded; the workspace is the
+//! only grouping and is not a directory, so `project` stays empty. Message `timestamp`s
+//! (`YYYY-MM-DD HH:MM:SS.fff`) are local wall-clock time without a zone, read in the
+//! machine's zone. A document without memory yields no session.
+
+use std::path::{Path, PathBuf};
+
+use chrono::{Local, NaiveDateTime, TimeZone};
+use deja_core::discover::find_files;
+use deja_core::family::json_docs::{call_turn, first_str, json_arg, COMMON_KEYS};
+use deja_core::read::{at, parse_json_document, read_source, str_at};
+use deja_core::{
+    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, Role,
+    SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolMap, Turn,
+};
+use serde_json::Value;
+
+const ID: &str = "qwenpaw";
+
+/// Tool names are unknown in the material: the usual shell and file names, decoded by
+/// their argument keys.
+const TOOLS: ToolMap = ToolMap {
+    shell: &["execute_shell_command", "shell", "bash", "run_shell_command", "execute_command"],
+    read: &["read_file", "view_text_file", "read"],
+    edit: &["edit_file", "replace_in_file", "edit"],
+    write: &["write_file", "write_text_file", "write"],
+};
+
+/// The QwenPaw adapter.
+pub struct QwenPawFormat;
+
+deja_core::inventory::submit!(deja_core::Registration(&QwenPawFormat));
+
+static INFO: HarnessInfo = HarnessInfo {
+    id: ID,
+    name: "QwenPaw",
+    container: "JSON, one document (the agent's serialized memory) per session",
+    stores: &[
+        StorePath { os: Os::Any, path: "~/.qwenpaw/workspaces/<workspace>/sessions/[<channel>/]<stem>.json" },
+        StorePath { os: Os::Any, path: "~/.copaw/workspaces/<workspace>/sessions/[<channel>/]<stem>.json" },
+    ],
+    env_vars: &[],
+    deja_vars: &["DEJA_QWENPAW_ROOT", "DEJA_QWENPAW_ROOTS"],
+    needs: &[],
+    format_summary: "QwenPaw (formerly CoPaw) writes each session as `{\"agent\": {\"name\", \"memory\": {\"content\": \
+        [[message, marks], …]}}}` under `workspaces/<workspace>/sessions/`. Messages are AgentScope messages (`role`, \
+        `name`, Anthropic-style `content` blocks, zone-less local `timestamp`); tool results are filed as `tool_result` \
+        blocks in `system` messages.",
+    injected: &InjectedText::NONE,
+    capabilities: Capabilities {
+        mcp: Capability::Unknown,
+        auto_recall: Capability::Unknown,
+        skill: Capability::Unknown,
+        command: Capability::Unknown,
+        resume: Capability::Unknown,
+        handoff: Capability::Planned("paste: deja prints the handoff digest for the user to paste"),
+    },
+};
+
+impl HarnessFormat for QwenPawFormat {
+    fn info(&self) -> &'static HarnessInfo {
+        &INFO
+    }
+
+    fn discover(&self, env: &StoreEnv) -> Discovery {
+        let mut found = Discovery::default();
+        for root in roots(env) {
+            if !found.looked_at(&root) {
+                continue;
+            }
+            let Ok(workspaces) = std::fs::read_dir(&root) else { continue };
+            for ws in workspaces.flatten().filter(deja_core::discover::is_dir_entry) {
+                let sessions = ws.path().join("sessions");
+                // `<stem>.json` directly, or one channel directory down.
+                found.sources.extend(find_files(&sessions, 1, &|n| n.ends_with(".json")).into_iter().map(SourceRef::file));
+            }
+        }
+        Discovery::sort_sources(&mut found.sources);
+        found.sources.dedup_by(|a, b| a.path == b.path);
+        found
+    }
+
+    fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
+        let mut stats = ParseStats::default();
+        let bytes = read_source(&src.path, &mut stats)?.bytes;
+        let doc = parse_json_document(&bytes, &src.path)?;
+        let Some(Value::Array(content)) = at(&doc, &["agent", "memory", "content"]) else {
+            // No memory yet: common, and not an error.
+            return Ok(stats);
+        };
+        let mut b = SessionBuilder::new(ID, session_id(&src.path), src.clone());
+        for (i, item) in content.iter().enumerate() {
+            stats.records += 1;
+            let msg = match item {
+                Value::Array(pair) => pair.first(),
+                m @ Value::Object(_) => Some(m),
+                _ => None,
+            };
+            match msg.filter(|m| m.is_object()) {
+                Some(m) => message(&mut b, m, opts),
+                None => stats.skip(|| format!("{}: memory item {i} is not a [message, marks] pair", src.path.display())),
+            }
+        }
+        if let Some(s) = b.finish() {
+            out.session(s);
+        }
+        Ok(stats)
+    }
+}
+
+/// `DEJA_QWENPAW_ROOT` and `DEJA_QWENPAW_ROOTS` when set, else the two default roots.
+fn roots(env: &StoreEnv) -> Vec<PathBuf> {
+    let mut roots: Vec<PathBuf> = env.deja_root(ID).into_iter().collect();
+    if let Some(list) = env.var("DEJA_QWENPAW_ROOTS") {
+        roots.extend(std::env::split_paths(list).filter(|p| !p.as_os_str().is_empty()).map(|p| env.expand(&p.to_string_lossy())));
+    }
+    if roots.is_empty() {
+        roots = vec![env.home().join(".qwenpaw/workspaces"), env.home().join(".copaw/workspaces")];
+    }
+    roots
+}
+
+/// `<workspace>:<stem>`, or `<workspace>:<channel>:<stem>` for a file in a channel directory.
+fn session_id(path: &Path) -> String {
+    let name = |p: Option<&Path>| p.and_then(Path::file_name).map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let stem = path.file_name().map(|n| n.to_string_lossy().trim_end_matches(".json").to_string()).unwrap_or_default();
+    let parent = path.parent();
+    if name(parent) == "sessions" {
+        format!("{}:{stem}", name(parent.and_then(Path::parent)))
+    } else {
+        let ws = parent.and_then(Path::parent).and_then(Path::parent);
+        format!("{}:{}:{stem}", name(ws), name(parent))
+    }
+}
+
+/// `YYYY-MM-DD HH:MM:SS[.fff]` in the machine's local zone (an ISO string with a zone is
+/// taken as written).
+fn local_time(v: Option<&Value>) -> Option<Timestamp> {
+    let s = v?.as_str()?.trim();
+    for fmt in ["%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S%.f"] {
+        if let Ok(naive) = NaiveDateTime::parse_from_str(s, fmt) {
+            let ms = match Local.from_local_datetime(&naive).earliest() {
+                Some(dt) => dt.timestamp_millis(),
+                None => naive.and_utc().timestamp_millis(),
+            };
+            return Some(Timestamp::from_millis(ms));
+        }
+    }
+    Timestamp::parse_str(s)
+}
+
+fn blocks(m: &Value) -> &[Value] {
+    match m.get("content") {
+        Some(Value::Array(b)) => b,
+        _ => &[],
+    }
+}
+
+fn texts(m: &Value, kind: &str, key: &str) -> String {
+    if kind == "text" {
+        if let Some(Value::String(s)) = m.get("content") {
+            return s.trim().to_string();
+        }
+    }
+    blocks(m)
+        .iter()
+        .filter(|b| str_at(b, &["type"]) == Some(kind))
+        .filter_map(|b| str_at(b, &[key]))
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn message(b: &mut SessionBuilder, m: &Value, opts: &ParseOptions) {
+    let time = local_time(m.get("timestamp"));
+    match str_at(m, &["role"]) {
+        Some("user") => {
+            b.push(Turn::new(Role::User, texts(m, "text", "text")).at(time));
+        }
+        Some("assistant") => {
+            if opts.include_reasoning {
+                b.push(Turn::new(Role::Reasoning, texts(m, "thinking", "thinking")).at(time));
+            }
+            b.push(Turn::new(Role::Assistant, texts(m, "text", "text")).at(time));
+            for block in blocks(m).iter().filter(|b| str_at(b, &["type"]) == Some("tool_use")) {
+                let name = first_str(block, &["name"]).unwrap_or("tool");
+                let input = json_arg(block.get("input"));
+                b.push_call(first_str(block, &["id"]), call_turn(&TOOLS, &COMMON_KEYS, name, &input, None, time));
+            }
+        }
+        Some("system") => {
+            for block in blocks(m).iter().filter(|b| str_at(b, &["type"]) == Some("tool_result")) {
+                let id = first_str(block, &["id", "tool_use_id"]).unwrap_or("");
+                let output = match block.get("output").or_else(|| block.get("content")) {
+                    Some(Value::String(s)) => s.trim().to_string(),
+                    Some(Value::Array(parts)) => parts
+                        .iter()
+                        .filter_map(|p| p.as_str().or_else(|| str_at(p, &["text"])))
+                        .map(str::trim)
+                        .filter(|t| !t.is_empty())
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                    _ => String::new(),
+                };
+                let is_error = block.get("is_error").and_then(Value::as_bool) == Some(true);
+                if !b.complete_call(id, &output, is_error, None, time) {
+                    b.push_orphan_result(id, &output, is_error, None, time);
+                }
+            }
+        }
+        _ => {}
+    }
+}

@@ -1,0 +1,51 @@
+//! Every test of deja-adapter-qwenpaw, in one test binary: the conformance kit, then the
+//! rules that matter most for QwenPaw's memory documents.
+
+use std::path::Path;
+
+use deja_adapter_qwenpaw::QwenPawFormat;
+use deja_core::{FileAction, HarnessFormat, ParseOptions, Role, Session, StoreEnv};
+
+deja_core::conformance!(
+    QwenPawFormat,
+    relocate "DEJA_QWENPAW_ROOT" => ".qwenpaw/workspaces",
+    relocate "DEJA_QWENPAW_ROOTS" => ".copaw/workspaces"
+);
+
+fn sessions(opts: &ParseOptions) -> Vec<Session> {
+    let home = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home");
+    let mut out = Vec::new();
+    for src in QwenPawFormat.discover(&StoreEnv::with_home(&home)).sources {
+        let _ = QwenPawFormat.parse(&src, opts, &mut out);
+    }
+    out
+}
+
+fn session<'a>(all: &'a [Session], id: &str) -> &'a Session {
+    all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("session {id}"))
+}
+
+#[test]
+fn memory_pairs_tools_and_system_results() {
+    let all = sessions(&ParseOptions::default());
+    let s = session(&all, "default:default_1775124000000");
+    let roles: Vec<Role> = s.turns.iter().map(|t| t.role).collect();
+    assert_eq!(roles, vec![Role::User, Role::Assistant, Role::ToolCall, Role::ToolCall, Role::Assistant, Role::ToolOutput]);
+    assert!(!s.turns.iter().any(|t| t.text.contains("SYSTEM PROMPT")));
+    assert_eq!(s.turns[2].files.first().map(|f| (f.path.as_str(), f.action)), Some(("/home/u/todo.md", FileAction::Read)));
+    assert!(s.turns[2].text.contains("- [ ] c"), "the system-role result folds into its call");
+    assert_eq!(s.turns[3].tool.as_ref().and_then(|t| t.command.as_deref()), Some("grep -c '\\[ \\]' /home/u/todo.md"));
+    assert_eq!(s.turns[3].text, "3");
+    assert!(s.project.is_none() && s.title.is_none());
+    let with = sessions(&ParseOptions { include_reasoning: true });
+    assert!(session(&with, "default:default_1775124000000").turns.iter().any(|t| t.role == Role::Reasoning));
+}
+
+#[test]
+fn channels_legacy_root_and_empty_documents() {
+    let all = sessions(&ParseOptions::default());
+    let c = session(&all, "default:console:user@example.com_main--1");
+    assert_eq!(c.turns[2].edit.as_ref().and_then(|e| e.new.as_deref()), Some("18:00 water the plants"));
+    assert_eq!(session(&all, "legacy:main_main").turns[0].text, "plain string content from an older CoPaw");
+    assert!(!all.iter().any(|s| s.id.ends_with("default_empty") || s.id.ends_with("no_memory") || s.id.ends_with("torn")));
+}
