@@ -17,6 +17,7 @@ use deja_adapter_cowork as _;
 use deja_adapter_deepseek as _;
 use deja_adapter_deja as _;
 use deja_adapter_factory as _;
+use deja_adapter_forge as _;
 use deja_adapter_gjc as _;
 use deja_adapter_icodemate as _;
 use deja_adapter_iflow as _;
