@@ -30,6 +30,7 @@ use deja_adapter_openclaude as _;
 use deja_adapter_opencode as _;
 use deja_adapter_openhands as _;
 use deja_adapter_pi as _;
+use deja_adapter_piebald as _;
 use deja_adapter_positron as _;
 use deja_adapter_prime as _;
 use deja_adapter_qclaw as _;
