@@ -25,6 +25,7 @@ use deja_adapter_kilocode as _;
 use deja_adapter_kimchi as _;
 use deja_adapter_mimocode as _;
 use deja_adapter_muse as _;
+use deja_adapter_omnigent as _;
 use deja_adapter_omp as _;
 use deja_adapter_openclaude as _;
 use deja_adapter_opencode as _;
