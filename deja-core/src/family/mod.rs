@@ -13,4 +13,5 @@ pub mod codex_rollout;
 pub mod json_docs;
 pub mod opencode;
 pub mod pi_jsonl;
+pub mod vscdb;
 pub mod vscode_chat;
