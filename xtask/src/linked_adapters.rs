@@ -39,3 +39,4 @@ use deja_adapter_qoder as _;
 use deja_adapter_roo as _;
 use deja_adapter_senpi as _;
 use deja_adapter_shelley as _;
+use deja_adapter_windsurf as _;
