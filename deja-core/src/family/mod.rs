@@ -14,4 +14,5 @@ pub mod gemini_chat;
 pub mod json_docs;
 pub mod opencode;
 pub mod pi_jsonl;
+pub mod vscdb;
 pub mod vscode_chat;

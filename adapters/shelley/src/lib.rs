@@ -1,0 +1,431 @@
+//! Shelley (`shelley`): the exe.dev coding agent keeps every conversation in one SQLite
+//! database, `~/.config/shelley/shelley.db`: a `conversations` row per session and
+//! `messages` rows in `sequence_id` order whose `llm_data` is JSON of Shelley's Go LLM
+//! structs (PascalCase keys, integer content type tags). No family reader shares it, so
+//! the adapter reads it itself, through [`deja_core::sqlite::Snapshot`].
+//!
+//! **Variables.** `DEJA_SHELLEY_DB` names the database file (a directory means the
+//! `shelley.db` in it); else `DEJA_SHELLEY_ROOT` names the directory holding
+//! `shelley.db` (the sessions root of a one-database store); else `~/.config/shelley`.
+//!
+//! | record / field | Turn | rule |
+//! | --- | --- | --- |
+//! | `conversations` row | session | id `conversation_id`, title `slug`, project `cwd`, `parent_conversation_id` → `parent` (kind `subagent`, also when `user_initiated = 0`) |
+//! | `messages.type` `system` / `error` / `gitinfo` | skipped | bookkeeping |
+//! | `Content[].Type = 2` (`Text`) in a `user` row | `User` | `user_data` (a string or its `Text`/`text`) when `llm_data` has no text |
+//! | `Content[].Type = 2` in an `agent` row | `Assistant` | |
+//! | `Type` 3, 4 (thinking, redacted) | `Reasoning` | only with `include_reasoning` (`Thinking`; redacted has none) |
+//! | `Type` 5, 7 (tool use, server tool use) | `ToolCall` | `ToolName`; `ToolInput` decoded generically (`command` → command; a path key → files, the action from the name and an old-text/content key; old-text → edit span) |
+//! | `Type` 6, 8 (tool result) | folded into its call by `ToolUseID` | text = the nested `ToolResult[].Text`; `ToolError` → `is_error`; unpaired → `ToolOutput` |
+//! | `Type` 9 (web search result) | skipped | |
+//! | `usage_data`, `display_data` | skipped | accounting and UI |
+//! | a row whose `llm_data` is not JSON | skipped | counted |
+//!
+//! **Row cursor.** `updated_at` has whole-second precision, so time alone cannot tell a
+//! same-second edit. A parse returns the highest `messages` rowid, the newest update time
+//! and, for the conversations touched within [`CURSOR_SLACK_MS`] of it, their row state
+//! (update time, message count, payload bytes). Given `SourceRef::cursor`, only
+//! conversations with a message row past the mark, or touched since (minus the slack)
+//! with a different row state, are re-read, each whole.
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+
+use deja_core::family::json_docs::{first_str, json_arg, COMMON_KEYS};
+use deja_core::model::{cap_text, MAX_EDIT_BYTES};
+use deja_core::patch::join_cwd;
+use deja_core::sqlite::{self, Snapshot};
+use deja_core::{
+    Capabilities, Capability, Discovery, Edit, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os,
+    ParseOptions, ParseStats, Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolUse, Turn,
+};
+use rusqlite::Connection;
+use serde_json::Value;
+
+const ID: &str = "shelley";
+const DB_NAME: &str = "shelley.db";
+
+/// Rows updated this much before the cursor are still looked at.
+pub const CURSOR_SLACK_MS: i64 = 30_000;
+
+/// The Shelley adapter.
+pub struct ShelleyFormat;
+
+deja_core::inventory::submit!(deja_core::Registration(&ShelleyFormat));
+
+static INFO: HarnessInfo = HarnessInfo {
+    id: ID,
+    name: "Shelley",
+    container: "SQLite, one database for every conversation: conversations and messages rows, Go-struct JSON payloads",
+    stores: &[StorePath { os: Os::Any, path: "~/.config/shelley/shelley.db" }],
+    env_vars: &[],
+    deja_vars: &["DEJA_SHELLEY_ROOT", "DEJA_SHELLEY_DB"],
+    needs: &[],
+    format_summary: "Shelley keeps every conversation in one SQLite database, `~/.config/shelley/shelley.db`: a \
+        `conversations` row (slug, cwd, `parent_conversation_id`, `user_initiated`) and `messages` rows in \
+        `sequence_id` order whose `type` is `user`, `agent`, `tool` or bookkeeping (`system`, `error`, `gitinfo`). \
+        `llm_data` is JSON of Shelley's Go LLM structs: `{\"Role\": 0|1, \"Content\": [{\"Type\": n, …}]}` with type 2 \
+        text, 3/4 thinking, 5/7 tool use (`ID`, `ToolName`, `ToolInput`), 6/8 tool results (`ToolUseID`, `ToolError`, \
+        nested `ToolResult[]`) folded into their calls, 9 web-search results. Tool inputs are decoded generically. \
+        Read through a private copy with its WAL, incrementally by message rowid and update time (whole seconds, \
+        so a row-state check covers same-second edits).",
+    injected: &InjectedText::NONE,
+    capabilities: Capabilities {
+        mcp: Capability::Unknown,
+        auto_recall: Capability::Unknown,
+        skill: Capability::Unknown,
+        command: Capability::Unknown,
+        resume: Capability::Unknown,
+        handoff: Capability::Planned("paste: deja prints the handoff digest for the user to paste"),
+    },
+};
+
+impl HarnessFormat for ShelleyFormat {
+    fn info(&self) -> &'static HarnessInfo {
+        &INFO
+    }
+
+    fn discover(&self, env: &StoreEnv) -> Discovery {
+        let mut found = Discovery::default();
+        let db = db_path(env);
+        if found.looked_at(&db) && std::fs::metadata(&db).is_ok_and(|m| m.is_file() && m.len() > 0) {
+            let mut src = SourceRef::file(&db);
+            for part in sqlite::parts(&db) {
+                src = src.with_part(part);
+            }
+            found.sources.push(src);
+        }
+        found
+    }
+
+    fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
+        parse_db(src, opts, out)
+    }
+}
+
+/// `DEJA_SHELLEY_DB`, else `DEJA_SHELLEY_ROOT/shelley.db`, else `~/.config/shelley/shelley.db`.
+fn db_path(env: &StoreEnv) -> PathBuf {
+    if let Some(p) = env.path_var("DEJA_SHELLEY_DB") {
+        return if p.is_dir() { p.join(DB_NAME) } else { p };
+    }
+    env.deja_root(ID).unwrap_or_else(|| env.home().join(".config/shelley")).join(DB_NAME)
+}
+
+/// `(updated ms, message rows, payload bytes)` of one conversation.
+type ConvState = (Option<i64>, i64, i64);
+
+/// `{"newest": ms, "rowid": n, "recent": [[id, ms, rows, bytes], …]}`.
+#[derive(Debug, PartialEq)]
+struct Cursor {
+    newest: i64,
+    rowid: i64,
+    recent: Vec<(String, ConvState)>,
+}
+
+impl Cursor {
+    const MAX_RECENT: usize = 64;
+
+    fn parse(text: &str) -> Option<Cursor> {
+        let v: Value = serde_json::from_str(text).ok()?;
+        let recent = v
+            .get("recent")?
+            .as_array()?
+            .iter()
+            .filter_map(|r| Some((r.get(0)?.as_str()?.to_string(), (r.get(1)?.as_i64(), r.get(2)?.as_i64()?, r.get(3)?.as_i64()?))))
+            .collect();
+        Some(Cursor { newest: v.get("newest")?.as_i64()?, rowid: v.get("rowid")?.as_i64()?, recent })
+    }
+
+    fn to_text(&self) -> String {
+        let recent: Vec<Value> = self.recent.iter().map(|(id, (t, n, b))| serde_json::json!([id, t, n, b])).collect();
+        serde_json::json!({"newest": self.newest, "rowid": self.rowid, "recent": recent}).to_string()
+    }
+}
+
+struct Conversation {
+    slug: Option<String>,
+    cwd: Option<String>,
+    parent: Option<String>,
+    agent_spawned: bool,
+    created: Option<Timestamp>,
+    updated: Option<Timestamp>,
+}
+
+fn parse_db(src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
+    let db = src.path.as_path();
+    let snapshot = Snapshot::open(db)?;
+    let conn = snapshot.conn();
+    let mut stats = ParseStats { bytes_read: snapshot.bytes, ..ParseStats::default() };
+    let sql_err = |e: rusqlite::Error| FormatError::corrupt(db, format!("query failed (schema changed?): {e}"));
+    let message_cols = sqlite::table_columns(conn, "messages").map_err(sql_err)?;
+    if sqlite::table_columns(conn, "conversations").map_err(sql_err)?.is_empty()
+        || !["conversation_id", "llm_data"].iter().all(|c| message_cols.iter().any(|x| x == c))
+    {
+        return Err(FormatError::corrupt(db, "no `conversations` / `messages(conversation_id, llm_data)` tables: not a Shelley database"));
+    }
+
+    let convs = read_conversations(conn, &mut stats).map_err(sql_err)?;
+    let (states, max_rowid) = conversation_states(conn, &convs).map_err(sql_err)?;
+    let newest = states.values().filter_map(|s| s.0).max();
+    let previous = match src.cursor.as_deref().map(str::trim) {
+        None | Some("") => None,
+        Some(c) => {
+            let parsed = Cursor::parse(c);
+            if parsed.is_none() {
+                stats.problem(format!("{}: cursor {c:?} is not one this reader wrote; read everything", db.display()));
+            }
+            parsed
+        }
+    }
+    // A cursor from the future or past the last row was taken from another database.
+    .filter(|c| newest.is_some_and(|n| n >= c.newest) && max_rowid.is_some_and(|m| m >= c.rowid));
+    let wanted: Option<HashSet<String>> = match &previous {
+        None => None,
+        Some(c) => {
+            let since = c.newest.saturating_sub(CURSOR_SLACK_MS);
+            let recent: HashMap<&str, ConvState> = c.recent.iter().map(|(id, s)| (id.as_str(), *s)).collect();
+            let mut w: HashSet<String> = states
+                .iter()
+                .filter(|(id, s)| s.0.is_none_or(|t| t >= since) && recent.get(id.as_str()) != Some(*s))
+                .map(|(id, _)| id.clone())
+                .collect();
+            w.extend(conversations_with_rows_after(conn, c.rowid).map_err(sql_err)?);
+            Some(w)
+        }
+    };
+    if let (Some(newest), Some(rowid)) = (newest, max_rowid) {
+        let window = newest.saturating_sub(CURSOR_SLACK_MS);
+        let mut recent: Vec<(String, ConvState)> =
+            states.iter().filter(|(_, s)| s.0.is_some_and(|t| t >= window)).map(|(id, s)| (id.clone(), *s)).collect();
+        recent.sort();
+        recent.truncate(Cursor::MAX_RECENT);
+        stats.cursor = Some(Cursor { newest, rowid, recent }.to_text());
+    }
+
+    let col = |c: &str| if message_cols.iter().any(|x| x == c) { c.to_string() } else { format!("NULL AS {c}") };
+    let order = if message_cols.iter().any(|x| x == "sequence_id") { "sequence_id, rowid" } else { "rowid" };
+    let sql = format!(
+        "SELECT {}, llm_data, {}, {} FROM messages WHERE conversation_id = ?1 ORDER BY {order}",
+        col("type"),
+        col("user_data"),
+        col("created_at")
+    );
+    let mut stmt = conn.prepare(&sql).map_err(sql_err)?;
+    let mut ids: Vec<&String> = convs.keys().filter(|id| wanted.as_ref().is_none_or(|w| w.contains(*id))).collect();
+    ids.sort();
+    for id in ids {
+        let Some(conv) = convs.get(id) else { continue };
+        let mut builder = SessionBuilder::new(ID, id.clone(), src.clone());
+        {
+            let s = builder.session_mut();
+            s.title = conv.slug.clone();
+            s.project = conv.cwd.clone();
+            s.parent = conv.parent.clone();
+            if conv.parent.is_some() || conv.agent_spawned {
+                s.kind = Some("subagent".into());
+            }
+        }
+        builder.touch(conv.created);
+        builder.touch(conv.updated);
+        let mut rows = stmt.query([id]).map_err(sql_err)?;
+        while let Some(row) = rows.next().map_err(sql_err)? {
+            stats.records += 1;
+            let kind = sqlite::column_text(row, 0).ok().flatten().unwrap_or_default();
+            if !matches!(kind.as_str(), "user" | "agent" | "tool") {
+                continue;
+            }
+            let llm = match sqlite::column_json(row, 1) {
+                Ok(v) => v.unwrap_or(Value::Null),
+                Err(e) => {
+                    stats.skip(|| format!("conversation {id}: llm_data: {e}"));
+                    continue;
+                }
+            };
+            let user_data =
+                sqlite::column_json(row, 2).ok().flatten().or_else(|| sqlite::column_text(row, 2).ok().flatten().map(Value::String));
+            let time = row.get_ref(3).ok().and_then(sqlite::value_timestamp);
+            push_message(&kind, &llm, user_data.as_ref(), time, opts, conv.cwd.as_deref(), &mut builder);
+        }
+        if let Some(session) = builder.finish() {
+            out.session(session);
+        }
+    }
+    Ok(stats)
+}
+
+fn read_conversations(conn: &Connection, stats: &mut ParseStats) -> rusqlite::Result<HashMap<String, Conversation>> {
+    let cols = sqlite::table_columns(conn, "conversations")?;
+    let col = |c: &str| if cols.iter().any(|x| x == c) { c.to_string() } else { "NULL".to_string() };
+    let sql = format!(
+        "SELECT conversation_id, {}, {}, {}, {}, {}, {} FROM conversations",
+        col("slug"),
+        col("cwd"),
+        col("parent_conversation_id"),
+        col("user_initiated"),
+        col("created_at"),
+        col("updated_at")
+    );
+    let mut stmt = conn.prepare(&sql)?;
+    let mut rows = stmt.query([])?;
+    let mut out = HashMap::new();
+    while let Some(row) = rows.next()? {
+        let Ok(Some(id)) = sqlite::column_text(row, 0) else {
+            stats.skip(|| "a conversation row without a readable id".into());
+            continue;
+        };
+        let text = |i: usize| sqlite::column_text(row, i).ok().flatten().map(|t| t.trim().to_string()).filter(|t| !t.is_empty());
+        out.insert(
+            id,
+            Conversation {
+                slug: text(1),
+                cwd: text(2),
+                parent: text(3),
+                agent_spawned: sqlite::value_i64(row.get_ref(4)?) == Some(0),
+                created: sqlite::value_timestamp(row.get_ref(5)?),
+                updated: sqlite::value_timestamp(row.get_ref(6)?),
+            },
+        );
+    }
+    Ok(out)
+}
+
+/// Each conversation's row state, and the highest `messages` rowid.
+fn conversation_states(
+    conn: &Connection,
+    convs: &HashMap<String, Conversation>,
+) -> rusqlite::Result<(HashMap<String, ConvState>, Option<i64>)> {
+    let mut states: HashMap<String, ConvState> =
+        convs.iter().map(|(id, c)| (id.clone(), (c.updated.or(c.created).map(|t| t.0), 0, 0))).collect();
+    let has_user_data = sqlite::table_columns(conn, "messages")?.iter().any(|c| c == "user_data");
+    let bytes =
+        if has_user_data { "coalesce(length(llm_data), 0) + coalesce(length(user_data), 0)" } else { "coalesce(length(llm_data), 0)" };
+    let mut stmt = conn.prepare(&format!("SELECT conversation_id, count(*), sum({bytes}) FROM messages GROUP BY conversation_id"))?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        let Ok(Some(id)) = sqlite::column_text(row, 0) else { continue };
+        if let Some(state) = states.get_mut(&id) {
+            state.1 = sqlite::value_i64(row.get_ref(1)?).unwrap_or(0);
+            state.2 = sqlite::value_i64(row.get_ref(2)?).unwrap_or(0);
+        }
+    }
+    let max_rowid = conn.query_row("SELECT max(rowid) FROM messages", [], |r| r.get::<_, Option<i64>>(0)).ok().flatten();
+    Ok((states, max_rowid))
+}
+
+fn conversations_with_rows_after(conn: &Connection, mark: i64) -> rusqlite::Result<HashSet<String>> {
+    let mut stmt = conn.prepare("SELECT DISTINCT conversation_id FROM messages WHERE rowid > ?1")?;
+    let mut rows = stmt.query([mark])?;
+    let mut out = HashSet::new();
+    while let Some(row) = rows.next()? {
+        if let Ok(Some(id)) = sqlite::column_text(row, 0) {
+            out.insert(id);
+        }
+    }
+    Ok(out)
+}
+
+fn push_message(
+    kind: &str,
+    llm: &Value,
+    user_data: Option<&Value>,
+    time: Option<Timestamp>,
+    opts: &ParseOptions,
+    cwd: Option<&str>,
+    builder: &mut SessionBuilder,
+) {
+    let content = llm.get("Content").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    let mut had_text = false;
+    for block in content {
+        match block.get("Type").and_then(Value::as_i64) {
+            Some(2) => {
+                let text = block.get("Text").and_then(Value::as_str).unwrap_or("");
+                let role = if kind == "agent" { Role::Assistant } else { Role::User };
+                if kind != "tool" && builder.push(Turn::new(role, text).at(time)).is_some() {
+                    had_text = true;
+                }
+            }
+            Some(3 | 4) if opts.include_reasoning => {
+                if let Some(t) = block.get("Thinking").and_then(Value::as_str) {
+                    builder.push(Turn::new(Role::Reasoning, t).at(time));
+                }
+            }
+            Some(5 | 7) => {
+                let name = block.get("ToolName").and_then(Value::as_str).unwrap_or("tool");
+                let input = json_arg(block.get("ToolInput"));
+                let turn = call_turn(name, &input, cwd, time);
+                builder.push_call(block.get("ID").and_then(Value::as_str), turn);
+            }
+            Some(6 | 8) => {
+                let call_id = block.get("ToolUseID").and_then(Value::as_str).unwrap_or("");
+                let output = nested_text(block.get("ToolResult"));
+                let is_error = block.get("ToolError").and_then(Value::as_bool).unwrap_or(false);
+                if call_id.is_empty() || !builder.complete_call(call_id, &output, is_error, None, time) {
+                    builder.push_orphan_result(call_id, &output, is_error, None, time);
+                } else if is_error {
+                    // A failed edit or write changed nothing.
+                    if let Some(call) = builder.call_mut(call_id) {
+                        call.edit = None;
+                    }
+                }
+            }
+            // 9 (web search result) and any later tag: nothing the page maps.
+            _ => {}
+        }
+    }
+    if kind == "user" && !had_text {
+        let text = match user_data {
+            Some(Value::String(s)) => s.as_str(),
+            Some(v) => first_str(v, &["Text", "text", "content", "message"]).unwrap_or(""),
+            None => "",
+        };
+        builder.push(Turn::new(Role::User, text).at(time));
+    }
+}
+
+/// The `Text` of nested result content (`ToolResult[]`), joined with newlines.
+fn nested_text(v: Option<&Value>) -> String {
+    match v {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter_map(|b| b.get("Text").and_then(Value::as_str).or_else(|| b.as_str()))
+            .filter(|t| !t.is_empty())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// A tool call decoded from its input alone: the page names no tool's keys.
+fn call_turn(name: &str, input: &Value, cwd: Option<&str>, time: Option<Timestamp>) -> Turn {
+    let mut turn = Turn::new(Role::ToolCall, "").at(time);
+    let mut tool = ToolUse { name: name.to_string(), ..ToolUse::default() };
+    if let Some(cmd) = first_str(input, COMMON_KEYS.command) {
+        tool.command = Some(cmd.trim().to_string());
+    } else if let Some(path) = first_str(input, COMMON_KEYS.path) {
+        let path = join_cwd(path.trim(), cwd);
+        let lower = name.to_ascii_lowercase();
+        let old = first_str(input, COMMON_KEYS.old);
+        let action = if old.is_some() || lower.contains("edit") || lower.contains("patch") || lower.contains("replace") {
+            FileAction::Edit
+        } else if lower.contains("write") || lower.contains("create") || input.get("content").is_some() {
+            FileAction::Write
+        } else {
+            FileAction::Read
+        };
+        if action != FileAction::Read {
+            let capped = |s: &str| {
+                let mut s = s.to_string();
+                cap_text(&mut s, MAX_EDIT_BYTES);
+                s
+            };
+            let new = first_str(input, COMMON_KEYS.new);
+            if old.is_some() || new.is_some() {
+                turn.edit = Some(Edit { path: path.clone(), old: capped(old.unwrap_or("")), new: new.map(capped) });
+            }
+        }
+        turn.files.push(FileTouch { path, action });
+    }
+    turn.tool = Some(tool);
+    turn
+}
