@@ -11,6 +11,7 @@ use deja_adapter_codewhale as _;
 use deja_adapter_codex as _;
 use deja_adapter_commandcode as _;
 use deja_adapter_continue as _;
+use deja_adapter_copilot as _;
 use deja_adapter_copilot_chat as _;
 use deja_adapter_cortex as _;
 use deja_adapter_cowork as _;
