@@ -11,6 +11,7 @@ pub mod claude_jsonl;
 pub mod cline_tasks;
 pub mod codex_rollout;
 pub mod json_docs;
+pub mod kimi_wire;
 pub mod opencode;
 pub mod pi_jsonl;
 pub mod vscode_chat;
