@@ -24,6 +24,7 @@ use deja_adapter_iflow as _;
 use deja_adapter_kilocode as _;
 use deja_adapter_kimchi as _;
 use deja_adapter_kimi as _;
+use deja_adapter_kimi_work as _;
 use deja_adapter_mimocode as _;
 use deja_adapter_muse as _;
 use deja_adapter_omp as _;
