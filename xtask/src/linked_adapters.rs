@@ -21,6 +21,7 @@ use deja_adapter_factory as _;
 use deja_adapter_gjc as _;
 use deja_adapter_icodemate as _;
 use deja_adapter_iflow as _;
+use deja_adapter_junie as _;
 use deja_adapter_kilocode as _;
 use deja_adapter_kimchi as _;
 use deja_adapter_kimi as _;
