@@ -12,6 +12,7 @@ pub mod cline_tasks;
 pub mod codex_rollout;
 pub mod gemini_chat;
 pub mod json_docs;
+pub mod kimi_wire;
 pub mod opencode;
 pub mod pi_jsonl;
 pub mod vscdb;

@@ -1,0 +1,307 @@
+//! Copilot CLI (`copilot`): one directory per session under
+//! `${COPILOT_HOME:-~/.copilot}/session-state/<session-dir>/`, each holding one
+//! append-only JSONL event log, `events.jsonl` (`workspace.yaml` beside it since 1.0.102;
+//! not read, but part of the source's fingerprint). No family reader writes this shape, so
+//! the adapter reads it itself with deja-core's JSONL reader and `SessionBuilder`.
+//!
+//! Every line is `{"type": "<dotted event>", "data": {...}, "id", "timestamp", "parentId"}`;
+//! `id`/`parentId` form a tree (a chain from `session.start`) and are kept on every turn
+//! as `node`. `DEJA_COPILOT_ROOT` names the `session-state` directory.
+//!
+//! | `type` | Turn | rule |
+//! | --- | --- | --- |
+//! | `session.start` | — | `data.sessionId` (else the directory name), `data.context.cwd` → project, `data.startTime` |
+//! | `user.message` | `User` | `data.content` only (`transformedContent` repeats it behind an injected `<current_datetime>` prefix) |
+//! | `assistant.message` | `Assistant` | `data.content`, non-empty; `toolRequests[]` → `ToolCall` by `toolCallId` |
+//! | `tool.execution_start` | `ToolCall` | `toolName` + `arguments` (see work signals); one turn per `toolCallId` even when `toolRequests[]` named it |
+//! | `tool.execution_complete` | folded into its call by `toolCallId`, else `ToolOutput` | `result.content` trimmed, the `<shellId: N completed with exit code N>` line dropped; `shellExecution.exitCode` → exit; `success: false` → `is_error` (kept) |
+//! | `system.message` | skipped | the harness's own system prompt |
+//! | `session.model_change`, `assistant.turn_start`/`turn_end`, `session.usage_record`, `session.shutdown`, others | skipped | bookkeeping; their times still widen the session |
+//! | malformed or torn line | skipped | counted in the parse stats |
+//!
+//! Work signals: `bash` → `tool.command` from `arguments.command`; `read` names a file read,
+//! `edit` a file edit with the span `old_str` → `new_str`, `write`/`create` a file write
+//! (all with `arguments.path`). Other tools (`todo`…) keep only their name and result.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use deja_core::discover::find_files;
+use deja_core::model::{cap_text, MAX_EDIT_BYTES};
+use deja_core::read::{for_each_json_line, read_source, read_tail};
+use deja_core::{
+    Capabilities, Capability, Discovery, Edit, ExitStatus, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText,
+    NodeRef, Os, ParseOptions, ParseStats, Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolMap, ToolUse,
+    Turn,
+};
+use serde_json::Value;
+
+const ID: &str = "copilot";
+
+/// Depth of `<session-state>/<session-dir>/events.jsonl`, plus room for nesting.
+const MAX_DEPTH: usize = 3;
+
+/// The Copilot CLI adapter.
+pub struct CopilotFormat;
+
+deja_core::inventory::submit!(deja_core::Registration(&CopilotFormat));
+
+/// Copilot's own lowercase tool names.
+const COPILOT_TOOLS: ToolMap = ToolMap { shell: &["bash"], read: &["read"], edit: &["edit"], write: &["write", "create"] };
+
+/// `transformedContent` carries a `<current_datetime>` prefix; only `content` is read, but
+/// should a release fold the prefix into `content` it is still not speech.
+static INJECTED: InjectedText = InjectedText { preambles: &["current_datetime"], ..InjectedText::NONE };
+
+static INFO: HarnessInfo = HarnessInfo {
+    id: ID,
+    name: "Copilot CLI",
+    container: "JSONL event log, one directory per session",
+    stores: &[StorePath { os: Os::Any, path: "~/.copilot/session-state/<session-dir>/events.jsonl" }],
+    env_vars: &["COPILOT_HOME"],
+    deja_vars: &["DEJA_COPILOT_ROOT"],
+    needs: &[],
+    format_summary: "Copilot CLI keeps one directory per session under `${COPILOT_HOME:-~/.copilot}/session-state/`, each with an \
+        append-only `events.jsonl`: `{type, data, id, timestamp, parentId}` events whose ids chain into a tree. `session.start` gives \
+        the session id and working directory; `user.message` and `assistant.message` carry the speech (`content`, not the \
+        `transformedContent` with its injected date prefix); `tool.execution_start`/`tool.execution_complete` pair by `toolCallId` \
+        into one tool turn with the `bash` command, `shellExecution.exitCode` and the `success` flag, and `edit` carries the \
+        replaced span as `old_str`/`new_str`. The system prompt, turn brackets, usage records and the shutdown summary are skipped.",
+    injected: &INJECTED,
+    capabilities: Capabilities {
+        mcp: Capability::Planned(
+            "`mcpServers.deja = {\"type\": \"local\", \"command\": \"<exe>\", \"args\": [\"mcp\"], \"tools\": [\"*\"]}` in \
+             ${COPILOT_HOME:-~/.copilot}/mcp-config.json; the model sees the tool as `deja-deja`",
+        ),
+        auto_recall: Capability::Unsupported("Copilot CLI runs hooks but drops the context they return, so nothing reaches the model"),
+        skill: Capability::Planned("${COPILOT_HOME:-~/.copilot}/skills/deja-history/SKILL.md, loaded on demand"),
+        command: Capability::Planned("through the skill: `/deja-history`"),
+        resume: Capability::Planned("`copilot --resume=<sessionId>`"),
+        handoff: Capability::Planned("exec: `copilot -p \"<prompt>\"`"),
+    },
+};
+
+impl HarnessFormat for CopilotFormat {
+    fn info(&self) -> &'static HarnessInfo {
+        &INFO
+    }
+
+    fn discover(&self, env: &StoreEnv) -> Discovery {
+        let mut found = Discovery::default();
+        let root = sessions_root(env);
+        if found.looked_at(&root) {
+            for path in find_files(&root, MAX_DEPTH, &|name| name == "events.jsonl") {
+                let workspace = path.with_file_name("workspace.yaml");
+                found.sources.push(SourceRef::file(path).append_only().with_part(workspace));
+            }
+            Discovery::sort_sources(&mut found.sources);
+        }
+        found
+    }
+
+    fn parse(&self, src: &SourceRef, _opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
+        let mut stats = ParseStats::default();
+        let (bytes, base) = match &src.resume {
+            Some(r) => {
+                let tail = read_tail(&src.path, r.offset, &mut stats)?;
+                (tail.bytes, r.offset.min(tail.file_len))
+            }
+            None => (read_source(&src.path, &mut stats)?.bytes, 0),
+        };
+        let mut file = EventLog::new(src);
+        if let Some(r) = &src.resume {
+            // `session.start` sits before the resume point: its cwd is still the project.
+            if let Some(start) = head_start(&src.path, r.offset) {
+                file.cwd = start_cwd(&start);
+            }
+        }
+        for_each_json_line(&bytes, base, &src.path, &mut stats, |_offset, v| file.event(&v));
+        if let Some(s) = file.finish() {
+            out.session(s);
+        }
+        Ok(stats)
+    }
+}
+
+/// `DEJA_COPILOT_ROOT`, else `${COPILOT_HOME:-~/.copilot}/session-state`.
+fn sessions_root(env: &StoreEnv) -> PathBuf {
+    env.deja_root(ID).unwrap_or_else(|| env.path_var("COPILOT_HOME").unwrap_or_else(|| env.home().join(".copilot")).join("session-state"))
+}
+
+/// The `session.start` event of a file read from `limit` on (within the first MiB).
+fn head_start(path: &Path, limit: u64) -> Option<Value> {
+    let mut head = Vec::new();
+    std::fs::File::open(path).ok()?.take(limit.min(1 << 20)).read_to_end(&mut head).ok()?;
+    let mut stats = ParseStats::default();
+    let mut start = None;
+    for_each_json_line(&head, 0, path, &mut stats, |_, v| {
+        if start.is_none() && text(&v, "type") == Some("session.start") {
+            start = Some(v);
+        }
+    });
+    start
+}
+
+fn start_cwd(v: &Value) -> Option<String> {
+    let cwd = v.get("data")?.get("context")?.get("cwd")?.as_str()?.trim();
+    // `/home/dev/app/` and `/home/dev/app` are one project; a bare root stays itself.
+    let trimmed = cwd.trim_end_matches(['/', '\\']);
+    let cwd = if trimmed.is_empty() || trimmed.ends_with(':') { cwd } else { trimmed };
+    (!cwd.is_empty()).then(|| cwd.to_string())
+}
+
+/// One session's event log being read.
+struct EventLog {
+    b: SessionBuilder,
+    cwd: Option<String>,
+    /// True once the id came from `session.start` (or an earlier read), not the directory.
+    id_known: bool,
+}
+
+impl EventLog {
+    fn new(src: &SourceRef) -> Self {
+        let dir = src.path.parent().and_then(Path::file_name).and_then(|n| n.to_str()).unwrap_or(ID).to_string();
+        let (id, id_known) = match &src.resume {
+            Some(r) => (r.session_id.clone(), true),
+            None => (dir, false),
+        };
+        EventLog { b: SessionBuilder::new(ID, id, src.clone()), cwd: None, id_known }
+    }
+
+    fn event(&mut self, v: &Value) {
+        let time = v.get("timestamp").and_then(Timestamp::from_json);
+        let node = text(v, "id").map(|id| NodeRef { id: id.to_string(), parent: text(v, "parentId").map(str::to_string) });
+        let data = v.get("data").unwrap_or(&Value::Null);
+        match text(v, "type") {
+            Some("session.start") => self.session_start(v, data),
+            Some("user.message") => self.say(Role::User, data, time, node),
+            Some("assistant.message") => self.assistant(data, time, node),
+            Some("tool.execution_start") => self.tool_start(data, time, node),
+            Some("tool.execution_complete") => self.tool_complete(data, time, node),
+            // system.message (the system prompt), turn brackets, usage, shutdown, and kinds
+            // not yet seen: no speech, but they happened in the session's time span.
+            _ => self.b.touch(time),
+        }
+    }
+
+    fn session_start(&mut self, v: &Value, data: &Value) {
+        if !self.id_known {
+            if let Some(id) = text(data, "sessionId") {
+                self.b.set_id(id);
+                self.id_known = true;
+            }
+        }
+        if self.cwd.is_none() {
+            self.cwd = start_cwd(v);
+        }
+        self.b.touch(data.get("startTime").and_then(Timestamp::from_json));
+        self.b.touch(v.get("timestamp").and_then(Timestamp::from_json));
+    }
+
+    fn say(&mut self, role: Role, data: &Value, time: Option<Timestamp>, node: Option<NodeRef>) {
+        self.b.touch(time);
+        if let Some(content) = text(data, "content") {
+            let mut turn = Turn::new(role, content.trim()).at(time);
+            turn.node = node;
+            self.b.push(turn);
+        }
+    }
+
+    fn assistant(&mut self, data: &Value, time: Option<Timestamp>, node: Option<NodeRef>) {
+        self.say(Role::Assistant, data, time, node.clone());
+        // 1.0.102 names the calls here too; a call that never started still happened.
+        for req in data.get("toolRequests").and_then(Value::as_array).into_iter().flatten() {
+            let Some(name) = text(req, "name") else { continue };
+            let call_id = text(req, "toolCallId");
+            if call_id.is_some_and(|id| self.b.call_mut(id).is_some()) {
+                continue;
+            }
+            let mut turn = call_turn(name, req.get("arguments").unwrap_or(&Value::Null), time);
+            turn.node = node.clone();
+            self.b.push_call(call_id, turn);
+        }
+    }
+
+    fn tool_start(&mut self, data: &Value, time: Option<Timestamp>, node: Option<NodeRef>) {
+        let name = text(data, "toolName").unwrap_or("tool");
+        let call_id = text(data, "toolCallId");
+        if call_id.is_some_and(|id| self.b.call_mut(id).is_some()) {
+            // Already pushed from `toolRequests[]`: one turn per call.
+            self.b.touch(time);
+            return;
+        }
+        let mut turn = call_turn(name, data.get("arguments").unwrap_or(&Value::Null), time);
+        turn.node = node;
+        self.b.push_call(call_id, turn);
+    }
+
+    fn tool_complete(&mut self, data: &Value, time: Option<Timestamp>, node: Option<NodeRef>) {
+        let raw = data.get("result").and_then(|r| r.get("content")).and_then(Value::as_str).unwrap_or("");
+        let output = strip_shell_marker(raw).trim();
+        let failed = data.get("success").and_then(Value::as_bool) == Some(false);
+        let exit = data.get("shellExecution").and_then(|s| s.get("exitCode")).and_then(Value::as_i64).map(ExitStatus::Code);
+        if let Some(id) = text(data, "toolCallId") {
+            if self.b.complete_call(id, output, failed, exit.clone(), time) {
+                return;
+            }
+            if let Some(t) = self.b.push_orphan_result(id, output, failed, exit, time).and_then(|i| self.b.session_mut().turns.get_mut(i)) {
+                t.node = node;
+            }
+            return;
+        }
+        // Before toolCallId (1.0.71): the result names no call, so it stays on its own.
+        let mut turn = Turn::new(Role::ToolOutput, output).at(time);
+        turn.node = node;
+        turn.tool = Some(ToolUse { is_error: failed || exit.as_ref().is_some_and(|e| !e.succeeded()), exit, ..ToolUse::default() });
+        self.b.push(turn);
+    }
+
+    fn finish(mut self) -> Option<deja_core::Session> {
+        self.b.session_mut().project = self.cwd.take();
+        self.b.finish()
+    }
+}
+
+/// A `ToolCall` turn (no text yet) for one call with Copilot's argument keys.
+fn call_turn(name: &str, args: &Value, time: Option<Timestamp>) -> Turn {
+    let mut turn = Turn::new(Role::ToolCall, "").at(time);
+    let mut tool = ToolUse { name: name.to_string(), ..ToolUse::default() };
+    if COPILOT_TOOLS.kind(name) == deja_core::ToolKind::Shell {
+        tool.command = text(args, "command").map(str::to_string);
+    }
+    if let (Some(path), Some(action)) = (text(args, "path"), COPILOT_TOOLS.file_action(name)) {
+        turn.files.push(FileTouch { path: path.to_string(), action });
+        if action == FileAction::Edit {
+            if let Some(old) = text(args, "old_str") {
+                let mut old = old.to_string();
+                cap_text(&mut old, MAX_EDIT_BYTES);
+                let new = args.get("new_str").and_then(Value::as_str).map(|n| {
+                    let mut n = n.to_string();
+                    cap_text(&mut n, MAX_EDIT_BYTES);
+                    n
+                });
+                turn.edit = Some(Edit { path: path.to_string(), old, new });
+            }
+        }
+    }
+    turn.tool = Some(tool);
+    turn
+}
+
+/// A `bash` result ends with `<shellId: N completed with exit code N>`: the status is in
+/// `shellExecution.exitCode`, so the marker line is not output.
+fn strip_shell_marker(output: &str) -> &str {
+    let trimmed = output.trim_end();
+    let (head, last) = trimmed.rsplit_once('\n').unwrap_or(("", trimmed));
+    let last = last.trim();
+    if last.starts_with("<shellId:") && last.ends_with('>') && last.contains("exit code") {
+        head
+    } else {
+        output
+    }
+}
+
+/// A non-empty string field.
+fn text<'v>(v: &'v Value, key: &str) -> Option<&'v str> {
+    v.get(key).and_then(Value::as_str).filter(|s| !s.is_empty())
+}

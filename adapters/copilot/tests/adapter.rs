@@ -1,0 +1,71 @@
+//! Every test of deja-adapter-copilot, in one test binary: the conformance kit (snapshots of
+//! every source in `tests/fixtures/home/`, arbitrary bytes, mutated fixtures, store
+//! overrides), then the rules that matter most for Copilot CLI's event logs.
+
+use deja_adapter_copilot::CopilotFormat;
+use deja_core::{ExitStatus, FileAction, HarnessFormat, ParseOptions, Role, Session, StoreEnv};
+
+deja_core::conformance!(
+    CopilotFormat,
+    relocate "DEJA_COPILOT_ROOT" => ".copilot/session-state",
+    relocate "COPILOT_HOME" => ".copilot"
+);
+
+fn fixture_sessions() -> Vec<Session> {
+    let home = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home");
+    let mut out = Vec::new();
+    let found = CopilotFormat.discover(&StoreEnv::with_home(&home)).sources;
+    assert_eq!(found.len(), 3, "a session directory without events.jsonl is no source");
+    for src in found {
+        CopilotFormat.parse(&src, &ParseOptions::default(), &mut out).expect("a fixture parses");
+    }
+    out
+}
+
+fn session<'a>(all: &'a [Session], id: &str) -> &'a Session {
+    all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("session {id}"))
+}
+
+#[test]
+fn the_pages_example_reads_as_the_page_says() {
+    let all = fixture_sessions();
+    let s = session(&all, "2b7e3f10-aaaa-4bbb-8ccc-0123456789ab");
+    assert_eq!(s.project.as_deref(), Some("/Users/me/work/gateway"));
+    assert_eq!((s.turns[0].role, s.turns[0].text.as_str()), (Role::User, "pool exhausted under load"));
+    assert!(!s.turns.iter().any(|t| t.text.contains("You are the GitHub Copilot CLI")), "the system prompt is skipped");
+    let edit = s.turns.iter().find_map(|t| t.edit.as_ref()).expect("edit span");
+    assert_eq!((edit.path.as_str(), edit.old.as_str()), ("/Users/me/work/gateway/db.go", "rows, _ := q()"));
+    assert!(s.turns.iter().any(|t| t.tool.as_ref().and_then(|x| x.command.as_deref()) == Some("go test ./...")));
+    let out = s.turns.iter().find(|t| t.role == Role::ToolOutput).expect("the unpaired result");
+    assert_eq!(out.text, "FAIL gateway/db 0.4s");
+    assert!(out.tool.as_ref().is_some_and(|t| t.is_error), "a failed result is kept, flagged");
+    assert!(s.turns.iter().any(|t| t.files.iter().any(|f| f.action == FileAction::Read && f.path.ends_with("pool.go"))));
+    assert_eq!(s.turns.iter().filter(|t| t.role == Role::Assistant).count(), 1, "the empty tool-only message is no prose");
+    let prompt = s.turns[0].node.as_ref().expect("node");
+    assert_eq!((prompt.id.as_str(), prompt.parent.as_deref()), ("e2", Some("e1")));
+}
+
+#[test]
+fn current_release_pairs_calls_and_reads_exit_codes() {
+    let all = fixture_sessions();
+    let s = session(&all, "5d0c1e22-bbbb-4ccc-8ddd-0123456789cd");
+    assert_eq!(s.turns[0].text, "does the ledger build?", "content, not transformedContent");
+    assert_eq!(s.project.as_deref(), Some("/home/dev/src/ledger"), "the trailing / is trimmed");
+    assert!(!s.turns.iter().any(|t| t.text.contains("current_datetime")));
+    let builds: Vec<_> =
+        s.turns.iter().filter(|t| t.tool.as_ref().and_then(|x| x.command.as_deref()) == Some("cargo build --locked")).collect();
+    assert_eq!(builds.len(), 2, "toolRequests[] and tool.execution_start make one turn per call");
+    assert_eq!(builds[0].tool.as_ref().and_then(|t| t.exit.clone()), Some(ExitStatus::Code(101)));
+    assert_eq!(builds[0].text, "error[E0432]: unresolved import `ledger::entry`", "the shellId marker line is dropped");
+    assert_eq!(builds[1].tool.as_ref().and_then(|t| t.exit.clone()), Some(ExitStatus::Code(0)));
+    assert!(s.turns.iter().any(|t| t.files.iter().any(|f| f.action == FileAction::Write && f.path.ends_with("entry.rs"))));
+    assert!(!s.turns.iter().any(|t| t.role == Role::Reasoning));
+}
+
+#[test]
+fn without_session_start_the_directory_names_the_session() {
+    let all = fixture_sessions();
+    let s = session(&all, "legacy-dir-name");
+    assert_eq!(s.turns.len(), 2);
+    assert_eq!(s.project, None);
+}

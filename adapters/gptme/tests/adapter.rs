@@ -1,0 +1,44 @@
+//! Every test of deja-adapter-gptme, in one test binary: the conformance kit (snapshots of
+//! every source in `tests/fixtures/home/`, arbitrary bytes, mutated fixtures, store
+//! overrides), then the rules that matter most for gptme's logs.
+
+use deja_adapter_gptme::{shell_blocks, topic_label, GptmeFormat};
+use deja_core::{HarnessFormat, ParseOptions, Role, Session, StoreEnv};
+
+deja_core::conformance!(
+    GptmeFormat,
+    relocate "DEJA_GPTME_ROOT" => ".local/share/gptme/logs",
+    relocate "XDG_DATA_HOME" => ".local/share"
+);
+
+fn fixture_sessions() -> Vec<Session> {
+    let home = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home");
+    let mut out = Vec::new();
+    let found = GptmeFormat.discover(&StoreEnv::with_home(&home)).sources;
+    assert_eq!(found.len(), 2, "a directory without conversation.jsonl is no source");
+    for src in found {
+        GptmeFormat.parse(&src, &ParseOptions::default(), &mut out).expect("a fixture parses");
+    }
+    out
+}
+
+#[test]
+fn the_pages_example() {
+    let all = fixture_sessions();
+    let s = all.iter().find(|s| s.id == "2026-06-13-fix-flaky-test").expect("session");
+    assert_eq!(s.project.as_deref(), Some("fix-flaky-test"));
+    assert_eq!((s.turns[0].role, s.turns[0].text.as_str()), (Role::User, "the retry test is flaky"));
+    assert!(!s.turns.iter().any(|t| t.text.contains("You are gptme")), "system messages are skipped");
+    let commands: Vec<&str> = s.turns.iter().filter_map(|t| t.tool.as_ref().and_then(|x| x.command.as_deref())).collect();
+    assert_eq!(commands, vec!["pytest -x tests/test_retry.py --count 5", "git diff --stat"]);
+    assert!(s.turns.iter().any(|t| t.role == Role::ToolOutput && t.text == "1 failed, 4 passed"));
+}
+
+#[test]
+fn names_and_fences() {
+    assert_eq!(topic_label("2026-06-13-write-hello-world"), "write-hello-world");
+    assert_eq!(topic_label("2026-06-13-101500-write-hello-world"), "write-hello-world");
+    assert_eq!(topic_label("2026-06-13"), "2026-06-13");
+    assert_eq!(topic_label("scratch"), "scratch");
+    assert_eq!(shell_blocks("```shell\nls\n```\n```python\nx\n```\n```shell\n"), vec!["ls"], "an unclosed block is not a command");
+}
