@@ -18,6 +18,7 @@ use deja_adapter_deepseek as _;
 use deja_adapter_deja as _;
 use deja_adapter_factory as _;
 use deja_adapter_gjc as _;
+use deja_adapter_goose as _;
 use deja_adapter_hermes as _;
 use deja_adapter_icodemate as _;
 use deja_adapter_iflow as _;
