@@ -14,6 +14,7 @@ use deja_adapter_continue as _;
 use deja_adapter_copilot_chat as _;
 use deja_adapter_cortex as _;
 use deja_adapter_cowork as _;
+use deja_adapter_crush as _;
 use deja_adapter_deepseek as _;
 use deja_adapter_deja as _;
 use deja_adapter_factory as _;
