@@ -38,3 +38,4 @@ use deja_adapter_qclaw as _;
 use deja_adapter_qoder as _;
 use deja_adapter_roo as _;
 use deja_adapter_senpi as _;
+use deja_adapter_zed as _;
