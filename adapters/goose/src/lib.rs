@@ -1,0 +1,341 @@
+//! Goose (`goose`): two storage generations in Goose's data directory, both read. Before
+//! 1.10.0 one append-only JSONL file per session, `<data>/sessions/*.jsonl` (line 1 the
+//! session's metadata, then one message per line); from 1.10.0 one SQLite database,
+//! `<data>/sessions/sessions.db` (WAL mode), with `sessions` and `messages` tables.
+//! Legacy files stay on disk after the migration, so a session may appear in both.
+//!
+//! No family reader writes either shape, so the adapter reads both itself: JSONL through
+//! `deja_core::read`, the database through [`deja_core::sqlite::Snapshot`].
+//!
+//! | record / field | Turn | rule |
+//! | --- | --- | --- |
+//! | JSONL line without `role` | — | metadata: `id`, `description` (title), `working_dir` (project), `created_at`/`updated_at` |
+//! | JSONL line, `role` `user` / `assistant`, `content` blocks | `User` / `Assistant` | every block's string `text` (or a string `content`), joined by newlines; time `created` (epoch s), else `timestamp` |
+//! | `messages` row, `role` `user` / `assistant`, `content_json` | `User` / `Assistant` | the JSON block array, same text rule; not JSON → the trimmed string; time `created_timestamp`, else the session's `updated_at` |
+//! | blocks without a string `text` (tool requests and responses, images) | skipped | the page gives no shapes for them |
+//! | other roles | skipped | |
+//! | `sessions.session_type` other than NULL / `''` / `user` | session skipped | sub-agent and scheduled recipe runs share the table |
+//! | a line that is not JSON, a torn last line | skipped | counted |
+//!
+//! **Session.** JSONL: id = metadata `id`, else the file name; SQLite: `sessions.id`.
+//! Title = trimmed description; project = the working directory (deja keeps it whole),
+//! `goose` when there is none.
+//!
+//! **Cursor.** `messages.id` is `AUTOINCREMENT`: the highest id read is the cursor
+//! (`{"max_id": N}`); given it, only sessions owning a newer row are re-read, whole.
+//!
+//! **Variables.** The data directory is `DEJA_GOOSE_ROOT` (the sessions root's parent:
+//! the directory holding `sessions/`), else `$GOOSE_PATH_ROOT/data`, else on Windows
+//! `%APPDATA%\Block\goose\data`, else `$XDG_DATA_HOME/goose`, else `~/.local/share/goose`
+//! (macOS too). `DEJA_GOOSE_DB` names the database file (a directory: its `sessions.db`)
+//! and replaces the database found in the data directory.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+
+use deja_core::discover::find_files;
+use deja_core::read::{for_each_json_line, read_source};
+use deja_core::sqlite::{self, Snapshot};
+use deja_core::{
+    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, Role,
+    SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, Turn,
+};
+use serde_json::Value;
+
+const ID: &str = "goose";
+const DB_NAME: &str = "sessions.db";
+
+/// The Goose adapter.
+pub struct GooseFormat;
+
+deja_core::inventory::submit!(deja_core::Registration(&GooseFormat));
+
+static INFO: HarnessInfo = HarnessInfo {
+    id: ID,
+    name: "Goose",
+    container: "JSONL, one append-only file per session (before 1.10.0), and SQLite (WAL) `sessions.db` (1.10.0+), side by side",
+    stores: &[
+        StorePath { os: Os::Linux, path: "${XDG_DATA_HOME:-~/.local/share}/goose/sessions/*.jsonl" },
+        StorePath { os: Os::Linux, path: "${XDG_DATA_HOME:-~/.local/share}/goose/sessions/sessions.db" },
+        StorePath { os: Os::MacOs, path: "~/.local/share/goose/sessions/*.jsonl" },
+        StorePath { os: Os::MacOs, path: "~/.local/share/goose/sessions/sessions.db" },
+        StorePath { os: Os::Windows, path: "%APPDATA%\\Block\\goose\\data\\sessions\\*.jsonl" },
+        StorePath { os: Os::Windows, path: "%APPDATA%\\Block\\goose\\data\\sessions\\sessions.db" },
+        StorePath { os: Os::Any, path: "$GOOSE_PATH_ROOT/data/sessions/" },
+    ],
+    env_vars: &["GOOSE_PATH_ROOT", "XDG_DATA_HOME", "APPDATA"],
+    deja_vars: &["DEJA_GOOSE_ROOT", "DEJA_GOOSE_DB"],
+    needs: &[],
+    format_summary: "Goose writes two generations into `<data>/sessions/`, both read: before 1.10.0 one JSONL file per \
+        session (line 1 metadata: `id`, `description`, `working_dir`; then messages with `role`, epoch-second `created` \
+        and a `content` block array), from 1.10.0 one SQLite database `sessions.db` (`sessions` with description and \
+        `working_dir`, `messages` with `role` and the block array as JSON text in `content_json`). A message's text is its \
+        blocks' `text` fields joined; tool blocks are not read. Sessions whose `session_type` is not `user` (sub-agents, \
+        scheduled recipes) are skipped. The database is read through a private copy with its WAL, incrementally by \
+        `messages.id`.",
+    injected: &InjectedText::NONE,
+    capabilities: Capabilities {
+        mcp: Capability::Planned(
+            "`extensions: deja: {enabled: true, type: stdio, name: deja, cmd: \"<exe>\", args: [\"mcp\"], timeout: 60}` in \
+             `<config>/config.yaml`, edited textually",
+        ),
+        auto_recall: Capability::Planned(
+            "plugin hooks `~/.agents/plugins/deja/hooks/hooks.json` (SessionStart rewrites `<config>/.goosehints`; \
+             UserPromptSubmit writes the MOIM file), with `deja goose` setting `GOOSE_MOIM_MESSAGE_FILE`; Goose discards hook stdout",
+        ),
+        skill: Capability::Planned("`~/.agents/skills/deja-history/SKILL.md`"),
+        command: Capability::Planned("`slash_commands: - command: \"deja\"` in `config.yaml`, pointing at `<config>/deja-recipe.yaml`"),
+        resume: Capability::Planned("`goose session --resume --session-id <id>`"),
+        handoff: Capability::Planned("exec: `goose run -t \"<prompt>\"`"),
+    },
+};
+
+impl HarnessFormat for GooseFormat {
+    fn info(&self) -> &'static HarnessInfo {
+        &INFO
+    }
+
+    fn discover(&self, env: &StoreEnv) -> Discovery {
+        let mut found = Discovery::default();
+        let data = data_dir(env);
+        let sessions = data.join("sessions");
+        if found.looked_at(&sessions) {
+            let files = find_files(&sessions, 4, &|name| name.ends_with(".jsonl"));
+            found.sources.extend(files.into_iter().filter(|p| p.is_file()).map(|p| SourceRef::file(p).append_only()));
+        }
+        let db = match env.path_var("DEJA_GOOSE_DB") {
+            Some(p) if p.is_dir() => p.join(DB_NAME),
+            Some(p) => p,
+            None => sessions.join(DB_NAME),
+        };
+        if found.looked_at(&db) && std::fs::metadata(&db).is_ok_and(|m| m.is_file() && m.len() > 0) {
+            let mut src = SourceRef::file(&db);
+            for part in sqlite::parts(&db) {
+                src = src.with_part(part);
+            }
+            found.sources.push(src);
+        }
+        Discovery::sort_sources(&mut found.sources);
+        found
+    }
+
+    fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
+        if src.path.extension().is_some_and(|e| e == "jsonl") {
+            parse_jsonl(src, opts, out)
+        } else {
+            parse_db(src, out)
+        }
+    }
+}
+
+/// Goose's data directory, in the page's order of precedence.
+fn data_dir(env: &StoreEnv) -> PathBuf {
+    if let Some(root) = env.deja_root(ID) {
+        return root;
+    }
+    if let Some(root) = env.path_var("GOOSE_PATH_ROOT") {
+        return root.join("data");
+    }
+    if cfg!(windows) {
+        if let Some(appdata) = env.path_var("APPDATA") {
+            return appdata.join("Block/goose/data");
+        }
+        return env.home().join("AppData/Roaming/Block/goose/data");
+    }
+    env.xdg_data_home().join("goose")
+}
+
+/// A message's text: each block's string `text` (or string `content`), joined by newlines;
+/// a string `content` is the text itself.
+fn blocks_text(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.trim().to_string(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| b.get("text").and_then(Value::as_str).or_else(|| b.get("content").and_then(Value::as_str)))
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+fn role_of(role: &str) -> Option<Role> {
+    match role {
+        "user" => Some(Role::User),
+        "assistant" => Some(Role::Assistant),
+        _ => None,
+    }
+}
+
+fn trimmed(v: Option<&str>) -> Option<String> {
+    v.map(str::trim).filter(|s| !s.is_empty()).map(str::to_string)
+}
+
+fn parse_jsonl(src: &SourceRef, _opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
+    let mut stats = ParseStats::default();
+    // The whole file is read even on a resumed parse: the metadata that names the
+    // session is line 1, and legacy files no longer grow after the 1.10 migration.
+    let bytes = read_source(&src.path, &mut stats)?.bytes;
+    let start = src.resume.as_ref().map_or(0, |r| (r.offset as usize).min(bytes.len()));
+    let file_id = src.path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut b = SessionBuilder::new(ID, src.resume.as_ref().map_or(file_id, |r| r.session_id.clone()), src.clone());
+    b.session_mut().project = Some(ID.to_string());
+    if start > 0 {
+        // The metadata line, for the title and project of a resumed read.
+        let head_end = bytes.iter().position(|&c| c == b'\n').unwrap_or(bytes.len()).min(start);
+        let mut head_stats = ParseStats::default();
+        let head = bytes.get(..head_end).unwrap_or_default();
+        for_each_json_line(head, 0, &src.path, &mut head_stats, |_, v| {
+            if v.get("role").is_none() {
+                metadata(&mut b, &v, false);
+            }
+        });
+    }
+    let tail = bytes.get(start..).unwrap_or_default();
+    for_each_json_line(tail, start as u64, &src.path, &mut stats, |_, v| {
+        let Some(role) = v.get("role") else {
+            metadata(&mut b, &v, src.resume.is_none());
+            return;
+        };
+        let Some(role) = role.as_str().and_then(role_of) else { return };
+        let time = v.get("created").and_then(Timestamp::from_json).or_else(|| v.get("timestamp").and_then(Timestamp::from_json));
+        let text = v.get("content").map(blocks_text).unwrap_or_default();
+        b.push(Turn::new(role, text).at(time));
+    });
+    if let Some(s) = b.finish() {
+        out.session(s);
+    }
+    Ok(stats)
+}
+
+/// A legacy metadata line: id (only on a full read), title, project, times.
+fn metadata(b: &mut SessionBuilder, v: &Value, set_id: bool) {
+    if set_id {
+        if let Some(id) = trimmed(v.get("id").and_then(Value::as_str)) {
+            b.set_id(id);
+        }
+    }
+    let s = b.session_mut();
+    if let Some(t) = trimmed(v.get("description").and_then(Value::as_str)) {
+        s.title = Some(t);
+    }
+    if let Some(p) = trimmed(v.get("working_dir").and_then(Value::as_str)) {
+        s.project = Some(p);
+    }
+    for key in ["created_at", "updated_at"] {
+        let t = v.get(key).and_then(Timestamp::from_json);
+        b.touch(t);
+    }
+}
+
+fn parse_db(src: &SourceRef, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
+    let db = src.path.as_path();
+    let snapshot = Snapshot::open(db)?;
+    let mut stats = ParseStats { bytes_read: snapshot.bytes, ..ParseStats::default() };
+    let conn = snapshot.conn();
+    let sql_err = |e: rusqlite::Error| FormatError::corrupt(db, format!("query failed (schema changed?): {e}"));
+    let scols: HashSet<String> = sqlite::table_columns(conn, "sessions").map_err(sql_err)?.into_iter().collect();
+    let mcols: HashSet<String> = sqlite::table_columns(conn, "messages").map_err(sql_err)?.into_iter().collect();
+    let missing: Vec<String> = ["id"]
+        .iter()
+        .filter(|c| !scols.contains(**c))
+        .map(|c| format!("sessions.{c}"))
+        .chain(["session_id", "role", "content_json"].iter().filter(|c| !mcols.contains(**c)).map(|c| format!("messages.{c}")))
+        .collect();
+    if !missing.is_empty() {
+        return Err(FormatError::corrupt(db, format!("not a Goose store (lacks {}); schema changed?", missing.join(", "))));
+    }
+    let scol = |n: &str| if scols.contains(n) { format!("s.\"{n}\"") } else { "NULL".to_string() };
+    let mcol = |n: &str| if mcols.contains(n) { format!("m.\"{n}\"") } else { "NULL".to_string() };
+
+    let max_id: Option<i64> = conn.query_row("SELECT max(rowid) FROM messages", [], |r| r.get(0)).map_err(sql_err)?;
+    let previous = match src.cursor.as_deref().map(str::trim) {
+        None | Some("") => None,
+        Some(c) => {
+            let parsed = serde_json::from_str::<Value>(c).ok().and_then(|v| v.get("max_id").and_then(Value::as_i64));
+            if parsed.is_none() {
+                stats.problem(format!("{}: cursor {c:?} is not one this reader wrote; read everything", db.display()));
+            }
+            parsed
+        }
+    };
+    // A cursor above every row means another database now stands here: read it all.
+    let previous = previous.filter(|p| max_id.is_some_and(|m| m >= *p));
+    if let Some(m) = max_id {
+        stats.cursor = Some(serde_json::json!({ "max_id": m }).to_string());
+    }
+    let wanted: Option<HashSet<String>> = match previous {
+        Some(mark) => {
+            let mut stmt = conn.prepare("SELECT DISTINCT session_id FROM messages WHERE rowid > ?1").map_err(sql_err)?;
+            let ids = stmt.query_map([mark], |r| Ok(sqlite::value_text(r.get_ref(0)?).ok().flatten())).map_err(sql_err)?;
+            Some(ids.filter_map(|r| r.ok().flatten()).collect())
+        }
+        None => None,
+    };
+    if wanted.as_ref().is_some_and(HashSet::is_empty) {
+        return Ok(stats);
+    }
+    // Probed first: naming a missing `session_type` would fail the whole query.
+    let user_only = if scols.contains("session_type") {
+        " WHERE (s.session_type IS NULL OR s.session_type = '' OR s.session_type = 'user')"
+    } else {
+        ""
+    };
+    // Row order, not the page's `created_timestamp` order: Goose appends messages in
+    // order, and a NULL `created_timestamp` would sort before the session's first prompt.
+    let sql = format!(
+        "SELECT s.id, {}, {}, {}, {}, m.role, m.content_json, {} FROM sessions s JOIN messages m ON m.session_id = s.id{user_only} \
+         ORDER BY s.id, m.rowid",
+        scol("description"),
+        scol("working_dir"),
+        scol("created_at"),
+        scol("updated_at"),
+        mcol("created_timestamp"),
+    );
+    let mut stmt = conn.prepare(&sql).map_err(sql_err)?;
+    let mut rows = stmt.query([]).map_err(sql_err)?;
+    let mut current: Option<(String, SessionBuilder, Option<Timestamp>)> = None;
+    while let Some(row) = rows.next().map_err(sql_err)? {
+        stats.records += 1;
+        let text = |i: usize| row.get_ref(i).ok().and_then(|v| sqlite::value_text(v).ok().flatten());
+        let Some(id) = text(0) else { continue };
+        if wanted.as_ref().is_some_and(|w| !w.contains(&id)) {
+            continue;
+        }
+        if current.as_ref().is_none_or(|(cur, _, _)| *cur != id) {
+            if let Some((_, b, _)) = current.take() {
+                emit(b, out);
+            }
+            let mut b = SessionBuilder::new(ID, id.clone(), src.clone());
+            let s = b.session_mut();
+            s.title = trimmed(text(1).as_deref());
+            s.project = Some(trimmed(text(2).as_deref()).unwrap_or_else(|| ID.to_string()));
+            let created = row.get_ref(3).ok().and_then(sqlite::value_timestamp);
+            let updated = row.get_ref(4).ok().and_then(sqlite::value_timestamp);
+            b.touch(created);
+            b.touch(updated);
+            current = Some((id.clone(), b, updated));
+        }
+        let Some((_, b, updated)) = current.as_mut() else { continue };
+        let Some(role) = text(5).as_deref().and_then(role_of) else { continue };
+        let content = text(6).unwrap_or_default();
+        let body = match serde_json::from_str::<Value>(&content) {
+            Ok(v) => blocks_text(&v),
+            Err(_) => content.trim().to_string(),
+        };
+        let time = row.get_ref(7).ok().and_then(sqlite::value_timestamp).or(*updated);
+        b.push(Turn::new(role, body).at(time));
+    }
+    if let Some((_, b, _)) = current.take() {
+        emit(b, out);
+    }
+    Ok(stats)
+}
+
+fn emit(b: SessionBuilder, out: &mut dyn SessionSink) {
+    if let Some(s) = b.finish() {
+        out.session(s);
+    }
+}

@@ -1,0 +1,382 @@
+//! Hermes (`hermes`): every session in a SQLite database (WAL mode), `<home>/state.db`
+//! (Hermes 0.17+, one store at the root of `${HERMES_HOME:-~/.hermes}`) and, from older
+//! builds, one `<home>/profiles/<profile>/state.db` per named profile. All are read.
+//!
+//! No family reader writes this schema, so the adapter reads it itself, through
+//! [`deja_core::sqlite::Snapshot`] (a private copy of the database with its `-wal`).
+//! One flat `messages` table holds the conversation; Hermes 0.19 adds a `sessions` table
+//! (working directory, title, continuation parent, the system prompt). Older stores have
+//! only `messages`, which [`sqlite::table_columns`] detects.
+//!
+//! | row | Turn | rule |
+//! | --- | --- | --- |
+//! | `role = 'user'`, non-empty `content` | `User` | |
+//! | `role = 'assistant'`, non-empty `content` | `Assistant` | |
+//! | `role = 'assistant'`, `reasoning` / `reasoning_content` | `Reasoning` | only with `include_reasoning` |
+//! | `role = 'assistant'`, `tool_calls` JSON | `ToolCall` each | `function.name`; `terminal` is the shell, its `arguments.command` the command |
+//! | `role = 'tool'`, `content` `{"output","exit_code","error"}` | folded into its call | by `tool_call_id`; output, exit status, `error` marks a failure; no call → `ToolOutput` |
+//! | `role = 'tool'`, `content` NULL (older builds) | skipped | nothing to fold |
+//! | `sessions.system_prompt` | not read | harness text, never a turn |
+//! | any other role | skipped | counted |
+//!
+//! **Session.** id = `session_id`; project = `sessions.cwd`, else the profile name for a
+//! profile store, else `hermes`; title = `sessions.title` (else deja derives it from the
+//! first prompt); a `parent_session_id` (a continuation) is the parent, kind
+//! `continuation`. Times are REAL epoch seconds with a fraction (kept to the millisecond).
+//!
+//! **Cursor.** `messages.id` is `AUTOINCREMENT`, so the highest id read is the cursor
+//! (`{"max_id": N}`); given it, only the sessions owning a row above it are re-read, each
+//! whole. A store whose highest id is below the cursor was replaced: everything is read.
+//!
+//! **Variables.** `DEJA_HERMES_DB` pins one database file (a directory means the
+//! `state.db` in it). Otherwise the home is `DEJA_HERMES_ROOT` (the sessions root: the
+//! directory holding `state.db`), else `DEJA_HERMES_HOME`, else `HERMES_HOME`, else
+//! `~/.hermes`; `DEJA_HERMES_PROFILES_ROOT` replaces its `profiles` directory. Hermes'
+//! PostgreSQL backend (`DEJA_HERMES_PG_DSN` on the page) is not read.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use deja_core::sqlite::{self, Snapshot};
+use deja_core::{
+    Capabilities, Capability, Discovery, ExitStatus, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats,
+    Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolMap, ToolUse, Turn,
+};
+use rusqlite::Connection;
+use serde_json::Value;
+
+const ID: &str = "hermes";
+const DB_NAME: &str = "state.db";
+/// The source key of a per-profile store: `profile=<name>` (the profile stands in for a
+/// project when the store has no `sessions.cwd`).
+const PROFILE_KEY: &str = "profile=";
+
+/// Hermes' tool names: `terminal` is its shell; the page names no file tools.
+pub const TOOLS: ToolMap = ToolMap { shell: &["terminal"], read: &[], edit: &[], write: &[] };
+
+/// The Hermes adapter.
+pub struct HermesFormat;
+
+deja_core::inventory::submit!(deja_core::Registration(&HermesFormat));
+
+static INFO: HarnessInfo = HarnessInfo {
+    id: ID,
+    name: "Hermes",
+    container: "SQLite (WAL): `state.db` at the Hermes home and one per profile in older builds; a flat `messages` table, \
+        plus a `sessions` table since 0.19",
+    stores: &[
+        StorePath { os: Os::Linux, path: "${HERMES_HOME:-~/.hermes}/state.db" },
+        StorePath { os: Os::Linux, path: "${HERMES_HOME:-~/.hermes}/profiles/<profile>/state.db" },
+        StorePath { os: Os::MacOs, path: "${HERMES_HOME:-~/.hermes}/state.db" },
+        StorePath { os: Os::MacOs, path: "${HERMES_HOME:-~/.hermes}/profiles/<profile>/state.db" },
+        StorePath { os: Os::Windows, path: "${HERMES_HOME:-%LOCALAPPDATA%\\hermes}\\state.db" },
+        StorePath { os: Os::Windows, path: "${HERMES_HOME:-%LOCALAPPDATA%\\hermes}\\profiles\\<profile>\\state.db" },
+    ],
+    env_vars: &["HERMES_HOME"],
+    deja_vars: &["DEJA_HERMES_ROOT", "DEJA_HERMES_HOME", "DEJA_HERMES_PROFILES_ROOT", "DEJA_HERMES_DB"],
+    needs: &[],
+    format_summary: "Hermes keeps its sessions in SQLite (`state.db`, WAL mode) at the root of its home and, in older \
+        builds, one per profile under `profiles/<profile>/`. One `messages` row per message (`session_id`, `role`, \
+        `content`, REAL epoch-second `timestamp`): user and assistant rows with text are speech; an assistant row's \
+        `tool_calls` JSON holds its calls (`terminal` is the shell, `arguments.command` the command), and the `tool` \
+        row with the same `tool_call_id` carries `{\"output\", \"exit_code\", \"error\"}`. Since 0.19 a `sessions` \
+        row gives the working directory (`cwd`), the title and the continuation parent; its `system_prompt` is \
+        harness text and never read. The database is read through a private copy with its WAL, incrementally by \
+        `messages.id`. The PostgreSQL backend is not read.",
+    injected: &InjectedText::NONE,
+    capabilities: Capabilities {
+        mcp: Capability::Planned(
+            "`mcp_servers: deja: {command: \"<exe>\", args: [mcp], enabled: true}` in `${HERMES_HOME:-~/.hermes}/config.yaml`, \
+             edited textually (`hermes mcp test deja` needs the `hermes-agent[mcp]` extra)",
+        ),
+        auto_recall: Capability::Planned(
+            "a plugin `<home>/plugins/deja/` (`plugin.yaml` + `__init__.py`) whose `pre_llm_call` hook returns \
+             `{\"context\": …}` from `deja hook-session-start --plain` on the first turn and `deja hook-prompt --plain` \
+             after (appended to the user message), enabled under `plugins: enabled: [deja]` in `config.yaml`",
+        ),
+        skill: Capability::Planned("`<home>/skills/deja-history/SKILL.md` (top level, not inside the plugin)"),
+        command: Capability::Planned("`/deja`, registered by the plugin with `ctx.register_command`"),
+        resume: Capability::Planned("`hermes --resume <session_id>`"),
+        handoff: Capability::Planned("paste: Hermes documents no start-with-prompt flag"),
+    },
+};
+
+impl HarnessFormat for HermesFormat {
+    fn info(&self) -> &'static HarnessInfo {
+        &INFO
+    }
+
+    fn discover(&self, env: &StoreEnv) -> Discovery {
+        let mut found = Discovery::default();
+        if let Some(pinned) = env.path_var("DEJA_HERMES_DB") {
+            let db = if pinned.is_dir() { pinned.join(DB_NAME) } else { pinned };
+            add_db(&db, None, &mut found);
+            return found;
+        }
+        let home = env
+            .deja_root(ID)
+            .or_else(|| env.path_var("DEJA_HERMES_HOME"))
+            .or_else(|| env.path_var("HERMES_HOME"))
+            .unwrap_or_else(|| env.home().join(".hermes"));
+        add_db(&home.join(DB_NAME), None, &mut found);
+        let profiles = env.path_var("DEJA_HERMES_PROFILES_ROOT").unwrap_or_else(|| home.join("profiles"));
+        if found.looked_at(&profiles) {
+            let mut dirs: Vec<PathBuf> =
+                std::fs::read_dir(&profiles).into_iter().flatten().flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
+            dirs.sort();
+            for dir in dirs {
+                let name = dir.file_name().map(|n| n.to_string_lossy().into_owned());
+                add_db(&dir.join(DB_NAME), name.as_deref(), &mut found);
+            }
+        }
+        Discovery::sort_sources(&mut found.sources);
+        found
+    }
+
+    fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
+        parse_db(src, opts, out)
+    }
+}
+
+/// Adds `db` (its `-wal` a part) when it is a non-empty regular file, keyed with its
+/// profile; records the place looked at either way.
+fn add_db(db: &Path, profile: Option<&str>, found: &mut Discovery) {
+    if !found.looked_at(db) || !std::fs::metadata(db).is_ok_and(|m| m.is_file() && m.len() > 0) {
+        return;
+    }
+    let mut src = SourceRef::file(db);
+    for part in sqlite::parts(db) {
+        src = src.with_part(part);
+    }
+    if let Some(p) = profile {
+        src = src.keyed(format!("{PROFILE_KEY}{p}"));
+    }
+    found.sources.push(src);
+}
+
+/// What a `sessions` row says about its session.
+#[derive(Default)]
+struct SessionRow {
+    cwd: Option<String>,
+    title: Option<String>,
+    parent: Option<String>,
+    started: Option<Timestamp>,
+}
+
+fn parse_db(src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
+    let db = src.path.as_path();
+    let snapshot = Snapshot::open(db)?;
+    let mut stats = ParseStats { bytes_read: snapshot.bytes, ..ParseStats::default() };
+    let conn = snapshot.conn();
+    let sql_err = |e: rusqlite::Error| FormatError::corrupt(db, format!("query failed (schema changed?): {e}"));
+    let cols: HashSet<String> = sqlite::table_columns(conn, "messages").map_err(sql_err)?.into_iter().collect();
+    let missing: Vec<&str> = ["session_id", "role", "content", "timestamp"].into_iter().filter(|c| !cols.contains(*c)).collect();
+    if !missing.is_empty() {
+        return Err(FormatError::corrupt(db, format!("not a Hermes store (messages lacks {}); schema changed?", missing.join(", "))));
+    }
+    let col = |name: &str| if cols.contains(name) { format!("\"{name}\"") } else { "NULL".to_string() };
+
+    let max_id: Option<i64> = conn.query_row("SELECT max(rowid) FROM messages", [], |r| r.get(0)).map_err(sql_err)?;
+    let previous = match src.cursor.as_deref().map(str::trim) {
+        None | Some("") => None,
+        Some(c) => {
+            let parsed = parse_cursor(c);
+            if parsed.is_none() {
+                stats.problem(format!("{}: cursor {c:?} is not one this reader wrote; read everything", db.display()));
+            }
+            parsed
+        }
+    };
+    // A cursor above every row means another database now stands here: read it all.
+    let previous = previous.filter(|p| max_id.is_some_and(|m| m >= *p));
+    if let Some(m) = max_id {
+        stats.cursor = Some(serde_json::json!({ "max_id": m }).to_string());
+    }
+    let wanted: Option<HashSet<String>> = match previous {
+        Some(mark) => {
+            let mut stmt = conn.prepare("SELECT DISTINCT session_id FROM messages WHERE rowid > ?1").map_err(sql_err)?;
+            let ids = stmt.query_map([mark], |r| Ok(sqlite::value_text(r.get_ref(0)?).ok().flatten())).map_err(sql_err)?;
+            Some(ids.filter_map(|r| r.ok().flatten()).collect())
+        }
+        None => None,
+    };
+    if wanted.as_ref().is_some_and(HashSet::is_empty) {
+        return Ok(stats);
+    }
+
+    let sessions = read_sessions(conn).map_err(sql_err)?;
+    let profile = src.key.as_deref().and_then(|k| k.strip_prefix(PROFILE_KEY));
+    let fallback_project = profile.unwrap_or(ID);
+    let reasoning = match (cols.contains("reasoning"), cols.contains("reasoning_content")) {
+        (true, true) => "coalesce(\"reasoning\", \"reasoning_content\")".to_string(),
+        (true, false) => "\"reasoning\"".to_string(),
+        (false, true) => "\"reasoning_content\"".to_string(),
+        (false, false) => "NULL".to_string(),
+    };
+    let query = format!(
+        "SELECT session_id, role, content, timestamp, {}, {}, {}, {reasoning} FROM messages ORDER BY session_id, timestamp, rowid",
+        col("tool_call_id"),
+        col("tool_calls"),
+        col("tool_name"),
+    );
+    let mut stmt = conn.prepare(&query).map_err(sql_err)?;
+    let mut rows = stmt.query([]).map_err(sql_err)?;
+    let mut current: Option<(String, SessionBuilder)> = None;
+    while let Some(row) = rows.next().map_err(sql_err)? {
+        stats.records += 1;
+        let Some(session_id) = sqlite::value_text(row.get_ref(0).map_err(sql_err)?).ok().flatten() else {
+            stats.skip(|| format!("{}: a message row without a session id", db.display()));
+            continue;
+        };
+        if wanted.as_ref().is_some_and(|w| !w.contains(&session_id)) {
+            continue;
+        }
+        if current.as_ref().is_none_or(|(id, _)| *id != session_id) {
+            if let Some((_, b)) = current.take() {
+                emit(b, out);
+            }
+            let mut b = SessionBuilder::new(ID, session_id.clone(), src.clone());
+            let meta = sessions.iter().find(|(id, _)| *id == session_id).map(|(_, s)| s);
+            let s = b.session_mut();
+            s.project = Some(meta.and_then(|m| m.cwd.clone()).unwrap_or_else(|| fallback_project.to_string()));
+            if let Some(m) = meta {
+                s.title = m.title.clone();
+                if let Some(p) = &m.parent {
+                    s.parent = Some(p.clone());
+                    s.kind = Some("continuation".to_string());
+                }
+            }
+            b.touch(meta.and_then(|m| m.started));
+            current = Some((session_id.clone(), b));
+        }
+        let Some((_, b)) = current.as_mut() else { continue };
+        let text = |i: usize| row.get_ref(i).ok().and_then(|v| sqlite::value_text(v).ok().flatten());
+        let role = text(1).unwrap_or_default();
+        let content = text(2).unwrap_or_default();
+        let time = row.get_ref(3).ok().and_then(sqlite::value_timestamp);
+        match role.as_str() {
+            "user" => {
+                b.push(Turn::new(Role::User, content.trim()).at(time));
+            }
+            "assistant" => {
+                if opts.include_reasoning {
+                    if let Some(r) = text(7).filter(|r| !r.trim().is_empty()) {
+                        b.push(Turn::new(Role::Reasoning, r.trim()).at(time));
+                    }
+                }
+                b.push(Turn::new(Role::Assistant, content.trim()).at(time));
+                if let Some(calls) = text(5).filter(|c| !c.trim().is_empty()) {
+                    push_calls(b, &calls, time, db, &mut stats);
+                }
+            }
+            "tool" => {
+                let call_id = text(4).unwrap_or_default();
+                if content.is_empty() {
+                    // Older builds keep no result text in the row.
+                    continue;
+                }
+                let (output, exit, is_error) = tool_result(&content);
+                if call_id.is_empty() || !b.complete_call(&call_id, &output, is_error, exit.clone(), time) {
+                    if let Some(idx) = b.push_orphan_result(&call_id, &output, is_error, exit, time) {
+                        if let (Some(name), Some(turn)) = (text(6), b.session_mut().turns.get_mut(idx)) {
+                            if let Some(tool) = turn.tool.as_mut() {
+                                tool.name = name;
+                            }
+                        }
+                    }
+                }
+            }
+            other => {
+                stats.skip(|| format!("{}: session {session_id}: a row with role {other:?}", db.display()));
+            }
+        }
+    }
+    if let Some((_, b)) = current.take() {
+        emit(b, out);
+    }
+    Ok(stats)
+}
+
+fn emit(b: SessionBuilder, out: &mut dyn SessionSink) {
+    if let Some(s) = b.finish() {
+        out.session(s);
+    }
+}
+
+fn parse_cursor(text: &str) -> Option<i64> {
+    serde_json::from_str::<Value>(text).ok()?.get("max_id")?.as_i64()
+}
+
+/// The `sessions` table, when the store has one (Hermes 0.19+), as `(id, row)` pairs.
+fn read_sessions(conn: &Connection) -> rusqlite::Result<Vec<(String, SessionRow)>> {
+    let cols: HashSet<String> = sqlite::table_columns(conn, "sessions")?.into_iter().collect();
+    if !cols.contains("id") {
+        return Ok(Vec::new());
+    }
+    let col = |name: &str| if cols.contains(name) { format!("\"{name}\"") } else { "NULL".to_string() };
+    let sql = format!(
+        "SELECT id, {}, {}, {}, {} FROM sessions ORDER BY id",
+        col("cwd"),
+        col("title"),
+        col("parent_session_id"),
+        col("started_at")
+    );
+    let mut stmt = conn.prepare(&sql)?;
+    let mut rows = stmt.query([])?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next()? {
+        let text = |i: usize| {
+            row.get_ref(i).ok().and_then(|v| sqlite::value_text(v).ok().flatten()).map(|t| t.trim().to_string()).filter(|t| !t.is_empty())
+        };
+        let Some(id) = text(0) else { continue };
+        let started = row.get_ref(4).ok().and_then(sqlite::value_timestamp);
+        out.push((id, SessionRow { cwd: text(1), title: text(2), parent: text(3), started }));
+    }
+    Ok(out)
+}
+
+/// One call per `tool_calls` entry: `function.name`, and for the shell its
+/// `arguments.command` (`arguments` is a JSON string, sometimes an object).
+fn push_calls(b: &mut SessionBuilder, calls: &str, time: Option<Timestamp>, db: &Path, stats: &mut ParseStats) {
+    let Ok(Value::Array(calls)) = serde_json::from_str::<Value>(calls) else {
+        stats.skip(|| format!("{}: tool_calls is not a JSON array", db.display()));
+        return;
+    };
+    for call in &calls {
+        let id = call.get("id").and_then(Value::as_str).or_else(|| call.get("call_id").and_then(Value::as_str));
+        let Some(name) = call.pointer("/function/name").and_then(Value::as_str) else {
+            stats.skip(|| format!("{}: a tool call without a function name", db.display()));
+            continue;
+        };
+        let args = match call.pointer("/function/arguments") {
+            Some(Value::String(s)) => serde_json::from_str::<Value>(s).unwrap_or(Value::Null),
+            Some(v) => v.clone(),
+            None => Value::Null,
+        };
+        let command = TOOLS.shell.contains(&name).then(|| args.get("command").and_then(Value::as_str).map(str::to_string)).flatten();
+        let mut turn = Turn::new(Role::ToolCall, "").at(time);
+        turn.tool = Some(ToolUse { name: name.to_string(), command, ..ToolUse::default() });
+        b.push_call(id, turn);
+    }
+}
+
+/// A `tool` row's content: `{"output", "exit_code", "error"}` JSON, or plain text.
+fn tool_result(content: &str) -> (String, Option<ExitStatus>, bool) {
+    let Ok(Value::Object(v)) = serde_json::from_str::<Value>(content) else {
+        return (content.trim().to_string(), None, false);
+    };
+    let mut output = match v.get("output") {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Null) | None => String::new(),
+        Some(other) => other.to_string(),
+    };
+    let exit = v.get("exit_code").and_then(Value::as_i64).map(ExitStatus::Code);
+    let error = v.get("error").and_then(Value::as_str).map(str::trim).filter(|e| !e.is_empty());
+    if let Some(e) = error {
+        if !output.is_empty() {
+            output.push('\n');
+        }
+        output.push_str(e);
+    }
+    (output, exit, error.is_some())
+}

@@ -1,0 +1,430 @@
+//! Zed (`zed`): the agent panel's threads, every one in a single SQLite database in Zed's
+//! *data* directory, `<data>/threads/threads.db` (`~/Library/Application Support/Zed` on
+//! macOS, `${FLATPAK_XDG_DATA_HOME:-${XDG_DATA_HOME:-~/.local/share}}/zed` on Linux,
+//! `%LOCALAPPDATA%\Zed` on Windows). One `threads` row is one session; its `data` BLOB
+//! is the whole thread document, zstd-compressed (`data_type = 'zstd'`) or, in rows
+//! written before compression landed, raw JSON (`'json'` or empty).
+//!
+//! No family reader writes this store, so the adapter reads it itself, through
+//! [`deja_core::sqlite::Snapshot`], decoding each row's BLOB on its own with
+//! [`sqlite::decode_blob`] (a corrupt frame costs one thread, not the store). Columns
+//! added by `ALTER TABLE` (`parent_id`, `folder_paths`, `created_at`) are probed first.
+//!
+//! | message / block | Turn | rule |
+//! | --- | --- | --- |
+//! | `{"User": {"content"}}` | `User` | `Text` strings and `Mention.content` joined by newlines |
+//! | `{"Agent": {"content"}}` → `Text` | `Assistant` | `Text` strings joined |
+//! | `Agent` → `Thinking` (`text`) | `Reasoning` | only with `include_reasoning` |
+//! | `Agent` → `ToolUse` (`id`, `name`, `input`) | `ToolCall` | `terminal` → `input.command`; file tools → `files` (below); Zed stores no results: no output, no exit |
+//! | `"Resume"`, images, redacted thinking, `tool_results` | skipped | |
+//! | legacy (0.2.0) `role` `user` / `assistant`, `segments[type: text]` | `User` / `Assistant` | `thinking` segments → `Reasoning` on request |
+//! | legacy `role: system` | skipped | harness-authored |
+//! | a row whose body does not decode, an unknown `data_type` | skipped | counted |
+//!
+//! File tools: `read_file`, `open`, `diagnostics` → read; `edit_file`,
+//! `restore_file_from_disk` → edit; `create_directory`, `save_file` (`paths`) → write;
+//! `delete_path` → delete; `move_path` → source deleted, destination written;
+//! `copy_path` → source read, destination written. No edit spans (`edit_file` carries
+//! no old text).
+//!
+//! **Session.** id = `threads.id`; title = document `title`, else document `summary`,
+//! else the `summary` column; project = the first line of `folder_paths`, else the first
+//! `initial_project_snapshot.worktree_snapshots[].worktree_path`; `parent_id` → parent
+//! (kind `subagent`). No message has a time: every turn gets the thread's start
+//! (`created_at`, else `updated_at`); `updated_at` is the session's update.
+//!
+//! **Cursor.** `{"newest": ms, "at_newest": [ids]}` from the parsed `updated_at` column
+//! (`+00:00`, `Z` and `YYYY-MM-DD HH:MM:SS` forms compared as times, not text). Given
+//! it, only threads updated later, or at that instant but not read then, or whose time
+//! does not parse, are re-read.
+//!
+//! **Variables.** `DEJA_ZED_DB` names the database (a directory: its `threads.db`).
+//! `DEJA_ZED_ROOT` names the sessions root: the directory holding `threads.db`; Zed's
+//! data directory (holding `threads/threads.db`) is accepted too. Else
+//! `FLATPAK_XDG_DATA_HOME`, `XDG_DATA_HOME`, `LOCALAPPDATA` per OS. `DEJA_ZED_CONFIG`
+//! moves only the settings `deja install` would edit.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+
+use deja_core::sqlite::{self, Snapshot};
+use deja_core::{
+    Capabilities, Capability, Discovery, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions,
+    ParseStats, Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolUse, Turn,
+};
+use serde_json::Value;
+
+const ID: &str = "zed";
+const DB_NAME: &str = "threads.db";
+
+/// The Zed adapter.
+pub struct ZedFormat;
+
+deja_core::inventory::submit!(deja_core::Registration(&ZedFormat));
+
+static INFO: HarnessInfo = HarnessInfo {
+    id: ID,
+    name: "Zed",
+    container: "SQLite (WAL), one `threads.db`: one row per thread, the thread document a zstd-compressed (or raw JSON) BLOB",
+    stores: &[
+        StorePath { os: Os::MacOs, path: "~/Library/Application Support/Zed/threads/threads.db" },
+        StorePath { os: Os::Linux, path: "${FLATPAK_XDG_DATA_HOME:-${XDG_DATA_HOME:-~/.local/share}}/zed/threads/threads.db" },
+        StorePath { os: Os::Windows, path: "%LOCALAPPDATA%\\Zed\\threads\\threads.db" },
+    ],
+    env_vars: &["FLATPAK_XDG_DATA_HOME", "XDG_DATA_HOME", "LOCALAPPDATA"],
+    deja_vars: &["DEJA_ZED_ROOT", "DEJA_ZED_DB", "DEJA_ZED_CONFIG"],
+    needs: &[],
+    format_summary: "Zed's agent panel keeps every thread in one SQLite database (`threads/threads.db` in Zed's data \
+        directory). A `threads` row holds the thread's id, summary, times, folder paths and the whole document as a BLOB, \
+        zstd-compressed (`data_type = 'zstd'`) or raw JSON in older rows. The current document (0.3.0) lists messages as \
+        `{\"User\": …}` / `{\"Agent\": …}` with `Text`, `Mention`, `Thinking` and `ToolUse` blocks; the legacy one (0.2.0) \
+        has `role` and text `segments`. Tool calls are stored without their results (no output, no exit status); \
+        `terminal` calls give commands and file tools give files. Messages carry no time: each gets the thread's start. \
+        Rows are decoded one by one, through a private copy of the database with its WAL, incrementally by `updated_at`.",
+    injected: &InjectedText::NONE,
+    capabilities: Capabilities {
+        mcp: Capability::Planned(
+            "`\"context_servers\": {\"deja\": {\"command\": \"<exe>\", \"args\": [\"mcp\"]}}` in \
+             `${XDG_CONFIG_HOME:-~/.config}/zed/settings.json` (`%APPDATA%\\Zed\\settings.json` on Windows), edited textually (JSONC)",
+        ),
+        auto_recall: Capability::Unsupported("the agent has no lifecycle hook: nothing runs before a prompt is sent"),
+        skill: Capability::Planned("`~/.agents/skills/deja-history/SKILL.md` (Zed 1.4.2+ loads Agent Skills globally)"),
+        command: Capability::Planned("via the skill: `/` in the agent panel lists skills by name"),
+        resume: Capability::Unsupported("no `zed` CLI flag reopens a thread by id"),
+        handoff: Capability::Planned("paste: Zed has no CLI prompt entry"),
+    },
+};
+
+impl HarnessFormat for ZedFormat {
+    fn info(&self) -> &'static HarnessInfo {
+        &INFO
+    }
+
+    fn discover(&self, env: &StoreEnv) -> Discovery {
+        let mut found = Discovery::default();
+        let db = if let Some(pinned) = env.path_var("DEJA_ZED_DB") {
+            if pinned.is_dir() {
+                pinned.join(DB_NAME)
+            } else {
+                pinned
+            }
+        } else if let Some(root) = env.deja_root(ID) {
+            // The sessions root, or Zed's data directory above it.
+            if root.join(DB_NAME).is_file() {
+                root.join(DB_NAME)
+            } else {
+                root.join("threads").join(DB_NAME)
+            }
+        } else {
+            data_dir(env).join("threads").join(DB_NAME)
+        };
+        if found.looked_at(&db) && std::fs::metadata(&db).is_ok_and(|m| m.is_file() && m.len() > 0) {
+            let mut src = SourceRef::file(&db);
+            for part in sqlite::parts(&db) {
+                src = src.with_part(part);
+            }
+            found.sources.push(src);
+        }
+        found
+    }
+
+    fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
+        parse_db(src, opts, out)
+    }
+}
+
+/// Zed's data directory (`paths::data_dir()`).
+fn data_dir(env: &StoreEnv) -> PathBuf {
+    if cfg!(target_os = "macos") {
+        return env.home().join("Library/Application Support/Zed");
+    }
+    if cfg!(windows) {
+        return env.path_var("LOCALAPPDATA").unwrap_or_else(|| env.home().join("AppData/Local")).join("Zed");
+    }
+    env.path_var("FLATPAK_XDG_DATA_HOME").unwrap_or_else(|| env.xdg_data_home()).join("zed")
+}
+
+struct Row {
+    id: String,
+    summary: Option<String>,
+    updated: Option<Timestamp>,
+    created: Option<Timestamp>,
+    data_type: String,
+    data: Vec<u8>,
+    parent: Option<String>,
+    folder: Option<String>,
+}
+
+fn parse_db(src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
+    let db = src.path.as_path();
+    let snapshot = Snapshot::open(db)?;
+    let mut stats = ParseStats { bytes_read: snapshot.bytes, ..ParseStats::default() };
+    let conn = snapshot.conn();
+    let sql_err = |e: rusqlite::Error| FormatError::corrupt(db, format!("query failed (schema changed?): {e}"));
+    let cols: HashSet<String> = sqlite::table_columns(conn, "threads").map_err(sql_err)?.into_iter().collect();
+    let missing: Vec<&str> = ["id", "data"].into_iter().filter(|c| !cols.contains(*c)).collect();
+    if !missing.is_empty() {
+        return Err(FormatError::corrupt(db, format!("not a Zed threads store (threads lacks {}); schema changed?", missing.join(", "))));
+    }
+    // Older stores lack the columns Zed adds by ALTER TABLE at startup.
+    let col = |n: &str| if cols.contains(n) { format!("\"{n}\"") } else { "NULL".to_string() };
+
+    // Every row's time first (no BLOBs read), to decide what changed.
+    let mut times: Vec<(String, Option<Timestamp>)> = Vec::new();
+    {
+        let mut stmt = conn.prepare(&format!("SELECT id, {} FROM threads", col("updated_at"))).map_err(sql_err)?;
+        let mut rows = stmt.query([]).map_err(sql_err)?;
+        while let Some(row) = rows.next().map_err(sql_err)? {
+            let Some(id) = row.get_ref(0).ok().and_then(|v| sqlite::value_text(v).ok().flatten()) else { continue };
+            times.push((id, row.get_ref(1).ok().and_then(sqlite::value_timestamp)));
+        }
+    }
+    let newest = times.iter().filter_map(|(_, t)| t.map(|t| t.0)).max();
+    if let Some(n) = newest {
+        let mut at: Vec<&str> = times.iter().filter(|(_, t)| t.is_some_and(|t| t.0 == n)).map(|(id, _)| id.as_str()).collect();
+        at.sort();
+        stats.cursor = Some(serde_json::json!({ "newest": n, "at_newest": at }).to_string());
+    }
+    let previous = match src.cursor.as_deref().map(str::trim) {
+        None | Some("") => None,
+        Some(c) => {
+            let parsed = serde_json::from_str::<Value>(c).ok().and_then(|v| {
+                let n = v.get("newest")?.as_i64()?;
+                let at: HashSet<String> = v.get("at_newest")?.as_array()?.iter().filter_map(Value::as_str).map(str::to_string).collect();
+                Some((n, at))
+            });
+            if parsed.is_none() {
+                stats.problem(format!("{}: cursor {c:?} is not one this reader wrote; read everything", db.display()));
+            }
+            parsed
+        }
+    };
+    // A cursor newer than every row: another database stands here; read it all.
+    let previous = previous.filter(|(n, _)| newest.is_some_and(|m| m >= *n));
+    let wanted: Option<HashSet<String>> = previous.map(|(n, at)| {
+        times
+            .iter()
+            .filter(|(id, t)| match t {
+                None => true,
+                Some(t) => t.0 > n || (t.0 == n && !at.contains(id)),
+            })
+            .map(|(id, _)| id.clone())
+            .collect()
+    });
+    if wanted.as_ref().is_some_and(HashSet::is_empty) {
+        return Ok(stats);
+    }
+
+    let sql = format!(
+        "SELECT id, {}, {}, {}, {}, data, {}, {} FROM threads ORDER BY id",
+        col("summary"),
+        col("updated_at"),
+        col("created_at"),
+        col("data_type"),
+        col("parent_id"),
+        col("folder_paths"),
+    );
+    let mut stmt = conn.prepare(&sql).map_err(sql_err)?;
+    let mut rows = stmt.query([]).map_err(sql_err)?;
+    while let Some(r) = rows.next().map_err(sql_err)? {
+        let text = |i: usize| r.get_ref(i).ok().and_then(|v| sqlite::value_text(v).ok().flatten());
+        let Some(id) = text(0) else { continue };
+        if wanted.as_ref().is_some_and(|w| !w.contains(&id)) {
+            continue;
+        }
+        stats.records += 1;
+        let data = match r.get_ref(5) {
+            Ok(rusqlite::types::ValueRef::Blob(b)) | Ok(rusqlite::types::ValueRef::Text(b)) => b.to_vec(),
+            _ => Vec::new(),
+        };
+        let row = Row {
+            summary: text(1),
+            updated: r.get_ref(2).ok().and_then(sqlite::value_timestamp),
+            created: r.get_ref(3).ok().and_then(sqlite::value_timestamp),
+            data_type: text(4).unwrap_or_default(),
+            data,
+            parent: text(6).filter(|p| !p.trim().is_empty()),
+            folder: text(7),
+            id,
+        };
+        match decode(&row) {
+            Ok(doc) => {
+                if let Some(s) = thread(src, opts, &row, &doc) {
+                    out.session(s);
+                }
+            }
+            Err(why) => stats.skip(|| format!("{}: thread {}: {why}", db.display(), row.id)),
+        }
+    }
+    Ok(stats)
+}
+
+/// A row's document: zstd or raw JSON by `data_type`; anything else is not read.
+fn decode(row: &Row) -> Result<Value, String> {
+    let bytes: Vec<u8> = match row.data_type.as_str() {
+        "zstd" => {
+            if !row.data.starts_with(&[0x28, 0xB5, 0x2F, 0xFD]) {
+                return Err("data_type zstd but the data is not a zstd frame".to_string());
+            }
+            sqlite::decode_blob(&row.data).map_err(|e| e.to_string())?.into_owned()
+        }
+        "json" | "" => row.data.clone(),
+        other => return Err(format!("unknown data_type {other:?}; not read")),
+    };
+    match serde_json::from_slice::<Value>(&bytes) {
+        Ok(v) if v.is_object() => Ok(v),
+        Ok(_) => Err("the document is not a JSON object".to_string()),
+        Err(e) => Err(format!("invalid JSON: {e}")),
+    }
+}
+
+fn nonempty(v: Option<&str>) -> Option<String> {
+    v.map(str::trim).filter(|s| !s.is_empty()).map(str::to_string)
+}
+
+fn thread(src: &SourceRef, opts: &ParseOptions, row: &Row, doc: &Value) -> Option<deja_core::Session> {
+    let mut b = SessionBuilder::new(ID, row.id.clone(), src.clone());
+    let updated = row.updated.or_else(|| doc.get("updated_at").and_then(Timestamp::from_json));
+    let started = row.created.or(updated);
+    {
+        let s = b.session_mut();
+        s.title = nonempty(doc.get("title").and_then(Value::as_str))
+            .or_else(|| nonempty(doc.get("summary").and_then(Value::as_str)))
+            .or_else(|| nonempty(row.summary.as_deref()));
+        s.project =
+            row.folder.as_deref().and_then(|f| f.lines().map(str::trim).find(|l| !l.is_empty()).map(str::to_string)).or_else(|| {
+                doc.pointer("/initial_project_snapshot/worktree_snapshots")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .find_map(|w| nonempty(w.get("worktree_path").and_then(Value::as_str)))
+            });
+        if let Some(p) = &row.parent {
+            s.parent = Some(p.clone());
+            s.kind = Some("subagent".to_string());
+        }
+    }
+    b.touch(started);
+    b.touch(updated);
+    for message in doc.get("messages").and_then(Value::as_array).into_iter().flatten() {
+        if let Some(user) = message.get("User") {
+            let text = blocks(user, &["Text", "Mention"]);
+            b.push(Turn::new(Role::User, text).at(started));
+        } else if let Some(agent) = message.get("Agent") {
+            agent_message(&mut b, agent, started, opts);
+        } else if let Some(role) = message.get("role").and_then(Value::as_str) {
+            legacy_message(&mut b, role, message, started, opts);
+        }
+        // "Resume" and anything else: control markers.
+    }
+    b.finish()
+}
+
+/// The text of a message's `Text` blocks (and `Mention.content` when listed), joined.
+fn blocks(message: &Value, kinds: &[&str]) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for block in message.get("content").and_then(Value::as_array).into_iter().flatten() {
+        if kinds.contains(&"Text") {
+            if let Some(t) = block.get("Text").and_then(Value::as_str) {
+                parts.push(t.trim());
+            }
+        }
+        if kinds.contains(&"Mention") {
+            if let Some(t) = block.pointer("/Mention/content").and_then(Value::as_str) {
+                parts.push(t.trim());
+            }
+        }
+    }
+    parts.retain(|p| !p.is_empty());
+    parts.join("\n")
+}
+
+fn agent_message(b: &mut SessionBuilder, agent: &Value, time: Option<Timestamp>, opts: &ParseOptions) {
+    // Blocks in order: reasoning, then text, then the calls it made, as in the message.
+    let mut text: Vec<&str> = Vec::new();
+    let flush = |b: &mut SessionBuilder, text: &mut Vec<&str>| {
+        if !text.is_empty() {
+            b.push(Turn::new(Role::Assistant, text.join("\n")).at(time));
+            text.clear();
+        }
+    };
+    for block in agent.get("content").and_then(Value::as_array).into_iter().flatten() {
+        if let Some(t) = block.get("Text").and_then(Value::as_str) {
+            let t = t.trim();
+            if !t.is_empty() {
+                text.push(t);
+            }
+        } else if let Some(th) = block.get("Thinking") {
+            if opts.include_reasoning {
+                flush(b, &mut text);
+                let t = th.get("text").and_then(Value::as_str).unwrap_or("").trim().to_string();
+                b.push(Turn::new(Role::Reasoning, t).at(time));
+            }
+        } else if let Some(call) = block.get("ToolUse") {
+            flush(b, &mut text);
+            tool_use(b, call, time);
+        }
+    }
+    flush(b, &mut text);
+}
+
+fn tool_use(b: &mut SessionBuilder, call: &Value, time: Option<Timestamp>) {
+    let name = call.get("name").and_then(Value::as_str).unwrap_or("").to_string();
+    let input = call.get("input").unwrap_or(&Value::Null);
+    let path = |k: &str| nonempty(input.get(k).and_then(Value::as_str));
+    let mut turn = Turn::new(Role::ToolCall, "").at(time);
+    let mut files: Vec<FileTouch> = Vec::new();
+    let mut touch = |p: Option<String>, action: FileAction| {
+        if let Some(path) = p {
+            files.push(FileTouch { path, action });
+        }
+    };
+    let mut command = None;
+    match name.as_str() {
+        "terminal" => command = path("command"),
+        "read_file" | "open" | "diagnostics" => touch(path("path"), FileAction::Read),
+        "edit_file" => touch(path("path"), FileAction::Edit),
+        "create_directory" => touch(path("path"), FileAction::Write),
+        "delete_path" => touch(path("path"), FileAction::Delete),
+        "move_path" => {
+            touch(path("source_path"), FileAction::Delete);
+            touch(path("destination_path"), FileAction::Write);
+        }
+        "copy_path" => {
+            touch(path("source_path"), FileAction::Read);
+            touch(path("destination_path"), FileAction::Write);
+        }
+        "save_file" | "restore_file_from_disk" => {
+            let action = if name == "save_file" { FileAction::Write } else { FileAction::Edit };
+            for p in input.get("paths").and_then(Value::as_array).into_iter().flatten() {
+                touch(nonempty(p.as_str()), action);
+            }
+        }
+        _ => {}
+    }
+    turn.files = files;
+    turn.tool = Some(ToolUse { name, command, ..ToolUse::default() });
+    let id = call.get("id").and_then(Value::as_str);
+    b.push_call(id, turn);
+}
+
+fn legacy_message(b: &mut SessionBuilder, role: &str, message: &Value, time: Option<Timestamp>, opts: &ParseOptions) {
+    let turn_role = match role {
+        "user" => Role::User,
+        "assistant" => Role::Assistant,
+        // `system` is harness-authored.
+        _ => return,
+    };
+    let mut text: Vec<&str> = Vec::new();
+    for seg in message.get("segments").and_then(Value::as_array).into_iter().flatten() {
+        let body = seg.get("text").and_then(Value::as_str).unwrap_or("").trim();
+        match seg.get("type").and_then(Value::as_str) {
+            Some("text") if !body.is_empty() => text.push(body),
+            Some("thinking") if opts.include_reasoning && turn_role == Role::Assistant => {
+                b.push(Turn::new(Role::Reasoning, body).at(time));
+            }
+            _ => {}
+        }
+    }
+    b.push(Turn::new(turn_role, text.join("\n")).at(time));
+}
