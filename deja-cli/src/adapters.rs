@@ -22,6 +22,7 @@ use deja_adapter_crush as _;
 use deja_adapter_cursor as _;
 use deja_adapter_deepseek as _;
 use deja_adapter_deja as _;
+use deja_adapter_devin as _;
 use deja_adapter_factory as _;
 use deja_adapter_forge as _;
 use deja_adapter_gemini as _;
