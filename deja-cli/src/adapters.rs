@@ -29,6 +29,7 @@ use deja_adapter_gemini as _;
 use deja_adapter_gjc as _;
 use deja_adapter_goose as _;
 use deja_adapter_gptme as _;
+use deja_adapter_grok as _;
 use deja_adapter_hermes as _;
 use deja_adapter_icodemate as _;
 use deja_adapter_iflow as _;
