@@ -1,0 +1,288 @@
+//! Warp (`warp`): the Warp terminal's built-in agent ("Agent Mode" conversations), kept in
+//! Warp's one SQLite database `warp.sqlite` (WAL mode; Warp keeps it open while it runs).
+//! **deja reads the user's prompts only**: the tables Warp persists for a conversation
+//! hold the prompts (`ai_queries.input`) and aggregate usage, but no assistant text, no
+//! tool call and no tool output, so a Warp session in deja is its prompts in order.
+//!
+//! No family reader writes this schema, so the adapter reads it itself, through
+//! [`deja_core::sqlite::Snapshot`] (a private copy of the database with its `-wal`).
+//!
+//! | row / field | Turn | rule |
+//! | --- | --- | --- |
+//! | `ai_queries` row, `input` a JSON array with a `{"Query": {"text": …}}` item | `User` | the `Query.text`s, trimmed; rows by `start_ts`, then rowid |
+//! | `ai_queries` row, `input` `''`, `[]` or without `Query.text` (an agent step) | none | its time still counts for the session's times |
+//! | `ai_queries` row, `input` not JSON | none | skipped, counted |
+//! | `agent_conversations.conversation_data` (token and per-tool usage counts) | not read | aggregates, no per-call record |
+//! | `blocks` and every other table (terminal history, settings) | not read | not the agent transcript |
+//!
+//! **Session.** id = `conversation_id`; project = the first non-empty
+//! `ai_queries.working_directory`; no title is stored (deja derives it from the first
+//! prompt). Times are zone-less `YYYY-MM-DD HH:MM:SS[.ffffff]` text (RFC 3339 also
+//! accepted), read as UTC; started = the first exchange, updated = the last exchange or
+//! `agent_conversations.last_modified_at`, whichever is later. A conversation with no
+//! prompt yields no session. The model (`ai_queries.model_id`, aliases like `auto`) has
+//! no place in the Session model and is not kept.
+//!
+//! **Cursor.** `ai_queries` rows are only ever added, so the highest rowid read is the
+//! cursor (`{"max_rowid": N}`); given it, only the conversations owning a row above it
+//! are re-read, each whole. A store whose highest rowid is below the cursor was
+//! replaced: everything is read.
+//!
+//! **Variables.** Warp has no known relocation variable. `DEJA_WARP_DB` pins the database
+//! file (a directory means the `warp.sqlite` in it); else `DEJA_WARP_ROOT` names the
+//! sessions root, the directory holding `warp.sqlite`; else Warp's data directory per OS:
+//! on Windows `%LOCALAPPDATA%\warp\Warp\data`, elsewhere both the macOS group container
+//! and `${XDG_STATE_HOME:-~/.local/state}/warp-terminal` are looked at (two `stat`s, and
+//! it lets one home be read on any OS). Preview channels' directories are unknown and not
+//! looked for.
+//!
+//! **Injected text.** Warp's stored prompts are the user's own text (attached context is
+//! a separate `context` list, not read), so `injected` is `InjectedText::NONE`.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use deja_core::sqlite::{self, Snapshot};
+use deja_core::{
+    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, Role,
+    SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Turn,
+};
+use rusqlite::Connection;
+use serde_json::Value;
+
+const ID: &str = "warp";
+const DB_NAME: &str = "warp.sqlite";
+/// The macOS data directory (Warp Stable's group container), relative to the home.
+const MACOS_DIR: &str = "Library/Group Containers/2BBY89MBSN.dev.warp/Library/Application Support/dev.warp.Warp-Stable";
+
+/// The Warp adapter.
+pub struct WarpFormat;
+
+deja_core::inventory::submit!(deja_core::Registration(&WarpFormat));
+
+static INFO: HarnessInfo = HarnessInfo {
+    id: ID,
+    name: "Warp",
+    container: "SQLite (WAL), one `warp.sqlite` for every agent conversation: `agent_conversations` + `ai_queries` rows; \
+        user prompts only (Warp stores no assistant replies or tool calls there)",
+    stores: &[
+        StorePath {
+            os: Os::MacOs,
+            path: "~/Library/Group Containers/2BBY89MBSN.dev.warp/Library/Application Support/dev.warp.Warp-Stable/warp.sqlite",
+        },
+        StorePath { os: Os::Linux, path: "${XDG_STATE_HOME:-~/.local/state}/warp-terminal/warp.sqlite" },
+        StorePath { os: Os::Windows, path: "%LOCALAPPDATA%\\warp\\Warp\\data\\warp.sqlite" },
+    ],
+    env_vars: &["XDG_STATE_HOME", "LOCALAPPDATA"],
+    deja_vars: &["DEJA_WARP_ROOT", "DEJA_WARP_DB"],
+    needs: &[],
+    format_summary: "Warp keeps its agent conversations in its SQLite database `warp.sqlite` (WAL mode). deja reads \
+        **user prompts only**: each `ai_queries` row is one exchange of a conversation (`conversation_id`, zone-less UTC \
+        `start_ts`, `working_directory`, `model_id`), and its JSON `input` holds the prompt as `[{\"Query\": {\"text\": \
+        …}}]`; rows without a `Query` are agent steps and only count for timing. Warp stores no assistant text, tool call \
+        or tool output in these tables; `agent_conversations.conversation_data` holds only aggregate token and per-tool \
+        counts, which are not indexed. The project is the first exchange's working directory. The database is read \
+        through a private copy with its WAL, incrementally by `ai_queries` rowid.",
+    injected: &InjectedText::NONE,
+    capabilities: Capabilities {
+        mcp: Capability::Unknown,
+        auto_recall: Capability::Unknown,
+        skill: Capability::Unknown,
+        command: Capability::Unknown,
+        resume: Capability::Unknown,
+        handoff: Capability::Planned("paste: Warp is a GUI terminal with no known start-with-prompt command"),
+    },
+};
+
+impl HarnessFormat for WarpFormat {
+    fn info(&self) -> &'static HarnessInfo {
+        &INFO
+    }
+
+    fn discover(&self, env: &StoreEnv) -> Discovery {
+        let mut found = Discovery::default();
+        if let Some(pinned) = env.path_var("DEJA_WARP_DB") {
+            let db = if pinned.is_dir() { pinned.join(DB_NAME) } else { pinned };
+            add_db(&db, &mut found);
+            return found;
+        }
+        if let Some(root) = env.deja_root(ID) {
+            add_db(&root.join(DB_NAME), &mut found);
+            return found;
+        }
+        for dir in data_dirs(env) {
+            add_db(&dir.join(DB_NAME), &mut found);
+        }
+        Discovery::sort_sources(&mut found.sources);
+        found
+    }
+
+    fn parse(&self, src: &SourceRef, _opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
+        parse_db(src, out)
+    }
+}
+
+/// Warp's data directories on this OS (see the module doc).
+fn data_dirs(env: &StoreEnv) -> Vec<PathBuf> {
+    if cfg!(windows) {
+        let local = env.path_var("LOCALAPPDATA").unwrap_or_else(|| env.home().join("AppData").join("Local"));
+        return vec![local.join("warp").join("Warp").join("data")];
+    }
+    let state = env.path_var("XDG_STATE_HOME").unwrap_or_else(|| env.home().join(".local").join("state"));
+    vec![env.home().join(MACOS_DIR), state.join("warp-terminal")]
+}
+
+/// Adds `db` (its `-wal` a part) when it is a non-empty regular file; records the place
+/// looked at either way.
+fn add_db(db: &Path, found: &mut Discovery) {
+    if !found.looked_at(db) || !std::fs::metadata(db).is_ok_and(|m| m.is_file() && m.len() > 0) {
+        return;
+    }
+    let mut src = SourceRef::file(db);
+    for part in sqlite::parts(db) {
+        src = src.with_part(part);
+    }
+    found.sources.push(src);
+}
+
+fn parse_db(src: &SourceRef, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
+    let db = src.path.as_path();
+    let snapshot = Snapshot::open(db)?;
+    let mut stats = ParseStats { bytes_read: snapshot.bytes, ..ParseStats::default() };
+    let conn = snapshot.conn();
+    let sql_err = |e: rusqlite::Error| FormatError::corrupt(db, format!("query failed (schema changed?): {e}"));
+    let cols: HashSet<String> = sqlite::table_columns(conn, "ai_queries").map_err(sql_err)?.into_iter().collect();
+    let missing: Vec<&str> = ["conversation_id", "start_ts", "input"].into_iter().filter(|c| !cols.contains(*c)).collect();
+    if !missing.is_empty() {
+        return Err(FormatError::corrupt(db, format!("not a Warp store (ai_queries lacks {}); schema changed?", missing.join(", "))));
+    }
+    let col = |name: &str| if cols.contains(name) { format!("\"{name}\"") } else { "NULL".to_string() };
+
+    let max_rowid: Option<i64> = conn.query_row("SELECT max(rowid) FROM ai_queries", [], |r| r.get(0)).map_err(sql_err)?;
+    let previous = match src.cursor.as_deref().map(str::trim) {
+        None | Some("") => None,
+        Some(c) => {
+            let parsed = parse_cursor(c);
+            if parsed.is_none() {
+                stats.problem(format!("{}: cursor {c:?} is not one this reader wrote; read everything", db.display()));
+            }
+            parsed
+        }
+    };
+    // A cursor above every row means another database now stands here: read it all.
+    let previous = previous.filter(|p| max_rowid.is_some_and(|m| m >= *p));
+    if let Some(m) = max_rowid {
+        stats.cursor = Some(serde_json::json!({ "max_rowid": m }).to_string());
+    }
+    let wanted: Option<HashSet<String>> = match previous {
+        Some(mark) => {
+            let mut stmt = conn.prepare("SELECT DISTINCT conversation_id FROM ai_queries WHERE rowid > ?1").map_err(sql_err)?;
+            let ids = stmt.query_map([mark], |r| Ok(sqlite::value_text(r.get_ref(0)?).ok().flatten())).map_err(sql_err)?;
+            Some(ids.filter_map(|r| r.ok().flatten()).collect())
+        }
+        None => None,
+    };
+    if wanted.as_ref().is_some_and(HashSet::is_empty) {
+        return Ok(stats);
+    }
+
+    let modified = read_modified(conn).map_err(sql_err)?;
+    let query = format!(
+        "SELECT conversation_id, start_ts, input, {} FROM ai_queries ORDER BY conversation_id, start_ts, rowid",
+        col("working_directory")
+    );
+    let mut stmt = conn.prepare(&query).map_err(sql_err)?;
+    let mut rows = stmt.query([]).map_err(sql_err)?;
+    let mut current: Option<(String, SessionBuilder)> = None;
+    while let Some(row) = rows.next().map_err(sql_err)? {
+        stats.records += 1;
+        let text = |i: usize| row.get_ref(i).ok().and_then(|v| sqlite::value_text(v).ok().flatten());
+        let Some(conversation) = text(0).map(|t| t.trim().to_string()).filter(|t| !t.is_empty()) else {
+            stats.skip(|| format!("{}: an ai_queries row without a conversation id", db.display()));
+            continue;
+        };
+        if wanted.as_ref().is_some_and(|w| !w.contains(&conversation)) {
+            continue;
+        }
+        if current.as_ref().is_none_or(|(id, _)| *id != conversation) {
+            if let Some((_, b)) = current.take() {
+                emit(b, out);
+            }
+            let mut b = SessionBuilder::new(ID, conversation.clone(), src.clone());
+            b.touch(modified.get(&conversation).copied());
+            current = Some((conversation.clone(), b));
+        }
+        let Some((_, b)) = current.as_mut() else { continue };
+        let time = row.get_ref(1).ok().and_then(sqlite::value_timestamp);
+        // Every exchange, prompt or agent step, counts for the session's times.
+        b.touch(time);
+        if b.session().project.is_none() {
+            if let Some(dir) = text(3).map(|d| d.trim().to_string()).filter(|d| !d.is_empty()) {
+                b.session_mut().project = Some(dir);
+            }
+        }
+        let input = text(2).unwrap_or_default();
+        match prompt(&input) {
+            Ok(Some(p)) => {
+                b.push(Turn::new(Role::User, p).at(time));
+            }
+            Ok(None) => {}
+            Err(()) => stats.skip(|| format!("{}: conversation {conversation}: an input that is not JSON", db.display())),
+        }
+    }
+    if let Some((_, b)) = current.take() {
+        emit(b, out);
+    }
+    Ok(stats)
+}
+
+fn emit(b: SessionBuilder, out: &mut dyn SessionSink) {
+    if let Some(s) = b.finish() {
+        out.session(s);
+    }
+}
+
+fn parse_cursor(text: &str) -> Option<i64> {
+    serde_json::from_str::<Value>(text).ok()?.get("max_rowid")?.as_i64()
+}
+
+/// The prompt an `input` holds: the `Query.text` of its items (normally one), trimmed and
+/// joined. `Ok(None)` for an agent step (empty, `[]`, no `Query.text`); `Err` when the
+/// input is not JSON.
+fn prompt(input: &str) -> Result<Option<String>, ()> {
+    let input = input.trim();
+    if input.is_empty() {
+        return Ok(None);
+    }
+    let value: Value = serde_json::from_str(input).map_err(|_| ())?;
+    let items: Vec<&Value> = match &value {
+        Value::Array(items) => items.iter().collect(),
+        other => vec![other],
+    };
+    let texts: Vec<&str> = items
+        .iter()
+        .filter_map(|item| item.pointer("/Query/text").and_then(Value::as_str))
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .collect();
+    Ok((!texts.is_empty()).then(|| texts.join("\n\n")))
+}
+
+/// `agent_conversations.last_modified_at` per conversation, when the table is there.
+fn read_modified(conn: &Connection) -> rusqlite::Result<HashMap<String, deja_core::Timestamp>> {
+    let cols: HashSet<String> = sqlite::table_columns(conn, "agent_conversations")?.into_iter().collect();
+    let mut out = HashMap::new();
+    if !cols.contains("conversation_id") || !cols.contains("last_modified_at") {
+        return Ok(out);
+    }
+    let mut stmt = conn.prepare("SELECT conversation_id, last_modified_at FROM agent_conversations")?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        let id = row.get_ref(0).ok().and_then(|v| sqlite::value_text(v).ok().flatten()).map(|t| t.trim().to_string());
+        let time = row.get_ref(1).ok().and_then(sqlite::value_timestamp);
+        if let (Some(id), Some(time)) = (id.filter(|i| !i.is_empty()), time) {
+            out.insert(id, time);
+        }
+    }
+    Ok(out)
+}
