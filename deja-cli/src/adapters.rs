@@ -5,6 +5,7 @@ use deja_adapter_aider as _;
 use deja_adapter_amp as _;
 use deja_adapter_antigravity as _;
 use deja_adapter_chatgpt as _;
+use deja_adapter_cherrystudio as _;
 use deja_adapter_claude as _;
 use deja_adapter_clawdbot as _;
 use deja_adapter_cline as _;
