@@ -47,6 +47,7 @@ use deja_adapter_opencode as _;
 use deja_adapter_openhands as _;
 use deja_adapter_pi as _;
 use deja_adapter_piebald as _;
+use deja_adapter_poolside as _;
 use deja_adapter_posit_assistant as _;
 use deja_adapter_positron as _;
 use deja_adapter_prime as _;
