@@ -60,6 +60,7 @@ use deja_adapter_senpi as _;
 use deja_adapter_shelley as _;
 use deja_adapter_trae as _;
 use deja_adapter_vibe as _;
+use deja_adapter_vs_copilot as _;
 use deja_adapter_windsurf as _;
 use deja_adapter_zed as _;
 use deja_adapter_zencoder as _;
