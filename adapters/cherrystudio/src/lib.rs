@@ -10,14 +10,16 @@
 //! - pi runtime: pi session JSONL, flat, under `<app>/Data/Agents/.pi/sessions/`, read by
 //!   `deja_core::family::pi_jsonl` with the header `cwd` as the project (a flat store has
 //!   no encoded directory to decode);
-//! - dsh runtime (DeepSeek Harness logs under `<app>/Data/Agents/.dsh/sessions/`): **not
-//!   read yet** — its parser lives inside the deepseek adapter and has not been moved to a
-//!   shared family module.
+//! - dsh runtime: DeepSeek Harness logs (raw or zstd-framed) under
+//!   `<app>/Data/Agents/.dsh/sessions/<slug>/session-<uuid>/session*.jsonl*` (the app runs
+//!   dsh with `DSH_HOME=<app>/Data/Agents/.dsh`), read by `deja_core::family::dsh_log`, the
+//!   deepseek adapter's reader; the newest generation of each session directory is read.
 //!
 //! `DEJA_CHERRYSTUDIO_ROOTS` (the OS path list) replaces every root; `DEJA_CHERRYSTUDIO_ROOT`
 //! names one sessions root (a `projects` or `sessions` directory) and replaces them too.
-//! Under an override a file's runtime is told by its first line (a pi file opens with its
-//! `session` header), not by the directory it sits in.
+//! Under an override a file's runtime is told by its name and first line (dsh logs are
+//! `session[.vN].jsonl[.zstd]`, a pi file opens with its `session` header), not by the
+//! directory it sits in.
 //!
 //! What differs from Claude Code: the app appends the same API reply 3–4 times while it
 //! streams (new `uuid`, same `message.id`, text growing). The family joins the text blocks
@@ -28,6 +30,7 @@
 use std::path::{Path, PathBuf};
 
 use deja_core::family::claude_jsonl::{self, ClaudeDialect, FileHints, CLAUDE_INJECTED, CLAUDE_TOOLS};
+use deja_core::family::dsh_log;
 use deja_core::family::pi_jsonl::{self, DirProject, PiDialect, MAX_WALK_DEPTH};
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, Os, ParseOptions, ParseStats, Role, Session, SessionSink,
@@ -51,17 +54,20 @@ deja_core::inventory::submit!(deja_core::Registration(&CherrystudioFormat));
 static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Cherry Studio",
-    container: "Claude Code JSONL and pi session JSONL, one file per session, per agent runtime",
+    container: "Claude Code JSONL, pi session JSONL and DeepSeek Harness logs, per agent runtime",
     stores: &[
         StorePath { os: Os::MacOs, path: "~/Library/Application Support/CherryStudio/Data/Agents/.claude/projects/<workspace>/<session>.jsonl" },
         StorePath { os: Os::MacOs, path: "~/Library/Application Support/CherryStudio/.claude/projects/<workspace>/<session>.jsonl" },
         StorePath { os: Os::MacOs, path: "~/Library/Application Support/CherryStudio/Data/Agents/.pi/sessions/<ts>_<id>.jsonl" },
+        StorePath { os: Os::MacOs, path: "~/Library/Application Support/CherryStudio/Data/Agents/.dsh/sessions/<slug>/session-<uuid>/session*.jsonl*" },
         StorePath { os: Os::Windows, path: "%APPDATA%\\CherryStudio\\Data\\Agents\\.claude\\projects\\<workspace>\\<session>.jsonl" },
         StorePath { os: Os::Windows, path: "%APPDATA%\\CherryStudio\\.claude\\projects\\<workspace>\\<session>.jsonl" },
         StorePath { os: Os::Windows, path: "%APPDATA%\\CherryStudio\\Data\\Agents\\.pi\\sessions\\<ts>_<id>.jsonl" },
+        StorePath { os: Os::Windows, path: "%APPDATA%\\CherryStudio\\Data\\Agents\\.dsh\\sessions\\<slug>\\session-<uuid>\\session*.jsonl*" },
         StorePath { os: Os::Linux, path: "${XDG_CONFIG_HOME:-~/.config}/CherryStudio/Data/Agents/.claude/projects/<workspace>/<session>.jsonl" },
         StorePath { os: Os::Linux, path: "${XDG_CONFIG_HOME:-~/.config}/CherryStudio/.claude/projects/<workspace>/<session>.jsonl" },
         StorePath { os: Os::Linux, path: "${XDG_CONFIG_HOME:-~/.config}/CherryStudio/Data/Agents/.pi/sessions/<ts>_<id>.jsonl" },
+        StorePath { os: Os::Linux, path: "${XDG_CONFIG_HOME:-~/.config}/CherryStudio/Data/Agents/.dsh/sessions/<slug>/session-<uuid>/session*.jsonl*" },
         StorePath { os: Os::Any, path: "<each app.user_data_path in ~/.cherrystudio/boot-config.json>/… (the same roots)" },
     ],
     env_vars: &["XDG_CONFIG_HOME", "APPDATA"],
@@ -72,7 +78,8 @@ static INFO: HarnessInfo = HarnessInfo {
         `tool_use`/`tool_result` pairs, compaction summaries, sub-agent files under `subagents/`), with each streamed \
         reply appended 3–4 times as growing snapshots that share `message.id` (the longest is kept); the pi runtime \
         pi's session JSONL (`session` header with `cwd`, `message` entries with text, thinking, `toolCall` blocks and \
-        `toolResult` messages), in a flat directory. The dsh (DeepSeek Harness) runtime's logs are not read yet.",
+        `toolResult` messages), in a flat directory; the dsh runtime DeepSeek Harness logs (`{type, seq, time, data}` \
+        events, raw or zstd-framed, one file per format generation).",
     injected: &CLAUDE_INJECTED,
     capabilities: Capabilities {
         mcp: Capability::Planned(
@@ -91,6 +98,7 @@ static INFO: HarnessInfo = HarnessInfo {
 enum Runtime {
     Claude,
     Pi,
+    Dsh,
 }
 
 impl HarnessFormat for CherrystudioFormat {
@@ -110,10 +118,18 @@ impl HarnessFormat for CherrystudioFormat {
                     found.looked_at(&root);
                     sources.extend(pi.sources);
                 }
+                Runtime::Dsh => {
+                    if found.looked_at(&root) {
+                        sources.extend(dsh_log::discover_sessions(&root));
+                    }
+                }
                 Runtime::Claude => {
                     if found.looked_at(&root) {
                         // Read whole: a later append can still grow a reply stored half-way.
-                        sources.extend(claude_jsonl::discover_projects(&root, include).into_iter().map(|s| SourceRef::file(s.path)));
+                        // dsh logs under an override root come from the dsh walk (newest
+                        // generation only), not from here.
+                        let claude = claude_jsonl::discover_projects(&root, include).into_iter().filter(|s| !is_dsh_log(&s.path));
+                        sources.extend(claude.map(|s| SourceRef::file(s.path)));
                     }
                 }
             }
@@ -126,6 +142,9 @@ impl HarnessFormat for CherrystudioFormat {
     }
 
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
+        if is_dsh_log(&src.path) {
+            return dsh_log::parse(ID, src, opts, out);
+        }
         if opens_with_pi_header(&src.path) {
             return pi_jsonl::parse(&PI_DIALECT, src, opts, out);
         }
@@ -147,7 +166,7 @@ fn roots(env: &StoreEnv) -> Vec<(PathBuf, Runtime)> {
     if !overridden.is_empty() {
         // A pi store is flat, so the Claude walk (every `*.jsonl`) finds its files too;
         // the parse tells the runtimes apart by the first line.
-        return overridden.into_iter().map(|p| (p, Runtime::Claude)).collect();
+        return overridden.into_iter().flat_map(|p| [(p.clone(), Runtime::Claude), (p, Runtime::Dsh)]).collect();
     }
     let mut apps = moved_app_dirs(env);
     apps.push(default_app_dir(env));
@@ -156,6 +175,7 @@ fn roots(env: &StoreEnv) -> Vec<(PathBuf, Runtime)> {
         out.push((app.join("Data/Agents/.claude/projects"), Runtime::Claude));
         out.push((app.join(".claude/projects"), Runtime::Claude));
         out.push((app.join("Data/Agents/.pi/sessions"), Runtime::Pi));
+        out.push((app.join("Data/Agents/.dsh/sessions"), Runtime::Dsh));
     }
     out
 }
@@ -187,6 +207,11 @@ pub fn moved_dirs_in(bytes: &[u8], home: &Path) -> Vec<PathBuf> {
     dirs.retain(|p| p != home);
     dirs.dedup();
     dirs
+}
+
+/// Whether the file is a dsh generation log (`session.jsonl`, `session.vN.jsonl`, `.zstd`).
+fn is_dsh_log(path: &Path) -> bool {
+    path.file_name().and_then(|n| n.to_str()).and_then(dsh_log::generation_name).is_some()
 }
 
 /// Whether the file's first line is a pi `session` header (a torn or unreadable head is

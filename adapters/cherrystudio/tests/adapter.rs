@@ -64,6 +64,18 @@ fn pi_runtime_is_read_by_its_header() {
 }
 
 #[test]
+fn dsh_runtime_is_read_by_the_shared_reader() {
+    let all = sessions(&StoreEnv::with_home(home()));
+    let dsh = all.iter().find(|s| s.id == "7d8e9fa0-0000-4000-8000-000000000004").expect("dsh session");
+    assert_eq!(dsh.harness, "cherrystudio");
+    assert_eq!(dsh.project.as_deref(), Some("/src/cache"));
+    let users: Vec<&str> = dsh.turns.iter().filter(|t| t.role == Role::User).map(|t| t.text.as_str()).collect();
+    assert_eq!(users, ["why is the cache cold after deploys?"], "the runtime context is the harness's own text");
+    let warm = dsh.turns.iter().find(|t| t.tool.as_ref().and_then(|x| x.command.as_deref()) == Some("make warm")).expect("call");
+    assert_eq!(warm.tool.as_ref().and_then(|t| t.exit.clone()), Some(ExitStatus::Code(2)));
+}
+
+#[test]
 fn boot_config_moves_the_app_dir() {
     let tmp = tempfile::tempdir().expect("tmp");
     let moved = tmp.path().join("cherry");
