@@ -31,14 +31,17 @@
 //! `[killed by signal: X]` give the exit status (the marker line is dropped from the
 //! text); `read`, `edit`, `write` and `str_replace_editor` name files, and edits that
 //! carry old/new strings give the replaced span.
+//!
+//! The reader (this table) and the discovery walk live in `deja_core::family::dsh_log`,
+//! shared with Cherry Studio's dsh runtime; this adapter is its metadata, store root and
+//! synthetic writer.
 
-mod parse;
 mod synth;
 
-use deja_core::discover::{is_dir_entry, is_file_entry};
+pub use deja_core::family::dsh_log::{generation_name, pick_generation, GenerationName};
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
 
+use deja_core::family::dsh_log;
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, SessionSink,
     SourceRef, StoreEnv, StorePath, SynthSession, SynthWriter,
@@ -102,13 +105,13 @@ impl HarnessFormat for DeepSeek {
         let mut found = Discovery::default();
         let root = sessions_root(env);
         if found.looked_at(&root) {
-            found.sources = discover_in(&root);
+            found.sources = dsh_log::discover_sessions(&root);
         }
         found
     }
 
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
-        parse::parse(src, opts, out)
+        dsh_log::parse(ID, src, opts, out)
     }
 
     fn synthetic(&self) -> Option<&dyn SynthWriter> {
@@ -128,113 +131,6 @@ pub fn sessions_root(env: &StoreEnv) -> PathBuf {
         return root;
     }
     env.path_var("DSH_HOME").unwrap_or_else(|| env.home().join(".dsh")).join("sessions")
-}
-
-/// Every `session-<uuid>` directory under `root` (the root itself included), each
-/// contributing its newest generation. Sorted for determinism.
-///
-/// Every search refreshes the index first, so this walk is on the hot path of a
-/// no-change refresh: it reads directories only, taking entry types from `readdir`
-/// and stat-ing a file only to break a tie between two files of one generation.
-fn discover_in(root: &Path) -> Vec<SourceRef> {
-    let mut sources = Vec::new();
-    if root.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("session-")) {
-        push_session_dir(root, &mut sources);
-    } else {
-        walk_for_sessions(root, 0, &mut sources);
-    }
-    Discovery::sort_sources(&mut sources);
-    sources
-}
-
-/// Depth of `<root>/<slug>/session-<uuid>` plus room for nesting dsh may add.
-const MAX_WALK_DEPTH: usize = 4;
-
-fn walk_for_sessions(dir: &Path, depth: usize, out: &mut Vec<SourceRef>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    for entry in entries.flatten() {
-        if !is_dir_entry(&entry) {
-            continue;
-        }
-        let path = entry.path();
-        if entry.file_name().to_str().is_some_and(|n| n.starts_with("session-")) {
-            // A session directory holds generations, never further sessions.
-            push_session_dir(&path, out);
-        } else if depth + 1 < MAX_WALK_DEPTH {
-            walk_for_sessions(&path, depth + 1, out);
-        }
-    }
-}
-
-fn push_session_dir(dir: &Path, out: &mut Vec<SourceRef>) {
-    if let Some((path, generation)) = pick_generation(dir) {
-        let mut src = SourceRef::file(path);
-        src.generation = Some(generation);
-        out.push(src);
-    }
-}
-
-/// What a log's file name says about it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct GenerationName {
-    /// `N` of `session.vN.jsonl`; 0 for the unnumbered `session.jsonl`.
-    pub generation: u32,
-    /// False for the unnumbered (oldest) naming.
-    pub numbered: bool,
-    pub zstd: bool,
-}
-
-/// Parses `session.jsonl`, `session.vN.jsonl`, each optionally `.zstd` (or `.zst`).
-/// Any `N` is accepted so the next format bump is read rather than skipped.
-pub fn generation_name(name: &str) -> Option<GenerationName> {
-    let (stem, zstd) = match name.strip_suffix(".zstd").or_else(|| name.strip_suffix(".zst")) {
-        Some(s) => (s, true),
-        None => (name, false),
-    };
-    let stem = stem.strip_suffix(".jsonl")?;
-    if stem == "session" {
-        return Some(GenerationName { generation: 0, numbered: false, zstd });
-    }
-    let n = stem.strip_prefix("session.v")?;
-    if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    Some(GenerationName { generation: n.parse().ok()?, numbered: true, zstd })
-}
-
-/// The newest generation in one session directory: highest `N` (the unnumbered name is
-/// older than any `vN`). When the raw and the zstd file of the same `N` both exist
-/// (raw lines are a dsh configuration, so a switch leaves both), the one modified
-/// last wins, then the larger, then zstd, because the one dsh wrote most recently is
-/// the one it is still appending to. Only regular files count.
-pub fn pick_generation(dir: &Path) -> Option<(PathBuf, u32)> {
-    // Newest by name first; only files sharing the newest generation need a stat.
-    let mut newest: Vec<(GenerationName, PathBuf)> = Vec::new();
-    for entry in std::fs::read_dir(dir).ok()?.flatten() {
-        let name = entry.file_name();
-        let Some(gen) = name.to_str().and_then(generation_name) else { continue };
-        if !is_file_entry(&entry) {
-            continue;
-        }
-        let key = (gen.generation, gen.numbered);
-        match newest.first().map(|(g, _)| (g.generation, g.numbered)) {
-            Some(best) if key < best => {}
-            Some(best) if key == best => newest.push((gen, entry.path())),
-            _ => newest = vec![(gen, entry.path())],
-        }
-    }
-    if newest.len() > 1 {
-        type Tie = (Option<SystemTime>, u64, bool);
-        let tie = |(g, p): &(GenerationName, PathBuf)| -> Tie {
-            let meta = std::fs::metadata(p).ok();
-            (meta.as_ref().and_then(|m| m.modified().ok()), meta.as_ref().map_or(0, |m| m.len()), g.zstd)
-        };
-        let ranked: Vec<(Tie, usize)> = newest.iter().enumerate().map(|(i, c)| (tie(c), i)).collect();
-        let (_, winner) = ranked.into_iter().max_by(|a, b| a.0.cmp(&b.0))?;
-        let (g, p) = newest.swap_remove(winner);
-        return Some((p, g.generation));
-    }
-    newest.pop().map(|(g, p)| (p, g.generation))
 }
 
 /// The workspace slug dsh names a project directory with: the cwd with `/` written as

@@ -1,23 +1,60 @@
-//! The event-log parser: one pass in file order, one function per record kind.
+//! DeepSeek Harness session logs (`dsh`, packages `@deepseek-ai/dsh-*`), the reader behind
+//! the deepseek adapter and Cherry Studio's dsh runtime. dsh's `headless` and `web`
+//! apps keep one directory per session,
+//! `${DSH_HOME:-~/.dsh}/sessions/<workspace-slug>/session-<uuid>/`, holding one
+//! append-only JSONL log per **format generation**: `session.jsonl[.zstd]` (oldest,
+//! header `"version": 0`), then `session.vN.jsonl[.zstd]`. The `.zstd` files are the
+//! same byte stream written as many concatenated zstd frames (one per flush). When dsh
+//! reopens an old session it rewrites the whole history into a new-generation file and
+//! leaves the old one beside it, so discovery reads only the newest generation of each
+//! directory (see [`pick_generation`]).
+//!
+//! Every line after the header is `{"type", "seq", "time", "data"}` (packed rows carry
+//! `seq0`/`time0`), processed in file order because `seq` is not monotonic.
+//!
+//! | record `type` | role | rule |
+//! | --- | --- | --- |
+//! | `session` (header) | — | id (`session-` prefix dropped), `cwd` → project, `createdAt` |
+//! | `user/message`, `data.source.kind == "user"` | `User` | text blocks (or a string) joined; flushes pending deltas |
+//! | `user/message`, any other `source.kind` | skipped | runtime-context snapshots, skill catalogues (harness talking about itself) |
+//! | `assistant/message` | `Assistant` | `text` blocks; `reasoning` → `Reasoning` only with `include_reasoning`; `tool-call` blocks → `ToolCall`; **discards** pending deltas |
+//! | `assistant/chunk` with `chunk.type == "text-delta"` | (buffer) | appended to the pending stream; other chunk types skipped |
+//! | `text-chunks` | (buffer) | packed deltas `data.texts`, appended in order; time `time0` |
+//! | `tool-call-chunks` | skipped | the complete call is in `assistant/message` / `tool/call` |
+//! | `step/end`, `turn/end`, end of file | `Assistant` (`partial`) | flush the pending stream (non-empty only when no complete message arrived) |
+//! | `tool/call` | `ToolCall` | paired by `callId`; one turn per call id even when the `assistant/message` block also names it |
+//! | `tool/result` v1–v3 (nested `tool-result` blocks) | folded into the call, else `ToolOutput` | inner text joined, block `isError` |
+//! | `tool/result` v4+ (`role: "tool"`, the message is the result) | folded into the call, else `ToolOutput` | message text blocks, message `isError` |
+//! | `session/title` | — | session title; the last one wins (the provider's title follows the fallback, often after `turn/end`) |
+//! | `permission/preset`, `sandbox/mode`, `approval/policy`, `turn/start`, `step/start`, `request/header`, `request/context`, `session/title-llm-request`, `agent/inbox/spliced`, others | skipped | configuration, prompts and queue bookkeeping |
+//!
+//! Work signals: `bash`/`pwsh` results whose last line is `[exit code: N]` or
+//! `[killed by signal: X]` give the exit status (the marker line is dropped from the
+//! text); `read`, `edit`, `write` and `str_replace_editor` name files, and edits that
+//! carry old/new strings give the replaced span.
+//!
+//! The reader is parameterised only by the harness id the sessions are filed under.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
-use deja_core::model::{cap_text, MAX_EDIT_BYTES, MAX_MESSAGE_BYTES};
-use deja_core::patch::join_cwd;
-use deja_core::project::{dash_fallback_name, decode_dash_path};
-use deja_core::read::{at, for_each_json_line, read_source, str_at};
-use deja_core::{
+use crate::discover::{is_dir_entry, is_file_entry};
+use crate::format::Discovery;
+
+use crate::model::{cap_text, MAX_EDIT_BYTES, MAX_MESSAGE_BYTES};
+use crate::patch::join_cwd;
+use crate::project::{dash_fallback_name, decode_dash_path};
+use crate::read::{at, for_each_json_line, read_source, str_at};
+use crate::{
     Edit, ExitStatus, FileAction, FileTouch, FormatError, ParseOptions, ParseStats, Role, SessionBuilder, SessionSink, SourceRef,
     Timestamp, ToolUse, Turn,
 };
 use serde_json::Value;
 
-use crate::{generation_name, ID};
-
 /// Parses one generation file in full. zstd generations are not append-only on disk
 /// (frames are flushed whole) and a raw log's streamed deltas, titles and call/result
 /// pairs span the whole file, so there is no tail resume: `src.resume` is ignored.
-pub fn parse(src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
+pub fn parse(harness: &str, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
     let mut stats = ParseStats::default();
     let data = read_source(&src.path, &mut stats)?;
     let mut source = src.clone();
@@ -26,7 +63,7 @@ pub fn parse(src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) ->
         source.generation = file_name(&src.path).and_then(generation_name).map(|g| g.generation);
     }
     let layout = StoreLayout::of(&src.path);
-    let mut parser = Parser::new(source, opts, &layout);
+    let mut parser = Parser::new(harness, source, opts, &layout);
     for_each_json_line(&data.bytes, 0, &src.path, &mut stats, |_, v| parser.record(&v));
     if data.compressed {
         // Offsets inside the decoded stream mean nothing on disk.
@@ -82,8 +119,8 @@ struct Parser<'a> {
 }
 
 impl<'a> Parser<'a> {
-    fn new(source: SourceRef, opts: &'a ParseOptions, layout: &StoreLayout) -> Self {
-        let mut b = SessionBuilder::new(ID, layout.id.clone(), source);
+    fn new(harness: &str, source: SourceRef, opts: &'a ParseOptions, layout: &StoreLayout) -> Self {
+        let mut b = SessionBuilder::new(harness, layout.id.clone(), source);
         b.session_mut().project = layout.project();
         Parser { b, opts, cwd: None, header_seen: false, title: None, pending: String::new(), pending_time: None }
     }
@@ -448,6 +485,113 @@ fn bool_field(v: &Value, key: &str) -> bool {
     v.get(key).and_then(Value::as_bool).unwrap_or(false)
 }
 
+/// Every `session-<uuid>` directory under `root` (the root itself included), each
+/// contributing its newest generation. Sorted for determinism.
+///
+/// Every search refreshes the index first, so this walk is on the hot path of a
+/// no-change refresh: it reads directories only, taking entry types from `readdir`
+/// and stat-ing a file only to break a tie between two files of one generation.
+pub fn discover_sessions(root: &Path) -> Vec<SourceRef> {
+    let mut sources = Vec::new();
+    if root.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("session-")) {
+        push_session_dir(root, &mut sources);
+    } else {
+        walk_for_sessions(root, 0, &mut sources);
+    }
+    Discovery::sort_sources(&mut sources);
+    sources
+}
+
+/// Depth of `<root>/<slug>/session-<uuid>` plus room for nesting dsh may add.
+const MAX_WALK_DEPTH: usize = 4;
+
+fn walk_for_sessions(dir: &Path, depth: usize, out: &mut Vec<SourceRef>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        if !is_dir_entry(&entry) {
+            continue;
+        }
+        let path = entry.path();
+        if entry.file_name().to_str().is_some_and(|n| n.starts_with("session-")) {
+            // A session directory holds generations, never further sessions.
+            push_session_dir(&path, out);
+        } else if depth + 1 < MAX_WALK_DEPTH {
+            walk_for_sessions(&path, depth + 1, out);
+        }
+    }
+}
+
+fn push_session_dir(dir: &Path, out: &mut Vec<SourceRef>) {
+    if let Some((path, generation)) = pick_generation(dir) {
+        let mut src = SourceRef::file(path);
+        src.generation = Some(generation);
+        out.push(src);
+    }
+}
+
+/// What a log's file name says about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GenerationName {
+    /// `N` of `session.vN.jsonl`; 0 for the unnumbered `session.jsonl`.
+    pub generation: u32,
+    /// False for the unnumbered (oldest) naming.
+    pub numbered: bool,
+    pub zstd: bool,
+}
+
+/// Parses `session.jsonl`, `session.vN.jsonl`, each optionally `.zstd` (or `.zst`).
+/// Any `N` is accepted so the next format bump is read rather than skipped.
+pub fn generation_name(name: &str) -> Option<GenerationName> {
+    let (stem, zstd) = match name.strip_suffix(".zstd").or_else(|| name.strip_suffix(".zst")) {
+        Some(s) => (s, true),
+        None => (name, false),
+    };
+    let stem = stem.strip_suffix(".jsonl")?;
+    if stem == "session" {
+        return Some(GenerationName { generation: 0, numbered: false, zstd });
+    }
+    let n = stem.strip_prefix("session.v")?;
+    if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(GenerationName { generation: n.parse().ok()?, numbered: true, zstd })
+}
+
+/// The newest generation in one session directory: highest `N` (the unnumbered name is
+/// older than any `vN`). When the raw and the zstd file of the same `N` both exist
+/// (raw lines are a dsh configuration, so a switch leaves both), the one modified
+/// last wins, then the larger, then zstd, because the one dsh wrote most recently is
+/// the one it is still appending to. Only regular files count.
+pub fn pick_generation(dir: &Path) -> Option<(PathBuf, u32)> {
+    // Newest by name first; only files sharing the newest generation need a stat.
+    let mut newest: Vec<(GenerationName, PathBuf)> = Vec::new();
+    for entry in std::fs::read_dir(dir).ok()?.flatten() {
+        let name = entry.file_name();
+        let Some(gen) = name.to_str().and_then(generation_name) else { continue };
+        if !is_file_entry(&entry) {
+            continue;
+        }
+        let key = (gen.generation, gen.numbered);
+        match newest.first().map(|(g, _)| (g.generation, g.numbered)) {
+            Some(best) if key < best => {}
+            Some(best) if key == best => newest.push((gen, entry.path())),
+            _ => newest = vec![(gen, entry.path())],
+        }
+    }
+    if newest.len() > 1 {
+        type Tie = (Option<SystemTime>, u64, bool);
+        let tie = |(g, p): &(GenerationName, PathBuf)| -> Tie {
+            let meta = std::fs::metadata(p).ok();
+            (meta.as_ref().and_then(|m| m.modified().ok()), meta.as_ref().map_or(0, |m| m.len()), g.zstd)
+        };
+        let ranked: Vec<(Tie, usize)> = newest.iter().enumerate().map(|(i, c)| (tie(c), i)).collect();
+        let (_, winner) = ranked.into_iter().max_by(|a, b| a.0.cmp(&b.0))?;
+        let (g, p) = newest.swap_remove(winner);
+        return Some((p, g.generation));
+    }
+    newest.pop().map(|(g, p)| (p, g.generation))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -466,5 +610,30 @@ mod tests {
         assert_eq!(block_kind(&serde_json::json!({"type": "@deepseek-ai/dsh-base:text"})), Some("text"));
         assert_eq!(block_kind(&serde_json::json!({"type": "dsh/tool-call"})), Some("tool-call"));
         assert_eq!(block_kind(&serde_json::json!({"type": "runtime-context"})), Some("runtime-context"));
+    }
+}
+
+#[cfg(test)]
+mod shared_tests {
+    use super::*;
+
+    #[test]
+    fn generation_names_and_the_harness_id() {
+        assert_eq!(generation_name("session.jsonl"), Some(GenerationName { generation: 0, numbered: false, zstd: false }));
+        assert_eq!(generation_name("session.v4.jsonl.zstd"), Some(GenerationName { generation: 4, numbered: true, zstd: true }));
+        assert_eq!(generation_name("notes.jsonl"), None);
+        let dir = tempfile::tempdir().expect("tmp");
+        let session = dir.path().join("--src-x--/session-ab12");
+        std::fs::create_dir_all(&session).expect("mkdir");
+        let log = concat!(
+            "{\"type\":\"session\",\"version\":4,\"id\":\"session-ab12\",\"createdAt\":1788400000000,\"cwd\":\"/src/x\"}\n",
+            "{\"type\":\"user/message\",\"seq\":1,\"time\":1788400000100,\"data\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}],\"source\":{\"kind\":\"user\"}}}\n",
+        );
+        std::fs::write(session.join("session.v4.jsonl"), log).expect("write");
+        let sources = discover_sessions(dir.path());
+        assert_eq!(sources.len(), 1);
+        let mut out: Vec<crate::Session> = Vec::new();
+        parse("some-harness", &sources[0], &ParseOptions::default(), &mut out).expect("parse");
+        assert_eq!((out[0].harness.as_str(), out[0].id.as_str()), ("some-harness", "ab12"));
     }
 }
