@@ -45,6 +45,7 @@ use deja_adapter_muse as _;
 use deja_adapter_omnigent as _;
 use deja_adapter_omp as _;
 use deja_adapter_openclaude as _;
+use deja_adapter_openclaw as _;
 use deja_adapter_opencode as _;
 use deja_adapter_openhands as _;
 use deja_adapter_pi as _;
