@@ -133,6 +133,18 @@ impl ParseStats {
         }
     }
 
+    /// The cursor this parser returned for `src` last time (`SourceRef::cursor`), decoded
+    /// by `parse`. A cursor it cannot decode (another release wrote it, or it is damaged)
+    /// is noted here and `None` returned, so the source is read whole rather than wrongly.
+    pub fn previous_cursor<T>(&mut self, src: &SourceRef, parse: impl FnOnce(&str) -> Option<T>) -> Option<T> {
+        let text = src.cursor.as_deref().map(str::trim).filter(|c| !c.is_empty())?;
+        let parsed = parse(text);
+        if parsed.is_none() {
+            self.problem(format!("{}: cursor {text:?} is not one this reader wrote; read everything", src.path.display()));
+        }
+        parsed
+    }
+
     pub fn skip(&mut self, why: impl FnOnce() -> String) {
         self.skipped += 1;
         if self.problems.len() < Self::MAX_PROBLEMS {

@@ -384,11 +384,58 @@ pub fn table_columns(conn: &Connection, table: &str) -> rusqlite::Result<Vec<Str
     Ok(names)
 }
 
+/// The highest `rowid` of `table`. A row inserted since has a higher one, whatever time
+/// it carries, which makes it a row cursor that needs no trust in a harness's clocks.
+/// `Ok(None)` for an empty table; an error for a table without rowids (`WITHOUT ROWID`).
+pub fn max_rowid(conn: &Connection, table: &str) -> rusqlite::Result<Option<i64>> {
+    conn.query_row(&format!("SELECT max(rowid) FROM \"{table}\""), [], |r| r.get(0))
+}
+
+/// The distinct `key` values of the rows of `table` inserted after the rowid `mark`
+/// (the sessions a row cursor must re-read), each rendered by `render`; values it
+/// cannot render are passed over.
+pub fn keys_after(
+    conn: &Connection,
+    table: &str,
+    key: &str,
+    mark: i64,
+    mut render: impl FnMut(ValueRef<'_>) -> Option<String>,
+) -> rusqlite::Result<std::collections::HashSet<String>> {
+    let mut stmt = conn.prepare(&format!("SELECT DISTINCT \"{key}\" FROM \"{table}\" WHERE rowid > ?1"))?;
+    let mut rows = stmt.query([mark])?;
+    let mut out = std::collections::HashSet::new();
+    while let Some(row) = rows.next()? {
+        if let Some(k) = render(row.get_ref(0)?) {
+            out.insert(k);
+        }
+    }
+    Ok(out)
+}
+
+/// A column value as text, for [`keys_after`] (`None` for NULL and undecodable BLOBs).
+pub fn key_text(v: ValueRef<'_>) -> Option<String> {
+    value_text(v).ok().flatten()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
+
+    #[test]
+    fn rowid_marks_find_the_rows_inserted_since() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch("CREATE TABLE m(sid TEXT); INSERT INTO m VALUES ('a'), ('b');").unwrap();
+        assert_eq!(max_rowid(&conn, "m").unwrap(), Some(2));
+        conn.execute_batch("INSERT INTO m VALUES ('b'), (NULL); DELETE FROM m WHERE rowid = 1; INSERT INTO m VALUES ('a');").unwrap();
+        let mut after: Vec<String> = keys_after(&conn, "m", "sid", 2, key_text).unwrap().into_iter().collect();
+        after.sort();
+        assert_eq!(after, ["a", "b"], "a deleted and re-inserted row is new; NULL keys are passed over");
+        conn.execute_batch("CREATE TABLE e(x); CREATE TABLE w(k TEXT PRIMARY KEY) WITHOUT ROWID;").unwrap();
+        assert_eq!(max_rowid(&conn, "e").unwrap(), None);
+        assert!(max_rowid(&conn, "w").is_err());
+    }
 
     /// Copies thrown away because the files changed under them (seen by the tests).
     pub(super) static RETRIES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);

@@ -188,17 +188,10 @@ fn parse_db(src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> 
             |r| r.get::<_, Option<f64>>(0),
         )
         .map_err(sql_err)?;
-    let max_rowid: Option<i64> = conn.query_row("SELECT max(rowid) FROM messages", [], |r| r.get(0)).map_err(sql_err)?;
-    let previous = match src.cursor.as_deref().map(str::trim) {
-        None | Some("") => None,
-        Some(c) => {
-            let parsed = serde_json::from_str::<Value>(c).ok().and_then(|v| Some((v.get("updated")?.as_f64()?, v.get("rowid")?.as_i64()?)));
-            if parsed.is_none() {
-                stats.problem(format!("{}: cursor {c:?} is not one this reader wrote; read everything", db.display()));
-            }
-            parsed
-        }
-    };
+    let max_rowid = sqlite::max_rowid(conn, "messages").map_err(sql_err)?;
+    let previous = stats.previous_cursor(src, |c| {
+        serde_json::from_str::<Value>(c).ok().and_then(|v| Some((v.get("updated")?.as_f64()?, v.get("rowid")?.as_i64()?)))
+    });
     // Fewer rows than last time: rows were deleted or the store replaced; read it all.
     let previous = previous.filter(|(_, r)| max_rowid.is_some_and(|m| m >= *r));
     stats.cursor = Some(serde_json::json!({ "updated": newest.unwrap_or(0.0), "rowid": max_rowid.unwrap_or(0) }).to_string());

@@ -279,17 +279,7 @@ fn parse_ide(src: &SourceRef, out: &mut dyn SessionSink) -> Result<ParseStats, F
     .map_err(sql_err)?;
 
     let newest = states.values().filter_map(|s| s.0).max();
-    let previous = match src.cursor.as_deref().map(str::trim) {
-        None | Some("") => None,
-        Some(c) => {
-            let parsed = Cursor::parse(c);
-            if parsed.is_none() {
-                stats.problem(format!("{}: cursor {c:?} is not one this reader wrote; read everything", db.display()));
-            }
-            parsed
-        }
-    }
-    .filter(|c| newest.is_some_and(|n| n >= c.newest));
+    let previous = stats.previous_cursor(src, Cursor::parse).filter(|c| newest.is_some_and(|n| n >= c.newest));
     let wanted: Option<HashSet<String>> = previous.map(|c| {
         let since = c.newest.saturating_sub(CURSOR_SLACK_MS);
         let recent: HashMap<&str, ComposerState> = c.recent.iter().map(|(id, s)| (id.as_str(), *s)).collect();

@@ -253,16 +253,7 @@ fn parse_db(src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> 
         row_id: max_row,
         mtime: files.iter().map(|f| f.2).max().unwrap_or(0),
     };
-    let previous = match src.cursor.as_deref().map(str::trim) {
-        None | Some("") => None,
-        Some(c) => {
-            let parsed = parse_cursor(c);
-            if parsed.is_none() {
-                stats.problem(format!("{}: cursor {c:?} is not one this reader wrote; read everything", db.display()));
-            }
-            parsed
-        }
-    };
+    let previous = stats.previous_cursor(src, parse_cursor);
     // A cursor past everything here means another store stands in its place: read it all.
     let previous = previous.filter(|p| p.row_id <= now.row_id && p.activity <= now.activity);
     stats.cursor = Some(serde_json::json!({ "activity": now.activity, "row_id": now.row_id, "mtime": now.mtime }).to_string());

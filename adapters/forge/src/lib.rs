@@ -175,18 +175,10 @@ fn parse_db(src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> 
         }
     }
     let newest = states.values().filter_map(|s| s.map(|(t, _)| t)).max();
-    let previous = match src.cursor.as_deref().map(str::trim) {
-        None | Some("") => None,
-        Some(c) => {
-            let parsed = Cursor::parse(c);
-            if parsed.is_none() {
-                stats.problem(format!("{}: cursor {c:?} is not one this reader wrote; read everything", db.display()));
-            }
-            parsed
-        }
-    }
-    // A cursor newer than every row was taken from another database: read everything.
-    .filter(|c| newest.is_some_and(|n| n >= c.newest));
+    let previous = stats
+        .previous_cursor(src, Cursor::parse)
+        // A cursor newer than every row was taken from another database: read everything.
+        .filter(|c| newest.is_some_and(|n| n >= c.newest));
     let wanted: Option<HashSet<&str>> = previous.as_ref().map(|c| {
         let since = c.newest.saturating_sub(CURSOR_SLACK_MS);
         let recent: HashMap<&str, RowState> = c.recent.iter().map(|(id, s)| (id.as_str(), *s)).collect();

@@ -250,28 +250,16 @@ fn parse_db(src: &SourceRef, out: &mut dyn SessionSink) -> Result<ParseStats, Fo
     let scol = |n: &str| if scols.contains(n) { format!("s.\"{n}\"") } else { "NULL".to_string() };
     let mcol = |n: &str| if mcols.contains(n) { format!("m.\"{n}\"") } else { "NULL".to_string() };
 
-    let max_id: Option<i64> = conn.query_row("SELECT max(rowid) FROM messages", [], |r| r.get(0)).map_err(sql_err)?;
-    let previous = match src.cursor.as_deref().map(str::trim) {
-        None | Some("") => None,
-        Some(c) => {
-            let parsed = serde_json::from_str::<Value>(c).ok().and_then(|v| v.get("max_id").and_then(Value::as_i64));
-            if parsed.is_none() {
-                stats.problem(format!("{}: cursor {c:?} is not one this reader wrote; read everything", db.display()));
-            }
-            parsed
-        }
-    };
+    let max_id = sqlite::max_rowid(conn, "messages").map_err(sql_err)?;
+    let previous =
+        stats.previous_cursor(src, |c| serde_json::from_str::<Value>(c).ok().and_then(|v| v.get("max_id").and_then(Value::as_i64)));
     // A cursor above every row means another database now stands here: read it all.
     let previous = previous.filter(|p| max_id.is_some_and(|m| m >= *p));
     if let Some(m) = max_id {
         stats.cursor = Some(serde_json::json!({ "max_id": m }).to_string());
     }
     let wanted: Option<HashSet<String>> = match previous {
-        Some(mark) => {
-            let mut stmt = conn.prepare("SELECT DISTINCT session_id FROM messages WHERE rowid > ?1").map_err(sql_err)?;
-            let ids = stmt.query_map([mark], |r| Ok(sqlite::value_text(r.get_ref(0)?).ok().flatten())).map_err(sql_err)?;
-            Some(ids.filter_map(|r| r.ok().flatten()).collect())
-        }
+        Some(mark) => Some(sqlite::keys_after(conn, "messages", "session_id", mark, sqlite::key_text).map_err(sql_err)?),
         None => None,
     };
     if wanted.as_ref().is_some_and(HashSet::is_empty) {

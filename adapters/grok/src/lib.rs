@@ -389,16 +389,7 @@ fn parse_db(src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> 
         }
     }
     let newest = sessions.values().flatten().filter_map(|m| m.time).map(|t| t.0).max();
-    let previous = match src.cursor.as_deref().map(str::trim) {
-        None | Some("") => None,
-        Some(c) => {
-            let parsed = parse_cursor(c);
-            if parsed.is_none() {
-                stats.problem(format!("{}: cursor {c:?} is not one this reader wrote; read everything", db.display()));
-            }
-            parsed
-        }
-    };
+    let previous = stats.previous_cursor(src, parse_cursor);
     // A cursor past every row means another database now stands here: read it all.
     let previous = previous.filter(|p| newest.is_some_and(|n| n >= *p));
     if let Some(n) = newest {

@@ -201,18 +201,10 @@ fn parse_db(src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> 
     let convs = read_conversations(conn, &conv_cols, &mut stats).map_err(sql_err)?;
     let (states, max_rowid) = conversation_states(conn, &convs).map_err(sql_err)?;
     let newest = states.values().filter_map(|s| s.0).max();
-    let previous = match src.cursor.as_deref().map(str::trim) {
-        None | Some("") => None,
-        Some(c) => {
-            let parsed = Cursor::parse(c);
-            if parsed.is_none() {
-                stats.problem(format!("{}: cursor {c:?} is not one this reader wrote; read everything", db.display()));
-            }
-            parsed
-        }
-    }
-    // A cursor from the future or past the last row was taken from another database.
-    .filter(|c| newest.is_some_and(|n| n >= c.newest) && max_rowid.is_some_and(|m| m >= c.rowid));
+    let previous = stats
+        .previous_cursor(src, Cursor::parse)
+        // A cursor from the future or past the last row was taken from another database.
+        .filter(|c| newest.is_some_and(|n| n >= c.newest) && max_rowid.is_some_and(|m| m >= c.rowid));
     let wanted: Option<HashSet<String>> = match &previous {
         None => None,
         Some(c) => {
@@ -392,20 +384,12 @@ fn conversation_states(
         }
     }
     // A WITHOUT ROWID table has no rowid: then no cursor, a full read each time.
-    let max_rowid = conn.query_row("SELECT max(rowid) FROM conversation_items", [], |r| r.get::<_, Option<i64>>(0)).ok().flatten();
+    let max_rowid = sqlite::max_rowid(conn, "conversation_items").ok().flatten();
     Ok((states, max_rowid))
 }
 
 fn conversations_with_items_after(conn: &Connection, mark: i64) -> rusqlite::Result<HashSet<String>> {
-    let mut stmt = conn.prepare("SELECT DISTINCT conversation_id FROM conversation_items WHERE rowid > ?1")?;
-    let mut rows = stmt.query([mark])?;
-    let mut out = HashSet::new();
-    while let Some(row) = rows.next()? {
-        if let Some(id) = id_text(row.get_ref(0)?) {
-            out.insert(id);
-        }
-    }
-    Ok(out)
+    sqlite::keys_after(conn, "conversation_items", "conversation_id", mark, id_text)
 }
 
 /// The text parts of a message's `content` (a string, or parts of the given types).

@@ -213,16 +213,7 @@ fn parse_db(src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> 
             }
         }
     }
-    let previous = match src.cursor.as_deref().map(str::trim) {
-        None | Some("") => None,
-        Some(c) => {
-            let parsed = parse_cursor(c);
-            if parsed.is_none() {
-                stats.problem(format!("{}: cursor {c:?} is not one this reader wrote; read everything", db.display()));
-            }
-            parsed
-        }
-    };
+    let previous = stats.previous_cursor(src, parse_cursor);
     stats.cursor = Some(serde_json::json!({ "seq": current }).to_string());
     let wanted: Vec<&String> =
         current.iter().filter(|(id, max)| previous.as_ref().is_none_or(|p| p.get(*id) != Some(max))).map(|(id, _)| id).collect();

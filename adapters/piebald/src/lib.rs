@@ -179,19 +179,11 @@ fn parse_db(src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> 
     let chats = read_chats(conn, &mut stats).map_err(sql_err)?;
     let (states, max_message_id) = chat_states(conn, &chats).map_err(sql_err)?;
     let newest = states.values().filter_map(|s| s.0).max();
-    let previous = match src.cursor.as_deref().map(str::trim) {
-        None | Some("") => None,
-        Some(c) => {
-            let parsed = Cursor::parse(c);
-            if parsed.is_none() {
-                stats.problem(format!("{}: cursor {c:?} is not one this reader wrote; read everything", db.display()));
-            }
-            parsed
-        }
-    }
-    // A cursor from the future, or one past the highest message id, was taken from
-    // another database: read everything.
-    .filter(|c| newest.is_some_and(|n| n >= c.newest) && max_message_id.is_some_and(|m| m >= c.message_id));
+    let previous = stats
+        .previous_cursor(src, Cursor::parse)
+        // A cursor from the future, or one past the highest message id, was taken from
+        // another database: read everything.
+        .filter(|c| newest.is_some_and(|n| n >= c.newest) && max_message_id.is_some_and(|m| m >= c.message_id));
     let wanted: Option<HashSet<String>> = match &previous {
         None => None,
         Some(c) => {

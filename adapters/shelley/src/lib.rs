@@ -167,18 +167,10 @@ fn parse_db(src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> 
     let convs = read_conversations(conn, &mut stats).map_err(sql_err)?;
     let (states, max_rowid) = conversation_states(conn, &convs).map_err(sql_err)?;
     let newest = states.values().filter_map(|s| s.0).max();
-    let previous = match src.cursor.as_deref().map(str::trim) {
-        None | Some("") => None,
-        Some(c) => {
-            let parsed = Cursor::parse(c);
-            if parsed.is_none() {
-                stats.problem(format!("{}: cursor {c:?} is not one this reader wrote; read everything", db.display()));
-            }
-            parsed
-        }
-    }
-    // A cursor from the future or past the last row was taken from another database.
-    .filter(|c| newest.is_some_and(|n| n >= c.newest) && max_rowid.is_some_and(|m| m >= c.rowid));
+    let previous = stats
+        .previous_cursor(src, Cursor::parse)
+        // A cursor from the future or past the last row was taken from another database.
+        .filter(|c| newest.is_some_and(|n| n >= c.newest) && max_rowid.is_some_and(|m| m >= c.rowid));
     let wanted: Option<HashSet<String>> = match &previous {
         None => None,
         Some(c) => {
@@ -308,20 +300,12 @@ fn conversation_states(
             state.2 = sqlite::value_i64(row.get_ref(2)?).unwrap_or(0);
         }
     }
-    let max_rowid = conn.query_row("SELECT max(rowid) FROM messages", [], |r| r.get::<_, Option<i64>>(0)).ok().flatten();
+    let max_rowid = sqlite::max_rowid(conn, "messages").ok().flatten();
     Ok((states, max_rowid))
 }
 
 fn conversations_with_rows_after(conn: &Connection, mark: i64) -> rusqlite::Result<HashSet<String>> {
-    let mut stmt = conn.prepare("SELECT DISTINCT conversation_id FROM messages WHERE rowid > ?1")?;
-    let mut rows = stmt.query([mark])?;
-    let mut out = HashSet::new();
-    while let Some(row) = rows.next()? {
-        if let Ok(Some(id)) = sqlite::column_text(row, 0) {
-            out.insert(id);
-        }
-    }
-    Ok(out)
+    sqlite::keys_after(conn, "messages", "conversation_id", mark, sqlite::key_text)
 }
 
 fn push_message(

@@ -158,28 +158,15 @@ fn parse_db(src: &SourceRef, out: &mut dyn SessionSink) -> Result<ParseStats, Fo
     }
     let col = |name: &str| if cols.contains(name) { format!("\"{name}\"") } else { "NULL".to_string() };
 
-    let max_rowid: Option<i64> = conn.query_row("SELECT max(rowid) FROM ai_queries", [], |r| r.get(0)).map_err(sql_err)?;
-    let previous = match src.cursor.as_deref().map(str::trim) {
-        None | Some("") => None,
-        Some(c) => {
-            let parsed = parse_cursor(c);
-            if parsed.is_none() {
-                stats.problem(format!("{}: cursor {c:?} is not one this reader wrote; read everything", db.display()));
-            }
-            parsed
-        }
-    };
+    let max_rowid = sqlite::max_rowid(conn, "ai_queries").map_err(sql_err)?;
+    let previous = stats.previous_cursor(src, parse_cursor);
     // A cursor above every row means another database now stands here: read it all.
     let previous = previous.filter(|p| max_rowid.is_some_and(|m| m >= *p));
     if let Some(m) = max_rowid {
         stats.cursor = Some(serde_json::json!({ "max_rowid": m }).to_string());
     }
     let wanted: Option<HashSet<String>> = match previous {
-        Some(mark) => {
-            let mut stmt = conn.prepare("SELECT DISTINCT conversation_id FROM ai_queries WHERE rowid > ?1").map_err(sql_err)?;
-            let ids = stmt.query_map([mark], |r| Ok(sqlite::value_text(r.get_ref(0)?).ok().flatten())).map_err(sql_err)?;
-            Some(ids.filter_map(|r| r.ok().flatten()).collect())
-        }
+        Some(mark) => Some(sqlite::keys_after(conn, "ai_queries", "conversation_id", mark, sqlite::key_text).map_err(sql_err)?),
         None => None,
     };
     if wanted.as_ref().is_some_and(HashSet::is_empty) {

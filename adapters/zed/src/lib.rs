@@ -185,20 +185,13 @@ fn parse_db(src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> 
         at.sort();
         stats.cursor = Some(serde_json::json!({ "newest": n, "at_newest": at }).to_string());
     }
-    let previous = match src.cursor.as_deref().map(str::trim) {
-        None | Some("") => None,
-        Some(c) => {
-            let parsed = serde_json::from_str::<Value>(c).ok().and_then(|v| {
-                let n = v.get("newest")?.as_i64()?;
-                let at: HashSet<String> = v.get("at_newest")?.as_array()?.iter().filter_map(Value::as_str).map(str::to_string).collect();
-                Some((n, at))
-            });
-            if parsed.is_none() {
-                stats.problem(format!("{}: cursor {c:?} is not one this reader wrote; read everything", db.display()));
-            }
-            parsed
-        }
-    };
+    let previous = stats.previous_cursor(src, |c| {
+        serde_json::from_str::<Value>(c).ok().and_then(|v| {
+            let n = v.get("newest")?.as_i64()?;
+            let at: HashSet<String> = v.get("at_newest")?.as_array()?.iter().filter_map(Value::as_str).map(str::to_string).collect();
+            Some((n, at))
+        })
+    });
     // A cursor newer than every row: another database stands here; read it all.
     let previous = previous.filter(|(n, _)| newest.is_some_and(|m| m >= *n));
     let wanted: Option<HashSet<String>> = previous.map(|(n, at)| {

@@ -159,16 +159,7 @@ pub fn parse_filtered(
     schema.check(db)?;
     let sql_err = |e: rusqlite::Error| FormatError::corrupt(db, format!("query failed (schema changed?): {e}"));
 
-    let previous = match src.cursor.as_deref().map(str::trim) {
-        None | Some("") => None,
-        Some(c) => {
-            let parsed = Cursor::parse(c);
-            if parsed.is_none() {
-                stats.problem(format!("{}: cursor {c:?} is not one this reader wrote; read everything", db.display()));
-            }
-            parsed
-        }
-    };
+    let previous = stats.previous_cursor(src, Cursor::parse);
     let sessions = read_sessions(conn, &schema, &mut stats).map_err(sql_err)?;
     // One pass over the three tables gives the newest row, what changed and the state
     // of the sessions near the newest row.
@@ -502,7 +493,7 @@ impl std::fmt::Display for Cursor {
 /// The highest `rowid` of `session`, `message` and `part`; `None` when a table has none
 /// (a `WITHOUT ROWID` table, an empty one).
 fn max_rowids(conn: &Connection) -> Option<[i64; 3]> {
-    let max = |table: &str| conn.query_row(&format!("SELECT max(rowid) FROM {table}"), [], |r| r.get::<_, Option<i64>>(0)).ok().flatten();
+    let max = |table: &str| sqlite::max_rowid(conn, table).ok().flatten();
     Some([max("session")?, max("message")?, max("part")?])
 }
 
