@@ -408,3 +408,62 @@ fn a_result_that_lands_after_an_incremental_read_folds_into_its_call() {
     assert_eq!(call["tool"]["exit"], json!({"code": 2}), "{call}");
     assert_eq!(hit_harnesses(&h.json(&["search", "lodash-es", "--role", "command", "--json"])), vec!["claude"]);
 }
+
+#[test]
+fn aider_history_in_a_directory_only_another_harness_names_is_found() {
+    let h = Home::new();
+    // A project outside the home and outside every root aider's discovery scans.
+    let project = h._tmp.path().join("elsewhere/acme-shop");
+    std::fs::create_dir_all(&project).expect("project");
+    let cwd = project.display().to_string();
+    let claude = [
+        json!({"type":"user","uuid":"u1","parentUuid":null,"sessionId":CLAUDE_SESSION,"cwd":cwd,"timestamp":"2026-03-02T10:00:00.000Z","message":{"role":"user","content":"tidy the checkout module"}}),
+        json!({"type":"assistant","uuid":"a1","parentUuid":"u1","sessionId":CLAUDE_SESSION,"cwd":cwd,"timestamp":"2026-03-02T10:00:05.000Z","message":{"id":"msg_1","role":"assistant","content":[{"type":"text","text":"Done."}]}}),
+    ];
+    h.write(".claude/projects/-elsewhere-acme-shop/s.jsonl", &lines(&claude));
+    std::fs::write(
+        project.join(".aider.chat.history.md"),
+        "\n# aider chat started at 2026-03-03 09:00:00\n\n#### make the basket total use pennyweights\n\nThe basket total now sums pennyweights.\n",
+    )
+    .expect("aider history");
+
+    // The first index finds it: aider is discovered after the other harnesses are read.
+    let report = h.json(&["index", "--json"]);
+    assert_eq!(report["harnesses"]["aider"]["sources"], 1, "{report}");
+    assert_eq!(hit_harnesses(&h.search("pennyweights")), vec!["aider"]);
+    let harnesses = h.json(&["harnesses", "--json"]);
+    let aider = harnesses["harnesses"].as_array().expect("list").iter().find(|x| x["id"] == "aider").expect("aider").clone();
+    assert_eq!(aider["sources"], 1, "harnesses sees the learned directory too: {aider}");
+
+    // A refresh with nothing changed reads nothing, aider included.
+    let again = h.json(&["index", "--json"]);
+    assert_eq!(again["harnesses"]["aider"]["unchanged"], 1, "{again}");
+    assert_eq!(again["harnesses"]["aider"]["parsed"], 0, "{again}");
+
+    // Grown between runs: found through the remembered directory and re-read.
+    let mut f = std::fs::OpenOptions::new().append(true).open(project.join(".aider.chat.history.md")).expect("open");
+    f.write_all(b"\n# aider chat started at 2026-03-04 09:00:00\n\n#### now round the florins\n\nRounded.\n").expect("append");
+    drop(f);
+    h.json(&["index", "--json"]);
+    assert_eq!(hit_harnesses(&h.search("florins")), vec!["aider"]);
+}
+
+#[test]
+fn encrypted_files_without_their_key_are_counted_not_silently_missed() {
+    let h = Home::new();
+    h.write(
+        "Library/Application Support/com.openai.chat/conversations-v3-3c3c3c3c-0000-4000-8000-000000000006/e3.data",
+        // Not JSON: nonce, ciphertext and tag as the v3 app writes them.
+        &(0u8..44).map(|i| i.wrapping_mul(37) ^ 0x9a).collect::<Vec<u8>>(),
+    );
+    let harnesses = h.json(&["harnesses", "--json"]);
+    let chatgpt = harnesses["harnesses"].as_array().expect("list").iter().find(|x| x["id"] == "chatgpt").expect("chatgpt").clone();
+    assert_eq!(chatgpt["not_opened"], 1, "{chatgpt}");
+    assert!(chatgpt["not_opened_reasons"][0].as_str().is_some_and(|r| r.contains("DEJA_CHATGPT_KEY")), "{chatgpt}");
+    let text = String::from_utf8_lossy(&h.deja(&["harnesses"]).stdout).into_owned();
+    assert!(text.contains("1 file(s) found but not opened"), "{text}");
+    let report = h.json(&["index", "--json"]);
+    assert_eq!(report["harnesses"]["chatgpt"]["locked"], 1, "{report}");
+    let out = String::from_utf8_lossy(&h.deja(&["index"]).stdout).into_owned();
+    assert!(out.contains("not opened (chatgpt): 1 file(s)"), "{out}");
+}

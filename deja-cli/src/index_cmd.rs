@@ -116,7 +116,7 @@ pub fn report_json(report: &IndexReport) -> serde_json::Value {
 
 pub fn render_report(report: &IndexReport) -> String {
     let mut out = String::new();
-    if report.total_sources() == 0 {
+    if report.total_sources() == 0 && report.harnesses.values().all(|h| h.locked == 0) {
         out.push_str("No agent history found. Looked in:\n");
         for (id, h) in &report.harnesses {
             for (root, exists) in &h.roots {
@@ -129,7 +129,7 @@ pub fn render_report(report: &IndexReport) -> String {
     let rows: Vec<Vec<String>> = report
         .harnesses
         .iter()
-        .filter(|(_, h)| h.sources > 0 || !h.unreadable.is_empty())
+        .filter(|(_, h)| h.sources > 0 || !h.unreadable.is_empty() || h.locked > 0)
         .map(|(id, h)| {
             vec![
                 id.clone(),
@@ -147,6 +147,9 @@ pub fn render_report(report: &IndexReport) -> String {
     for (id, h) in &report.harnesses {
         for u in &h.unreadable {
             out.push_str(&format!("unreadable ({id}): {}: {}\n", u.path.display(), u.reason));
+        }
+        if h.locked > 0 {
+            out.push_str(&format!("not opened ({id}): {} file(s): {}\n", h.locked, h.locked_reasons.join("; ")));
         }
     }
     let changed: u64 = report.harnesses.values().map(|h| h.parsed + h.resumed).sum();

@@ -6,11 +6,14 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 #[derive(Debug, Clone)]
 pub struct StoreEnv {
     home: PathBuf,
     vars: HashMap<String, String>,
+    /// Directories other harnesses' sessions ran in (see [`StoreEnv::work_dirs`]).
+    work_dirs: Arc<[PathBuf]>,
 }
 
 impl StoreEnv {
@@ -18,7 +21,7 @@ impl StoreEnv {
     pub fn from_process() -> Self {
         let vars: HashMap<String, String> = std::env::vars().collect();
         let home = vars.get("HOME").or_else(|| vars.get("USERPROFILE")).map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/"));
-        StoreEnv { home, vars }
+        StoreEnv { home, vars, work_dirs: Arc::from(Vec::new()) }
     }
 
     /// A synthetic environment with only `HOME` set.
@@ -26,12 +29,25 @@ impl StoreEnv {
         let home = home.into();
         let mut vars = HashMap::new();
         vars.insert("HOME".to_string(), home.display().to_string());
-        StoreEnv { home, vars }
+        StoreEnv { home, vars, work_dirs: Arc::from(Vec::new()) }
     }
 
     pub fn set(mut self, key: &str, value: impl Into<String>) -> Self {
         self.vars.insert(key.to_string(), value.into());
         self
+    }
+
+    /// The same environment knowing the working directories indexed sessions ran in.
+    pub fn with_work_dirs(mut self, dirs: Vec<PathBuf>) -> Self {
+        self.work_dirs = Arc::from(dirs);
+        self
+    }
+
+    /// Working directories the index has seen sessions run in, most recent first and
+    /// bounded (`index::work_dirs`). Empty unless the indexer (or `deja harnesses`)
+    /// supplied them; only adapters that keep history inside project directories look.
+    pub fn work_dirs(&self) -> &[PathBuf] {
+        &self.work_dirs
     }
 
     pub fn home(&self) -> &Path {

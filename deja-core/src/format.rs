@@ -24,6 +24,14 @@ pub trait HarnessFormat: Send + Sync + 'static {
     /// counted in the stats, and only an unreadable source is an error.
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError>;
 
+    /// Whether discovery looks inside the working directories other harnesses' sessions
+    /// ran in ([`StoreEnv::work_dirs`]), for history kept in each project directory.
+    /// Such an adapter is discovered after the others' sources are parsed, so the
+    /// directories learned in the same run count. `false` by default.
+    fn discovers_in_work_dirs(&self) -> bool {
+        false
+    }
+
     /// The adapter's synthetic writer, when it has one: the demo, the benchmark corpora,
     /// the LoCoMo run and the conformance kit's round trip write sessions through it.
     /// `None` (the default) says the adapter has none; those surfaces skip it.
@@ -56,6 +64,18 @@ pub struct Discovery {
     pub sources: Vec<SourceRef>,
     /// Every store root that was checked, with whether it exists.
     pub roots: Vec<(PathBuf, bool)>,
+    /// Files found that cannot be opened with what the user supplied (an encrypted
+    /// store without its key), with why and what would open them. They are not
+    /// sources (nothing is read each refresh), but `deja index` and `deja harnesses`
+    /// count them, so missing history is never silent.
+    pub locked: Vec<Locked>,
+}
+
+/// A file discovery found and will not read, and why.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Locked {
+    pub path: PathBuf,
+    pub reason: String,
 }
 
 impl Discovery {

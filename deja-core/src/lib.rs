@@ -33,7 +33,7 @@ mod robustness;
 pub use builder::SessionBuilder;
 pub use env::StoreEnv;
 pub use format::{
-    lookup, registry, Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, Os, ParseOptions, ParseStats,
+    lookup, registry, Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, Locked, Os, ParseOptions, ParseStats,
     Registration, SessionSink, StorePath, SynthWriter,
 };
 pub use model::{Edit, ExitStatus, FileAction, FileTouch, NodeRef, Role, Session, SourceRef, Timestamp, ToolUse, Turn};

@@ -213,6 +213,16 @@ impl Kit {
             assert!(names.insert(name.clone()), "two sources snapshot as {name}");
             settings.bind(|| insta::assert_json_snapshot!(name, value));
         }
+        // A snapshot no source writes any more would go on documenting behaviour that is
+        // gone (a fixture renamed, a source no longer discovered).
+        let stale: Vec<String> = std::fs::read_dir(self.crate_dir.join("tests/snapshots"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| e.file_name().to_str().and_then(|n| n.strip_suffix(".snap")).map(str::to_string))
+            .filter(|n| n.starts_with("fixture__") && !names.contains(n))
+            .collect();
+        assert!(stale.is_empty(), "{}: snapshots no discovered source writes (delete them): {stale:?}", self.id());
     }
 
     /// Random bytes where each source lives never panic the parser.

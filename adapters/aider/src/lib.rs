@@ -17,10 +17,12 @@
 //!   `~/projects`, `~/dev`, `~/repos`, `~/work`, `~/git` (a choice of this adapter: the
 //!   page names none, and scanning all of `$HOME` is too slow).
 //!
-//! Not built: scanning the working directories other harnesses recorded (the page's
-//! "project directories any other indexed harness recorded"). That needs the index's
-//! list of projects at discovery time, which `HarnessFormat::discover` does not get; it
-//! waits on an indexer hook. Until then such projects need `DEJA_AIDER_ROOTS`.
+//! * every working directory another indexed harness recorded a session in
+//!   ([`StoreEnv::work_dirs`]: the directory itself, no descent). The adapter says
+//!   [`HarnessFormat::discovers_in_work_dirs`], so the indexer discovers it after the
+//!   other harnesses' sources are parsed and a project first seen in the same run counts;
+//!   the index keeps the most recent few thousand such directories, so a refresh stays
+//!   a bounded number of stats.
 //!
 //! `DEJA_AIDER_ROOT` names one more sessions root of the kind above (a directory the
 //! history files sit in or under), not a file.
@@ -135,12 +137,26 @@ impl HarnessFormat for AiderFormat {
                 files.extend(find_files(&root, 2, &|name| name == FILE));
             }
         }
+        // Every directory another harness recorded a session in: aider writes its
+        // history where it was launched, and that is usually a project some other agent
+        // also worked in. The index bounds the list (newest first), so this is at most a
+        // few thousand stats; the directory itself only, no descent.
+        for dir in env.work_dirs() {
+            let p = dir.join(FILE);
+            if p.is_file() {
+                files.push(p);
+            }
+        }
         // Each file once, however many roots reach it.
         let mut seen = std::collections::HashSet::new();
         files.retain(|p| seen.insert(std::fs::canonicalize(p).unwrap_or_else(|_| p.clone())));
         found.sources = files.into_iter().map(SourceRef::file).collect();
         Discovery::sort_sources(&mut found.sources);
         found
+    }
+
+    fn discovers_in_work_dirs(&self) -> bool {
+        true
     }
 
     fn parse(&self, src: &SourceRef, _opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {

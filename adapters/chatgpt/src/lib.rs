@@ -8,9 +8,10 @@
 //! and `conversations-v3-<uuid>/` hold AES-256-GCM files (`nonce(12) ‖ ciphertext ‖
 //! tag(16)`, plaintext the same JSON). Those are decrypted only with a key the user
 //! exported from the Keychain themselves and put in `DEJA_CHATGPT_KEY` (32 bytes,
-//! base64); deja never touches the Keychain. Without the key (or with a wrong one) each
-//! encrypted file is still discovered and fails with a `FormatError` saying a key is
-//! needed, so `deja index` reports how many it could not open. The key is read from the
+//! base64); deja never touches the Keychain. Without the key each encrypted file is
+//! discovered as [`Discovery::locked`] (not a source, so nothing is re-read each refresh),
+//! and `deja index` and `deja harnesses` say how many could not be opened and why; with
+//! a wrong key each fails with a `FormatError` naming the variable. The key is read from the
 //! process environment at parse time (parsing gets no `StoreEnv`, and a key must never
 //! travel in a `SourceRef`, which the index stores); [`parse_with_key`] takes it
 //! explicitly.
@@ -47,7 +48,7 @@ use deja_core::discover::{find_files, is_dir_entry};
 use deja_core::family::json_docs::first_str;
 use deja_core::read::{at, parse_json_document, read_source, str_at};
 use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, Role,
+    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Locked, Os, ParseOptions, ParseStats, Role,
     SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolUse, Turn,
 };
 use serde_json::Value;
@@ -99,12 +100,23 @@ impl HarnessFormat for ChatGptFormat {
     fn discover(&self, env: &StoreEnv) -> Discovery {
         let mut found = Discovery::default();
         let root = env.deja_root(ID).unwrap_or_else(|| env.home().join(APP_DIR));
+        let have_key = env.var(KEY_VAR).is_some_and(|k| !k.trim().is_empty());
         if found.looked_at(&root) {
             if let Ok(entries) = std::fs::read_dir(&root) {
                 for entry in entries.flatten().filter(is_dir_entry) {
                     let name = entry.file_name().to_string_lossy().into_owned();
                     let Some(generation) = dir_generation(&name) else { continue };
                     for f in find_files(&entry.path(), 0, &|n| n.ends_with(".json") || n.ends_with(".data")) {
+                        // Without the key an encrypted file cannot be read: it is
+                        // counted, not retried on every refresh; setting the key makes
+                        // it a new source.
+                        if generation >= 2 && !have_key && !starts_as_json(&f) {
+                            let reason = format!(
+                                "encrypted (conversations-v{generation}); set {KEY_VAR} to the base64 key exported from the Keychain"
+                            );
+                            found.locked.push(Locked { path: f, reason });
+                            continue;
+                        }
                         let mut src = SourceRef::file(f);
                         src.generation = Some(generation);
                         found.sources.push(src);
@@ -126,6 +138,15 @@ impl HarnessFormat for ChatGptFormat {
         let key = std::env::var(KEY_VAR).ok().filter(|k| !k.trim().is_empty());
         parse_with_key(src, key.as_deref(), opts, out)
     }
+}
+
+/// Whether a file's first non-blank byte opens a JSON object (an encrypted-generation
+/// file that is plain after all); unreadable counts as not.
+fn starts_as_json(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 64];
+    let n = std::fs::File::open(path).and_then(|mut f| f.read(&mut head)).unwrap_or(0);
+    head[..n].iter().find(|b| !b.is_ascii_whitespace()).is_some_and(|b| *b == b'{' || *b == b'[')
 }
 
 /// The directory generation: `conversations-v2-…` → 2, `conversations-v3-…` → 3, any

@@ -24,7 +24,12 @@ fn home() -> PathBuf {
 fn read(env: &StoreEnv, key: Option<&str>) -> (Vec<Session>, Vec<String>) {
     let mut out = Vec::new();
     let mut errors = Vec::new();
-    for src in ChatGptFormat.discover(env).sources {
+    // Discovery sees the key the way `deja index` would: in the environment.
+    let env = match key {
+        Some(k) => env.clone().set("DEJA_CHATGPT_KEY", k),
+        None => env.clone(),
+    };
+    for src in ChatGptFormat.discover(&env).sources {
         if let Err(e) = parse_with_key(&src, key, &ParseOptions::default(), &mut out) {
             errors.push(e.to_string());
         }
@@ -63,8 +68,16 @@ fn active_branch_without_injected_context() {
 fn encrypted_generations_need_the_key() {
     let (all, errors) = read(&StoreEnv::with_home(home()), None);
     assert!(!all.iter().any(|s| s.id.starts_with("e2e2") || s.id.starts_with("e3e3")));
-    let need_key = errors.iter().filter(|e| e.contains("set DEJA_CHATGPT_KEY")).count();
-    assert_eq!(need_key, 2, "{errors:?}");
+    assert_eq!(errors.len(), 1, "without a key the encrypted files are not sources: {errors:?}");
+    // …but discovery counts them, with what would open them, for `deja harnesses`.
+    let locked = ChatGptFormat.discover(&StoreEnv::with_home(home())).locked;
+    assert_eq!(locked.len(), 2, "{locked:?}");
+    assert!(locked.iter().all(|l| l.reason.contains("set DEJA_CHATGPT_KEY")));
+    // Called directly without the key, the parser still says what is missing.
+    let enc = ChatGptFormat.discover(&StoreEnv::with_home(home()).set("DEJA_CHATGPT_KEY", KEY)).sources;
+    let enc = enc.iter().find(|s| s.generation == Some(3)).expect("a v3 source");
+    let err = parse_with_key(enc, None, &ParseOptions::default(), &mut Vec::new()).unwrap_err().to_string();
+    assert!(err.contains("set DEJA_CHATGPT_KEY"), "{err}");
     let (all, errors) = read(&StoreEnv::with_home(home()), Some(KEY));
     assert_eq!(session(&all, "e2e2e2e2-0000-4000-8000-000000000003").turns[1].text, "Yes, with AES-256-GCM.");
     assert_eq!(session(&all, "e3e3e3e3-0000-4000-8000-000000000005").title.as_deref(), Some("Encrypted v3 chat"));

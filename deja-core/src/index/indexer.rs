@@ -22,6 +22,7 @@ use xxhash_rust::xxh3::Xxh3;
 
 use super::manifest::{mtime_ns, Manifest, SourceEntry};
 use super::schema::{build_schema, register_tokenizer, Fields, KIND_SESSION, KIND_TURN, SCHEMA_VERSION};
+use super::work_dirs::WorkDirs;
 use super::{IndexError, IndexPaths, IndexView, SessionMeta, TurnExtra};
 use crate::env::StoreEnv;
 use crate::format::{FormatError, HarnessFormat, ParseOptions, ParseStats};
@@ -75,6 +76,10 @@ pub struct HarnessReport {
     pub problems: Vec<String>,
     /// Store roots looked at, with whether each exists.
     pub roots: Vec<(PathBuf, bool)>,
+    /// Files found that could not be opened with what was supplied (see
+    /// [`Discovery::locked`](crate::format::Discovery::locked)), and why (distinct, a few).
+    pub locked: u64,
+    pub locked_reasons: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -238,44 +243,29 @@ pub fn run_index(
         .into_iter()
         .filter(|a| req.harnesses.as_ref().is_none_or(|hs| hs.iter().any(|h| h == a.info().id)))
         .collect();
+    // Adapters that look inside other harnesses' working directories run second, so a
+    // directory first recorded in this very run is looked in too.
+    let (late, early): (Vec<_>, Vec<_>) = adapters.into_iter().partition(|a| a.discovers_in_work_dirs());
+    let known = WorkDirs::load(&paths.work_dirs());
     // A refresh that finds nothing changed is mostly this: reading the manifest, walking
     // the stores and one stat per source — so all three run in parallel.
-    let (manifest, discoveries) = rayon::join(
-        || Manifest::load(&paths.manifest()),
-        || {
-            adapters
-                .par_iter()
-                .map(|a| {
-                    let d = a.discover(env);
-                    let metas: Vec<std::io::Result<std::fs::Metadata>> = d.sources.par_iter().map(|s| std::fs::metadata(&s.path)).collect();
-                    (*a, d, metas)
-                })
-                .collect::<Vec<_>>()
-        },
-    );
-    let mut manifest = manifest.map_err(IndexError::io(&paths.root))?;
+    let (manifest, discoveries) = rayon::join(|| Manifest::load(&paths.manifest()), || discover_all(&early, env));
+    let manifest = manifest.map_err(IndexError::io(&paths.root))?;
 
     let mut report = IndexReport { index_dir: paths.root.clone(), ..IndexReport::default() };
-    let mut jobs: Vec<Job> = Vec::new();
-    for (adapter, discovery, metas) in discoveries {
-        let hr = report.harnesses.entry(adapter.info().id.to_string()).or_default();
-        hr.roots = discovery.roots.clone();
-        hr.sources = discovery.sources.len() as u64;
-        // Planned in parallel: a grown log's prefix is re-hashed here.
-        let planned: Vec<Planned> =
-            discovery.sources.into_par_iter().zip(metas).map(|(src, meta)| plan_source(adapter, src, meta, &manifest)).collect();
-        for p in planned {
-            match p {
-                Planned::Unchanged => hr.unchanged += 1,
-                Planned::Unreadable(u) => hr.unreadable.push(u),
-                Planned::Job(job) => jobs.push(*job),
-            }
-        }
-    }
-
-    let total_bytes: u64 = jobs.iter().map(|j| j.size).sum();
-    observer.start(jobs.len() as u64, total_bytes);
-    if jobs.is_empty() && !req.rebuild {
+    let jobs = plan_all(discoveries, &manifest, &mut report);
+    // With nothing to parse, nothing new is learned: the late adapters can be planned now
+    // against the directories already known, and an unchanged refresh stops here.
+    let late_jobs = if jobs.is_empty() {
+        let env = env.clone().with_work_dirs(known.newest());
+        Some(plan_all(discover_all(&late, &env), &manifest, &mut report))
+    } else {
+        None
+    };
+    let mut job_count = jobs.len() as u64 + late_jobs.as_ref().map_or(0, |j| j.len() as u64);
+    let mut total_bytes: u64 = jobs.iter().chain(late_jobs.iter().flatten()).map(|j| j.size).sum();
+    observer.start(job_count, total_bytes);
+    if job_count == 0 && !req.rebuild {
         report.elapsed_ms = started.elapsed().as_millis() as u64;
         return Ok(report);
     }
@@ -283,171 +273,34 @@ pub fn run_index(
     let mut writer: IndexWriter =
         index.writer_with_num_threads(WRITER_THREADS, WRITER_BUDGET_BYTES).map_err(IndexError::tantivy(&paths.root))?;
     let view_searcher = IndexView::open(paths).ok().map(|v| (v.searcher(), v));
-
-    let (tx, rx) = sync_channel::<Parsed>(32);
-    std::thread::scope(|scope| -> Result<(), IndexRunError> {
-        let jobs_ref = &jobs;
-        let opts_ref = &opts;
-        scope.spawn(move || {
-            jobs_ref.par_iter().enumerate().for_each_with(tx, |tx, (i, job)| {
-                let result = parse_one(job, opts_ref);
-                observer.parsed(job.size);
-                let _ = tx.send(Parsed { job: i, result });
-            });
-        });
-        for parsed in rx {
-            let job = &jobs[parsed.job];
-            let id = job.adapter.info().id;
-            let key = job.src.manifest_key();
-            let hr = report.harnesses.entry(id.to_string()).or_default();
-            let (mut sessions, stats) = match parsed.result {
-                Ok(ok) => ok,
-                Err(e) => {
-                    hr.unreadable.push(Unreadable { path: job.src.path.clone(), reason: e.to_string() });
-                    continue;
-                }
-            };
-            hr.skipped_lines += stats.skipped;
-            if sessions.is_empty() {
-                hr.empty_sources += 1;
-            }
-            hr.bytes_read += stats.bytes_read;
-            for p in &stats.problems {
-                if hr.problems.len() < 20 {
-                    hr.problems.push(p.clone());
-                }
-            }
-            let mut entry = SourceEntry {
-                key: key.clone(),
-                harness: id.to_string(),
-                size: job.size,
-                mtime_ns: job.mtime,
-                offset: if job.src.append_only { stats.end_offset } else { job.size },
-                prefix_hash: 0,
-                sessions: sessions.len() as u32,
-                session_id: None,
-                next_seq: 0,
-                parts_fp: job.parts_fp,
-                cursor: stats.cursor.clone(),
-            };
-            match &job.plan {
-                Plan::Full => {
-                    hr.parsed += 1;
-                    writer.delete_term(Term::from_field_text(fields.source, &key));
-                    for s in &mut sessions {
-                        normalize(s, &norm, job.adapter.info().injected);
-                        // The same session may have moved to another source (a newer
-                        // format generation): replace it rather than index it twice.
-                        writer.delete_term(Term::from_field_text(fields.sid, &s.key()));
-                        let meta = meta_of(s, &key, None);
-                        add_session(&writer, &fields, s, &meta, &key).map_err(IndexError::tantivy(&paths.root))?;
-                        add_work_records(&writer, &fields, s, &meta, &key, &[]).map_err(IndexError::tantivy(&paths.root))?;
-                        hr.sessions += 1;
-                        hr.turns += s.turns.len() as u64;
-                    }
-                    if sessions.len() == 1 {
-                        entry.session_id = Some(sessions[0].id.clone());
-                        entry.next_seq = sessions[0].turns.iter().map(|t| t.seq + 1).max().unwrap_or(0);
-                    }
-                    if job.src.append_only {
-                        // The reader hashed the bytes it parsed; only an adapter that read
-                        // some other way costs a second read here. (A wrong hash is safe:
-                        // growth would then be re-parsed in full.)
-                        entry.prefix_hash = match stats.prefix_hash {
-                            Some(h) => h,
-                            None => super::manifest::prefix_hash(&job.src.path, entry.offset).unwrap_or(0),
-                        };
-                    }
-                }
-                Plan::Cursor { sessions: before } => {
-                    hr.resumed += 1;
-                    entry.sessions = *before;
-                    for s in &mut sessions {
-                        normalize(s, &norm, job.adapter.info().injected);
-                        // The session is re-read whole: it replaces every document it had.
-                        writer.delete_term(Term::from_field_text(fields.sid, &s.key()));
-                        let meta = meta_of(s, &key, None);
-                        add_session(&writer, &fields, s, &meta, &key).map_err(IndexError::tantivy(&paths.root))?;
-                        add_work_records(&writer, &fields, s, &meta, &key, &[]).map_err(IndexError::tantivy(&paths.root))?;
-                        hr.sessions += 1;
-                        hr.turns += s.turns.len() as u64;
-                    }
-                    entry.sessions = entry.sessions.max(sessions.len() as u32);
-                    if entry.cursor.is_none() {
-                        // A parser that stops returning a cursor is read in full next time.
-                        entry.size = u64::MAX;
-                    }
-                }
-                Plan::Tail { resume, hasher, sessions: before } => {
-                    hr.resumed += 1;
-                    let mut hasher = hasher.clone();
-                    entry.prefix_hash = extend_hash(&mut hasher, &job.src.path, resume.offset, entry.offset).unwrap_or(0);
-                    entry.sessions = *before;
-                    entry.session_id = Some(resume.session_id.clone());
-                    entry.next_seq = resume.next_seq;
-                    for s in &mut sessions {
-                        normalize(s, &norm, job.adapter.info().injected);
-                        let continuing = s.id == resume.session_id;
-                        let sid = s.key();
-                        if continuing {
-                            // Idempotent: drop turns a crashed earlier run may have added.
-                            let stale: Box<dyn Query> = Box::new(BooleanQuery::new(vec![
-                                (Occur::Must, term_query(fields.sid, &sid)),
-                                (Occur::Must, term_query(fields.kind, KIND_TURN)),
-                                (
-                                    Occur::Must,
-                                    Box::new(RangeQuery::new(
-                                        std::ops::Bound::Included(Term::from_field_u64(fields.seq, resume.next_seq as u64)),
-                                        std::ops::Bound::Unbounded,
-                                    )),
-                                ),
-                            ]));
-                            writer.delete_query(stale).map_err(IndexError::tantivy(&paths.root))?;
-                            writer
-                                .delete_query(super::records::records_from(&fields, &sid, resume.next_seq))
-                                .map_err(IndexError::tantivy(&paths.root))?;
-                            entry.next_seq = s.turns.iter().map(|t| t.seq + 1).max().unwrap_or(resume.next_seq).max(resume.next_seq);
-                        } else {
-                            entry.sessions += 1;
-                            entry.session_id = None;
-                        }
-                        let old = match (&view_searcher, continuing) {
-                            (Some((searcher, view)), true) => {
-                                fold_into_indexed_calls(&writer, &fields, view, s, &key).map_err(IndexRunError::Index)?;
-                                view.session_meta(searcher, &sid)?
-                            }
-                            _ => None,
-                        };
-                        let meta = meta_of(s, &key, old.as_ref());
-                        writer
-                            .delete_query(Box::new(BooleanQuery::new(vec![
-                                (Occur::Must, term_query(fields.sid, &sid)),
-                                (Occur::Must, term_query(fields.kind, KIND_SESSION)),
-                            ])))
-                            .map_err(IndexError::tantivy(&paths.root))?;
-                        add_session(&writer, &fields, s, &meta, &key).map_err(IndexError::tantivy(&paths.root))?;
-                        // Errors read earlier can pair with fixes in the new tail.
-                        let context = match (&view_searcher, continuing) {
-                            (Some((_, view)), true) => {
-                                view.turns_between(&sid, resume.next_seq.saturating_sub(super::records::CONTEXT_TURNS), resume.next_seq)?
-                            }
-                            _ => Vec::new(),
-                        };
-                        add_work_records(&writer, &fields, s, &meta, &key, &context).map_err(IndexError::tantivy(&paths.root))?;
-                        hr.sessions += 1;
-                        hr.turns += s.turns.len() as u64;
-                    }
-                }
-            }
-            manifest.entries.insert(key, entry);
+    let mut run = Run { writer: &writer, fields: &fields, view: view_searcher.as_ref(), paths, opts: &opts, norm: &norm, manifest, report };
+    let mut learned = WorkDirs::default();
+    run.index_jobs(&jobs, observer, &mut learned)?;
+    let late_jobs = match late_jobs {
+        Some(j) => j,
+        None => {
+            let mut dirs = known.clone();
+            dirs.extend(&learned);
+            let env = env.clone().with_work_dirs(dirs.newest());
+            let j = plan_all(discover_all(&late, &env), &run.manifest, &mut run.report);
+            job_count += j.len() as u64;
+            total_bytes += j.iter().map(|j| j.size).sum::<u64>();
+            observer.start(job_count, total_bytes);
+            j
         }
-        Ok(())
-    })?;
+    };
+    run.index_jobs(&late_jobs, observer, &mut learned)?;
+    let Run { manifest, mut report, .. } = run;
 
     writer.commit().map_err(IndexError::tantivy(&paths.root))?;
     // Merges run in the background; wait so the process exits with a compact index.
     writer.wait_merging_threads().map_err(IndexError::tantivy(&paths.root))?;
     manifest.save(&paths.manifest()).map_err(IndexError::io(&paths.root))?;
+    if !learned.is_empty() {
+        let mut dirs = known;
+        dirs.extend(&learned);
+        dirs.save(&paths.work_dirs()).map_err(IndexError::io(&paths.root))?;
+    }
     report.elapsed_ms = started.elapsed().as_millis() as u64;
     Ok(report)
 }
@@ -750,4 +603,249 @@ fn work_tags(turn: &Turn) -> Vec<&'static str> {
         tags.push("partial");
     }
     tags
+}
+
+/// Discovers each adapter's sources and stats them, in parallel.
+fn discover_all(
+    adapters: &[&'static dyn HarnessFormat],
+    env: &StoreEnv,
+) -> Vec<(&'static dyn HarnessFormat, crate::format::Discovery, Vec<std::io::Result<std::fs::Metadata>>)> {
+    adapters
+        .par_iter()
+        .map(|a| {
+            let d = a.discover(env);
+            let metas: Vec<std::io::Result<std::fs::Metadata>> = d.sources.par_iter().map(|s| std::fs::metadata(&s.path)).collect();
+            (*a, d, metas)
+        })
+        .collect()
+}
+
+/// Plans every discovered source against the manifest, filling each harness's report
+/// with what discovery saw; returns the sources to read.
+fn plan_all(
+    discoveries: Vec<(&'static dyn HarnessFormat, crate::format::Discovery, Vec<std::io::Result<std::fs::Metadata>>)>,
+    manifest: &Manifest,
+    report: &mut IndexReport,
+) -> Vec<Job> {
+    let mut jobs = Vec::new();
+    for (adapter, discovery, metas) in discoveries {
+        let hr = report.harnesses.entry(adapter.info().id.to_string()).or_default();
+        hr.roots = discovery.roots.clone();
+        hr.sources = discovery.sources.len() as u64;
+        hr.locked = discovery.locked.len() as u64;
+        for l in &discovery.locked {
+            if hr.locked_reasons.len() < 5 && !hr.locked_reasons.contains(&l.reason) {
+                hr.locked_reasons.push(l.reason.clone());
+            }
+        }
+        // Planned in parallel: a grown log's prefix is re-hashed here.
+        let planned: Vec<Planned> =
+            discovery.sources.into_par_iter().zip(metas).map(|(src, meta)| plan_source(adapter, src, meta, manifest)).collect();
+        for p in planned {
+            match p {
+                Planned::Unchanged => hr.unchanged += 1,
+                Planned::Unreadable(u) => hr.unreadable.push(u),
+                Planned::Job(job) => jobs.push(*job),
+            }
+        }
+    }
+    jobs
+}
+
+/// One indexing run's writer and the state its jobs update.
+struct Run<'a> {
+    writer: &'a IndexWriter,
+    fields: &'a Fields,
+    view: Option<&'a (tantivy::Searcher, IndexView)>,
+    paths: &'a IndexPaths,
+    opts: &'a ParseOptions,
+    norm: &'a NormalizeOptions,
+    manifest: Manifest,
+    report: IndexReport,
+}
+
+impl Run<'_> {
+    /// Parses `jobs` in parallel and writes what they produced, in order of arrival;
+    /// every absolute working directory a session names goes into `learned`.
+    fn index_jobs(&mut self, jobs: &[Job], observer: &dyn IndexObserver, learned: &mut WorkDirs) -> Result<(), IndexRunError> {
+        if jobs.is_empty() {
+            return Ok(());
+        }
+        let (writer, fields, paths, norm) = (self.writer, self.fields, self.paths, self.norm);
+        let view_searcher = self.view;
+        let (manifest, report) = (&mut self.manifest, &mut self.report);
+        let opts = self.opts;
+        let (tx, rx) = sync_channel::<Parsed>(32);
+        std::thread::scope(|scope| -> Result<(), IndexRunError> {
+            let jobs_ref = jobs;
+            let opts_ref = opts;
+            scope.spawn(move || {
+                jobs_ref.par_iter().enumerate().for_each_with(tx, |tx, (i, job)| {
+                    let result = parse_one(job, opts_ref);
+                    observer.parsed(job.size);
+                    let _ = tx.send(Parsed { job: i, result });
+                });
+            });
+            for parsed in rx {
+                let job = &jobs[parsed.job];
+                let id = job.adapter.info().id;
+                let key = job.src.manifest_key();
+                let hr = report.harnesses.entry(id.to_string()).or_default();
+                let (mut sessions, stats) = match parsed.result {
+                    Ok(ok) => ok,
+                    Err(e) => {
+                        hr.unreadable.push(Unreadable { path: job.src.path.clone(), reason: e.to_string() });
+                        continue;
+                    }
+                };
+                hr.skipped_lines += stats.skipped;
+                if sessions.is_empty() {
+                    hr.empty_sources += 1;
+                }
+                hr.bytes_read += stats.bytes_read;
+                for p in &stats.problems {
+                    if hr.problems.len() < 20 {
+                        hr.problems.push(p.clone());
+                    }
+                }
+                let mut entry = SourceEntry {
+                    key: key.clone(),
+                    harness: id.to_string(),
+                    size: job.size,
+                    mtime_ns: job.mtime,
+                    offset: if job.src.append_only { stats.end_offset } else { job.size },
+                    prefix_hash: 0,
+                    sessions: sessions.len() as u32,
+                    session_id: None,
+                    next_seq: 0,
+                    parts_fp: job.parts_fp,
+                    cursor: stats.cursor.clone(),
+                };
+                match &job.plan {
+                    Plan::Full => {
+                        hr.parsed += 1;
+                        writer.delete_term(Term::from_field_text(fields.source, &key));
+                        for s in &mut sessions {
+                            normalize(s, norm, job.adapter.info().injected);
+                            note_work_dir(learned, s);
+                            // The same session may have moved to another source (a newer
+                            // format generation): replace it rather than index it twice.
+                            writer.delete_term(Term::from_field_text(fields.sid, &s.key()));
+                            let meta = meta_of(s, &key, None);
+                            add_session(writer, fields, s, &meta, &key).map_err(IndexError::tantivy(&paths.root))?;
+                            add_work_records(writer, fields, s, &meta, &key, &[]).map_err(IndexError::tantivy(&paths.root))?;
+                            hr.sessions += 1;
+                            hr.turns += s.turns.len() as u64;
+                        }
+                        if sessions.len() == 1 {
+                            entry.session_id = Some(sessions[0].id.clone());
+                            entry.next_seq = sessions[0].turns.iter().map(|t| t.seq + 1).max().unwrap_or(0);
+                        }
+                        if job.src.append_only {
+                            // The reader hashed the bytes it parsed; only an adapter that read
+                            // some other way costs a second read here. (A wrong hash is safe:
+                            // growth would then be re-parsed in full.)
+                            entry.prefix_hash = match stats.prefix_hash {
+                                Some(h) => h,
+                                None => super::manifest::prefix_hash(&job.src.path, entry.offset).unwrap_or(0),
+                            };
+                        }
+                    }
+                    Plan::Cursor { sessions: before } => {
+                        hr.resumed += 1;
+                        entry.sessions = *before;
+                        for s in &mut sessions {
+                            normalize(s, norm, job.adapter.info().injected);
+                            note_work_dir(learned, s);
+                            // The session is re-read whole: it replaces every document it had.
+                            writer.delete_term(Term::from_field_text(fields.sid, &s.key()));
+                            let meta = meta_of(s, &key, None);
+                            add_session(writer, fields, s, &meta, &key).map_err(IndexError::tantivy(&paths.root))?;
+                            add_work_records(writer, fields, s, &meta, &key, &[]).map_err(IndexError::tantivy(&paths.root))?;
+                            hr.sessions += 1;
+                            hr.turns += s.turns.len() as u64;
+                        }
+                        entry.sessions = entry.sessions.max(sessions.len() as u32);
+                        if entry.cursor.is_none() {
+                            // A parser that stops returning a cursor is read in full next time.
+                            entry.size = u64::MAX;
+                        }
+                    }
+                    Plan::Tail { resume, hasher, sessions: before } => {
+                        hr.resumed += 1;
+                        let mut hasher = hasher.clone();
+                        entry.prefix_hash = extend_hash(&mut hasher, &job.src.path, resume.offset, entry.offset).unwrap_or(0);
+                        entry.sessions = *before;
+                        entry.session_id = Some(resume.session_id.clone());
+                        entry.next_seq = resume.next_seq;
+                        for s in &mut sessions {
+                            normalize(s, norm, job.adapter.info().injected);
+                            note_work_dir(learned, s);
+                            let continuing = s.id == resume.session_id;
+                            let sid = s.key();
+                            if continuing {
+                                // Idempotent: drop turns a crashed earlier run may have added.
+                                let stale: Box<dyn Query> = Box::new(BooleanQuery::new(vec![
+                                    (Occur::Must, term_query(fields.sid, &sid)),
+                                    (Occur::Must, term_query(fields.kind, KIND_TURN)),
+                                    (
+                                        Occur::Must,
+                                        Box::new(RangeQuery::new(
+                                            std::ops::Bound::Included(Term::from_field_u64(fields.seq, resume.next_seq as u64)),
+                                            std::ops::Bound::Unbounded,
+                                        )),
+                                    ),
+                                ]));
+                                writer.delete_query(stale).map_err(IndexError::tantivy(&paths.root))?;
+                                writer
+                                    .delete_query(super::records::records_from(fields, &sid, resume.next_seq))
+                                    .map_err(IndexError::tantivy(&paths.root))?;
+                                entry.next_seq = s.turns.iter().map(|t| t.seq + 1).max().unwrap_or(resume.next_seq).max(resume.next_seq);
+                            } else {
+                                entry.sessions += 1;
+                                entry.session_id = None;
+                            }
+                            let old = match (view_searcher, continuing) {
+                                (Some((searcher, view)), true) => {
+                                    fold_into_indexed_calls(writer, fields, view, s, &key).map_err(IndexRunError::Index)?;
+                                    view.session_meta(searcher, &sid)?
+                                }
+                                _ => None,
+                            };
+                            let meta = meta_of(s, &key, old.as_ref());
+                            writer
+                                .delete_query(Box::new(BooleanQuery::new(vec![
+                                    (Occur::Must, term_query(fields.sid, &sid)),
+                                    (Occur::Must, term_query(fields.kind, KIND_SESSION)),
+                                ])))
+                                .map_err(IndexError::tantivy(&paths.root))?;
+                            add_session(writer, fields, s, &meta, &key).map_err(IndexError::tantivy(&paths.root))?;
+                            // Errors read earlier can pair with fixes in the new tail.
+                            let context = match (view_searcher, continuing) {
+                                (Some((_, view)), true) => view.turns_between(
+                                    &sid,
+                                    resume.next_seq.saturating_sub(super::records::CONTEXT_TURNS),
+                                    resume.next_seq,
+                                )?,
+                                _ => Vec::new(),
+                            };
+                            add_work_records(writer, fields, s, &meta, &key, &context).map_err(IndexError::tantivy(&paths.root))?;
+                            hr.sessions += 1;
+                            hr.turns += s.turns.len() as u64;
+                        }
+                    }
+                }
+                manifest.entries.insert(key, entry);
+            }
+            Ok(())
+        })?;
+        Ok(())
+    }
+}
+
+/// Remembers the directory a session ran in, for adapters that look in project dirs.
+fn note_work_dir(learned: &mut WorkDirs, s: &Session) {
+    if let Some(project) = &s.project {
+        learned.note(project, s.updated.or(s.started).map_or(0, |t| t.0.div_euclid(1000)));
+    }
 }

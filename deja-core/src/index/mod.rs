@@ -13,6 +13,7 @@ pub mod records;
 pub mod schema;
 pub mod search;
 pub mod tokenizer;
+pub mod work_dirs;
 
 #[cfg(test)]
 mod incremental_tests;
@@ -74,6 +75,10 @@ impl IndexPaths {
     }
     pub fn manifest(&self) -> PathBuf {
         self.root.join("manifest")
+    }
+    /// The working directories sessions ran in ([`work_dirs::WorkDirs`]).
+    pub fn work_dirs(&self) -> PathBuf {
+        self.root.join("work-dirs")
     }
     pub fn lock(&self) -> PathBuf {
         self.root.join("writer.lock")
