@@ -5,7 +5,7 @@
 //! deja_core::conformance!(FooFormat, relocate "DEJA_FOO_ROOT" => ".foo/sessions", relocate "FOO_HOME" => ".foo");
 //! ```
 //!
-//! expands to five tests over the adapter's fixture home, `tests/fixtures/home/` (a home
+//! expands to six tests over the adapter's fixture home, `tests/fixtures/home/` (a home
 //! directory laid out exactly as the harness lays out its store; a file `X.sql` in it is
 //! materialized as the SQLite database `X`, written through a connection that stays open
 //! so the rows sit in a live `-wal`, and with a `zstd(text)` SQL function for compressed
@@ -25,7 +25,11 @@
 //!   there;
 //! - **synthetic round trip**: where the adapter has a synthetic writer, a session written
 //!   through it comes back through `discover` + `parse` with its prompts, answers and
-//!   command.
+//!   command;
+//! - **read only**: parsing every source leaves every file of the home (databases, their
+//!   `-wal` and `-shm` included) byte for byte and mtime for mtime as it was, and a
+//!   database another connection is writing (a write transaction held open on each
+//!   materialized `.sql` fixture) reads the same sessions.
 //!
 //! The property tests run `PROPTEST_CASES` cases (32 by default, so seventy adapters stay
 //! within CI's budget); a longer run is the same test with a larger number.
@@ -42,7 +46,7 @@ use crate::model::{Resume, Role, Session, SourceRef, Timestamp};
 use crate::normalize::{normalize, NormalizeOptions};
 use crate::synth::{SynthSession, SynthTurn};
 
-/// Expands to the kit's five tests for one adapter (see the module doc).
+/// Expands to the kit's six tests for one adapter (see the module doc).
 #[macro_export]
 macro_rules! conformance {
     ($format:expr $(, relocate $var:literal => $dir:literal)* $(, switch $switch:literal)* $(,)?) => {
@@ -68,6 +72,10 @@ macro_rules! conformance {
         #[test]
         fn conformance_synthetic_round_trip() {
             deja_conformance_kit().check_synthetic_round_trip();
+        }
+        #[test]
+        fn conformance_read_only() {
+            deja_conformance_kit().check_read_only();
         }
     };
 }
@@ -223,6 +231,34 @@ impl Kit {
             .filter(|n| n.starts_with("fixture__") && !names.contains(n))
             .collect();
         assert!(stale.is_empty(), "{}: snapshots no discovered source writes (delete them): {stale:?}", self.id());
+    }
+
+    /// Reading changes nothing and is not disturbed by a writer (see the module doc).
+    pub fn check_read_only(&self) {
+        let home = self.home();
+        let before = tree_state(home.path());
+        let sources = self.sources(&home);
+        let read_all =
+            || -> Vec<(Vec<Session>, Option<ParseStats>)> { sources.iter().map(|src| self.parse(src, &ParseOptions::default())).collect() };
+        let baseline = read_all();
+        let after = tree_state(home.path());
+        let changed: Vec<&PathBuf> =
+            before.keys().chain(after.keys()).filter(|p| before.get(*p) != after.get(*p)).collect::<BTreeSet<_>>().into_iter().collect();
+        assert!(changed.is_empty(), "{}: reading changed the harness's files: {changed:?}", self.id());
+        if home._writers.is_empty() {
+            return;
+        }
+        for w in &home._writers {
+            w.execute_batch("BEGIN IMMEDIATE; CREATE TABLE IF NOT EXISTS deja_kit_writer(x); INSERT INTO deja_kit_writer VALUES (1);")
+                .expect("hold a write transaction");
+        }
+        let during = read_all();
+        for w in &home._writers {
+            w.execute_batch("ROLLBACK").expect("roll back");
+        }
+        for ((src, a), b) in sources.iter().zip(&baseline).zip(&during) {
+            assert_eq!(a.0, b.0, "{}: {} reads differently while another connection writes", self.id(), src.path.display());
+        }
     }
 
     /// Random bytes where each source lives never panic the parser.
@@ -444,6 +480,28 @@ fn mutate(original: &[u8], op: u8, a: u64, b: u64) -> Vec<u8> {
     out.into_bytes()
 }
 
+/// Every file under `dir` with its length, mtime and xxh3 of its bytes.
+fn tree_state(dir: &Path) -> std::collections::BTreeMap<PathBuf, (u64, Option<std::time::SystemTime>, u64)> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = entry.path();
+            match entry.file_type() {
+                Ok(t) if t.is_dir() => stack.push(path),
+                Ok(t) if t.is_file() => {
+                    let meta = entry.metadata().ok();
+                    let bytes = std::fs::read(&path).unwrap_or_default();
+                    let state = (bytes.len() as u64, meta.and_then(|m| m.modified().ok()), xxhash_rust::xxh3::xxh3_64(&bytes));
+                    out.insert(path, state);
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
 /// Deletes (`op` 1) or retypes (`op` 2) one field found by walking `b` down the value.
 fn mutate_value(v: &mut Value, op: u8, a: u64, mut b: u64) {
     let mut cur = v;
@@ -536,5 +594,21 @@ mod tests {
         assert!(wal.len() > 0);
         let blob: Vec<u8> = writers[0].query_row("SELECT x FROM t", [], |r| r.get(0)).expect("row");
         assert_eq!(zstd::decode_all(&blob[..]).expect("zstd"), b"hello");
+    }
+
+    #[test]
+    fn a_reader_that_opens_the_database_in_place_is_caught() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let from = tmp.path().join("from");
+        std::fs::create_dir_all(from.join("data")).expect("mkdir");
+        std::fs::write(from.join("data/app.db.sql"), "CREATE TABLE t(x); INSERT INTO t VALUES (1);").expect("sql");
+        let to = tmp.path().join("to");
+        let _writers = materialize_home(&from, &to).expect("materialize");
+        let before = tree_state(&to);
+        assert_eq!(before, tree_state(&to), "stable when nothing happens");
+        // What a careless reader does: open the live database and checkpoint its WAL.
+        let careless = rusqlite::Connection::open(to.join("data/app.db")).expect("open");
+        careless.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())).expect("checkpoint");
+        assert_ne!(before, tree_state(&to), "the checkpoint rewrote the database and its WAL");
     }
 }
