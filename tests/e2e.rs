@@ -467,3 +467,64 @@ fn encrypted_files_without_their_key_are_counted_not_silently_missed() {
     let out = String::from_utf8_lossy(&h.deja(&["index"]).stdout).into_owned();
     assert!(out.contains("not opened (chatgpt): 1 file(s)"), "{out}");
 }
+
+#[test]
+fn a_rewritten_document_replaces_its_session() {
+    let h = Home::new();
+    let doc = |history: Value| {
+        serde_json::to_vec(&json!({"sessionId":"d0c00000-1111-4000-8000-000000000001","title":"Basket","workspaceDirectory":"/src/shop","history":history}))
+            .expect("json")
+    };
+    let rel = ".continue/sessions/d0c00000-1111-4000-8000-000000000001.json";
+    h.write(
+        rel,
+        &doc(json!([
+            {"message":{"role":"user","content":"why is the basket total wrong"}},
+            {"message":{"role":"assistant","content":"A first guess about rounding ducats."}}
+        ])),
+    );
+    h.json(&["index", "--json"]);
+    assert_eq!(hit_harnesses(&h.search("ducats")), vec!["continue"]);
+    // Continue rewrites the whole file: the old answer edited away, two turns added.
+    h.write(
+        rel,
+        &doc(json!([
+            {"message":{"role":"user","content":"why is the basket total wrong"}},
+            {"message":{"role":"assistant","content":"It sums before the discount is applied to the guilders."}},
+            {"message":{"role":"user","content":"fix it please"}},
+            {"message":{"role":"assistant","content":"Fixed: the discount now comes first."}}
+        ])),
+    );
+    let report = h.json(&["index", "--json"]);
+    assert_eq!(report["harnesses"]["continue"]["parsed"], 1, "{report}");
+    assert!(hits(&h.search("ducats")).is_empty(), "the rewritten-away answer is gone");
+    let found = h.search("guilders");
+    assert_eq!(hit_harnesses(&found), vec!["continue"]);
+    let harnesses = h.json(&["harnesses", "--json"]);
+    let cont = harnesses["harnesses"].as_array().expect("list").iter().find(|x| x["id"] == "continue").expect("continue").clone();
+    assert_eq!(cont["sessions"], 1, "one session, not two: {cont}");
+    let shown = h.json(&["show", "d0c00000", "--json"]);
+    assert_eq!(shown["turns"].as_array().map(Vec::len), Some(4), "{shown}");
+}
+
+#[test]
+fn a_reader_that_stops_early_is_no_crash() {
+    use std::process::Stdio;
+    let h = Home::new();
+    build_home(&h);
+    h.json(&["index", "--json"]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_deja"))
+        .args(["demo", "--json"])
+        .env_clear()
+        .env("HOME", &h.home)
+        .env("DEJA_INDEX_DIR", &h.index)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    // Read nothing and close the pipe, as `| head -c 0` would.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("wait");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

@@ -109,7 +109,24 @@ fn known_subcommand(arg: &str) -> bool {
     arg.starts_with('-') || arg == "help" || cmd.get_subcommands().any(|s| s.get_name() == arg || s.get_all_aliases().any(|a| a == arg))
 }
 
+/// `deja search x --json | head` closes stdout early. Rust ignores SIGPIPE, so the next
+/// `println!` panics with "failed printing to stdout: Broken pipe"; a reader that has
+/// seen enough is no error, so that one panic ends the process quietly, as a
+/// SIGPIPE-killed Unix tool would (exit 141 = 128 + SIGPIPE). Every other panic keeps
+/// the default report.
+fn quiet_on_closed_stdout() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let msg = info.payload().downcast_ref::<String>().map(String::as_str).or_else(|| info.payload().downcast_ref::<&str>().copied());
+        if msg.is_some_and(|m| m.contains("failed printing to stdout") && m.contains("Broken pipe")) {
+            std::process::exit(141);
+        }
+        default(info);
+    }));
+}
+
 fn main() -> ExitCode {
+    quiet_on_closed_stdout();
     let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     // `deja QUERY…` → `deja search QUERY…`
     if let Some(first) = args.get(1).and_then(|a| a.to_str()) {
