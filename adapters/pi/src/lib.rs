@@ -8,7 +8,9 @@
 //! (its module doc has the record → role table) with pi's own dialect: the project
 //! comes from the `--…--` directory the file sits in, not from the header `cwd` (the
 //! page's rule; `cwd` only when the directory gives nothing), and the bash tool's
-//! `Command exited with code N` last line is the exit status. pi injects nothing about
+//! `Command exited with code N` last line is the exit status; a bash result that is not an
+//! error exited 0 (pi 0.73.1's tool fails every non-zero exit with that line) and its
+//! `(no output)` placeholder is no output. pi injects nothing about
 //! itself into user text (deja's own recall arrives as a `custom_message`, which the
 //! family skips).
 //!
@@ -32,8 +34,20 @@ const ID: &str = "pi";
 /// The exit line pi's bash tool appends to the output of a failed command.
 pub const PI_EXIT: &[&str] = &["Command exited with code "];
 
-/// pi's dialect: the project from the encoded directory, exit codes from the marker line.
-pub const DIALECT: PiDialect = PiDialect { harness: ID, cwd_is_project: false, exit_markers: PI_EXIT, ..PiDialect::BASE };
+/// What pi's bash tool writes as the result of a command that printed nothing.
+pub const PI_NO_OUTPUT: &str = "(no output)";
+
+/// pi's dialect: the project from the encoded directory, exit codes from the marker line,
+/// and a clean bash result is exit 0 (pi 0.73's bash tool throws, with the marker line, on
+/// every non-zero exit, so a result that is not an error exited 0).
+pub const DIALECT: PiDialect = PiDialect {
+    harness: ID,
+    cwd_is_project: false,
+    exit_markers: PI_EXIT,
+    clean_exit_zero: true,
+    no_output_text: Some(PI_NO_OUTPUT),
+    ..PiDialect::BASE
+};
 
 /// The pi adapter.
 pub struct PiFormat;
