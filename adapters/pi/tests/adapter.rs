@@ -174,6 +174,11 @@ fn release_0_73_1_sessions_read_completely() {
     let bang = tui.turns[0].tool.as_ref().expect("!command");
     assert_eq!((bang.command.as_deref(), bang.exit.clone(), bang.is_error), (Some("ls fixtures/coupons"), Some(ExitStatus::Code(2)), true));
     assert_eq!(tui.turns[1].text, "where do the coupon fixtures live?");
+    let cat = tui.turns.iter().find(|t| t.tool.as_ref().and_then(|x| x.command.as_deref()) == Some("cat coupons.txt")).expect("cat");
+    assert_eq!(cat.tool.as_ref().and_then(|x| x.exit.clone()), Some(ExitStatus::Code(0)), "a truncated clean result");
+    assert!(cat.text.starts_with("coupon-7\ncoupon-8"), "{}", cat.text);
+    let summary = tui.turns.last().expect("turns");
+    assert_eq!((summary.role, summary.text.as_str()), (Role::Summary, "Coupon fixtures are built inline; coupons.txt holds ten codes."));
 }
 
 #[test]
