@@ -10,8 +10,9 @@
 //! page's rule; `cwd` only when the directory gives nothing), and the bash tool's
 //! `Command exited with code N` last line is the exit status; a bash result that is not an
 //! error exited 0 (pi 0.73.1's tool fails every non-zero exit with that line) and its
-//! `(no output)` placeholder is no output. pi injects nothing about
-//! itself into user text (deja's own recall arrives as a `custom_message`, which the
+//! `(no output)` placeholder is no output. The only text pi injects into user turns is
+//! the `<file name="…">…</file>` block of each `@file` argument, before the prompt; it is
+//! declared as a preamble (deja's own recall arrives as a `custom_message`, which the
 //! family skips).
 //!
 //! The synthetic writer lays a session out exactly as pi 0.73 does: the `session` v3
@@ -49,6 +50,13 @@ pub const DIALECT: PiDialect = PiDialect {
     ..PiDialect::BASE
 };
 
+/// What pi writes into user text itself: `pi @file "…"` puts each attached file (its
+/// contents, or nothing for an image) as a `<file name="<abs path>">…</file>` block before
+/// the prompt (pi 0.73.1's `processFileArguments`). Claude's attachments are records of
+/// their own that deja skips; here they are stripped from the front of the user turn, so
+/// the prompt, not a file's text, is the speech and the title.
+static INJECTED: InjectedText = InjectedText { preambles: &["file"], ..InjectedText::NONE };
+
 /// The pi adapter.
 pub struct PiFormat;
 
@@ -73,7 +81,7 @@ static INFO: HarnessInfo = HarnessInfo {
         tool's failed output ends `Command exited with code N`). `compaction` and `branch_summary` entries hold summaries; \
         `model_change`, `thinking_level_change` and `custom` entries are metadata. The project is the `--<encoded-cwd>--` \
         directory the file sits in.",
-    injected: &InjectedText::NONE,
+    injected: &INJECTED,
     capabilities: Capabilities {
         mcp: Capability::Planned("`pi install npm:pi-mcp-adapter`, then `mcpServers.deja` in `~/.pi/agent/mcp.json`"),
         auto_recall: Capability::Planned(

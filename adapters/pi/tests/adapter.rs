@@ -84,6 +84,18 @@ fn deja_recall_is_not_user_speech() {
 }
 
 #[test]
+fn attached_files_are_not_user_speech() {
+    // Bug fixed: `pi @file "…"` (0.73.1) writes each file as a `<file name=…>…</file>` block
+    // before the prompt, and it was indexed as the user's words (and became the title).
+    let all = sessions_with(&ParseOptions::default());
+    let s = session(&all, "019ad0e4-5f6a-7b8c-9d0e-4c5d6e7f8004");
+    assert!(s.turns[0].text.starts_with("<file name=\"/src/shop/checkout.rs\">"), "the parser keeps what pi wrote");
+    let injected = PiFormat.info().injected;
+    assert_eq!(injected.strip(&s.turns[0].text), "why does the receipt total differ from checkout?");
+    assert_eq!(injected.strip("<file> is a tag I typed"), "<file> is a tag I typed", "only a closed block goes");
+}
+
+#[test]
 fn the_synthetic_writer_lays_out_a_pi_store() {
     let tmp = tempfile::tempdir().expect("tmp");
     let session = deja_core::testkit::sample_session();
