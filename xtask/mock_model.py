@@ -19,9 +19,12 @@ Every request body is appended to --log as one JSON line, so what a harness send
 tool names, its system prompt) can be read afterwards.
 
 Environment (all optional):
-  MOCK_STEPS      comma list of steps, default "shell,answer"; steps: shell, write, answer
+  MOCK_STEPS      comma list of steps, default "shell,answer"; steps: shell, write, edit, answer
   MOCK_COMMAND    the shell command to run, default "echo deja-mock-ran"
   MOCK_FILE       the path the write step writes, default "deja-mock.txt"
+  MOCK_EDIT_FILE  the path the edit step edits, default "auth.rs"
+  MOCK_EDIT_OLD   the text the edit step replaces, default "fn refresh() {}"
+  MOCK_EDIT_NEW   its replacement, default "fn refresh() { rotate(); }"
   MOCK_REASONING  "1" to send a reasoning block before each answer
 
 Run it with no network but loopback, e.g.
@@ -48,6 +51,10 @@ WRITE_TOOL = re.compile(
     r"edit_file|create|file_write|save_file)$",
     re.I,
 )
+# Exact-replacement edit tools (pi's `edit` takes `edits[]` of {oldText, newText}).
+EDIT_TOOL = re.compile(r"^(edit|edit_file|replace|str_replace|Edit|replace_in_file|apply_edit)$", re.I)
+OLD_KEYS = ("oldText", "old_text", "old_string", "oldStr", "oldString", "old_str")
+NEW_KEYS = ("newText", "new_text", "new_string", "newStr", "newString", "new_str")
 COMMAND_KEYS = ("command", "cmd", "commandLine", "command_line", "script", "code")
 PATH_KEYS = ("path", "file_path", "filePath", "absolute_path", "target_file", "filename", "file")
 CONTENT_KEYS = ("content", "contents", "text", "file_text", "data", "new_content")
@@ -175,7 +182,12 @@ def fill(schema, values):
         elif kind in ("integer", "number"):
             args[key] = 30
         elif kind == "array":
-            args[key] = []
+            # An array of objects (pi's `edits[]`): one item filled from the same values.
+            items = spec.get("items") if isinstance(spec, dict) else None
+            if isinstance(items, dict) and items.get("properties"):
+                args[key] = [fill(items, values)]
+            else:
+                args[key] = []
         elif kind == "object":
             args[key] = {}
         else:
@@ -210,6 +222,14 @@ def decide(api, body):
                 values = {k: path for k in PATH_KEYS}
                 values.update({k: "written by the deja mock\n" for k in CONTENT_KEYS})
                 values.update({"command": "create"})
+                return ("tool", name, fill(schema, values))
+        if step == "edit":
+            found = pick(tools, EDIT_TOOL)
+            if found:
+                name, schema = found
+                values = {k: os.environ.get("MOCK_EDIT_FILE", "auth.rs") for k in PATH_KEYS}
+                values.update({k: os.environ.get("MOCK_EDIT_OLD", "fn refresh() {}") for k in OLD_KEYS})
+                values.update({k: os.environ.get("MOCK_EDIT_NEW", "fn refresh() { rotate(); }") for k in NEW_KEYS})
                 return ("tool", name, fill(schema, values))
     words = " ".join(prompt.split()[:8])
     return ("text", f"deja-mock-answer: I read your request ({words}) and it is done.")

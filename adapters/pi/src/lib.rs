@@ -8,8 +8,11 @@
 //! (its module doc has the record → role table) with pi's own dialect: the project
 //! comes from the `--…--` directory the file sits in, not from the header `cwd` (the
 //! page's rule; `cwd` only when the directory gives nothing), and the bash tool's
-//! `Command exited with code N` last line is the exit status. pi injects nothing about
-//! itself into user text (deja's own recall arrives as a `custom_message`, which the
+//! `Command exited with code N` last line is the exit status; a bash result that is not an
+//! error exited 0 (pi 0.73.1's tool fails every non-zero exit with that line) and its
+//! `(no output)` placeholder is no output. The only text pi injects into user turns is
+//! the `<file name="…">…</file>` block of each `@file` argument, before the prompt; it is
+//! declared as a preamble (deja's own recall arrives as a `custom_message`, which the
 //! family skips).
 //!
 //! The synthetic writer lays a session out exactly as pi 0.73 does: the `session` v3
@@ -32,8 +35,27 @@ const ID: &str = "pi";
 /// The exit line pi's bash tool appends to the output of a failed command.
 pub const PI_EXIT: &[&str] = &["Command exited with code "];
 
-/// pi's dialect: the project from the encoded directory, exit codes from the marker line.
-pub const DIALECT: PiDialect = PiDialect { harness: ID, cwd_is_project: false, exit_markers: PI_EXIT, ..PiDialect::BASE };
+/// What pi's bash tool writes as the result of a command that printed nothing.
+pub const PI_NO_OUTPUT: &str = "(no output)";
+
+/// pi's dialect: the project from the encoded directory, exit codes from the marker line,
+/// and a clean bash result is exit 0 (pi 0.73's bash tool throws, with the marker line, on
+/// every non-zero exit, so a result that is not an error exited 0).
+pub const DIALECT: PiDialect = PiDialect {
+    harness: ID,
+    cwd_is_project: false,
+    exit_markers: PI_EXIT,
+    clean_exit_zero: true,
+    no_output_text: Some(PI_NO_OUTPUT),
+    ..PiDialect::BASE
+};
+
+/// What pi writes into user text itself: `pi @file "…"` puts each attached file (its
+/// contents, or nothing for an image) as a `<file name="<abs path>">…</file>` block before
+/// the prompt (pi 0.73.1's `processFileArguments`). Claude's attachments are records of
+/// their own that deja skips; here they are stripped from the front of the user turn, so
+/// the prompt, not a file's text, is the speech and the title.
+static INJECTED: InjectedText = InjectedText { preambles: &["file"], ..InjectedText::NONE };
 
 /// The pi adapter.
 pub struct PiFormat;
@@ -59,7 +81,7 @@ static INFO: HarnessInfo = HarnessInfo {
         tool's failed output ends `Command exited with code N`). `compaction` and `branch_summary` entries hold summaries; \
         `model_change`, `thinking_level_change` and `custom` entries are metadata. The project is the `--<encoded-cwd>--` \
         directory the file sits in.",
-    injected: &InjectedText::NONE,
+    injected: &INJECTED,
     capabilities: Capabilities {
         mcp: Capability::Planned("`pi install npm:pi-mcp-adapter`, then `mcpServers.deja` in `~/.pi/agent/mcp.json`"),
         auto_recall: Capability::Planned(

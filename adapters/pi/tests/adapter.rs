@@ -84,6 +84,18 @@ fn deja_recall_is_not_user_speech() {
 }
 
 #[test]
+fn attached_files_are_not_user_speech() {
+    // Bug fixed: `pi @file "…"` (0.73.1) writes each file as a `<file name=…>…</file>` block
+    // before the prompt, and it was indexed as the user's words (and became the title).
+    let all = sessions_with(&ParseOptions::default());
+    let s = session(&all, "019ad0e4-5f6a-7b8c-9d0e-4c5d6e7f8004");
+    assert!(s.turns[0].text.starts_with("<file name=\"/src/shop/checkout.rs\">"), "the parser keeps what pi wrote");
+    let injected = PiFormat.info().injected;
+    assert_eq!(injected.strip(&s.turns[0].text), "why does the receipt total differ from checkout?");
+    assert_eq!(injected.strip("<file> is a tag I typed"), "<file> is a tag I typed", "only a closed block goes");
+}
+
+#[test]
 fn the_synthetic_writer_lays_out_a_pi_store() {
     let tmp = tempfile::tempdir().expect("tmp");
     let session = deja_core::testkit::sample_session();
@@ -129,7 +141,56 @@ fn the_synthetic_writer_keeps_reasoning_reads_and_edits() {
     let t = &out[0].turns;
     assert_eq!((t[2].files[0].action, t[2].text.as_str()), (FileAction::Read, "fn round() {}"));
     assert_eq!(t[3].edit.as_ref().map(|e| (e.old.as_str(), e.new.as_deref())), Some(("half_even", Some("half_up"))));
-    assert_eq!(t[4].tool.as_ref().and_then(|x| x.exit.clone()), None, "pi writes no exit line for a success");
+    assert_eq!(
+        t[4].tool.as_ref().and_then(|x| x.exit.clone()),
+        Some(ExitStatus::Code(0)),
+        "no exit line and no error: pi's bash tool exited 0"
+    );
+}
+
+/// What pi 0.73.1 wrote in the real runs (`pi -p`, `pi -c -p`, `pi --fork`, and the TUI's
+/// `!command` and `/name`), in the `--src-shop--` fixtures.
+#[test]
+fn release_0_73_1_sessions_read_completely() {
+    let all = sessions_with(&ParseOptions::default());
+    let s = session(&all, "019ad0a0-4e2b-7c31-9a55-1f0e2d3c4b01");
+    assert_eq!(s.project.as_deref(), Some("src/shop"));
+    let roles: Vec<Role> = s.turns.iter().map(|t| t.role).collect();
+    use Role::*;
+    assert_eq!(roles, [User, ToolCall, ToolCall, Assistant, User, ToolCall, ToolCall, ToolCall, Assistant]);
+    let t = &s.turns;
+    let tool = |i: usize| t[i].tool.as_ref().expect("tool");
+    // Bug fixed: a clean bash result (no exit line, no details) had no exit status.
+    assert_eq!((tool(1).command.as_deref(), tool(1).exit.clone()), (Some("grep -n coupon checkout.rs"), Some(ExitStatus::Code(0))));
+    assert_eq!(t[1].text, "12:    let coupon = None;");
+    assert_eq!(t[2].files[0].action, FileAction::Write);
+    let edit = t[5].edit.as_ref().expect("edits[] span");
+    assert_eq!((edit.old.as_str(), edit.new.as_deref()), ("let coupon = None;", Some("let coupon = cart.coupon();")));
+    assert_eq!((tool(6).exit.clone(), tool(6).is_error), (Some(ExitStatus::Code(101)), true));
+    assert_eq!(t[6].text, "test checkout::total ... FAILED");
+    // Bug fixed: pi's "(no output)" placeholder was indexed as the command's output.
+    assert_eq!((t[7].text.as_str(), tool(7).exit.clone()), ("", Some(ExitStatus::Code(0))));
+    assert!(!t.iter().any(|t| t.text.contains("the coupon is never read")), "thinking is not indexed by default");
+
+    let fork = session(&all, "019ad0b8-71c4-7d02-8e13-2a3b4c5d6e02");
+    assert_eq!((fork.kind.as_deref(), fork.parent.as_deref()), (Some("fork"), Some(s.id.as_str())));
+    let texts: Vec<&str> = fork.turns.iter().map(|t| t.text.as_str()).collect();
+    assert_eq!(
+        texts,
+        ["forked: try banker rounding for the coupon total", "Banker rounding keeps the total at 9.99."],
+        "copied entries stay with the parent"
+    );
+
+    let tui = session(&all, "019ad0c2-0a1b-7e3c-8f4d-3b4c5d6e7f03");
+    assert_eq!(tui.title.as_deref(), Some("coupon fixtures"), "/name writes session_info");
+    let bang = tui.turns[0].tool.as_ref().expect("!command");
+    assert_eq!((bang.command.as_deref(), bang.exit.clone(), bang.is_error), (Some("ls fixtures/coupons"), Some(ExitStatus::Code(2)), true));
+    assert_eq!(tui.turns[1].text, "where do the coupon fixtures live?");
+    let cat = tui.turns.iter().find(|t| t.tool.as_ref().and_then(|x| x.command.as_deref()) == Some("cat coupons.txt")).expect("cat");
+    assert_eq!(cat.tool.as_ref().and_then(|x| x.exit.clone()), Some(ExitStatus::Code(0)), "a truncated clean result");
+    assert!(cat.text.starts_with("coupon-7\ncoupon-8"), "{}", cat.text);
+    let summary = tui.turns.last().expect("turns");
+    assert_eq!((summary.role, summary.text.as_str()), (Role::Summary, "Coupon fixtures are built inline; coupons.txt holds ten codes."));
 }
 
 #[test]

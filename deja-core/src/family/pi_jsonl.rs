@@ -61,6 +61,8 @@
 //! | `gateway_date_prefix` | strip `[Wed 2026-02-18 11:21 GMT+1] ` from user text | qclaw |
 //! | `exit_markers` | last output line `<marker><N>` is the exit code | pi-derived bash tools (`Command exited with code `) |
 //! | `result_footers` | trailing output line starting with one of these is dropped | omp (`Wall time: `) |
+//! | `clean_exit_zero` | a shell result that is not an error and names no exit code exited 0 | pi (its bash tool fails every non-zero exit) |
+//! | `no_output_text` | a result text that is exactly this placeholder is empty output | pi (`(no output)`) |
 //! | `codemode_tools` | result text is `{"text": …}`; work from `details.toolCalls[].args` | senpi (`eval`) |
 //! | `diff_details` | work from the result's `details.diffs[]` | prime |
 //! | `hashline_edits` | `§path` / `≔A..B` edit input; old lines from the result's `details.diff` | gjc |
@@ -124,6 +126,11 @@ pub struct PiDialect {
     pub exit_markers: &'static [&'static str],
     /// A trailing output line starting with one of these is dropped (timing footers).
     pub result_footers: &'static [&'static str],
+    /// The shell tool turns every non-zero exit into an error result, so a shell result
+    /// that is not an error and carries no exit code of its own exited 0.
+    pub clean_exit_zero: bool,
+    /// The text the harness writes for a command that printed nothing (not output).
+    pub no_output_text: Option<&'static str>,
     /// Code-mode tools: the result text is a JSON `{"text": …}` and the tools the cell
     /// really ran are in the result's `details.toolCalls[]` (`name`, `args`).
     pub codemode_tools: &'static [&'static str],
@@ -157,6 +164,8 @@ impl PiDialect {
         gateway_date_prefix: false,
         exit_markers: &[],
         result_footers: &[],
+        clean_exit_zero: false,
+        no_output_text: None,
         codemode_tools: &[],
         diff_details: false,
         hashline_edits: false,
@@ -666,8 +675,15 @@ impl<'a> FileParse<'a> {
         }
         let text = strip_footers(&text, self.d.result_footers);
         let (marker_exit, text) = split_exit_marker(text, self.d.exit_markers);
-        let exit = details_exit(details).or(marker_exit.map(ExitStatus::Code));
+        let text = match self.d.no_output_text {
+            Some(placeholder) if text.trim() == placeholder => "",
+            _ => text,
+        };
         let is_error = message.get("isError").and_then(Value::as_bool) == Some(true);
+        let mut exit = details_exit(details).or(marker_exit.map(ExitStatus::Code));
+        if exit.is_none() && !is_error && self.d.clean_exit_zero && self.d.tools.kind(tool_name) == ToolKind::Shell {
+            exit = Some(ExitStatus::Code(0));
+        }
         let mut extra = result_work(self.d, tool_name, details);
         let hashline_old =
             if self.d.hashline_edits { details.get("diff").and_then(Value::as_str).and_then(diff_removed_lines) } else { None };
@@ -1114,7 +1130,14 @@ mod tests {
     const OPENCLAW_TOOLS: ToolMap =
         ToolMap { shell: &["exec", "bash"], read: &["read"], edit: &["edit", "apply_patch"], write: &["write"] };
 
-    const PI: PiDialect = PiDialect { harness: "pi", cwd_is_project: false, exit_markers: PI_EXIT, ..PiDialect::BASE };
+    const PI: PiDialect = PiDialect {
+        harness: "pi",
+        cwd_is_project: false,
+        exit_markers: PI_EXIT,
+        clean_exit_zero: true,
+        no_output_text: Some("(no output)"),
+        ..PiDialect::BASE
+    };
     const OMP: PiDialect = PiDialect { harness: "omp", result_footers: &["Wall time: "], ..PiDialect::BASE };
     const GJC: PiDialect = PiDialect { harness: "gjc", hashline_edits: true, exit_markers: PI_EXIT, ..PiDialect::BASE };
     const KIMCHI: PiDialect = PiDialect {
@@ -1373,6 +1396,29 @@ mod tests {
         std::fs::write(&path, text).unwrap();
         let (mut sessions, _) = parse_with(d, &SourceRef::file(&path), false);
         sessions.remove(0)
+    }
+
+    #[test]
+    fn pi_clean_bash_result_is_exit_zero_and_its_placeholder_is_not_output() {
+        // pi 0.73.1: a successful bash result has no exit line and no details; a command
+        // that printed nothing is written as "(no output)".
+        let text = concat!(
+            r#"{"type":"session","version":3,"id":"p-1","timestamp":"2026-12-01T10:00:00.000Z","cwd":"/w"}"#,
+            "\n",
+            r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2026-12-01T10:00:01.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"c1","name":"bash","arguments":{"command":"true","timeout":30000}},{"type":"toolCall","id":"c2","name":"read","arguments":{"path":"a.rs"}}],"stopReason":"toolUse"}}"#,
+            "\n",
+            r#"{"type":"message","id":"r1","parentId":"a1","timestamp":"2026-12-01T10:00:02.000Z","message":{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[{"type":"text","text":"(no output)"}],"isError":false}}"#,
+            "\n",
+            r#"{"type":"message","id":"r2","parentId":"r1","timestamp":"2026-12-01T10:00:03.000Z","message":{"role":"toolResult","toolCallId":"c2","toolName":"read","content":[{"type":"text","text":"fn a() {}"}],"isError":false}}"#,
+            "\n",
+        );
+        let s = parse_text(&PI, "--w--", "p.jsonl", text);
+        assert_eq!(tool(&s.turns[0]).exit, Some(ExitStatus::Code(0)), "a clean bash result exited 0");
+        assert_eq!(s.turns[0].text, "", "the placeholder is not output");
+        assert_eq!(tool(&s.turns[1]).exit, None, "only shell results get an exit status");
+        // Dialects without the switch keep an unknown status.
+        let o = parse_text(&OMP, "-w", "o.jsonl", text);
+        assert_eq!((tool(&o.turns[0]).exit.clone(), o.turns[0].text.as_str()), (None, "(no output)"));
     }
 
     #[test]
