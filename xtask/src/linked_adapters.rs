@@ -66,5 +66,6 @@ use deja_adapter_vibe as _;
 use deja_adapter_vs_copilot as _;
 use deja_adapter_warp as _;
 use deja_adapter_windsurf as _;
+use deja_adapter_zcode as _;
 use deja_adapter_zed as _;
 use deja_adapter_zencoder as _;
