@@ -40,6 +40,7 @@ use deja_adapter_kilocode as _;
 use deja_adapter_kimchi as _;
 use deja_adapter_kimi as _;
 use deja_adapter_kimi_work as _;
+use deja_adapter_kiro as _;
 use deja_adapter_mimocode as _;
 use deja_adapter_muse as _;
 use deja_adapter_omnigent as _;
