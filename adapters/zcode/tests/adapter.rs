@@ -156,3 +156,26 @@ fn the_db_variable_names_the_database_file() {
     assert_eq!(out.len(), 4);
     assert!(stats.cursor.is_some(), "the database is read with the family's row cursor");
 }
+
+#[test]
+fn a_snapshot_restored_after_it_was_read_defers_to_the_database_on_the_next_read() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let writers = materialize_home(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home"), tmp.path()).expect("fixture home");
+    let found = ZCodeFormat.discover(&StoreEnv::with_home(tmp.path()));
+    let t9 = found.sources.iter().find(|s| s.path.ends_with("t9.json")).expect("the legacy snapshot");
+    assert_eq!(t9.parts, vec![tmp.path().join(".zcode/cli/db/db.sqlite")], "the database decides, so it is a part");
+    let read = |src: &deja_core::SourceRef| {
+        let mut out: Vec<Session> = Vec::new();
+        ZCodeFormat.parse(src, &ParseOptions::default(), &mut out).expect("parses");
+        out
+    };
+    assert_eq!(read(t9).len(), 1);
+    // `/restore-legacy-sessions`: the database gains the snapshot's session.
+    writers[0]
+        .execute(
+            "INSERT INTO session VALUES ('sess_abc', 'global', NULL, 'x', '/home/dev/site', 'Sitemap generator', '3.14.4', 'build', 'interactive', 1790000000000, 1790000060000)",
+            [],
+        )
+        .expect("insert");
+    assert!(read(t9).is_empty(), "the ids are re-read once the database changed");
+}
