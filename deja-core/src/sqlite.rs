@@ -417,6 +417,99 @@ pub fn key_text(v: ValueRef<'_>) -> Option<String> {
     value_text(v).ok().flatten()
 }
 
+/// How far before a row cursor's newest time sessions are still looked at: stored times
+/// may have whole-second precision, and a row committed late can carry an earlier time.
+pub const CURSOR_SLACK_MS: i64 = 30_000;
+
+/// What a [`RowCursor`] remembers of one session: its newest update time (ms) and two
+/// counters that change whenever its rows do (row count, payload bytes; `0` when a store
+/// has only one). Equal states mean an unchanged session.
+pub type SessionState = (Option<i64>, i64, i64);
+
+/// The row cursor of a multi-session database whose sessions carry an update time and
+/// whose rows carry a growing mark (a rowid or a numeric id), shared by the adapters of
+/// such stores. It holds the newest update time, the highest mark, and the exact state
+/// of the sessions touched within [`CURSOR_SLACK_MS`] of that time. Given it back, a
+/// reader re-reads only the sessions with a row past the mark (the caller's query) or
+/// touched since the newest time minus the slack and not exactly as recorded, so a
+/// session updated in the same second as the last read is neither missed nor re-read
+/// when unchanged.
+///
+/// As text: `{"newest": ms, "rowid": n, "recent": [[id, ms, a, b], …]}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowCursor {
+    pub newest: i64,
+    pub mark: i64,
+    pub recent: Vec<(String, SessionState)>,
+}
+
+impl RowCursor {
+    /// At most this many sessions are remembered exactly (more only costs a re-read).
+    pub const MAX_RECENT: usize = 64;
+
+    /// Reads the text [`RowCursor::to_text`] wrote (and the older `message_id` mark name
+    /// and three-element entries, which read with `b = 0`).
+    pub fn parse(text: &str) -> Option<RowCursor> {
+        let v: Value = serde_json::from_str(text).ok()?;
+        let recent = v
+            .get("recent")?
+            .as_array()?
+            .iter()
+            .filter_map(|r| {
+                let b = r.get(3).and_then(Value::as_i64).unwrap_or(0);
+                Some((r.get(0)?.as_str()?.to_string(), (r.get(1)?.as_i64(), r.get(2)?.as_i64()?, b)))
+            })
+            .collect();
+        let mark = v.get("rowid").or_else(|| v.get("message_id"))?.as_i64()?;
+        Some(RowCursor { newest: v.get("newest")?.as_i64()?, mark, recent })
+    }
+
+    pub fn to_text(&self) -> String {
+        let recent: Vec<Value> = self.recent.iter().map(|(id, (t, a, b))| serde_json::json!([id, t, a, b])).collect();
+        serde_json::json!({"newest": self.newest, "rowid": self.mark, "recent": recent}).to_string()
+    }
+
+    /// The cursor the previous read returned, when it fits this database: one from the
+    /// future or past the highest mark was taken from another database (a restored
+    /// backup, a replaced file), and everything is read.
+    pub fn previous(
+        stats: &mut crate::format::ParseStats,
+        src: &crate::model::SourceRef,
+        newest: Option<i64>,
+        max_mark: Option<i64>,
+    ) -> Option<RowCursor> {
+        stats
+            .previous_cursor(src, RowCursor::parse)
+            .filter(|c| newest.is_some_and(|n| n >= c.newest) && max_mark.is_some_and(|m| m >= c.mark))
+    }
+
+    /// The sessions touched since this cursor (its newest time minus the slack; a session
+    /// with no time counts as touched) whose state is not the one recorded. Sessions with
+    /// rows past [`mark`](Self::mark) are the caller's to add.
+    pub fn touched_since(&self, states: &std::collections::HashMap<String, SessionState>) -> std::collections::HashSet<String> {
+        let since = self.newest.saturating_sub(CURSOR_SLACK_MS);
+        let recent: std::collections::HashMap<&str, SessionState> = self.recent.iter().map(|(id, s)| (id.as_str(), *s)).collect();
+        states
+            .iter()
+            .filter(|(id, s)| s.0.is_none_or(|t| t >= since) && recent.get(id.as_str()) != Some(*s))
+            .map(|(id, _)| id.clone())
+            .collect()
+    }
+
+    /// The cursor after a read of a database in these states, as text for
+    /// `ParseStats::cursor`; `None` when the database has no time or no mark yet.
+    pub fn after(states: &std::collections::HashMap<String, SessionState>, max_mark: Option<i64>) -> Option<String> {
+        let newest = states.values().filter_map(|s| s.0).max()?;
+        let mark = max_mark?;
+        let window = newest.saturating_sub(CURSOR_SLACK_MS);
+        let mut recent: Vec<(String, SessionState)> =
+            states.iter().filter(|(_, s)| s.0.is_some_and(|t| t >= window)).map(|(id, s)| (id.clone(), *s)).collect();
+        recent.sort();
+        recent.truncate(Self::MAX_RECENT);
+        Some(RowCursor { newest, mark, recent }.to_text())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -651,5 +744,29 @@ mod tests {
         assert_eq!(value_timestamp(ValueRef::Integer(1_775_030_400_000)), Some(Timestamp(1_775_030_400_000)));
         assert_eq!(value_timestamp(ValueRef::Text(b"2026-04-01T08:00:00Z")), Some(Timestamp(1_775_030_400_000)));
         assert_eq!(value_timestamp(ValueRef::Integer(0)), None);
+    }
+
+    #[test]
+    fn row_cursor_rereads_touched_sessions_only_when_their_state_changed() {
+        let mut states: std::collections::HashMap<String, SessionState> = [
+            ("old".to_string(), (Some(1_000), 3, 30)),
+            ("recent".to_string(), (Some(100_000), 5, 50)),
+            ("timeless".to_string(), (None, 1, 1)),
+        ]
+        .into_iter()
+        .collect();
+        let text = RowCursor::after(&states, Some(42)).expect("a cursor");
+        let c = RowCursor::parse(&text).expect("round trip");
+        assert_eq!((c.newest, c.mark, c.recent.len()), (100_000, 42, 1), "only sessions inside the slack are remembered");
+        let touched = c.touched_since(&states);
+        assert_eq!(touched.into_iter().collect::<Vec<_>>(), vec!["timeless".to_string()], "unchanged recent one is not re-read");
+        states.insert("recent".to_string(), (Some(100_000), 6, 60));
+        states.insert("late".to_string(), (Some(80_000), 1, 1));
+        let mut touched: Vec<String> = c.touched_since(&states).into_iter().collect();
+        touched.sort();
+        assert_eq!(touched, vec!["late", "recent", "timeless"], "a same-second change and a late commit are seen");
+        let older = r#"{"newest":5,"message_id":7,"recent":[["a",5,2]]}"#;
+        assert_eq!(RowCursor::parse(older), Some(RowCursor { newest: 5, mark: 7, recent: vec![("a".into(), (Some(5), 2, 0))] }));
+        assert!(RowCursor::parse("garbage").is_none());
     }
 }

@@ -25,7 +25,7 @@
 //! **Row cursor.** Message ids are monotonic integers and messages carry `updated_at`:
 //! a parse returns the highest message id and the newest chat/message time with the
 //! row state (newest time, message count) of the chats touched within
-//! [`CURSOR_SLACK_MS`] of it. Given `SourceRef::cursor`, only chats with a message past
+//! [`CURSOR_SLACK_MS`](deja_core::sqlite::CURSOR_SLACK_MS) of it. Given `SourceRef::cursor`, only chats with a message past
 //! the id mark, or touched since (minus the slack, and not exactly as recorded), are
 //! re-read, each whole.
 
@@ -35,7 +35,7 @@ use std::path::PathBuf;
 use deja_core::family::json_docs::{first_str, json_arg, COMMON_KEYS};
 use deja_core::model::{cap_text, MAX_EDIT_BYTES};
 use deja_core::patch::join_cwd;
-use deja_core::sqlite::{self, Snapshot};
+use deja_core::sqlite::{self, RowCursor, Snapshot};
 use deja_core::{
     Capabilities, Capability, Discovery, Edit, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText, NodeRef, Os,
     ParseOptions, ParseStats, Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolUse, Turn,
@@ -45,9 +45,6 @@ use serde_json::Value;
 
 const ID: &str = "piebald";
 const DB_NAME: &str = "app.db";
-
-/// Rows updated this much before the cursor are still looked at.
-pub const CURSOR_SLACK_MS: i64 = 30_000;
 
 /// The Piebald adapter.
 pub struct PiebaldFormat;
@@ -126,36 +123,8 @@ fn db_path(env: &StoreEnv) -> PathBuf {
     data.join("piebald").join(DB_NAME)
 }
 
-/// `(newest ms, message rows)` of one chat: equal states mean an unchanged chat.
-type ChatState = (Option<i64>, i64);
-
-/// `{"newest": ms, "message_id": n, "recent": [[chat, ms, rows], …]}`.
-#[derive(Debug, PartialEq)]
-struct Cursor {
-    newest: i64,
-    message_id: i64,
-    recent: Vec<(String, ChatState)>,
-}
-
-impl Cursor {
-    const MAX_RECENT: usize = 64;
-
-    fn parse(text: &str) -> Option<Cursor> {
-        let v: Value = serde_json::from_str(text).ok()?;
-        let recent = v
-            .get("recent")?
-            .as_array()?
-            .iter()
-            .filter_map(|r| Some((r.get(0)?.as_str()?.to_string(), (r.get(1)?.as_i64(), r.get(2)?.as_i64()?))))
-            .collect();
-        Some(Cursor { newest: v.get("newest")?.as_i64()?, message_id: v.get("message_id")?.as_i64()?, recent })
-    }
-
-    fn to_text(&self) -> String {
-        let recent: Vec<Value> = self.recent.iter().map(|(id, (t, n))| serde_json::json!([id, t, n])).collect();
-        serde_json::json!({"newest": self.newest, "message_id": self.message_id, "recent": recent}).to_string()
-    }
-}
+/// `(newest ms, message rows, 0)` of one chat: equal states mean an unchanged chat.
+type ChatState = sqlite::SessionState;
 
 struct Chat {
     title: Option<String>,
@@ -179,33 +148,16 @@ fn parse_db(src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> 
     let chats = read_chats(conn, &mut stats).map_err(sql_err)?;
     let (states, max_message_id) = chat_states(conn, &chats).map_err(sql_err)?;
     let newest = states.values().filter_map(|s| s.0).max();
-    let previous = stats
-        .previous_cursor(src, Cursor::parse)
-        // A cursor from the future, or one past the highest message id, was taken from
-        // another database: read everything.
-        .filter(|c| newest.is_some_and(|n| n >= c.newest) && max_message_id.is_some_and(|m| m >= c.message_id));
+    let previous = RowCursor::previous(&mut stats, src, newest, max_message_id);
     let wanted: Option<HashSet<String>> = match &previous {
         None => None,
         Some(c) => {
-            let since = c.newest.saturating_sub(CURSOR_SLACK_MS);
-            let recent: HashMap<&str, ChatState> = c.recent.iter().map(|(id, s)| (id.as_str(), *s)).collect();
-            let mut w: HashSet<String> = states
-                .iter()
-                .filter(|(id, s)| s.0.is_none_or(|t| t >= since) && recent.get(id.as_str()) != Some(*s))
-                .map(|(id, _)| id.clone())
-                .collect();
-            w.extend(chats_with_messages_after(conn, c.message_id).map_err(sql_err)?);
+            let mut w = c.touched_since(&states);
+            w.extend(chats_with_messages_after(conn, c.mark).map_err(sql_err)?);
             Some(w)
         }
     };
-    if let (Some(newest), Some(message_id)) = (newest, max_message_id) {
-        let window = newest.saturating_sub(CURSOR_SLACK_MS);
-        let mut recent: Vec<(String, ChatState)> =
-            states.iter().filter(|(_, s)| s.0.is_some_and(|t| t >= window)).map(|(id, s)| (id.clone(), *s)).collect();
-        recent.sort();
-        recent.truncate(Cursor::MAX_RECENT);
-        stats.cursor = Some(Cursor { newest, message_id, recent }.to_text());
-    }
+    stats.cursor = RowCursor::after(&states, max_message_id);
 
     let parents = sub_agent_parents(conn).map_err(sql_err)?;
     let mut ids: Vec<&String> = chats.keys().filter(|id| wanted.as_ref().is_none_or(|w| w.contains(*id))).collect();
@@ -288,7 +240,7 @@ fn read_chats(conn: &Connection, stats: &mut ParseStats) -> rusqlite::Result<Has
 /// Each chat's row state, and the highest message id.
 fn chat_states(conn: &Connection, chats: &HashMap<String, Chat>) -> rusqlite::Result<(HashMap<String, ChatState>, Option<i64>)> {
     let mut states: HashMap<String, ChatState> =
-        chats.iter().map(|(id, c)| (id.clone(), (c.updated.or(c.created).map(|t| t.0), 0))).collect();
+        chats.iter().map(|(id, c)| (id.clone(), (c.updated.or(c.created).map(|t| t.0), 0, 0))).collect();
     let cols = sqlite::table_columns(conn, "messages")?;
     let col = |c: &str| if cols.iter().any(|x| x == c) { c.to_string() } else { "NULL".to_string() };
     let mut stmt = conn.prepare(&format!("SELECT parent_chat_id, id, {}, {} FROM messages", col("created_at"), col("updated_at")))?;

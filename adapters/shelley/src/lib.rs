@@ -23,7 +23,7 @@
 //!
 //! **Row cursor.** `updated_at` has whole-second precision, so time alone cannot tell a
 //! same-second edit. A parse returns the highest `messages` rowid, the newest update time
-//! and, for the conversations touched within [`CURSOR_SLACK_MS`] of it, their row state
+//! and, for the conversations touched within [`CURSOR_SLACK_MS`](deja_core::sqlite::CURSOR_SLACK_MS) of it, their row state
 //! (update time, message count, payload bytes). Given `SourceRef::cursor`, only
 //! conversations with a message row past the mark, or touched since (minus the slack)
 //! with a different row state, are re-read, each whole.
@@ -34,7 +34,7 @@ use std::path::PathBuf;
 use deja_core::family::json_docs::{first_str, json_arg, COMMON_KEYS};
 use deja_core::model::{cap_text, MAX_EDIT_BYTES};
 use deja_core::patch::join_cwd;
-use deja_core::sqlite::{self, Snapshot};
+use deja_core::sqlite::{self, RowCursor, Snapshot};
 use deja_core::{
     Capabilities, Capability, Discovery, Edit, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os,
     ParseOptions, ParseStats, Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolUse, Turn,
@@ -44,9 +44,6 @@ use serde_json::Value;
 
 const ID: &str = "shelley";
 const DB_NAME: &str = "shelley.db";
-
-/// Rows updated this much before the cursor are still looked at.
-pub const CURSOR_SLACK_MS: i64 = 30_000;
 
 /// The Shelley adapter.
 pub struct ShelleyFormat;
@@ -112,35 +109,7 @@ fn db_path(env: &StoreEnv) -> PathBuf {
 }
 
 /// `(updated ms, message rows, payload bytes)` of one conversation.
-type ConvState = (Option<i64>, i64, i64);
-
-/// `{"newest": ms, "rowid": n, "recent": [[id, ms, rows, bytes], …]}`.
-#[derive(Debug, PartialEq)]
-struct Cursor {
-    newest: i64,
-    rowid: i64,
-    recent: Vec<(String, ConvState)>,
-}
-
-impl Cursor {
-    const MAX_RECENT: usize = 64;
-
-    fn parse(text: &str) -> Option<Cursor> {
-        let v: Value = serde_json::from_str(text).ok()?;
-        let recent = v
-            .get("recent")?
-            .as_array()?
-            .iter()
-            .filter_map(|r| Some((r.get(0)?.as_str()?.to_string(), (r.get(1)?.as_i64(), r.get(2)?.as_i64()?, r.get(3)?.as_i64()?))))
-            .collect();
-        Some(Cursor { newest: v.get("newest")?.as_i64()?, rowid: v.get("rowid")?.as_i64()?, recent })
-    }
-
-    fn to_text(&self) -> String {
-        let recent: Vec<Value> = self.recent.iter().map(|(id, (t, n, b))| serde_json::json!([id, t, n, b])).collect();
-        serde_json::json!({"newest": self.newest, "rowid": self.rowid, "recent": recent}).to_string()
-    }
-}
+type ConvState = sqlite::SessionState;
 
 struct Conversation {
     slug: Option<String>,
@@ -167,32 +136,16 @@ fn parse_db(src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> 
     let convs = read_conversations(conn, &mut stats).map_err(sql_err)?;
     let (states, max_rowid) = conversation_states(conn, &convs).map_err(sql_err)?;
     let newest = states.values().filter_map(|s| s.0).max();
-    let previous = stats
-        .previous_cursor(src, Cursor::parse)
-        // A cursor from the future or past the last row was taken from another database.
-        .filter(|c| newest.is_some_and(|n| n >= c.newest) && max_rowid.is_some_and(|m| m >= c.rowid));
+    let previous = RowCursor::previous(&mut stats, src, newest, max_rowid);
     let wanted: Option<HashSet<String>> = match &previous {
         None => None,
         Some(c) => {
-            let since = c.newest.saturating_sub(CURSOR_SLACK_MS);
-            let recent: HashMap<&str, ConvState> = c.recent.iter().map(|(id, s)| (id.as_str(), *s)).collect();
-            let mut w: HashSet<String> = states
-                .iter()
-                .filter(|(id, s)| s.0.is_none_or(|t| t >= since) && recent.get(id.as_str()) != Some(*s))
-                .map(|(id, _)| id.clone())
-                .collect();
-            w.extend(conversations_with_rows_after(conn, c.rowid).map_err(sql_err)?);
+            let mut w = c.touched_since(&states);
+            w.extend(conversations_with_rows_after(conn, c.mark).map_err(sql_err)?);
             Some(w)
         }
     };
-    if let (Some(newest), Some(rowid)) = (newest, max_rowid) {
-        let window = newest.saturating_sub(CURSOR_SLACK_MS);
-        let mut recent: Vec<(String, ConvState)> =
-            states.iter().filter(|(_, s)| s.0.is_some_and(|t| t >= window)).map(|(id, s)| (id.clone(), *s)).collect();
-        recent.sort();
-        recent.truncate(Cursor::MAX_RECENT);
-        stats.cursor = Some(Cursor { newest, rowid, recent }.to_text());
-    }
+    stats.cursor = RowCursor::after(&states, max_rowid);
 
     let col = |c: &str| if message_cols.iter().any(|x| x == c) { c.to_string() } else { format!("NULL AS {c}") };
     let order = if message_cols.iter().any(|x| x == "sequence_id") { "sequence_id, rowid" } else { "rowid" };
