@@ -93,6 +93,16 @@ def text_of(content):
     return ""
 
 
+def last_text(content):
+    """The last non-empty text part of a content: harnesses put their own reminders
+    (Qwen's <system-reminder> blocks, Gemini's <session_context>) in parts before the
+    typed prompt, and the answer should quote the prompt."""
+    if isinstance(content, list):
+        texts = [text_of([p]) for p in content]
+        return next((t for t in reversed(texts) if t.strip()), "")
+    return text_of(content)
+
+
 def conversation(api, body):
     """(last user prompt, tool results since it) for one request."""
     prompt, results = "", 0
@@ -102,7 +112,10 @@ def conversation(api, body):
             if any("functionResponse" in p for p in parts):
                 results += 1
             elif c.get("role", "user") == "user":
-                t = "\n".join(p.get("text", "") for p in parts if "text" in p)
+                # The last text part: Gemini CLI sends its <session_context> preamble as the
+                # first part of the first user message, the typed prompt after it.
+                texts = [p.get("text", "") for p in parts if "text" in p and not p.get("thought")]
+                t = next((x for x in reversed(texts) if x.strip()), "")
                 if t.strip():
                     prompt, results = t, 0
         return prompt, results
@@ -115,7 +128,7 @@ def conversation(api, body):
             if kind in ("function_call_output", "custom_tool_call_output", "local_shell_call_output"):
                 results += 1
             elif kind == "message" and it.get("role") == "user":
-                t = text_of(it.get("content"))
+                t = last_text(it.get("content"))
                 if t.strip():
                     prompt, results = t, 0
         return prompt, results
@@ -130,7 +143,7 @@ def conversation(api, body):
             ):
                 results += 1
                 continue
-            t = text_of(content)
+            t = last_text(content)
             if t.strip():
                 prompt, results = t, 0
     return prompt, results

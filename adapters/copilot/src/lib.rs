@@ -13,10 +13,11 @@
 //! | `session.start` | — | `data.sessionId` (else the directory name), `data.context.cwd` → project, `data.startTime` |
 //! | `user.message` | `User` | `data.content` only (`transformedContent` repeats it behind an injected `<current_datetime>` prefix) |
 //! | `assistant.message` | `Assistant` | `data.content`, non-empty; `toolRequests[]` → `ToolCall` by `toolCallId` |
+//! | `assistant.message` `data.reasoningText` | `Reasoning` | only with `include_reasoning`, before the answer |
 //! | `tool.execution_start` | `ToolCall` | `toolName` + `arguments` (see work signals); one turn per `toolCallId` even when `toolRequests[]` named it |
 //! | `tool.execution_complete` | folded into its call by `toolCallId`, else `ToolOutput` | `result.content` trimmed, the `<shellId: N completed with exit code N>` line dropped; `shellExecution.exitCode` → exit; `success: false` → `is_error` (kept) |
 //! | `system.message` | skipped | the harness's own system prompt |
-//! | `session.model_change`, `assistant.turn_start`/`turn_end`, `session.usage_record`, `session.shutdown`, others | skipped | bookkeeping; their times still widen the session |
+//! | `session.resume` (a `--continue`/`--resume` run appending to the same log), `session.model_change`, `assistant.turn_start`/`turn_end`, `session.usage_record`, `session.shutdown`, others | skipped | bookkeeping; their times still widen the session |
 //! | malformed or torn line | skipped | counted in the parse stats |
 //!
 //! Work signals: `bash` → `tool.command` from `arguments.command`; `read` names a file read,
@@ -99,7 +100,7 @@ impl HarnessFormat for CopilotFormat {
         found
     }
 
-    fn parse(&self, src: &SourceRef, _opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
+    fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
         let mut stats = ParseStats::default();
         let (bytes, base) = match &src.resume {
             Some(r) => {
@@ -108,7 +109,7 @@ impl HarnessFormat for CopilotFormat {
             }
             None => (read_source(&src.path, &mut stats)?.bytes, 0),
         };
-        let mut file = EventLog::new(src);
+        let mut file = EventLog::new(src, opts.include_reasoning);
         if let Some(r) = &src.resume {
             // `session.start` sits before the resume point: its cwd is still the project.
             if let Some(start) = head_start(&src.path, r.offset) {
@@ -156,16 +157,18 @@ struct EventLog {
     cwd: Option<String>,
     /// True once the id came from `session.start` (or an earlier read), not the directory.
     id_known: bool,
+    /// `ParseOptions::include_reasoning`: `assistant.message` `reasoningText` as `Reasoning`.
+    reasoning: bool,
 }
 
 impl EventLog {
-    fn new(src: &SourceRef) -> Self {
+    fn new(src: &SourceRef, reasoning: bool) -> Self {
         let dir = src.path.parent().and_then(Path::file_name).and_then(|n| n.to_str()).unwrap_or(ID).to_string();
         let (id, id_known) = match &src.resume {
             Some(r) => (r.session_id.clone(), true),
             None => (dir, false),
         };
-        EventLog { b: SessionBuilder::new(ID, id, src.clone()), cwd: None, id_known }
+        EventLog { b: SessionBuilder::new(ID, id, src.clone()), cwd: None, id_known, reasoning }
     }
 
     fn event(&mut self, v: &Value) {
@@ -208,6 +211,14 @@ impl EventLog {
     }
 
     fn assistant(&mut self, data: &Value, time: Option<Timestamp>, node: Option<NodeRef>) {
+        // 1.0.102 keeps the model's reasoning beside the answer: never speech.
+        if self.reasoning {
+            if let Some(r) = text(data, "reasoningText").map(str::trim).filter(|r| !r.is_empty()) {
+                let mut turn = Turn::new(Role::Reasoning, r).at(time);
+                turn.node = node.clone();
+                self.b.push(turn);
+            }
+        }
         self.say(Role::Assistant, data, time, node.clone());
         // 1.0.102 names the calls here too; a call that never started still happened.
         for req in data.get("toolRequests").and_then(Value::as_array).into_iter().flatten() {

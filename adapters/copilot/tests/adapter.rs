@@ -12,12 +12,16 @@ deja_core::conformance!(
 );
 
 fn fixture_sessions() -> Vec<Session> {
+    sessions_with(&ParseOptions::default())
+}
+
+fn sessions_with(opts: &ParseOptions) -> Vec<Session> {
     let home = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home");
     let mut out = Vec::new();
     let found = CopilotFormat.discover(&StoreEnv::with_home(&home)).sources;
-    assert_eq!(found.len(), 3, "a session directory without events.jsonl is no source");
+    assert_eq!(found.len(), 4, "a session directory without events.jsonl is no source");
     for src in found {
-        CopilotFormat.parse(&src, &ParseOptions::default(), &mut out).expect("a fixture parses");
+        CopilotFormat.parse(&src, opts, &mut out).expect("a fixture parses");
     }
     out
 }
@@ -68,4 +72,27 @@ fn without_session_start_the_directory_names_the_session() {
     let s = session(&all, "legacy-dir-name");
     assert_eq!(s.turns.len(), 2);
     assert_eq!(s.project, None);
+}
+
+#[test]
+fn release_continue_run_and_reasoning_text() {
+    // Copilot CLI 1.0.102 run offline against a BYOK provider: `--continue` appends a
+    // `session.resume` and the next prompt to the same log; `assistant.message` carries
+    // `reasoningText`; a non-zero exit can come with `success: true`.
+    let all = fixture_sessions();
+    let s = session(&all, "9e4a7c21-cccc-4ddd-8eee-0123456789ef");
+    assert_eq!(s.project.as_deref(), Some("/w/shop"));
+    let said = |role: Role| s.turns.iter().filter(|t| t.role == role).map(|t| t.text.as_str()).collect::<Vec<_>>();
+    assert_eq!(said(Role::User), ["fix the jwt refresh bug in auth.rs", "now check the token expiry path"]);
+    assert_eq!(said(Role::Assistant), ["Refresh now renews the token.", "There is no expiry test target yet."]);
+    assert!(said(Role::Reasoning).is_empty(), "reasoningText is not indexed by default");
+    let calls: Vec<_> = s.turns.iter().filter(|t| t.role == Role::ToolCall).collect();
+    assert_eq!(calls.len(), 2);
+    assert_eq!(calls[0].files.first().map(|f| (f.path.as_str(), f.action)), Some(("/w/shop/notes.md", FileAction::Write)));
+    let test = calls[1].tool.as_ref().expect("tool");
+    assert_eq!((test.command.as_deref(), test.exit.clone(), test.is_error), (Some("cargo test expiry"), Some(ExitStatus::Code(3)), true));
+    let with = sessions_with(&ParseOptions { include_reasoning: true });
+    let s = session(&with, "9e4a7c21-cccc-4ddd-8eee-0123456789ef");
+    let thought: Vec<_> = s.turns.iter().filter(|t| t.role == Role::Reasoning).map(|t| t.text.as_str()).collect();
+    assert_eq!(thought, ["the refresh never renews the expiry", "the test target is missing"]);
 }

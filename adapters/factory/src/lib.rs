@@ -14,7 +14,7 @@
 //! | `session_start` (`id`, `title`, `owner`, `cwd`, `version`) | — | id, title, project; no timestamp |
 //! | `message`, `message.role:"user"`, `visibility:"llm_only"` or id `context-…` | skipped | the synthetic context message (reminders, environment, `ls`/`git` output) |
 //! | `message`, `message.role:"user"`, `text` items (or a string) | `User` | |
-//! | `message`, user `tool_result` items (`tool_use_id`, `content`, `is_error`) | folded into their call | an `Execute` result's last line `[Process exited with code N]` → exit N, cut; unpaired → `ToolOutput` |
+//! | `message`, user `tool_result` items (`tool_use_id`, `content`, `is_error`) | folded into their call | an `Execute` result's last line `[Process exited with code N]` → exit N, cut, with a first line `Error: Command failed (exit code: N)` repeating it; unpaired → `ToolOutput` |
 //! | `message`, `message.role:"assistant"`, `text` items | `Assistant` | |
 //! | assistant `thinking` items | `Reasoning` | only with `include_reasoning` |
 //! | assistant `tool_use` items | `ToolCall` | `Execute`'s `command`; `file_path` (or `path`) → `files`; `old_string` → `edit` |
@@ -414,7 +414,18 @@ fn split_exit_footer(output: &str) -> (Option<ExitStatus>, &str) {
     let code =
         last.trim().strip_prefix("[Process exited with code ").and_then(|r| r.strip_suffix(']')).and_then(|n| n.trim().parse::<i64>().ok());
     match code {
-        Some(n) => (Some(ExitStatus::Code(n)), head.trim_end()),
+        Some(n) => (Some(ExitStatus::Code(n)), strip_failure_lead(head.trim_end(), n)),
         None => (None, output),
+    }
+}
+
+/// A failed `Execute` result opens with `Error: Command failed (exit code: N)` (0.225.2),
+/// which only repeats the footer's exit: the output is what follows it.
+fn strip_failure_lead(output: &str, code: i64) -> &str {
+    let (first, rest) = output.split_once('\n').unwrap_or((output, ""));
+    if first.trim() == format!("Error: Command failed (exit code: {code})") {
+        rest
+    } else {
+        output
     }
 }

@@ -13,12 +13,16 @@ deja_core::conformance!(
 );
 
 fn sessions() -> Vec<Session> {
+    sessions_with(&ParseOptions::default())
+}
+
+fn sessions_with(opts: &ParseOptions) -> Vec<Session> {
     let home = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home");
     let mut out = Vec::new();
     let found = FactoryFormat.discover(&StoreEnv::with_home(&home)).sources;
-    assert_eq!(found.len(), 2, "sidecars and their backups are not transcripts");
+    assert_eq!(found.len(), 3, "sidecars and their backups are not transcripts");
     for src in found {
-        FactoryFormat.parse(&src, &ParseOptions::default(), &mut out).expect("a fixture parses");
+        FactoryFormat.parse(&src, opts, &mut out).expect("a fixture parses");
     }
     out
 }
@@ -63,4 +67,27 @@ fn the_synthetic_writer_round_trips_the_exit_status() {
     let shell = s.turns.iter().find(|t| t.role == Role::ToolCall).expect("the shell call");
     assert_eq!(shell.tool.as_ref().and_then(|t| t.exit.clone()), Some(ExitStatus::Code(101)));
     assert_eq!(s.turns[0].role, Role::User, "the context message is skipped");
+}
+
+#[test]
+fn release_failed_execute_create_and_thinking_fields() {
+    // droid 0.225.2 with a BYOK custom model: a failed `Execute` result opens with
+    // `Error: Command failed (exit code: N)`; `Create` answers with a JSON string; the
+    // answer's reasoning is a `thinking` item and is repeated in
+    // `chatCompletionReasoningContent`.
+    let id = "5a6b7c8d-0000-4000-8000-000000000003";
+    let all = sessions();
+    let s = all.iter().find(|s| s.id == id).expect("release session");
+    assert_eq!(s.project.as_deref(), Some("/w/shop"));
+    let calls: Vec<_> = s.turns.iter().filter(|t| t.role == Role::ToolCall).collect();
+    assert_eq!(calls.len(), 2);
+    let test = calls[0].tool.as_ref().expect("tool");
+    assert_eq!((test.command.as_deref(), test.exit.clone(), test.is_error), (Some("cargo test jwt"), Some(ExitStatus::Code(3)), true));
+    assert_eq!(calls[0].text, "test jwt::refresh ... FAILED", "the failure lead line only repeats the exit");
+    assert_eq!(calls[1].files.first().map(|f| f.path.as_str()), Some("/w/shop/notes.md"), "Create writes a file");
+    assert!(!s.turns.iter().any(|t| t.role == Role::Reasoning));
+    let with = sessions_with(&ParseOptions { include_reasoning: true });
+    let s = with.iter().find(|s| s.id == id).expect("release session");
+    let thought: Vec<_> = s.turns.iter().filter(|t| t.role == Role::Reasoning).map(|t| t.text.as_str()).collect();
+    assert_eq!(thought, ["the refresh never renews the expiry"], "chatCompletionReasoningContent is not a second copy");
 }

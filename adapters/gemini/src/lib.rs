@@ -22,14 +22,16 @@
 //! | record | Turn | rule |
 //! | --- | --- | --- |
 //! | header / legacy document `sessionId`, `startTime`, `lastUpdated` | — | identity and times; a file without a `sessionId` (checkpoints…) yields nothing |
+//! | a chat whose only message is the `<session_context>` one | — | yields nothing: 0.61 leaves such a file, with the resumed `sessionId`, beside a chat it resumes |
 //! | message line (non-empty `type`) | replayed | a message whose `id` is already collected replaces it in place (0.61 re-emits `gemini` records once their tool calls are known); otherwise appended |
-//! | `$set.messages` | replayed | replaces the collected list (empty clears it; an array without typed items changes nothing); `$set.lastUpdated` widens the session time |
+//! | `$set.messages` | replayed | replaces the collected list (empty clears it; an array without typed items changes nothing); `$set.lastUpdated` widens the session time; other `$set` keys (`sessionId` on resume) change nothing |
 //! | `$rewindTo: id` | replayed | drops the last collected message with that id and everything after it |
 //! | `type: "user"` text parts / string | `User` | the leading `<session_context>` block is Gemini's own (stripped at ingest) |
-//! | `type: "user"` `functionResponse` parts | folded into the call by id | skipped when the call already holds its result; without a call → `ToolOutput` |
+//! | `type: "user"` `functionResponse` parts (also the `<id>_response` records a resume restates) | folded into the call by id | skipped when the call already holds its result; without a call → `ToolOutput` |
 //! | `type: "gemini"` / `"model"` content | `Assistant` | |
 //! | `thoughts[]` (`subject`/`description`), `thought: true` parts | `Reasoning` | only with `include_reasoning` |
-//! | `toolCalls[]` | `ToolCall` | family call mapping; `result[].functionResponse` (else `resultDisplay`) folded in, `status` `error`/`cancelled` → `is_error` |
+//! | `toolCalls[]` | `ToolCall` | family call mapping; `result[].functionResponse` (else `resultDisplay`) folded in, `status` `error`/`cancelled` → `is_error`; a relative `args.file_path` becomes `resultDisplay.filePath` |
+//! | `content` `functionCall` parts | `ToolCall` | only those whose id is not in the record's `toolCalls[]` (a resume snapshot restates every call both ways) |
 //! | `info`, `error`, `warning`, other types, empty text | skip | CLI noise |
 //! | malformed or torn line | skipped | counted |
 //!
@@ -172,6 +174,13 @@ impl HarnessFormat for GeminiFormat {
             replay.chat
         };
         let Some(id) = chat.id.clone() else { return Ok(stats) };
+        if chat.messages.iter().all(is_preamble) {
+            // 0.61 opens a fresh file at start-up and, on `--resume`, goes on writing the
+            // resumed session's own file: the fresh one keeps the resumed `sessionId` and
+            // only the `<session_context>` message. Yielding it would replace the real
+            // session of that id in the index.
+            return Ok(stats);
+        }
         if src.path.extension().is_some_and(|e| e == "json") && resumed_as_jsonl(&src.path, &id) {
             return Ok(stats);
         }
@@ -231,6 +240,14 @@ impl Chat {
             self.messages.push(m);
         }
     }
+}
+
+/// Gemini's synthetic `<session_context>` user message and nothing else.
+fn is_preamble(m: &Value) -> bool {
+    let content = m.get("content").unwrap_or(&Value::Null);
+    m.get("type").and_then(Value::as_str) == Some("user")
+        && gemini_chat::function_responses(content).next().is_none()
+        && gemini_chat::parts_text(content).trim_start().starts_with("<session_context>")
 }
 
 fn is_message(v: &Value) -> bool {
@@ -411,12 +428,19 @@ fn model(b: &mut SessionBuilder, m: &Value, content: &Value, time: Option<Timest
     if !text.trim().is_empty() {
         b.push(Turn::new(Role::Assistant, text).at(time));
     }
+    let tool_calls = m.get("toolCalls").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
     for call in gemini_chat::function_calls(content) {
+        // A resumed chat's `$set.messages` snapshot holds each call twice: as a
+        // `functionCall` part and in `toolCalls[]` with its result; the latter is kept.
+        let id = gemini_chat::part_id(call);
+        if id.is_some() && tool_calls.iter().any(|t| gemini_chat::part_id(t) == id) {
+            continue;
+        }
         let name = call.get("name").and_then(Value::as_str).unwrap_or("");
         let turn = gemini_chat::call_turn(&DIALECT, name, call.get("args").unwrap_or(&Value::Null)).at(time);
         b.push_call(gemini_chat::part_id(call), turn);
     }
-    for call in m.get("toolCalls").and_then(Value::as_array).into_iter().flatten() {
+    for call in tool_calls {
         tool_call(b, call, time);
     }
 }
@@ -425,7 +449,8 @@ fn model(b: &mut SessionBuilder, m: &Value, content: &Value, time: Option<Timest
 fn tool_call(b: &mut SessionBuilder, call: &Value, time: Option<Timestamp>) {
     let name = call.get("name").and_then(Value::as_str).unwrap_or("");
     let at = call.get("timestamp").and_then(Timestamp::from_json).or(time);
-    let turn = gemini_chat::call_turn(&DIALECT, name, call.get("args").unwrap_or(&Value::Null)).at(at);
+    let mut turn = gemini_chat::call_turn(&DIALECT, name, call.get("args").unwrap_or(&Value::Null)).at(at);
+    absolute_paths(&mut turn, call.get("resultDisplay"));
     let id = gemini_chat::part_id(call).map(str::to_string);
     let idx = b.push_call(id.as_deref(), turn);
     let mut output = String::new();
@@ -461,6 +486,25 @@ fn tool_call(b: &mut SessionBuilder, call: &Value, time: Option<Timestamp>) {
                 }
             }
         }
+    }
+}
+
+/// The model may name a file relative to the working directory (`write_file` with
+/// `file_path: "notes.txt"`); the file tools' `resultDisplay` (`{fileName, filePath,
+/// fileDiff, …}`) holds the absolute path, which replaces the relative one it ends with.
+fn absolute_paths(turn: &mut Turn, display: Option<&Value>) {
+    let Some(abs) = display.and_then(|d| d.get("filePath")).and_then(Value::as_str) else { return };
+    if !Path::new(abs).is_absolute() && !abs.starts_with('/') {
+        return;
+    }
+    let resolves = |rel: &str| {
+        !rel.is_empty() && !Path::new(rel).is_absolute() && !rel.starts_with('/') && Path::new(abs).ends_with(rel.trim_start_matches("./"))
+    };
+    for f in turn.files.iter_mut().filter(|f| resolves(&f.path)) {
+        f.path = abs.to_string();
+    }
+    if let Some(e) = turn.edit.as_mut().filter(|e| resolves(&e.path)) {
+        e.path = abs.to_string();
     }
 }
 

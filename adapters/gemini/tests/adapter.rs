@@ -78,7 +78,7 @@ fn legacy_json_and_non_session_files() {
     assert_eq!(texts(s, Role::User), ["lint fails on CI only", "pin it locally too"]);
     assert_eq!(texts(s, Role::Assistant), ["CI pins an older eslint."], "info records are noise");
     assert_eq!(s.turns.last().and_then(|t| t.time), s.started, "no timestamp: the session start");
-    assert_eq!(all.len(), 5, "the checkpoint file is not a session");
+    assert_eq!(all.len(), 6, "the checkpoint file is not a session");
 }
 
 #[test]
@@ -96,4 +96,34 @@ fn thoughts_with_the_option() {
     let all = sessions_with(&env(), &ParseOptions { include_reasoning: true });
     let s = session(&all, "1a2b3c4d-1111-4222-8333-444455556666");
     assert_eq!(texts(s, Role::Reasoning), ["Linting: Run the linter to see the error."]);
+}
+
+#[test]
+fn resumed_release_chat_is_one_session_without_doubled_calls() {
+    // Gemini CLI 0.61.0 after `--resume <uuid>`: the session's file restates its history
+    // in a `$set.messages` snapshot whose `gemini` records hold each call twice (a
+    // `functionCall` part and `toolCalls[]`), plus `<id>_response` user records; and a
+    // fresh file with the same `sessionId` holds only the `<session_context>`.
+    let all = sessions();
+    let id = "c0ffee01-1111-4222-8333-444455556666";
+    assert_eq!(all.iter().filter(|s| s.id == id).count(), 1, "the resume stub yields no second (empty) copy");
+    let s = session(&all, id);
+    assert_eq!(s.project.as_deref(), Some("/w/shop"));
+    let calls: Vec<_> = s.turns.iter().filter(|t| t.role == Role::ToolCall).collect();
+    assert_eq!(calls.len(), 3, "functionCall parts restated beside toolCalls[] are not second calls");
+    let test = calls[0].tool.as_ref().expect("tool");
+    assert_eq!((test.command.as_deref(), test.exit.clone()), (Some("cargo test jwt"), Some(ExitStatus::Code(101))));
+    assert_eq!(calls[1].files.first().map(|f| f.path.as_str()), Some("/w/shop/notes.md"), "resultDisplay.filePath makes it absolute");
+    assert_eq!(calls[2].tool.as_ref().and_then(|t| t.command.as_deref()), Some("grep -n expiry auth.rs"));
+    assert!(!s.turns.iter().any(|t| t.role == Role::ToolOutput), "`<id>_response` records repeat folded results");
+    assert_eq!(
+        texts(s, Role::Assistant),
+        ["The refresh handler now renews the token before it expires.", "The expiry path checks the renewed time now."],
+        "the thought part restated in the snapshot is not speech"
+    );
+    let mut indexed = s.clone();
+    deja_core::normalize::normalize(&mut indexed, &Default::default(), GeminiFormat.info().injected);
+    assert_eq!(texts(&indexed, Role::User), ["fix the jwt refresh bug in auth.rs", "now check the token expiry path"]);
+    let with = sessions_with(&env(), &ParseOptions { include_reasoning: true });
+    assert_eq!(texts(session(&with, id), Role::Reasoning).len(), 2, "thoughts[] once per answer, not again from the thought part");
 }

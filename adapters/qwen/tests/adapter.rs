@@ -36,7 +36,7 @@ fn texts(s: &Session, role: Role) -> Vec<&str> {
 #[test]
 fn tool_result_lines_fold_into_calls_with_exit() {
     let all = sessions(&ParseOptions::default());
-    assert_eq!(all.len(), 2, "only .jsonl files in chats/ are transcripts");
+    assert_eq!(all.len(), 3, "only .jsonl files in chats/ are transcripts");
     let s = session(&all, "3c4d5e6f-0000-4000-8000-000000000002");
     assert_eq!(s.project.as_deref(), Some("/w/app"), "cwd on the lines");
     assert_eq!(texts(s, Role::User), ["cargo test fails, fix it"]);
@@ -75,4 +75,26 @@ fn older_records_as_the_page_shows_them() {
 fn reasoning_with_the_option() {
     let all = sessions(&ParseOptions { include_reasoning: true });
     assert_eq!(texts(session(&all, "9a8b7c6d"), Role::Reasoning), ["idempotency key missing?"]);
+}
+
+#[test]
+fn release_0_24_4_provenance_lines_and_error_responses() {
+    // Qwen Code 0.24.4: every line has `provenance`; a failed shell call's framed text is
+    // `response.error` (status `error`); `-c` goes on in the same file.
+    let all = sessions(&ParseOptions::default());
+    let s = session(&all, "7b8c9d0e-0000-4000-8000-000000000024");
+    assert_eq!(s.project.as_deref(), Some("/w/shop"));
+    assert_eq!(texts(s, Role::User), ["fix the jwt refresh bug in auth.rs", "now check the token expiry path"]);
+    assert_eq!(
+        texts(s, Role::Assistant),
+        ["Refresh now renews the token; the test still needs a clock fix.", "The expiry path is fine."],
+        "telemetry `response_text` is not a second answer, the thought part is not speech"
+    );
+    let calls: Vec<_> = s.turns.iter().filter(|t| t.role == Role::ToolCall).collect();
+    assert_eq!(calls.len(), 2);
+    let test = calls[0].tool.as_ref().expect("tool");
+    assert_eq!((test.command.as_deref(), test.exit.clone(), test.is_error), (Some("cargo test jwt"), Some(ExitStatus::Code(101)), true));
+    assert_eq!(calls[0].text, "test jwt::refresh ... FAILED", "the framing of `response.error` is read");
+    assert_eq!(calls[1].files.first().map(|f| f.path.as_str()), Some("/w/shop/notes.md"));
+    assert!(!s.turns.iter().any(|t| t.role == Role::ToolOutput));
 }
