@@ -48,7 +48,7 @@ SHELL_TOOL = re.compile(
 SHELL_LOOSE = re.compile(r"(bash|shell|command|terminal|exec)", re.I)
 WRITE_TOOL = re.compile(
     r"^(write|write_file|writefile|create_file|write_to_file|Write|str_replace_based_edit_tool|"
-    r"edit_file|create|file_write|save_file)$",
+    r"edit_file|create|file_write|save_file|editor)$",
     re.I,
 )
 # Exact-replacement edit tools (pi's `edit` takes `edits[]` of {oldText, newText}).
@@ -56,8 +56,10 @@ EDIT_TOOL = re.compile(r"^(edit|edit_file|replace|str_replace|Edit|replace_in_fi
 OLD_KEYS = ("oldText", "old_text", "old_string", "oldStr", "oldString", "old_str")
 NEW_KEYS = ("newText", "new_text", "new_string", "newStr", "newString", "new_str")
 COMMAND_KEYS = ("command", "cmd", "commandLine", "command_line", "script", "code")
-PATH_KEYS = ("path", "file_path", "filePath", "absolute_path", "target_file", "filename", "file")
-CONTENT_KEYS = ("content", "contents", "text", "file_text", "data", "new_content")
+PATH_KEYS = ("path", "file_path", "filePath", "filepath", "absolute_path", "target_file", "filename", "file")
+CONTENT_KEYS = ("content", "contents", "text", "file_text", "data", "new_content", "new_text")
+# Keys that take a list of whole shell commands (Cline's run_commands).
+COMMAND_LIST_KEYS = ("commands",)
 
 LOG = None
 
@@ -221,10 +223,11 @@ def decide(api, body):
             if found:
                 cmd = os.environ.get("MOCK_COMMAND", "echo deja-mock-ran")
                 values = {k: cmd for k in COMMAND_KEYS}
+                values.update({k: [cmd] for k in COMMAND_LIST_KEYS})
                 values.update({"description": "run the deja probe", "timeout": 30000})
                 name, schema = found
                 args = fill(schema, values)
-                if not any(k in args for k in COMMAND_KEYS):
+                if not any(k in args for k in COMMAND_KEYS + COMMAND_LIST_KEYS):
                     args["command"] = cmd
                 return ("tool", name, args)
         if step == "write":

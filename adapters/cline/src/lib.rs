@@ -18,7 +18,9 @@
 //! id: roots are matched by extension id, never by file name.
 //!
 //! The dialect: Cline's modern tool vocabulary (`run_commands` with a list of commands,
-//! `read_files`, `editor` with `old_text`/`new_text`); the legacy tasks yield text only
+//! `read_files`, `editor` with `old_text`/`new_text`, its relative `path` joined onto the
+//! manifest's `cwd` and its result a `{query, result, error?, success}` item serialized into
+//! the content string, as CLI 3.0.65 writes it); the legacy tasks yield text only
 //! (the page decodes no tool blocks there), legacy ids are `cline-task-<taskId>` so they
 //! stay apart from modern ids, and a task without a working directory gets the project
 //! `cline`. The injected text is the family's [`TASK_INJECTED`] (`<environment_details>`

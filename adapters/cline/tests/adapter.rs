@@ -146,3 +146,33 @@ fn a_torn_document_is_an_error_not_a_panic() {
     let torn = sources.iter().find(|s| s.path.to_string_lossy().contains("1767400000000")).expect("the torn task");
     assert!(ClineFormat.parse(torn, &ParseOptions::default(), &mut Vec::new()).is_err());
 }
+
+/// Cline CLI 3.0.65 (run 2026-12-01): the `editor` result is a `{query, result, error,
+/// success}` item serialized into the content string, and the editor's path is the one the
+/// model wrote, relative to the session's cwd.
+#[test]
+fn cli_3_0_65_editor_results_decode_and_relative_paths_join_the_cwd() {
+    let all = parse_all(&ParseOptions::default());
+    let s = session(&all, "1796126000000_r3065");
+    assert_eq!(s.project.as_deref(), Some("/home/dev/projects/shop"));
+    let users: Vec<&str> = s.turns.iter().filter(|t| t.role == Role::User).map(|t| t.text.as_str()).collect();
+    assert_eq!(users, ["Refresh tokens expire a minute early", "Note the leeway rule in the notes file too"], "both prompts, unwrapped");
+    let grep =
+        s.turns.iter().find(|t| t.tool.as_ref().and_then(|x| x.command.as_deref()) == Some("grep -n leeway src/token.rs")).expect("grep");
+    assert_eq!(grep.text, "12:const LEEWAY: u64 = 60;");
+    let edits: Vec<_> = s.turns.iter().filter(|t| t.edit.is_some()).collect();
+    assert_eq!(edits.len(), 2);
+    let created = edits[0];
+    assert_eq!(
+        created.files,
+        vec![FileTouch { path: "/home/dev/projects/shop/src/leeway.txt".into(), action: FileAction::Edit }],
+        "joined onto cwd"
+    );
+    assert_eq!(created.edit.as_ref().map(|e| e.path.as_str()), Some("/home/dev/projects/shop/src/leeway.txt"));
+    assert_eq!(created.text, "File created successfully at: /home/dev/projects/shop/src/leeway.txt", "the item's result, not its JSON");
+    assert!(!created.tool.as_ref().unwrap().is_error);
+    let refused = edits[1];
+    assert!(refused.tool.as_ref().unwrap().is_error, "success: false inside the string");
+    assert!(refused.text.starts_with("Editor operation failed:"), "the error explains an empty result: {}", refused.text);
+    assert!(!s.turns.iter().any(|t| t.text.contains("\"query\"")), "no result JSON indexed as text");
+}

@@ -77,3 +77,23 @@ fn a_document_outside_the_list_uses_its_stem_mtime_and_the_default_project() {
     assert_eq!(out[0].project.as_deref(), Some("continue"));
     assert!(out[0].started.is_some(), "the file's mtime");
 }
+
+/// `cn` 1.5.47 (run 2026-12-01): `--resume -p` appends a second prompt to the same document,
+/// and `Write` takes a relative `filepath`, joined onto the workspace.
+#[test]
+fn a_resumed_cn_1_5_47_session_reads_both_prompts_and_relative_writes() {
+    let all = fixture_sessions();
+    let s = session(&all, "5e550000-5555-4000-8000-000000000005");
+    assert_eq!(s.title, None);
+    assert_eq!(s.project.as_deref(), Some("/home/dev/projects/shop"));
+    let users: Vec<&str> = s.turns.iter().filter(|t| t.role == Role::User).map(|t| t.text.as_str()).collect();
+    assert_eq!(users, ["The login rate limit resets too early", "Add a test for the rate limit window"], "editorState not read twice");
+    let cmds: Vec<&str> = s.turns.iter().filter_map(|t| t.tool.as_ref()?.command.as_deref()).collect();
+    assert_eq!(cmds, ["grep -n WINDOW src/limit.ts", "npm test -- limit"]);
+    let writes: Vec<_> = s.turns.iter().filter(|t| t.tool.as_ref().is_some_and(|x| x.name == "Write")).collect();
+    assert_eq!(writes.len(), 2);
+    assert_eq!(writes[0].files[0].path, "/home/dev/projects/shop/notes/limit.md");
+    assert_eq!(writes[0].files[0].action, FileAction::Write);
+    assert_eq!(writes[1].edit.as_ref().and_then(|e| e.new.as_deref()), Some("window is 60 s, tested\n"));
+    assert_eq!(s.turns.iter().filter(|t| t.role == Role::Assistant).count(), 2);
+}

@@ -104,7 +104,7 @@ fn extension_tasks_read_as_cline_tasks_with_kilo_tools() {
 fn the_subagent_switch_leaves_children_out_of_both_stores() {
     let mut ids: Vec<String> = fixture_sessions(&[("DEJA_INCLUDE_SUBAGENTS", "0")]).into_iter().map(|s| s.id).collect();
     ids.sort();
-    assert_eq!(ids, vec!["1767225800000", "ses_kilo01", "ses_kilo02"]);
+    assert_eq!(ids, vec!["1767225800000", "ses_kilo01", "ses_kilo02", "ses_kilo04"]);
 }
 
 #[test]
@@ -119,7 +119,7 @@ fn the_roots_variables_name_each_store() {
     let empty = tmp.path().join("empty");
     std::fs::create_dir_all(&empty).unwrap();
     let only_db = read_all(&StoreEnv::with_home(&empty).set("DEJA_KILO_DB", moved.display().to_string()));
-    assert_eq!(only_db.len(), 3, "the CLI's three sessions from the named file");
+    assert_eq!(only_db.len(), 4, "the CLI's four sessions from the named file (the empty row yields none)");
 
     // DEJA_KILO_ROOTS: a list, each an extension folder or a globalStorage folder holding one.
     let code = tmp.path().join(".config/Code/User/globalStorage/kilocode.kilo-code");
@@ -143,4 +143,23 @@ fn a_task_under_two_hosts_is_read_once() {
     }
     let sessions = read_all(&StoreEnv::with_home(tmp.path()));
     assert_eq!(sessions.iter().filter(|s| s.id == "1767225800000").count(), 1);
+}
+
+/// Kilo CLI 7.8.1 / binary 7.7.9 (run 2026-12-01): a run that never reached the model leaves
+/// an empty session row; `kilo run -c` adds a second prompt to the same session; the write
+/// tool's `filePath` is relative, with the diff only in its metadata.
+#[test]
+fn a_7_7_9_cli_run_reads_both_prompts_and_an_empty_session_is_nothing() {
+    let sessions = fixture_sessions(&[]);
+    assert!(!sessions.iter().any(|s| s.id == "ses_kilo03"), "a session row without messages yields no session");
+    let s = sessions.iter().find(|s| s.id == "ses_kilo04").expect("release session");
+    assert_eq!(s.title, None, "`New session - …` is a placeholder");
+    let users: Vec<&str> = s.turns.iter().filter(|t| t.role == Role::User).map(|t| t.text.as_str()).collect();
+    assert_eq!(users, ["the session cookie is not renewed", "add a test for the renewal"]);
+    let bash = tool(s, "bash");
+    assert_eq!(bash[0].tool.as_ref().unwrap().command.as_deref(), Some("grep -rn renew src/"));
+    assert_eq!(bash[0].tool.as_ref().unwrap().exit, Some(ExitStatus::Code(0)));
+    assert_eq!(tool(s, "write")[0].files, vec![FileTouch { path: "/home/u/shop/NOTES.txt".into(), action: FileAction::Write }]);
+    assert!(!s.turns.iter().any(|t| t.text.contains("Index: /home/u/shop")), "the write's diff metadata is not text");
+    assert_eq!(s.turns.iter().filter(|t| t.role == Role::Assistant).count(), 2);
 }

@@ -91,7 +91,7 @@ fn sub_agents_have_parents_and_the_switch_leaves_them_out() {
     let top = sessions_with(|h| StoreEnv::with_home(h).set("DEJA_INCLUDE_SUBAGENTS", "0"), &ParseOptions::default());
     let mut ids: Vec<&str> = top.iter().map(|s| s.id.as_str()).collect();
     ids.sort();
-    assert_eq!(ids, vec!["ses_01shop", "ses_03pg"]);
+    assert_eq!(ids, vec!["ses_01shop", "ses_03pg", "ses_04rel"]);
 }
 
 #[test]
@@ -119,5 +119,25 @@ fn the_db_variable_names_the_database_file() {
     assert_eq!(found.sources[0].parts, vec![moved.with_extension("db-wal")], "the WAL is part of the source");
     let mut out: Vec<Session> = Vec::new();
     FORMAT.parse(&found.sources[0], &ParseOptions::default(), &mut out).unwrap();
-    assert_eq!(out.len(), 3, "the WAL's rows came with the copy");
+    assert_eq!(out.len(), 4, "the WAL's rows came with the copy");
+}
+
+/// opencode 1.18.33 (run 2026-12-01): `run -c` adds a second prompt to the same session, the
+/// user parts carry no time, and the write tool's `filePath` is relative to the directory.
+#[test]
+fn a_continued_1_18_33_session_reads_both_prompts_and_the_relative_write() {
+    let sessions = fixture_sessions();
+    let s = sessions.iter().find(|s| s.id == "ses_04rel").expect("release session");
+    assert_eq!(s.title.as_deref(), Some("Token refresh leeway"));
+    let users: Vec<&str> = s.turns.iter().filter(|t| t.role == Role::User).map(|t| t.text.as_str()).collect();
+    assert_eq!(users, ["refresh tokens expire a minute early", "also add a test for the leeway"], "both prompts, quotes unwrapped");
+    assert_eq!(s.turns[0].time, Some(Timestamp(1_796_124_378_000)), "a user part without time takes its message's");
+    let grep = s.turns.iter().find(|t| t.tool.as_ref().is_some_and(|x| x.name == "bash")).expect("bash");
+    assert_eq!(grep.tool.as_ref().unwrap().exit, Some(ExitStatus::Code(0)));
+    assert_eq!(grep.text.trim_end(), "12:const LEEWAY: u64 = 60;");
+    let write = s.turns.iter().find(|t| t.tool.as_ref().is_some_and(|x| x.name == "write")).expect("write");
+    assert_eq!(write.files, vec![FileTouch { path: "/home/dev/projects/shop/NOTES.txt".into(), action: FileAction::Write }]);
+    let answers = s.turns.iter().filter(|t| t.role == Role::Assistant).count();
+    assert_eq!(answers, 2);
+    assert!(!s.turns.iter().any(|t| t.role == Role::Reasoning));
 }

@@ -19,8 +19,8 @@
 //! | `role` `user`, `content` string or `text` blocks | `User` | blocks trimmed, newline-joined; a leading `<task…>`, `<user_message…>` or `<user_input…>` envelope (attributes allowed) is unwrapped, then [`TASK_INJECTED`]-style dialect rules strip `<environment_details>` and `<feedback>` tags |
 //! | `role` `assistant`, string or `text` blocks | `Assistant` | trimmed, newline-joined |
 //! | `thinking` / `reasoning` blocks | `Reasoning` | only with `ParseOptions::include_reasoning` |
-//! | `tool_use` (`id`, `name`, `input`) | `ToolCall` | name; `input.commands[]` → one call turn per command, `input.command` → command; `input.files[]` / `path` / `file_path` / `target_file` → `files` with the [`ToolMap`] action; `old_text`/`new_text`, `operations[{search, replace}]`, `code_edit` (`// ... existing code ...` lines dropped), `content` of write tools → `edit` |
-//! | `tool_result` (`tool_use_id`, `content`) | folded into its call | `content` string or `text` blocks; `run_commands` items `{query, result, success}` fold one per command (`success: false` → `is_error`); `is_error` kept; a shell result's `Exit code: N` line → exit status; an unpaired result → `ToolOutput` |
+//! | `tool_use` (`id`, `name`, `input`) | `ToolCall` | name; `input.commands[]` → one call turn per command, `input.command` → command; `input.files[]` / `path` / `file_path` / `target_file` → `files` with the [`ToolMap`] action (modern: a relative path is joined onto the manifest's `cwd`); `old_text`/`new_text`, `operations[{search, replace}]`, `code_edit` (`// ... existing code ...` lines dropped), `content` of write tools → `edit` |
+//! | `tool_result` (`tool_use_id`, `content`) | folded into its call | `content` string or `text` blocks; `run_commands` items `{query, result, success}` fold one per command (`success: false` → `is_error`); a content string that is one such item serialized (the CLI's `editor`) is decoded the same way, `error` the text when `result` is empty; `is_error` kept; a shell result's `Exit code: N` line → exit status; an unpaired result → `ToolOutput` |
 //! | message with `isSummary: true` (Roo's condense) | `Summary` | its text |
 //! | images, files, other block types, roles other than user/assistant | skipped | |
 //! | modern transcript whose `agent` is present and not `lead` | skipped file | sub-agent/teammate files share the format; counted in `skipped` |
@@ -67,6 +67,7 @@ use crate::discover::{find_files, is_dir_entry, is_file_entry};
 use crate::env::StoreEnv;
 use crate::format::{FormatError, ParseOptions, ParseStats, SessionSink};
 use crate::model::{cap_text, Edit, ExitStatus, FileAction, FileTouch, Role, SourceRef, Timestamp, ToolUse, Turn, MAX_EDIT_BYTES};
+use crate::patch::join_cwd;
 use crate::read::{parse_json_document, read_source};
 use crate::text::InjectedText;
 use crate::work::{ToolKind, ToolMap};
@@ -298,7 +299,10 @@ fn parse_modern(d: &ClineDialect, src: &SourceRef, opts: &ParseOptions, doc: &Va
     let manifest = modern_manifest_path(path).and_then(|m| read_side_json(&m, stats)).unwrap_or(Value::Null);
     let started = time_field(&manifest, &["created_at", "started_at"]);
     let ended = time_field(&manifest, &["updated_at", "ended_at"]);
+    let project = text(&manifest, "cwd").or_else(|| text(&manifest, "workspace_root")).map(str::to_string);
     let mut walk = TaskWalk::new(d, opts, SessionBuilder::new(d.harness, id, src.clone()), true);
+    // The CLI's editor takes the path the model wrote, often relative to the session's cwd.
+    walk.cwd = project.clone();
     walk.b.touch(started);
     walk.b.touch(ended);
     walk.b.touch(doc.get("updated_at").and_then(Timestamp::from_json));
@@ -306,7 +310,6 @@ fn parse_modern(d: &ClineDialect, src: &SourceRef, opts: &ParseOptions, doc: &Va
         let time = msg.get("ts").and_then(Timestamp::from_json).or(started);
         walk.message(msg, time, stats);
     }
-    let project = text(&manifest, "cwd").or_else(|| text(&manifest, "workspace_root")).map(str::to_string);
     let title = manifest
         .get("metadata")
         .and_then(|m| text(m, "title"))
@@ -434,11 +437,14 @@ struct TaskWalk<'a> {
     /// Per `tool_use` id: the builder keys of its call turns (one per command) and
     /// whether it is a shell tool.
     calls: HashMap<String, (Vec<String>, bool)>,
+    /// The directory relative tool paths are joined onto (modern sessions: the manifest's
+    /// `cwd`); `None` keeps paths as written.
+    cwd: Option<String>,
 }
 
 impl<'a> TaskWalk<'a> {
     fn new(d: &'a ClineDialect, opts: &'a ParseOptions, b: SessionBuilder, decode_tools: bool) -> Self {
-        TaskWalk { d, opts, b, decode_tools, calls: HashMap::new() }
+        TaskWalk { d, opts, b, decode_tools, calls: HashMap::new(), cwd: None }
     }
 
     fn message(&mut self, msg: &Value, time: Option<Timestamp>, stats: &mut ParseStats) {
@@ -515,7 +521,7 @@ impl<'a> TaskWalk<'a> {
             Some(v) => v.clone(),
             None => Value::Null,
         };
-        let work = tool_work(&self.d.tools, name, &input);
+        let work = tool_work(&self.d.tools, name, &input, self.cwd.as_deref());
         let shell = self.d.tools.kind(name) == ToolKind::Shell;
         // A call with several commands becomes one call turn per command, so each keeps its
         // own output and failure; files and the edit go on the first.
@@ -584,19 +590,19 @@ struct Output {
 }
 
 /// A result's outputs: a string, `text` blocks (one output), or `run_commands` items
-/// `{query, result, success}` (one output each).
+/// `{query, result, success}` (one output each). Cline CLI 3.0.65's `editor` result is
+/// one such item (`query` `edit:<path>`, `result`, `error`, `success`) serialized into the
+/// content string; it is decoded the same way, so the JSON text is not the output and a
+/// failed edit is a failure.
 fn result_outputs(content: Option<&Value>) -> Vec<Output> {
     match content {
-        Some(Value::String(s)) => vec![Output { text: s.trim().to_string(), failed: false }],
+        Some(Value::String(s)) => match serde_json::from_str::<Value>(s.trim()) {
+            Ok(item) if is_query_item(&item) => vec![query_output(&item)],
+            _ => vec![Output { text: s.trim().to_string(), failed: false }],
+        },
         Some(Value::Array(items)) => {
-            if items.iter().any(|i| i.get("result").is_some() || i.get("query").is_some()) {
-                return items
-                    .iter()
-                    .map(|i| Output {
-                        text: value_text(i.get("result")).trim().to_string(),
-                        failed: i.get("success").and_then(Value::as_bool) == Some(false),
-                    })
-                    .collect();
+            if items.iter().any(is_query_item) {
+                return items.iter().map(query_output).collect();
             }
             let parts: Vec<&str> = items.iter().filter_map(|i| i.get("text").and_then(Value::as_str)).map(str::trim).collect();
             if parts.is_empty() {
@@ -607,6 +613,25 @@ fn result_outputs(content: Option<&Value>) -> Vec<Output> {
         }
         _ => Vec::new(),
     }
+}
+
+/// A `{query, result, success}` item of Cline's tool results.
+fn is_query_item(item: &Value) -> bool {
+    item.is_object() && (item.get("result").is_some() || item.get("query").is_some())
+}
+
+/// One `{query, result, error?, success}` item: `result` is the output, else `error`
+/// (a failed editor call leaves `result` empty and explains itself in `error`).
+fn query_output(item: &Value) -> Output {
+    let failed = item.get("success").and_then(Value::as_bool) == Some(false);
+    let mut text = value_text(item.get("result")).trim().to_string();
+    let error = value_text(item.get("error")).trim().to_string();
+    if text.is_empty() {
+        text = error;
+    } else if failed && !error.is_empty() {
+        text = format!("{text}\n{error}");
+    }
+    Output { text, failed }
 }
 
 /// A string as itself; other JSON as its compact form (a result may be an object).
@@ -637,7 +662,7 @@ struct Work {
 
 /// Reads a call's input by its shape, so every dialect's vocabulary is covered by one
 /// function: the [`ToolMap`] says what the tool does, the keys say where the details are.
-fn tool_work(tools: &ToolMap, name: &str, input: &Value) -> Work {
+fn tool_work(tools: &ToolMap, name: &str, input: &Value, cwd: Option<&str>) -> Work {
     let mut w = Work::default();
     let kind = tools.kind(name);
     if kind == ToolKind::Shell {
@@ -665,6 +690,7 @@ fn tool_work(tools: &ToolMap, name: &str, input: &Value) -> Work {
     }
     paths.extend(["path", "file_path", "target_file", "filePath"].iter().find_map(|k| text(input, k)).map(str::to_string));
     paths.retain(|p| !p.trim().is_empty());
+    let mut paths: Vec<String> = paths.iter().map(|p| join_cwd(p, cwd)).collect();
     paths.dedup();
     w.files = paths.iter().map(|p| FileTouch { path: p.clone(), action }).collect();
     if let Some(path) = paths.first() {
