@@ -48,6 +48,9 @@ WRITE_TOOL = re.compile(
     r"edit_file|create|file_write|save_file)$",
     re.I,
 )
+# A harness that offers both an edit and a write tool (Reasonix: `edit_file` listed before
+# `write_file`) gets the write tool for the write step: an edit of a missing file fails.
+WRITE_PREFERRED = re.compile(r"^(write|write_file|writefile|create_file|write_to_file|Write|file_write|save_file)$", re.I)
 COMMAND_KEYS = ("command", "cmd", "commandLine", "command_line", "script", "code")
 PATH_KEYS = ("path", "file_path", "filePath", "absolute_path", "target_file", "filename", "file")
 CONTENT_KEYS = ("content", "contents", "text", "file_text", "data", "new_content")
@@ -203,7 +206,7 @@ def decide(api, body):
                     args["command"] = cmd
                 return ("tool", name, args)
         if step == "write":
-            found = pick(tools, WRITE_TOOL)
+            found = pick(tools, WRITE_PREFERRED) or pick(tools, WRITE_TOOL)
             if found:
                 name, schema = found
                 path = os.environ.get("MOCK_FILE", "deja-mock.txt")
