@@ -1,7 +1,9 @@
 //! Reasonix 1.x `events.frames`: a run of frames, each `RX4F`, the compressed size and
 //! the raw size (both uint32 big-endian), then one zstd frame holding one JSON record.
-//! Records come in commits: `batch/begin`, the events (bare or wrapped as
-//! `batch/event`), `batch/end` carrying the SHA-256 of the records before it. Only a
+//! Records come in commits: `batch/begin`, the events, `batch/end` carrying the SHA-256
+//! of the records before it. Reasonix 1.38.11 names a record's kind in `recordType` and
+//! wraps each event as `batch/event` `{event: {id, seq, kind, payload}}`; the page's
+//! bare `{type, payload}` events are read too. Only a
 //! finished batch whose digest matches counts: a trailing batch without its end is a
 //! write in progress (Reasonix itself truncates it on the next open), and a digest
 //! mismatch drops the batch, as Reasonix fails closed on one.

@@ -25,10 +25,10 @@
 //! | `role: "user"` | `User` | `raw_content` when set (the text before the host added context), else `content` |
 //! | `role: "assistant"` `content` | `Assistant` | `reasoning_content` → `Reasoning` only with `include_reasoning` |
 //! | assistant `tool_calls[{id, name, arguments}]` (v0.x `{id, type, function: {name, arguments}}`) | `ToolCall` | `arguments` a JSON string; `bash` → command; `read_file`, `write_file`, `edit_file` (+ span), `multi_edit` (+ first span), `notebook_edit` (`new_source` unless `edit_mode: "delete"`), `delete_range`, `delete_symbol` → file under `path`; `move_file` → `source_path` (delete), `destination_path` (write) |
-//! | `role: "tool"` | folded into its call (by `tool_call_id`, else the oldest call still waiting), else `ToolOutput` | `raw_content` when set (the uncut result); 1.x `tool_execution.exitCode` → exit status; `delete_range`'s removed lines from the unified diff it returns |
+//! | `role: "tool"` | folded into its call (by `tool_call_id`, else the oldest call still waiting), else `ToolOutput` | `raw_content` when set (the uncut result); 1.x `tool_execution.exitCode` → exit status, `tool_run_state: "failed"` → error; `delete_range`'s removed lines from the unified diff it returns |
 //! | 1.x `message/complete`, `message/upsert`, `message/retract`, `history/replace`, `legacy/import` | (replay) | build the message list above |
 //! | 1.x `session/title` | — | the session title (last wins) |
-//! | other 1.x events, unfinished or failing batches | skipped | model context, tool state; a trailing batch without `batch/end` is a write in progress |
+//! | other 1.x events (1.38.11: `session/config`, `turn/*`, `assistant/attempt`, `tool/call`, `tool/start`, `tool/result`), unfinished or failing batches | skipped | model context, tool state (the tool messages carry the results); a trailing batch without `batch/end` is a write in progress |
 //!
 //! Times: JSONL lines carry `createdAt` (unix ms) when the host stamped them; an
 //! unstamped line is the previous one + 1 ms, starting from the `.meta` `created_at`
