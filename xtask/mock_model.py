@@ -55,6 +55,9 @@ WRITE_TOOL = re.compile(
 EDIT_TOOL = re.compile(r"^(edit|edit_file|replace|str_replace|Edit|replace_in_file|apply_edit)$", re.I)
 OLD_KEYS = ("oldText", "old_text", "old_string", "oldStr", "oldString", "old_str")
 NEW_KEYS = ("newText", "new_text", "new_string", "newStr", "newString", "new_str")
+# A harness that offers both an edit and a write tool (Reasonix: `edit_file` listed before
+# `write_file`) gets the write tool for the write step: an edit of a missing file fails.
+WRITE_PREFERRED = re.compile(r"^(write|write_file|writefile|create_file|write_to_file|Write|file_write|save_file)$", re.I)
 COMMAND_KEYS = ("command", "cmd", "commandLine", "command_line", "script", "code")
 PATH_KEYS = ("path", "file_path", "filePath", "filepath", "absolute_path", "target_file", "filename", "file")
 CONTENT_KEYS = ("content", "contents", "text", "file_text", "data", "new_content", "new_text")
@@ -231,7 +234,7 @@ def decide(api, body):
                     args["command"] = cmd
                 return ("tool", name, args)
         if step == "write":
-            found = pick(tools, WRITE_TOOL)
+            found = pick(tools, WRITE_PREFERRED) or pick(tools, WRITE_TOOL)
             if found:
                 name, schema = found
                 path = os.environ.get("MOCK_FILE", "deja-mock.txt")

@@ -59,6 +59,7 @@ use deja_adapter_qclaw as _;
 use deja_adapter_qoder as _;
 use deja_adapter_qwen as _;
 use deja_adapter_qwenpaw as _;
+use deja_adapter_reasonix as _;
 use deja_adapter_roo as _;
 use deja_adapter_senpi as _;
 use deja_adapter_shelley as _;
