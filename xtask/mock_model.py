@@ -232,6 +232,11 @@ def decide(api, body):
                 args = fill(schema, values)
                 if not any(k in args for k in COMMAND_KEYS + COMMAND_LIST_KEYS):
                     args["command"] = cmd
+                # A timeout the schema counts in seconds (Hermes' `terminal`: "Max seconds",
+                # foreground max 600) must not get the millisecond default: 30000 s is refused.
+                spec = (schema.get("properties", {}) if isinstance(schema, dict) else {}).get("timeout")
+                if "timeout" in args and isinstance(spec, dict) and "second" in str(spec.get("description", "")).lower():
+                    args["timeout"] = 30
                 return ("tool", name, args)
         if step == "write":
             found = pick(tools, WRITE_PREFERRED) or pick(tools, WRITE_TOOL)

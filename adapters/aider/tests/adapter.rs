@@ -72,6 +72,26 @@ fn current_release_file_commands_fences_and_recovery() {
 }
 
 #[test]
+fn release_0_86_2_launches_keep_only_prompts_answers_and_runs() {
+    let all = sessions_in(&StoreEnv::with_home(home()));
+    let shop = home().join("projects/shop/.aider.chat.history.md");
+    let s: Vec<&Session> = all.iter().filter(|s| s.source.path == shop).collect();
+    assert_eq!(s.len(), 2, "one session per launch");
+    assert_eq!(
+        texts(s[0]),
+        vec![(Role::User, "the jwt refresh keeps the old token"), (Role::Assistant, "The refresh path returns the token it was given.")]
+    );
+    assert_eq!(s[1].turns[0].tool.as_ref().and_then(|t| t.command.as_deref()), Some("cargo test refresh"));
+    assert_eq!(
+        texts(s[1])[1..],
+        [(Role::User, "add a refresh expiry test"), (Role::Assistant, "Added `refresh_expires` next to the other auth tests.")]
+    );
+    // The first-run release-notes offer and the other status lines are aider's, not speech.
+    assert!(s.iter().flat_map(|s| &s.turns).all(|t| !t.text.contains("Would you like") && !t.text.contains("Added auth.rs")));
+    assert_eq!(s[0].project.as_deref(), Some(home().join("projects/shop").display().to_string().as_str()));
+}
+
+#[test]
 fn history_file_variable_takes_a_file_and_roots_a_list() {
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("chat-log.md");
@@ -82,7 +102,7 @@ fn history_file_variable_takes_a_file_and_roots_a_list() {
     assert_eq!(found.len(), 1);
     let list = std::env::join_paths([home().join("src"), home().join("projects")]).unwrap();
     let found = AiderFormat.discover(&StoreEnv::with_home(&empty).set("DEJA_AIDER_ROOTS", list.to_string_lossy())).sources;
-    assert_eq!(found.len(), 2);
+    assert_eq!(found.len(), 3, "src/app, projects/team/svc and projects/shop");
 }
 
 #[test]

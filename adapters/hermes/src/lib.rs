@@ -12,9 +12,10 @@
 //! | --- | --- | --- |
 //! | `role = 'user'`, non-empty `content` | `User` | |
 //! | `role = 'assistant'`, non-empty `content` | `Assistant` | |
-//! | `role = 'assistant'`, `reasoning` / `reasoning_content` | `Reasoning` | only with `include_reasoning` |
-//! | `role = 'assistant'`, `tool_calls` JSON | `ToolCall` each | `function.name`; `terminal` is the shell, its `arguments.command` the command |
+//! | `role = 'assistant'`, `reasoning` / `reasoning_content` | `Reasoning` | only with `include_reasoning`; one turn (0.19.0 writes the same text to both, so the first non-NULL is read) |
+//! | `role = 'assistant'`, `tool_calls` JSON | `ToolCall` each | `function.name`; `terminal` is the shell, its `arguments.command` the command; `read_file` / `write_file` / `patch` touch `arguments.path` (read / write / edit), `patch` in `replace` mode is an edit span (`old_string` → `new_string`), in `patch` mode (a V4A patch) its `*** Add/Update/Delete File:` paths are the files |
 //! | `role = 'tool'`, `content` `{"output","exit_code","error"}` | folded into its call | by `tool_call_id`; output, exit status, `error` marks a failure; no call → `ToolOutput` |
+//! | `role = 'tool'`, other JSON (`write_file`: `{"bytes_written", "files_modified", …}`; a refused call: `{"error"}` alone) | folded into its call | no `output` key: the JSON text itself is the output; `error` alone marks a failure |
 //! | `role = 'tool'`, `content` NULL (older builds) | skipped | nothing to fold |
 //! | `sessions.system_prompt` | not read | harness text, never a turn |
 //! | any other role | skipped | counted |
@@ -42,6 +43,7 @@ use deja_core::{
     Capabilities, Capability, Discovery, ExitStatus, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats,
     Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolMap, ToolUse, Turn,
 };
+use deja_core::{Edit, FileAction, FileTouch};
 use rusqlite::Connection;
 use serde_json::Value;
 
@@ -51,8 +53,12 @@ const DB_NAME: &str = "state.db";
 /// project when the store has no `sessions.cwd`).
 const PROFILE_KEY: &str = "profile=";
 
-/// Hermes' tool names: `terminal` is its shell; the page names no file tools.
-pub const TOOLS: ToolMap = ToolMap { shell: &["terminal"], read: &[], edit: &[], write: &[] };
+/// Hermes' tool names: `terminal` is its shell; `read_file`, `patch` and `write_file` its
+/// file tools, each with `arguments.path` (seen in the 0.19.0 tool list; the page names none).
+pub const TOOLS: ToolMap = ToolMap { shell: &["terminal"], read: &["read_file"], edit: &["patch"], write: &["write_file"] };
+
+/// The most of an edit's old and new text kept on a turn.
+const MAX_EDIT_BYTES: usize = 32 * 1024;
 
 /// The Hermes adapter.
 pub struct HermesFormat;
@@ -78,8 +84,9 @@ static INFO: HarnessInfo = HarnessInfo {
     format_summary: "Hermes keeps its sessions in SQLite (`state.db`, WAL mode) at the root of its home and, in older \
         builds, one per profile under `profiles/<profile>/`. One `messages` row per message (`session_id`, `role`, \
         `content`, REAL epoch-second `timestamp`): user and assistant rows with text are speech; an assistant row's \
-        `tool_calls` JSON holds its calls (`terminal` is the shell, `arguments.command` the command), and the `tool` \
-        row with the same `tool_call_id` carries `{\"output\", \"exit_code\", \"error\"}`. Since 0.19 a `sessions` \
+        `tool_calls` JSON holds its calls (`terminal` is the shell, `arguments.command` the command; `read_file`, \
+        `write_file` and `patch` touch `arguments.path`), and the `tool` row with the same `tool_call_id` carries \
+        `{\"output\", \"exit_code\", \"error\"}` (other tools' results are other JSON, kept as their output). Since 0.19 a `sessions` \
         row gives the working directory (`cwd`), the title and the continuation parent; its `system_prompt` is \
         harness text and never read. The database is read through a private copy with its WAL, incrementally by \
         `messages.id`. The PostgreSQL backend is not read.",
@@ -343,6 +350,7 @@ fn push_calls(b: &mut SessionBuilder, calls: &str, time: Option<Timestamp>, db: 
         let command = TOOLS.shell.contains(&name).then(|| args.get("command").and_then(Value::as_str).map(str::to_string)).flatten();
         let mut turn = Turn::new(Role::ToolCall, "").at(time);
         turn.tool = Some(ToolUse { name: name.to_string(), command, ..ToolUse::default() });
+        file_work(name, &args, &mut turn);
         b.push_call(id, turn);
     }
 }
@@ -352,6 +360,15 @@ fn tool_result(content: &str) -> (String, Option<ExitStatus>, bool) {
     let Ok(Value::Object(v)) = serde_json::from_str::<Value>(content) else {
         return (content.trim().to_string(), None, false);
     };
+    let error_only = v.get("error").and_then(Value::as_str).map(str::trim).filter(|e| !e.is_empty());
+    if !v.contains_key("output") && !v.contains_key("exit_code") {
+        // Not the shell's result (0.19.0 `write_file` answers `{"bytes_written", "files_modified",
+        // …}`; a refused call `{"error": …}` alone): the JSON itself is all the result there is.
+        return match error_only {
+            Some(e) if v.len() == 1 => (e.to_string(), None, true),
+            _ => (content.trim().to_string(), None, error_only.is_some()),
+        };
+    }
     let mut output = match v.get("output") {
         Some(Value::String(s)) => s.clone(),
         Some(Value::Null) | None => String::new(),
@@ -366,4 +383,42 @@ fn tool_result(content: &str) -> (String, Option<ExitStatus>, bool) {
         output.push_str(e);
     }
     (output, exit, error.is_some())
+}
+
+/// The files a file tool's call touches, and `patch`'s edit span.
+fn file_work(name: &str, args: &Value, turn: &mut Turn) {
+    let Some(action) = TOOLS.file_action(name) else { return };
+    let path = args.get("path").and_then(Value::as_str).map(str::trim).filter(|p| !p.is_empty());
+    let mode_patch = name == "patch" && args.get("mode").and_then(Value::as_str) == Some("patch");
+    if mode_patch {
+        // A V4A patch names its files on `*** <Verb> File: <path>` lines.
+        let body = args.get("patch").and_then(Value::as_str).unwrap_or_default();
+        for line in body.lines() {
+            let line = line.trim();
+            let touched =
+                [("*** Add File: ", FileAction::Write), ("*** Update File: ", FileAction::Edit), ("*** Delete File: ", FileAction::Delete)]
+                    .into_iter()
+                    .find_map(|(prefix, action)| line.strip_prefix(prefix).map(|p| (p.trim(), action)));
+            if let Some((p, action)) = touched.filter(|(p, _)| !p.is_empty()) {
+                if !turn.files.iter().any(|f| f.path == p) {
+                    turn.files.push(FileTouch { path: p.to_string(), action });
+                }
+            }
+        }
+        return;
+    }
+    let Some(path) = path else { return };
+    turn.files.push(FileTouch { path: path.to_string(), action });
+    if name == "patch" {
+        if let Some(old) = args.get("old_string").and_then(Value::as_str) {
+            let mut old = old.to_string();
+            deja_core::model::cap_text(&mut old, MAX_EDIT_BYTES);
+            let new = args.get("new_string").and_then(Value::as_str).map(|n| {
+                let mut n = n.to_string();
+                deja_core::model::cap_text(&mut n, MAX_EDIT_BYTES);
+                n
+            });
+            turn.edit = Some(Edit { path: path.to_string(), old, new });
+        }
+    }
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use deja_adapter_hermes::HermesFormat;
 use deja_core::testkit::materialize_home;
-use deja_core::{ExitStatus, HarnessFormat, ParseOptions, ParseStats, Role, Session, SourceRef, StoreEnv, Timestamp};
+use deja_core::{ExitStatus, FileAction, HarnessFormat, ParseOptions, ParseStats, Role, Session, SourceRef, StoreEnv, Timestamp};
 
 deja_core::conformance!(
     HermesFormat,
@@ -76,6 +76,40 @@ fn continuations_titles_failures_and_old_profile_stores() {
 }
 
 #[test]
+fn release_0_19_0_file_tools_refusals_and_non_shell_results() {
+    let (tmp, _w) = fixture_home();
+    let all = parse_all(tmp.path(), &ParseOptions::default());
+    let s = session(&all, "20261201_090000_5c6d7e");
+    assert_eq!(s.project.as_deref(), Some("/home/dev/projects/shop"));
+    let tool = |name: &'static str| s.turns.iter().filter(move |t| t.tool.as_ref().is_some_and(|x| x.name == name));
+    // A call refused before it ran answers `{"error"}` alone: a failure, its text the error.
+    let refused = tool("terminal").next().expect("terminal call");
+    assert_eq!(refused.tool.as_ref().unwrap().command.as_deref(), Some("cargo test refresh"));
+    assert!(refused.tool.as_ref().unwrap().is_error);
+    assert_eq!(refused.tool.as_ref().unwrap().exit, None);
+    assert!(refused.text.starts_with("Foreground timeout"), "{:?}", refused.text);
+    // write_file's result has no `output`: it was dropped before; the JSON is the result now.
+    let write = tool("write_file").next().expect("write_file call");
+    assert_eq!(write.files.len(), 1);
+    assert_eq!((write.files[0].path.as_str(), write.files[0].action), ("notes.txt", FileAction::Write));
+    assert!(write.text.contains("bytes_written") && !write.tool.as_ref().unwrap().is_error);
+    // patch: a replace is an edit span, a V4A patch names its files.
+    let patches: Vec<_> = tool("patch").collect();
+    assert_eq!(patches.len(), 2);
+    let edit = patches[0].edit.as_ref().expect("replace-mode edit span");
+    assert_eq!((edit.path.as_str(), edit.old.as_str(), edit.new.as_deref()), ("src/auth.rs", "token.clone()", Some("fresh.clone()")));
+    assert_eq!(patches[0].files[0].action, FileAction::Edit);
+    let v4a: Vec<(&str, FileAction)> = patches[1].files.iter().map(|f| (f.path.as_str(), f.action)).collect();
+    assert_eq!(v4a, vec![("src/lib.rs", FileAction::Edit), ("tests/refresh.rs", FileAction::Write)]);
+    assert_eq!(s.turns.last().map(|t| t.role), Some(Role::Assistant));
+
+    // Both reasoning columns hold the same text in 0.19.0: one reasoning turn, not two.
+    let all = parse_all(tmp.path(), &ParseOptions { include_reasoning: true });
+    let s = session(&all, "20261201_090000_5c6d7e");
+    assert_eq!(s.turns.iter().filter(|t| t.role == Role::Reasoning).count(), 1);
+}
+
+#[test]
 fn reasoning_comes_only_on_request() {
     let (tmp, _w) = fixture_home();
     let all = parse_all(tmp.path(), &ParseOptions { include_reasoning: true });
@@ -90,7 +124,7 @@ fn the_cursor_re_reads_only_a_grown_session() {
     let src = HermesFormat.discover(&StoreEnv::with_home(tmp.path())).sources.into_iter().find(|s| s.path == db).expect("the root store");
     let mut first: Vec<Session> = Vec::new();
     let stats: ParseStats = HermesFormat.parse(&src, &ParseOptions::default(), &mut first).unwrap();
-    assert_eq!(first.len(), 2);
+    assert_eq!(first.len(), 3);
     let cursor = stats.cursor.expect("a cursor");
 
     let unchanged = SourceRef { cursor: Some(cursor.clone()), ..src.clone() };

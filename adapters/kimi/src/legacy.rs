@@ -13,8 +13,8 @@
 //! | `StepBegin`, `TurnEnd` | — | flush the pending stream as one `Assistant` turn |
 //! | `ContentPart`, `type` `text` | (buffer) | `text` appended to the step's stream; time of the first part |
 //! | `ContentPart`, `type` `think` | `Reasoning` | only with `include_reasoning` |
-//! | `ToolCall` | `ToolCall` | OpenAI shape, `function.arguments` a JSON string; `Shell` → `tool.command` |
-//! | `ToolResult` | folded into its call by `tool_call_id`, else `ToolOutput` | `return_value.output` trimmed, `is_error`; `Shell` exit from `message` (`… exit code: N.`, success ⇒ 0) |
+//! | `ToolCall` | `ToolCall` | OpenAI shape, `function.arguments` a JSON string; `Shell` → `tool.command`; `ReadFile` / `WriteFile` / `StrReplaceFile` → `arguments.path` (read / write / edit) |
+//! | `ToolResult` | folded into its call by `tool_call_id`, else `ToolOutput` | `return_value.output` trimmed (empty, as `WriteFile` leaves it: the `message` sentence instead), `is_error`; `Shell` exit from `message` (`… exit code: N.`, success ⇒ 0) |
 //! | `StatusUpdate`, `metadata`, others | skipped | usage and bookkeeping |
 //! | end of file | `Assistant`, `partial` | a stream no `TurnEnd` closed |
 //!
@@ -24,7 +24,8 @@
 //! | `_checkpoint`, `_usage` | skipped | |
 //! | `user` | `User` | `content` string or text parts; `<system>CHECKPOINT n</system>` skipped |
 //! | `assistant` | `Assistant` + `ToolCall`s | `content` text; `tool_calls[]` as in the wire log |
-//! | `tool` | folded into its call by `tool_call_id` | the leading `<system>status</system>` part is dropped from the output and gives the `Shell` exit status |
+//! | `tool` | folded into its call by `tool_call_id` | the leading `<system>status</system>` part is dropped from the output and gives the `Shell` exit status; a status alone (`WriteFile`'s plain-string content) is the output |
+//! | `assistant` `content` `think` parts | skipped | only `text` parts are the answer |
 //!
 //! Session: id = the uuid directory; project = the `kimi.json` `work_dirs[].path` whose MD5
 //! (lowercase hex; `<kaos>_<md5>` for non-local backends) names the parent directory, else
@@ -47,8 +48,10 @@ use serde_json::Value;
 
 use crate::{share_dir_of, ID};
 
-/// The legacy CLI's tools as far as the page names them: `Shell` with `command`.
-pub const KIMI_CLI_TOOLS: ToolMap = ToolMap { shell: &["Shell"], read: &[], edit: &[], write: &[] };
+/// The legacy CLI's tools: `Shell` with `command` (the page), and the file tools of the
+/// kimi-cli 1.51.0 tool list, each with `path` (`StrReplaceFile`'s `edit` argument was not
+/// seen filled, so it gives the file only, no span).
+pub const KIMI_CLI_TOOLS: ToolMap = ToolMap { shell: &["Shell"], read: &["ReadFile"], edit: &["StrReplaceFile"], write: &["WriteFile"] };
 
 /// Parses one legacy session file (`wire.jsonl` or `context.jsonl`).
 pub fn parse(src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
@@ -132,6 +135,8 @@ impl Legacy<'_> {
                 let is_error = rv.get("is_error").and_then(Value::as_bool).unwrap_or(false);
                 let status = rv.get("message").and_then(Value::as_str).unwrap_or("");
                 let call_id = payload.get("tool_call_id").and_then(Value::as_str).unwrap_or("");
+                // 1.51.0 `WriteFile` answers an empty `output`; its status sentence is the result.
+                let output = if output.is_empty() { status.trim().to_string() } else { output };
                 self.result(call_id, &output, is_error, status, time);
             }
             _ => self.b.touch(time),
@@ -155,7 +160,13 @@ impl Legacy<'_> {
                 let (status, output) = split_status(&parts);
                 let is_error = status.is_some_and(|s| s.starts_with("ERROR"));
                 let call_id = v.get("tool_call_id").and_then(Value::as_str).unwrap_or("");
-                self.result(call_id, output.trim(), is_error, status.unwrap_or(""), None);
+                // A status alone (1.51.0 `WriteFile`: a plain string `<system>File successfully
+                // overwritten. …</system>`) is the result, not nothing.
+                let output = match output.trim() {
+                    "" => status.unwrap_or("").trim(),
+                    o => o,
+                };
+                self.result(call_id, output, is_error, status.unwrap_or(""), None);
             }
             // _checkpoint, _usage and roles not yet seen.
             _ => {}

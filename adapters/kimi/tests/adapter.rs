@@ -17,7 +17,7 @@ fn fixture_sessions(opts: &ParseOptions) -> Vec<Session> {
     let home = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home");
     let mut out = Vec::new();
     let found = KimiFormat.discover(&StoreEnv::with_home(&home)).sources;
-    assert_eq!(found.len(), 4, "two Kimi Code main agents, two legacy sessions; no sub-agent, no second file per session");
+    assert_eq!(found.len(), 5, "two Kimi Code main agents, three legacy sessions; no sub-agent, no second file per session");
     for src in found {
         KimiFormat.parse(&src, opts, &mut out).expect("a fixture parses");
     }
@@ -88,6 +88,20 @@ fn legacy_context_without_a_wire_log() {
     assert_eq!((t.text.as_str(), t.tool.as_ref().and_then(|x| x.exit.clone())), ("1 failed, 4 passed", Some(ExitStatus::Code(2))));
     assert!(!s.turns.iter().any(|t| t.text.contains("CHECKPOINT") || t.text.contains("<system>")));
     assert_eq!(s.turns.iter().filter(|t| t.role == Role::User).count(), 1);
+}
+
+#[test]
+fn legacy_1_51_0_write_file_keeps_its_file_and_status() {
+    let all = fixture_sessions(&ParseOptions::default());
+    let s = session(&all, "c4a1b2c3-0000-4000-8000-000000000003");
+    assert_eq!(s.project.as_deref(), Some("/home/dev/projects/shop"));
+    let w = s.turns.iter().find(|t| t.tool.as_ref().is_some_and(|x| x.name == "WriteFile")).expect("WriteFile call");
+    // Both were lost before: no file for WriteFile, and its empty `output` left no result.
+    assert_eq!(w.files.iter().map(|f| (f.path.as_str(), f.action)).collect::<Vec<_>>(), vec![("notes.txt", deja_core::FileAction::Write)]);
+    assert_eq!(w.text, "File successfully overwritten. Current size: 28 bytes.");
+    assert_eq!(w.tool.as_ref().and_then(|t| t.exit.clone()), None, "not a shell: no exit status");
+    assert_eq!(s.turns.last().map(|t| (t.role, t.text.as_str())), Some((Role::Assistant, "Wrote the fix plan to notes.txt.")));
+    assert!(!s.turns.iter().any(|t| t.text.contains("Say where")), "think parts are not the answer");
 }
 
 #[test]

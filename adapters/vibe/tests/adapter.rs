@@ -58,6 +58,19 @@ fn journal_only_session_injected_and_parent() {
 }
 
 #[test]
+fn release_3_0_2_write_file_effect() {
+    let all = sessions(&ParseOptions::default());
+    let s = session(&all, "5a6b7c8d-1e2f-6a3b-8c4d-5e6f7a8b9c0d");
+    assert_eq!(s.project.as_deref(), Some("/home/dev/projects/shop"));
+    let w = s.turns.iter().find(|t| t.tool.as_ref().is_some_and(|x| x.name == "write_file")).expect("the write_file effect");
+    assert_eq!(w.files.len(), 1);
+    assert!(w.files[0].path.ends_with("notes.txt"));
+    assert!(!w.tool.as_ref().unwrap().is_error && w.tool.as_ref().unwrap().exit.is_none());
+    let roles: Vec<Role> = s.turns.iter().map(|t| t.role).collect();
+    assert_eq!(roles, vec![Role::User, Role::ToolCall, Role::Assistant]);
+}
+
+#[test]
 fn older_messages_jsonl() {
     let all = sessions(&ParseOptions::default());
     let s = session(&all, "2b7c9d1e-aaaa-4bbb-8ccc-000000000001");
