@@ -59,6 +59,11 @@ COMMAND_KEYS = ("command", "cmd", "commandLine", "command_line", "script", "code
 PATH_KEYS = ("path", "file_path", "filePath", "absolute_path", "target_file", "filename", "file")
 CONTENT_KEYS = ("content", "contents", "text", "file_text", "data", "new_content")
 
+# Harness-injected context sent as a user message after the tool results (OpenClaw 2026.9
+# appends `<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>` to every request): not a new prompt, so it
+# must not restart the step script (it made the mock call the shell tool forever).
+INJECTED_USER = re.compile(r"^\s*<<<BEGIN_[A-Z_]+>>>")
+
 LOG = None
 
 
@@ -131,7 +136,7 @@ def conversation(api, body):
                 results += 1
                 continue
             t = text_of(content)
-            if t.strip():
+            if t.strip() and not INJECTED_USER.match(t):
                 prompt, results = t, 0
     return prompt, results
 
