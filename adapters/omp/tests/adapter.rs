@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use deja_adapter_omp::OmpFormat;
-use deja_core::{HarnessFormat, ParseOptions, Role, Session, StoreEnv};
+use deja_core::{ExitStatus, HarnessFormat, ParseOptions, Role, Session, StoreEnv};
 
 deja_core::conformance!(
     OmpFormat,
@@ -41,6 +41,7 @@ fn every_profile_and_xdg_root_is_read() {
     assert_eq!(
         ids,
         [
+            "01a2318d-0000-7000-8000-000000000005",
             "01a2b3c4-0000-7000-8000-000000000001",
             "01a2b3c4-0000-7000-8000-000000000002",
             "01a2b3c4-0000-7000-8000-000000000003",
@@ -51,7 +52,7 @@ fn every_profile_and_xdg_root_is_read() {
     );
     let elsewhere = tempfile::tempdir().expect("tmp");
     let only_home = sessions(&StoreEnv::with_home(home()).set("XDG_DATA_HOME", elsewhere.path().display().to_string()));
-    assert_eq!(only_home.len(), 3, "no omp directory under XDG_DATA_HOME: those roots do not count");
+    assert_eq!(only_home.len(), 4, "no omp directory under XDG_DATA_HOME: those roots do not count");
 }
 
 #[test]
@@ -64,7 +65,8 @@ fn omp_18_title_slot_header_and_wall_time_footer() {
     let call = &s.turns[1];
     assert_eq!(call.tool.as_ref().and_then(|t| t.command.as_deref()), Some("cargo test"));
     assert_eq!(call.text, "test result: ok. 12 passed", "the footer is not output");
-    assert_eq!(call.tool.as_ref().and_then(|t| t.exit.clone()), None, "omp writes no exit code");
+    // omp 18.2.3 writes an exit code only for a non-zero exit, so a clean result exited 0.
+    assert_eq!(call.tool.as_ref().and_then(|t| t.exit.clone()), Some(ExitStatus::Code(0)), "a clean bash result is exit 0");
     let failed = session(&all, "01a2b3c4-0000-7000-8000-000000000002");
     assert_eq!(failed.title.as_deref(), Some("lint failures"));
     assert!(failed.turns.iter().any(|t| t.tool.as_ref().is_some_and(|x| x.is_error && x.command.as_deref() == Some("npm run lint"))));
@@ -81,4 +83,27 @@ fn developer_messages_are_not_speech() {
         [Role::User, Role::ToolOutput],
         "a result whose call is not in the file"
     );
+}
+
+/// What omp 18.2.3 wrote in a real run (`-projects-shop/…0005`, own text): the notice
+/// paragraph after the output, a failed command's exit code, and the two prompts of a
+/// `-c` continued session.
+#[test]
+fn the_release_18_2_3_notices_and_exit_codes() {
+    let all = sessions(&StoreEnv::with_home(home()));
+    let s = session(&all, "01a2318d-0000-7000-8000-000000000005");
+    assert_eq!(s.project.as_deref(), Some("/home/dev/projects/shop"));
+    let users: Vec<&str> = s.turns.iter().filter(|t| t.role == Role::User).map(|t| t.text.as_str()).collect();
+    assert_eq!(users, ["Please fix the jwt refresh bug in auth.rs", "Now check the token expiry handling in the session cache"]);
+    let bash: Vec<_> = s.turns.iter().filter(|t| t.tool.as_ref().is_some_and(|x| x.command.is_some())).collect();
+    assert_eq!(bash.len(), 2);
+    // The `Wall time:` line was followed by a `Timeout clamped …` notice: the whole
+    // paragraph is omp's, not output.
+    assert_eq!(bash[0].text, "1:fn refresh() {}");
+    assert_eq!(bash[0].tool.as_ref().and_then(|x| x.exit.clone()), Some(ExitStatus::Code(0)));
+    // A failure ends `Command exited with code 2` after the notices (and `details.exitCode`).
+    assert_eq!(bash[1].text, "ls: cannot access 'session-cache': No such file or directory");
+    assert_eq!(bash[1].tool.as_ref().and_then(|x| x.exit.clone()), Some(ExitStatus::Code(2)));
+    assert!(s.turns.iter().any(|t| t.files.iter().any(|f| f.path == "NOTES.md")), "the write names its file");
+    assert!(!s.turns.iter().any(|t| t.text.contains("Wall time") || t.text.contains("Timeout clamped")));
 }

@@ -60,8 +60,8 @@
 //! | `flat_id_root` | fallback id = path below this directory, without `.jsonl` | clawdbot (`sessions`) |
 //! | `gateway_date_prefix` | strip `[Wed 2026-02-18 11:21 GMT+1] ` from user text | qclaw |
 //! | `exit_markers` | last output line `<marker><N>` is the exit code | pi-derived bash tools (`Command exited with code `) |
-//! | `result_footers` | trailing output line starting with one of these is dropped | omp (`Wall time: `) |
-//! | `clean_exit_zero` | a shell result that is not an error and names no exit code exited 0 | pi (its bash tool fails every non-zero exit) |
+//! | `result_footers` | the last paragraph, when its first line starts with one of these, is dropped (a notice block) | omp (`Wall time: `) |
+//! | `clean_exit_zero` | a shell result with `isError: false` that names no exit code exited 0 | pi (its bash tool fails every non-zero exit) |
 //! | `no_output_text` | a result text that is exactly this placeholder is empty output | pi (`(no output)`) |
 //! | `codemode_tools` | result text is `{"text": …}`; work from `details.toolCalls[].args` | senpi (`eval`) |
 //! | `diff_details` | work from the result's `details.diffs[]` | prime |
@@ -124,7 +124,8 @@ pub struct PiDialect {
     pub gateway_date_prefix: bool,
     /// A last output line `<marker><N>` carries the exit code (and is dropped from the text).
     pub exit_markers: &'static [&'static str],
-    /// A trailing output line starting with one of these is dropped (timing footers).
+    /// The last paragraph of a result, when its first line starts with one of these, is
+    /// dropped (timing and notice footers).
     pub result_footers: &'static [&'static str],
     /// The shell tool turns every non-zero exit into an error result, so a shell result
     /// that is not an error and carries no exit code of its own exited 0.
@@ -673,15 +674,19 @@ impl<'a> FileParse<'a> {
                 text = inner;
             }
         }
-        let text = strip_footers(&text, self.d.result_footers);
-        let (marker_exit, text) = split_exit_marker(text, self.d.exit_markers);
+        // The exit line comes last (omp writes it after its notice block), so it goes first.
+        let (marker_exit, text) = split_exit_marker(&text, self.d.exit_markers);
+        let text = strip_footers(text, self.d.result_footers);
         let text = match self.d.no_output_text {
             Some(placeholder) if text.trim() == placeholder => "",
             _ => text,
         };
         let is_error = message.get("isError").and_then(Value::as_bool) == Some(true);
         let mut exit = details_exit(details).or(marker_exit.map(ExitStatus::Code));
-        if exit.is_none() && !is_error && self.d.clean_exit_zero && self.d.tools.kind(tool_name) == ToolKind::Shell {
+        // Only an explicit `isError: false`: a result without the field (older omp) says
+        // nothing about how the command ended.
+        let said_ok = message.get("isError").and_then(Value::as_bool) == Some(false);
+        if exit.is_none() && said_ok && self.d.clean_exit_zero && self.d.tools.kind(tool_name) == ToolKind::Shell {
             exit = Some(ExitStatus::Code(0));
         }
         let mut extra = result_work(self.d, tool_name, details);
@@ -919,14 +924,22 @@ fn unwrap_text_json(text: &str) -> Option<String> {
     serde_json::from_str::<Value>(t).ok()?.get("text")?.as_str().map(str::to_string)
 }
 
-/// The text without a trailing footer line (and the blank lines before it).
+/// The text without its trailing footer block (and the blank lines before it): the last
+/// paragraph, when its first line starts with a footer. omp 18.2.3 writes its notices as
+/// one paragraph after a blank line, `Wall time: …` first and then lines such as
+/// `Timeout clamped to …`, so dropping only a last `Wall time:` line left them in.
 fn strip_footers<'t>(text: &'t str, footers: &[&str]) -> &'t str {
+    if footers.is_empty() {
+        return text;
+    }
     let trimmed = text.trim_end();
-    let (body, last) = match trimmed.rfind('\n') {
-        Some(i) => (&trimmed[..i], &trimmed[i + 1..]),
+    // The last paragraph; without a blank line anywhere, only the last line can be one.
+    let (body, block) = match trimmed.rfind("\n\n").or_else(|| trimmed.rfind('\n')) {
+        Some(i) => (&trimmed[..i], trimmed[i..].trim_start_matches('\n')),
         None => ("", trimmed),
     };
-    if footers.iter().any(|f| last.trim_start().starts_with(f)) {
+    let first = block.lines().next().unwrap_or("");
+    if footers.iter().any(|f| first.trim_start().starts_with(f)) {
         body.trim_end()
     } else {
         text
@@ -1138,7 +1151,8 @@ mod tests {
         no_output_text: Some("(no output)"),
         ..PiDialect::BASE
     };
-    const OMP: PiDialect = PiDialect { harness: "omp", result_footers: &["Wall time: "], ..PiDialect::BASE };
+    const OMP: PiDialect =
+        PiDialect { harness: "omp", result_footers: &["Wall time: "], exit_markers: PI_EXIT, clean_exit_zero: true, ..PiDialect::BASE };
     const GJC: PiDialect = PiDialect { harness: "gjc", hashline_edits: true, exit_markers: PI_EXIT, ..PiDialect::BASE };
     const KIMCHI: PiDialect = PiDialect {
         harness: "kimchi",
@@ -1340,7 +1354,7 @@ mod tests {
         assert_eq!(node(&t[0]), ("3e4f5a60", None), "developer entry made no turn");
         assert_eq!(tool(&t[1]).command.as_deref(), Some("cargo build"));
         assert_eq!(t[1].text, "build ok", "Wall time footer stripped");
-        assert_eq!(tool(&t[1]).exit, None, "omp records no exit code");
+        assert_eq!(tool(&t[1]).exit, Some(ExitStatus::Code(0)), "omp 18.2.3 names only non-zero exits: a clean result is 0");
         assert_eq!(node(&t[2]), ("6e6e6e6e", Some("3e4f5a6b")), "custom tool_execution_start is stepped through");
         assert_eq!(s.updated, ts("2026-11-30T10:00:06.000Z"));
     }
@@ -1417,7 +1431,7 @@ mod tests {
         assert_eq!(s.turns[0].text, "", "the placeholder is not output");
         assert_eq!(tool(&s.turns[1]).exit, None, "only shell results get an exit status");
         // Dialects without the switch keep an unknown status.
-        let o = parse_text(&OMP, "-w", "o.jsonl", text);
+        let o = parse_text(&GJC, "-w", "o.jsonl", text);
         assert_eq!((tool(&o.turns[0]).exit.clone(), o.turns[0].text.as_str()), (None, "(no output)"));
     }
 
@@ -1671,6 +1685,12 @@ mod tests {
         assert_eq!(strip_gateway_prefix("[x] no digits"), "[x] no digits");
         assert_eq!(strip_footers("out\n\n\nWall time: 1 seconds", &["Wall time: "]), "out");
         assert_eq!(split_exit_marker("boom\nCommand exited with code 2", PI_EXIT), (Some(2), "boom"));
+        // omp 18.2.3: the notice paragraph (wall time, then more notices) is one footer.
+        let omp = "deja\n\n\nWall time: 0.39 seconds\nTimeout clamped to 3600s (requested 30000s; allowed range 1-3600s).";
+        assert_eq!(strip_footers(omp, &["Wall time: "]), "deja");
+        assert_eq!(strip_footers("Wall time: 0.01 seconds", &["Wall time: "]), "");
+        assert_eq!(strip_footers("a\n\nb\nWall time: 1 s", &["Wall time: "]), "a\n\nb\nWall time: 1 s", "not a paragraph of its own");
+        assert_eq!(strip_footers("a\nWall time: 1 s", &["Wall time: "]), "a");
         assert_eq!(split_exit_marker("Command exited with code x", PI_EXIT), (None, "Command exited with code x"));
     }
 
