@@ -19,7 +19,8 @@ Every request body is appended to --log as one JSON line, so what a harness send
 tool names, its system prompt) can be read afterwards.
 
 Environment (all optional):
-  MOCK_STEPS      comma list of steps, default "shell,answer"; steps: shell, write, edit, answer
+  MOCK_STEPS      comma list of steps, default "shell,answer"; steps: shell, write, read, edit, answer
+                  (read reads MOCK_EDIT_FILE; a hashline edit tool, omp's, needs a read first)
   MOCK_COMMAND    the shell command to run, default "echo deja-mock-ran"
   MOCK_FILE       the path the write step writes, default "deja-mock.txt"
   MOCK_EDIT_FILE  the path the edit step edits, default "auth.rs"
@@ -53,6 +54,10 @@ WRITE_TOOL = re.compile(
 )
 # Exact-replacement edit tools (pi's `edit` takes `edits[]` of {oldText, newText}).
 EDIT_TOOL = re.compile(r"^(edit|edit_file|replace|str_replace|Edit|replace_in_file|apply_edit)$", re.I)
+READ_TOOL = re.compile(r"^(read|read_file|Read|view|view_file|cat)$", re.I)
+# omp 18's `edit` takes one hashline `input`: `[PATH#TAG]` (TAG from the latest `read`
+# result's header) then ops such as `PUT 1.=1:` and `+` body rows.
+HASHLINE_TAG = re.compile(r"\[([^\]\s#]+)#([0-9A-Fa-f]{4})\]")
 OLD_KEYS = ("oldText", "old_text", "old_string", "oldStr", "oldString", "old_str")
 NEW_KEYS = ("newText", "new_text", "new_string", "newStr", "newString", "new_str")
 COMMAND_KEYS = ("command", "cmd", "commandLine", "command_line", "script", "code")
@@ -139,6 +144,20 @@ def conversation(api, body):
             if t.strip() and not INJECTED_USER.match(t):
                 prompt, results = t, 0
     return prompt, results
+
+
+def last_tool_text(api, body):
+    """The text of the latest tool result (Chat Completions and Anthropic shapes)."""
+    out = ""
+    for m in body.get("messages", []) or []:
+        content = m.get("content")
+        if m.get("role") == "tool":
+            out = text_of(content)
+        elif m.get("role") == "user" and isinstance(content, list):
+            for p in content:
+                if isinstance(p, dict) and p.get("type") == "tool_result":
+                    out = text_of(p.get("content"))
+    return out
 
 
 def tools_of(api, body):
@@ -228,10 +247,24 @@ def decide(api, body):
                 values.update({k: "written by the deja mock\n" for k in CONTENT_KEYS})
                 values.update({"command": "create"})
                 return ("tool", name, fill(schema, values))
+        if step == "read":
+            found = pick(tools, READ_TOOL)
+            if found:
+                name, schema = found
+                values = {k: os.environ.get("MOCK_EDIT_FILE", "auth.rs") for k in PATH_KEYS}
+                values.update({"i": "read before editing"})
+                return ("tool", name, fill(schema, values))
         if step == "edit":
             found = pick(tools, EDIT_TOOL)
             if found:
                 name, schema = found
+                props = schema.get("properties", {}) if isinstance(schema, dict) else {}
+                tag = HASHLINE_TAG.search(last_tool_text(api, body))
+                if "input" in props and not any(k in props for k in OLD_KEYS) and tag:
+                    # A hashline edit of line 1 (run a `read` step first for the tag).
+                    new_line = os.environ.get("MOCK_EDIT_NEW", "fn refresh() { rotate(); }")
+                    body_text = f"[{tag.group(1)}#{tag.group(2)}]\nPUT 1.=1:\n+{new_line}\n"
+                    return ("tool", name, fill(schema, {"input": body_text, "i": "rotate on refresh"}))
                 values = {k: os.environ.get("MOCK_EDIT_FILE", "auth.rs") for k in PATH_KEYS}
                 values.update({k: os.environ.get("MOCK_EDIT_OLD", "fn refresh() {}") for k in OLD_KEYS})
                 values.update({k: os.environ.get("MOCK_EDIT_NEW", "fn refresh() { rotate(); }") for k in NEW_KEYS})
