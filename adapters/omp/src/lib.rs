@@ -13,6 +13,9 @@
 //! then notices such as `Timeout clamped to …`) is dropped from the output. omp 18.2.3
 //! writes an exit code only for a non-zero exit (`details.exitCode` and a last line
 //! `Command exited with code N`, also dropped), so a clean shell result is exit 0. omp 18's
+//! `edit` is a hashline tool: its `input` names the file in `[PATH#TAG]` headers and writes
+//! `+` rows after `PUT` ops; the replaced lines come from the result's `details.diff`
+//! (`-N|old line`). omp 18's
 //! fixed-width `title` slot line before the header, `developer` messages and the
 //! `custom` lifecycle entries (`tool_execution_start`, `session_exit`) are handled by the
 //! family. Every profile is read, so `OMP_PROFILE`/`PI_PROFILE` (which pick the profile
@@ -35,6 +38,7 @@ const ID: &str = "omp";
 /// writes an exit code only for a non-zero exit and flags timeouts as errors.
 pub const DIALECT: PiDialect = PiDialect {
     harness: ID,
+    hashline_edits: true,
     result_footers: &["Wall time: "],
     exit_markers: &["Command exited with code "],
     clean_exit_zero: true,

@@ -42,6 +42,7 @@ fn every_profile_and_xdg_root_is_read() {
         ids,
         [
             "01a2318d-0000-7000-8000-000000000005",
+            "01a23193-0000-7000-8000-000000000006",
             "01a2b3c4-0000-7000-8000-000000000001",
             "01a2b3c4-0000-7000-8000-000000000002",
             "01a2b3c4-0000-7000-8000-000000000003",
@@ -52,7 +53,7 @@ fn every_profile_and_xdg_root_is_read() {
     );
     let elsewhere = tempfile::tempdir().expect("tmp");
     let only_home = sessions(&StoreEnv::with_home(home()).set("XDG_DATA_HOME", elsewhere.path().display().to_string()));
-    assert_eq!(only_home.len(), 4, "no omp directory under XDG_DATA_HOME: those roots do not count");
+    assert_eq!(only_home.len(), 5, "no omp directory under XDG_DATA_HOME: those roots do not count");
 }
 
 #[test]
@@ -106,4 +107,21 @@ fn the_release_18_2_3_notices_and_exit_codes() {
     assert_eq!(bash[1].tool.as_ref().and_then(|x| x.exit.clone()), Some(ExitStatus::Code(2)));
     assert!(s.turns.iter().any(|t| t.files.iter().any(|f| f.path == "NOTES.md")), "the write names its file");
     assert!(!s.turns.iter().any(|t| t.text.contains("Wall time") || t.text.contains("Timeout clamped")));
+}
+
+/// omp 18.2.3's hashline `edit` (`…0006`, as a real run wrote it): the file from the
+/// `[PATH#TAG]` header, the written rows from `+` lines, the replaced line from the
+/// result's `details.diff`. Before, the call named no file and had no span.
+#[test]
+fn the_release_18_2_3_hashline_edit_has_its_file_and_span() {
+    let all = sessions(&StoreEnv::with_home(home()));
+    let s = session(&all, "01a23193-0000-7000-8000-000000000006");
+    let edit_turn = s.turns.iter().find(|t| t.tool.as_ref().is_some_and(|x| x.name == "edit")).expect("the edit");
+    assert_eq!(edit_turn.files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(), ["auth.rs"]);
+    let edit = edit_turn.edit.as_ref().expect("a span");
+    assert_eq!(
+        (edit.path.as_str(), edit.old.as_str(), edit.new.as_deref()),
+        ("auth.rs", "fn sign() {}", Some("fn sign() { rotate_key(); }"))
+    );
+    assert!(s.turns.iter().any(|t| t.files.iter().any(|f| f.path == "auth.rs" && f.action == deja_core::FileAction::Read)));
 }

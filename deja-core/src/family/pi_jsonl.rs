@@ -65,7 +65,7 @@
 //! | `no_output_text` | a result text that is exactly this placeholder is empty output | pi (`(no output)`) |
 //! | `codemode_tools` | result text is `{"text": …}`; work from `details.toolCalls[].args` | senpi (`eval`) |
 //! | `diff_details` | work from the result's `details.diffs[]` | prime |
-//! | `hashline_edits` | `§path` / `≔A..B` edit input; old lines from the result's `details.diff` | gjc |
+//! | `hashline_edits` | `§path` / `≔A..B` (gjc) or `[PATH#TAG]` / `PUT N.=M:` / `+row` (omp 18) edit input; old lines from the result's `details.diff` | gjc, omp |
 //! | `subagent_custom_types` | an entry of this `type`/`customType` marks a sub-agent | kimchi (`kimchi:subagent-session`) |
 //! | `subagent_depth_field` | header depth field above zero marks a sub-agent | prime (`rlmDepth`) |
 //! | `skip_file_names` | file names discovery never takes | prime (`semantic-edges.jsonl`) |
@@ -991,7 +991,9 @@ fn call_work(d: &PiDialect, name: &str, args: &Value) -> Work {
         return work;
     }
     if kind == ToolKind::Edit && d.hashline_edits {
-        if let Some(hashline) = input.filter(|i| i.trim_start().starts_with('§')) {
+        if let Some(hashline) = input.filter(|i| {
+            i.trim_start().starts_with('§') || i.lines().find(|l| !l.trim().is_empty()).is_some_and(|l| bracket_header(l).is_some())
+        }) {
             let (files, edit) = parse_hashline(hashline);
             work.files = files;
             work.edit = edit;
@@ -1044,23 +1046,30 @@ fn edit_spans(path: &str, args: &Value) -> Option<Edit> {
     Some(Edit { path: path.to_string(), old, new })
 }
 
-/// A hashline edit input: `§path` headers, `≔A..B` / `«A` / `»A` op lines, and the lines
-/// written after each op. The old span is filled from the result later.
+/// A hashline edit input, in either of the lineage's two spellings: gjc's `§path` headers
+/// with `≔A..B` / `«A` / `»A` op lines and the written lines as they are, or omp 18's
+/// `[PATH#TAG]` section headers with `PUT`/`CUT`/`REM`/`MV` op lines and `+`-prefixed body
+/// rows (`+` alone a blank line). The old span is filled from the result later.
 fn parse_hashline(input: &str) -> (Vec<FileTouch>, Option<Edit>) {
     let mut files: Vec<FileTouch> = Vec::new();
     let mut first_path: Option<String> = None;
     let mut written: Vec<&str> = Vec::new();
     for line in input.lines() {
-        if let Some(path) = line.strip_prefix('§') {
-            let path = path.trim();
+        let header = line.strip_prefix('§').map(str::trim).or_else(|| bracket_header(line));
+        if let Some(path) = header {
             if !path.is_empty() && !files.iter().any(|f| f.path == path) {
                 files.push(FileTouch { path: path.to_string(), action: FileAction::Edit });
                 first_path.get_or_insert_with(|| path.to_string());
             }
-        } else if line.starts_with(['≔', '«', '»']) {
+        } else if line.starts_with(['≔', '«', '»']) || is_hashline_op(line) {
             continue;
         } else if files.len() == 1 {
-            written.push(line);
+            match line.strip_prefix('+') {
+                Some(row) => written.push(row),
+                // omp's body rows all start with `+`; a bare line there is not content.
+                None if input.trim_start().starts_with('[') => {}
+                None => written.push(line),
+            }
         }
     }
     let edit = first_path.map(|path| {
@@ -1069,6 +1078,19 @@ fn parse_hashline(input: &str) -> (Vec<FileTouch>, Option<Edit>) {
         Edit { path, old: String::new(), new: Some(new) }
     });
     (files, edit)
+}
+
+/// `[PATH#TAG]` (TAG four hex digits) → PATH: omp's hashline section header.
+fn bracket_header(line: &str) -> Option<&str> {
+    let inner = line.trim().strip_prefix('[')?.strip_suffix(']')?;
+    let (path, tag) = inner.rsplit_once('#')?;
+    (tag.len() == 4 && tag.bytes().all(|b| b.is_ascii_hexdigit()) && !path.trim().is_empty()).then(|| path.trim())
+}
+
+/// omp's hashline op lines: `PUT …`, `CUT …`, `REM`, `MV …`.
+fn is_hashline_op(line: &str) -> bool {
+    let word = line.split_whitespace().next().unwrap_or("");
+    matches!(word, "PUT" | "CUT" | "REM" | "MV")
 }
 
 /// The replaced lines of a `details.diff` with `-N|old line` rows.
@@ -1685,6 +1707,11 @@ mod tests {
         assert_eq!(strip_gateway_prefix("[x] no digits"), "[x] no digits");
         assert_eq!(strip_footers("out\n\n\nWall time: 1 seconds", &["Wall time: "]), "out");
         assert_eq!(split_exit_marker("boom\nCommand exited with code 2", PI_EXIT), (Some(2), "boom"));
+        // omp 18.2.3's hashline edit: `[PATH#TAG]`, a PUT op, `+` body rows.
+        let (files, edit) = parse_hashline("[src/auth.rs#5816]\nPUT 1.=2:\n+fn refresh() { rotate(); }\n+");
+        assert_eq!(files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(), ["src/auth.rs"]);
+        assert_eq!(edit.and_then(|e| e.new), Some("fn refresh() { rotate(); }\n".to_string()));
+        assert_eq!(bracket_header("[a b.rs#12G4]"), None, "not a hex tag");
         // omp 18.2.3: the notice paragraph (wall time, then more notices) is one footer.
         let omp = "deja\n\n\nWall time: 0.39 seconds\nTimeout clamped to 3600s (requested 30000s; allowed range 1-3600s).";
         assert_eq!(strip_footers(omp, &["Wall time: "]), "deja");
