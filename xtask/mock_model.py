@@ -19,8 +19,10 @@ Every request body is appended to --log as one JSON line, so what a harness send
 tool names, its system prompt) can be read afterwards.
 
 Environment (all optional):
-  MOCK_STEPS      comma list of steps, default "shell,answer"; steps: shell, write, read, edit, answer
-                  (read reads MOCK_EDIT_FILE; a hashline edit tool, omp's, needs a read first)
+  MOCK_STEPS      comma list of steps, default "shell,answer"; steps: shell, write, read, edit, task, wait, answer
+                  (read reads MOCK_EDIT_FILE; a hashline edit tool, omp's, needs a read first;
+                  task spawns one sub-agent whose prompt carries "deja-subtask", which only answers
+                  or yields; wait waits for it through omp's `hub`)
   MOCK_COMMAND    the shell command to run, default "echo deja-mock-ran"
   MOCK_FILE       the path the write step writes, default "deja-mock.txt"
   MOCK_EDIT_FILE  the path the edit step edits, default "auth.rs"
@@ -54,6 +56,11 @@ WRITE_TOOL = re.compile(
 )
 # Exact-replacement edit tools (pi's `edit` takes `edits[]` of {oldText, newText}).
 EDIT_TOOL = re.compile(r"^(edit|edit_file|replace|str_replace|Edit|replace_in_file|apply_edit)$", re.I)
+TASK_TOOL = re.compile(r"^(task|Task|spawn_agent|subagent|delegate)$", re.I)
+# A sub-agent's own requests carry this marker in its prompt: it only answers (no recursion).
+SUBTASK_MARK = "deja-subtask"
+YIELD_TOOL = re.compile(r"^(yield|submit_result|report_result|finish_task|complete_task)$", re.I)
+WAIT_TOOL = re.compile(r"^(hub|wait|await_agents|wait_agents)$", re.I)
 READ_TOOL = re.compile(r"^(read|read_file|Read|view|view_file|cat)$", re.I)
 # omp 18's `edit` takes one hashline `input`: `[PATH#TAG]` (TAG from the latest `read`
 # result's header) then ops such as `PUT 1.=1:` and `+` body rows.
@@ -225,6 +232,16 @@ def decide(api, body):
     tools = tools_of(api, body)
     plan = steps()
     tool_steps = [s for s in plan if s != "answer"]
+    if SUBTASK_MARK in prompt:
+        # A sub-agent answers; when it must hand its result back through a tool (omp's
+        # `yield`), it calls that once.
+        found = pick(tools, YIELD_TOOL)
+        if found and results == 0:
+            name, schema = found
+            text = "deja-sub-answer: the project has auth.rs"
+            values = {"result": text, "data": text, "output": text, "summary": text, "message": text, "i": "report back"}
+            return ("tool", name, fill(schema, values))
+        tool_steps = []
     if tools and results < len(tool_steps):
         step = tool_steps[results]
         if step == "shell":
@@ -247,6 +264,19 @@ def decide(api, body):
                 values.update({k: "written by the deja mock\n" for k in CONTENT_KEYS})
                 values.update({"command": "create"})
                 return ("tool", name, fill(schema, values))
+        if step == "task":
+            found = pick(tools, TASK_TOOL)
+            if found:
+                name, schema = found
+                text = f"{SUBTASK_MARK}: list the files of the project and report"
+                values = {"task": text, "prompt": text, "description": text, "context": "deja mock context",
+                          "name": "deja-sub", "i": "delegate a listing", "agent": "task"}
+                return ("tool", name, fill(schema, values))
+        if step == "wait":
+            found = pick(tools, WAIT_TOOL)
+            if found:
+                name, schema = found
+                return ("tool", name, fill(schema, {"op": "wait", "i": "wait for the sub-agent", "timeout": 60}))
         if step == "read":
             found = pick(tools, READ_TOOL)
             if found:
