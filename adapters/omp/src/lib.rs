@@ -15,12 +15,15 @@
 //! `Command exited with code N`, also dropped), so a clean shell result is exit 0. omp 18's
 //! `edit` is a hashline tool: its `input` names the file in `[PATH#TAG]` headers and writes
 //! `+` rows after `PUT` ops; the replaced lines come from the result's `details.diff`
-//! (`-N|old line`). omp 18's
+//! (`-N|old line`). A sub-agent (`<parent stem>/<name>.jsonl`, header `parentSession` the
+//! parent's file) answers by calling `yield` with `data`: that is its assistant turn too;
+//! its prompt's `Complete assignment thoroughly:` line (omp's template) is injected text,
+//! and `session_init` (its whole system prompt) is skipped. omp 18's
 //! fixed-width `title` slot line before the header, `developer` messages and the
 //! `custom` lifecycle entries (`tool_execution_start`, `session_exit`) are handled by the
 //! family. Every profile is read, so `OMP_PROFILE`/`PI_PROFILE` (which pick the profile
-//! omp writes to) change nothing here. omp injects nothing into user text that deja
-//! knows of.
+//! omp writes to) change nothing here. Beyond the sub-agent template line omp injects nothing
+//! into user text that deja knows of.
 
 use std::path::{Path, PathBuf};
 
@@ -39,6 +42,7 @@ const ID: &str = "omp";
 pub const DIALECT: PiDialect = PiDialect {
     harness: ID,
     hashline_edits: true,
+    answer_tools: &["yield"],
     result_footers: &["Wall time: "],
     exit_markers: &["Command exited with code "],
     clean_exit_zero: true,
@@ -70,7 +74,8 @@ static INFO: HarnessInfo = HarnessInfo {
         one no code (exit 0). `developer` messages, `custom` lifecycle entries, model and \
         thinking-level changes are skipped. The project is the header `cwd`; sessions sit in the default profile, every \
         named profile and the XDG data roots.",
-    injected: &InjectedText::NONE,
+    // omp wraps a sub-agent's assignment in its `subagent-user-prompt` template.
+    injected: &InjectedText { line_prefixes: &["Complete assignment thoroughly:"], ..InjectedText::NONE },
     capabilities: Capabilities {
         mcp: Capability::Planned("`mcpServers.deja` in `~/.omp/agent/mcp.json` (reached as the `xd://mcp__deja_deja` device)"),
         auto_recall: Capability::Planned(

@@ -43,6 +43,8 @@ fn every_profile_and_xdg_root_is_read() {
         [
             "01a2318d-0000-7000-8000-000000000005",
             "01a23193-0000-7000-8000-000000000006",
+            "01a23199-0000-7000-8000-000000000007",
+            "01a23199-0000-7000-8000-000000000008",
             "01a2b3c4-0000-7000-8000-000000000001",
             "01a2b3c4-0000-7000-8000-000000000002",
             "01a2b3c4-0000-7000-8000-000000000003",
@@ -53,7 +55,7 @@ fn every_profile_and_xdg_root_is_read() {
     );
     let elsewhere = tempfile::tempdir().expect("tmp");
     let only_home = sessions(&StoreEnv::with_home(home()).set("XDG_DATA_HOME", elsewhere.path().display().to_string()));
-    assert_eq!(only_home.len(), 5, "no omp directory under XDG_DATA_HOME: those roots do not count");
+    assert_eq!(only_home.len(), 7, "no omp directory under XDG_DATA_HOME: those roots do not count");
 }
 
 #[test]
@@ -124,4 +126,20 @@ fn the_release_18_2_3_hashline_edit_has_its_file_and_span() {
         ("auth.rs", "fn sign() {}", Some("fn sign() { rotate_key(); }"))
     );
     assert!(s.turns.iter().any(|t| t.files.iter().any(|f| f.path == "auth.rs" && f.action == deja_core::FileAction::Read)));
+}
+
+/// omp 18.2.3's sub-agent (`<parent stem>/cache-audit.jsonl`, as a real `task` + `hub wait`
+/// run wrote it): its own session with the parent, the assignment without omp's template
+/// line, the `yield`ed answer as its assistant turn, and `session_init` (the sub-agent's
+/// system prompt) never indexed.
+#[test]
+fn the_release_18_2_3_sub_agent_answers_through_yield() {
+    let all = sessions(&StoreEnv::with_home(home()));
+    let sub = session(&all, "01a23199-0000-7000-8000-000000000008");
+    assert_eq!(sub.parent.as_deref(), Some("01a23199-0000-7000-8000-000000000007"));
+    assert!(sub.turns.iter().any(|t| t.role == Role::Assistant && t.text == "expiry is checked in cache.rs evict()"), "the yielded answer");
+    assert!(!all.iter().any(|s| s.turns.iter().any(|t| t.text.contains("SUB-AGENT SYSTEM PROMPT"))));
+    let injected = <OmpFormat as HarnessFormat>::info(&OmpFormat).injected;
+    let user = sub.turns.iter().find(|t| t.role == Role::User).expect("the assignment");
+    assert_eq!(injected.strip(&user.text), "find where the session cache expires tokens", "omp's template line is not user speech");
 }

@@ -69,6 +69,7 @@
 //! | `subagent_custom_types` | an entry of this `type`/`customType` marks a sub-agent | kimchi (`kimchi:subagent-session`) |
 //! | `subagent_depth_field` | header depth field above zero marks a sub-agent | prime (`rlmDepth`) |
 //! | `skip_file_names` | file names discovery never takes | prime (`semantic-edges.jsonl`) |
+//! | `answer_tools` | a call's `arguments.data` is also an assistant turn (a sub-agent's handed-back answer) | omp (`yield`) |
 
 use std::collections::{HashMap, HashSet};
 use std::io::Read;
@@ -146,6 +147,10 @@ pub struct PiDialect {
     pub subagent_depth_field: Option<&'static str>,
     /// File names discovery never takes (event logs beside transcripts).
     pub skip_file_names: &'static [&'static str],
+    /// A sub-agent hands its final answer back by calling one of these tools with it in
+    /// `arguments.data`: that answer is also an assistant turn (the result says only that
+    /// it was submitted).
+    pub answer_tools: &'static [&'static str],
 }
 
 /// pi's own tool names, shared by most of the lineage.
@@ -173,6 +178,7 @@ impl PiDialect {
         subagent_custom_types: &[],
         subagent_depth_field: None,
         skip_file_names: &[],
+        answer_tools: &[],
     };
 }
 
@@ -617,6 +623,9 @@ impl<'a> FileParse<'a> {
                 Some("toolCall") => {
                     self.flush_prose(&mut prose, time, partial, nodes);
                     self.tool_call(item, time, nodes);
+                    if let Some(answer) = self.handed_back_answer(item) {
+                        self.push(nodes, Turn::new(Role::Assistant, answer).at(time));
+                    }
                 }
                 Some("text") | None => {
                     if let Some(t) = item.get("text").and_then(Value::as_str).filter(|t| !t.trim().is_empty()) {
@@ -628,6 +637,30 @@ impl<'a> FileParse<'a> {
             }
         }
         self.flush_prose(&mut prose, time, partial, nodes);
+    }
+
+    /// The answer a sub-agent hands back through one of the dialect's `answer_tools`:
+    /// `arguments.data` as text, or a structured value as compact JSON.
+    fn handed_back_answer(&self, item: &Value) -> Option<String> {
+        let name = text_at(item, "name")?;
+        if !self.d.answer_tools.contains(&name) {
+            return None;
+        }
+        let parsed;
+        let args = match item.get("arguments") {
+            Some(Value::String(s)) => {
+                parsed = serde_json::from_str::<Value>(s).ok()?;
+                &parsed
+            }
+            Some(a) => a,
+            None => return None,
+        };
+        let text = match args.get("data")? {
+            Value::String(s) => s.clone(),
+            Value::Null => return None,
+            other => other.to_string(),
+        };
+        (!text.trim().is_empty()).then_some(text)
     }
 
     fn flush_prose(&mut self, prose: &mut Vec<&str>, time: Option<Timestamp>, partial: bool, nodes: &mut EntryNodes) {
