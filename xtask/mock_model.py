@@ -19,7 +19,10 @@ Every request body is appended to --log as one JSON line, so what a harness send
 tool names, its system prompt) can be read afterwards.
 
 Environment (all optional):
-  MOCK_STEPS      comma list of steps, default "shell,answer"; steps: shell, write, edit, answer
+  MOCK_STEPS      comma list of steps, default "shell,answer"; steps: shell, write, read, edit, task, wait, answer
+                  (read reads MOCK_EDIT_FILE; a hashline edit tool, omp's, needs a read first;
+                  task spawns one sub-agent whose prompt carries "deja-subtask", which only answers
+                  or yields; wait waits for it through omp's `hub`)
   MOCK_COMMAND    the shell command to run, default "echo deja-mock-ran"
   MOCK_FILE       the path the write step writes, default "deja-mock.txt"
   MOCK_EDIT_FILE  the path the edit step edits, default "auth.rs"
@@ -53,6 +56,15 @@ WRITE_TOOL = re.compile(
 )
 # Exact-replacement edit tools (pi's `edit` takes `edits[]` of {oldText, newText}).
 EDIT_TOOL = re.compile(r"^(edit|edit_file|replace|str_replace|Edit|replace_in_file|apply_edit)$", re.I)
+TASK_TOOL = re.compile(r"^(task|Task|spawn_agent|subagent|delegate)$", re.I)
+# A sub-agent's own requests carry this marker in its prompt: it only answers (no recursion).
+SUBTASK_MARK = "deja-subtask"
+YIELD_TOOL = re.compile(r"^(yield|submit_result|report_result|finish_task|complete_task)$", re.I)
+WAIT_TOOL = re.compile(r"^(hub|wait|await_agents|wait_agents)$", re.I)
+READ_TOOL = re.compile(r"^(read|read_file|Read|view|view_file|cat)$", re.I)
+# omp 18's `edit` takes one hashline `input`: `[PATH#TAG]` (TAG from the latest `read`
+# result's header) then ops such as `PUT 1.=1:` and `+` body rows.
+HASHLINE_TAG = re.compile(r"\[([^\]\s#]+)#([0-9A-Fa-f]{4})\]")
 OLD_KEYS = ("oldText", "old_text", "old_string", "oldStr", "oldString", "old_str")
 NEW_KEYS = ("newText", "new_text", "new_string", "newStr", "newString", "new_str")
 # A harness that offers both an edit and a write tool (Reasonix: `edit_file` listed before
@@ -63,6 +75,11 @@ PATH_KEYS = ("path", "file_path", "filePath", "filepath", "absolute_path", "targ
 CONTENT_KEYS = ("content", "contents", "text", "file_text", "data", "new_content", "new_text")
 # Keys that take a list of whole shell commands (Cline's run_commands).
 COMMAND_LIST_KEYS = ("commands",)
+
+# Harness-injected context sent as a user message after the tool results (OpenClaw 2026.9
+# appends `<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>` to every request): not a new prompt, so it
+# must not restart the step script (it made the mock call the shell tool forever).
+INJECTED_USER = re.compile(r"^\s*<<<BEGIN_[A-Z_]+>>>")
 
 LOG = None
 
@@ -149,9 +166,23 @@ def conversation(api, body):
                 results += 1
                 continue
             t = last_text(content)
-            if t.strip():
+            if t.strip() and not INJECTED_USER.match(t):
                 prompt, results = t, 0
     return prompt, results
+
+
+def last_tool_text(api, body):
+    """The text of the latest tool result (Chat Completions and Anthropic shapes)."""
+    out = ""
+    for m in body.get("messages", []) or []:
+        content = m.get("content")
+        if m.get("role") == "tool":
+            out = text_of(content)
+        elif m.get("role") == "user" and isinstance(content, list):
+            for p in content:
+                if isinstance(p, dict) and p.get("type") == "tool_result":
+                    out = text_of(p.get("content"))
+    return out
 
 
 def tools_of(api, body):
@@ -219,6 +250,16 @@ def decide(api, body):
     tools = tools_of(api, body)
     plan = steps()
     tool_steps = [s for s in plan if s != "answer"]
+    if SUBTASK_MARK in prompt:
+        # A sub-agent answers; when it must hand its result back through a tool (omp's
+        # `yield`), it calls that once.
+        found = pick(tools, YIELD_TOOL)
+        if found and results == 0:
+            name, schema = found
+            text = "deja-sub-answer: the project has auth.rs"
+            values = {"result": text, "data": text, "output": text, "summary": text, "message": text, "i": "report back"}
+            return ("tool", name, fill(schema, values))
+        tool_steps = []
     if tools and results < len(tool_steps):
         step = tool_steps[results]
         if step == "shell":
@@ -247,10 +288,37 @@ def decide(api, body):
                 values.update({k: "written by the deja mock\n" for k in CONTENT_KEYS})
                 values.update({"command": "create"})
                 return ("tool", name, fill(schema, values))
+        if step == "task":
+            found = pick(tools, TASK_TOOL)
+            if found:
+                name, schema = found
+                text = f"{SUBTASK_MARK}: list the files of the project and report"
+                values = {"task": text, "prompt": text, "description": text, "context": "deja mock context",
+                          "name": "deja-sub", "i": "delegate a listing", "agent": "task"}
+                return ("tool", name, fill(schema, values))
+        if step == "wait":
+            found = pick(tools, WAIT_TOOL)
+            if found:
+                name, schema = found
+                return ("tool", name, fill(schema, {"op": "wait", "i": "wait for the sub-agent", "timeout": 60}))
+        if step == "read":
+            found = pick(tools, READ_TOOL)
+            if found:
+                name, schema = found
+                values = {k: os.environ.get("MOCK_EDIT_FILE", "auth.rs") for k in PATH_KEYS}
+                values.update({"i": "read before editing"})
+                return ("tool", name, fill(schema, values))
         if step == "edit":
             found = pick(tools, EDIT_TOOL)
             if found:
                 name, schema = found
+                props = schema.get("properties", {}) if isinstance(schema, dict) else {}
+                tag = HASHLINE_TAG.search(last_tool_text(api, body))
+                if "input" in props and not any(k in props for k in OLD_KEYS) and tag:
+                    # A hashline edit of line 1 (run a `read` step first for the tag).
+                    new_line = os.environ.get("MOCK_EDIT_NEW", "fn refresh() { rotate(); }")
+                    body_text = f"[{tag.group(1)}#{tag.group(2)}]\nPUT 1.=1:\n+{new_line}\n"
+                    return ("tool", name, fill(schema, {"input": body_text, "i": "rotate on refresh"}))
                 values = {k: os.environ.get("MOCK_EDIT_FILE", "auth.rs") for k in PATH_KEYS}
                 values.update({k: os.environ.get("MOCK_EDIT_OLD", "fn refresh() {}") for k in OLD_KEYS})
                 values.update({k: os.environ.get("MOCK_EDIT_NEW", "fn refresh() { rotate(); }") for k in NEW_KEYS})

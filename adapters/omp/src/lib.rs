@@ -9,13 +9,21 @@
 //! The reader is `deja_core::family::pi_jsonl` (its module doc has the record → role
 //! table): omp writes pi's session format. What the dialect changes: the header `cwd` is
 //! the project (omp's directory name is the cwd relative to `$HOME`, undecodable without
-//! knowing that home), and the bash result's trailing `Wall time: <s> seconds` footer is
-//! dropped from the output (omp writes no exit code; `isError` is the status). omp 18's
+//! knowing that home), and the bash result's notice paragraph (`Wall time: <s> seconds`,
+//! then notices such as `Timeout clamped to …`) is dropped from the output. omp 18.2.3
+//! writes an exit code only for a non-zero exit (`details.exitCode` and a last line
+//! `Command exited with code N`, also dropped), so a clean shell result is exit 0. omp 18's
+//! `edit` is a hashline tool: its `input` names the file in `[PATH#TAG]` headers and writes
+//! `+` rows after `PUT` ops; the replaced lines come from the result's `details.diff`
+//! (`-N|old line`). A sub-agent (`<parent stem>/<name>.jsonl`, header `parentSession` the
+//! parent's file) answers by calling `yield` with `data`: that is its assistant turn too;
+//! its prompt's `Complete assignment thoroughly:` line (omp's template) is injected text,
+//! and `session_init` (its whole system prompt) is skipped. omp 18's
 //! fixed-width `title` slot line before the header, `developer` messages and the
 //! `custom` lifecycle entries (`tool_execution_start`, `session_exit`) are handled by the
 //! family. Every profile is read, so `OMP_PROFILE`/`PI_PROFILE` (which pick the profile
-//! omp writes to) change nothing here. omp injects nothing into user text that deja
-//! knows of.
+//! omp writes to) change nothing here. Beyond the sub-agent template line omp injects nothing
+//! into user text that deja knows of.
 
 use std::path::{Path, PathBuf};
 
@@ -27,8 +35,19 @@ use deja_core::{
 
 const ID: &str = "omp";
 
-/// omp's dialect: `cwd` is the project, the `Wall time:` footer is not output.
-pub const DIALECT: PiDialect = PiDialect { harness: ID, result_footers: &["Wall time: "], ..PiDialect::BASE };
+/// omp's dialect: `cwd` is the project, the `Wall time:` notice block is not output, a
+/// failed command's last line `Command exited with code N` is its exit (omp 18.2.3 also
+/// writes `details.exitCode` then), and a clean shell result exited 0: omp's bash tool
+/// writes an exit code only for a non-zero exit and flags timeouts as errors.
+pub const DIALECT: PiDialect = PiDialect {
+    harness: ID,
+    hashline_edits: true,
+    answer_tools: &["yield"],
+    result_footers: &["Wall time: "],
+    exit_markers: &["Command exited with code "],
+    clean_exit_zero: true,
+    ..PiDialect::BASE
+};
 
 /// The omp adapter.
 pub struct OmpFormat;
@@ -51,10 +70,12 @@ static INFO: HarnessInfo = HarnessInfo {
     format_summary: "omp writes pi's session JSONL: a `session` header (omp 18 puts a 256-byte `title` slot line, rewritten \
         in place, before it), then `message` entries chained by `id`/`parentId` with user text, assistant text, thinking \
         and `toolCall` blocks, and `toolResult` messages paired by `toolCallId` whose output ends with a `Wall time:` \
-        footer and carries no exit code (`isError` only). `developer` messages, `custom` lifecycle entries, model and \
+        notice paragraph (dropped); a failed command adds `Command exited with code N` and `details.exitCode`, a clean \
+        one no code (exit 0). `developer` messages, `custom` lifecycle entries, model and \
         thinking-level changes are skipped. The project is the header `cwd`; sessions sit in the default profile, every \
         named profile and the XDG data roots.",
-    injected: &InjectedText::NONE,
+    // omp wraps a sub-agent's assignment in its `subagent-user-prompt` template.
+    injected: &InjectedText { line_prefixes: &["Complete assignment thoroughly:"], ..InjectedText::NONE },
     capabilities: Capabilities {
         mcp: Capability::Planned("`mcpServers.deja` in `~/.omp/agent/mcp.json` (reached as the `xd://mcp__deja_deja` device)"),
         auto_recall: Capability::Planned(

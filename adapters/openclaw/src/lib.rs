@@ -20,8 +20,11 @@
 //! `apply_patch` an edit) and the project fallback `openclaw-<agentId>` when a header has
 //! no `cwd`; the header `cwd` (the agent's workspace) is the project otherwise. 2026.9's
 //! user messages carry `content` as a plain string, which the family reads; `exec` results
-//! give the exit code in `details.exitCode`; `custom` (`model-snapshot`,
-//! `openclaw.cache-ttl`), `model_change` and `thinking_level_change` are skipped.
+//! give the exit code in `details.exitCode` (2026.9.6 writes `isError: false` on a failed
+//! command, so the code is the only failure signal, and keeps it when it cuts large
+//! `details` to `persistedDetailsTruncated`); `custom` (`model-snapshot`,
+//! `openclaw.cache-ttl`, `openclaw:bootstrap-context:full` after each run), `model_change`
+//! and `thinking_level_change` are skipped.
 //!
 //! **Session.** id = `transcript_events.session_id` (= header `id`) for database rows,
 //! header `id` else the file stem for JSONL. A database session without a header `cwd`

@@ -95,3 +95,42 @@ fn the_row_cursor_rereads_only_changed_sessions() {
     assert_eq!(third[0].id, "7a1f0000-1111-4222-8333-444455556666");
     assert_eq!(third[0].turns.last().map(|t| t.text.as_str()), Some("and after?"));
 }
+
+/// The 2026.9.6 release's own shapes (`agents/shop`, written as the release wrote them):
+/// a failed `exec` whose result says `isError: false`, truncated details in a zstd row, an
+/// `edits[]` edit, and the `openclaw:bootstrap-context:full` marker.
+#[test]
+fn the_release_2026_9_6_store_reads_completely() {
+    let (tmp, _w) = fixture_home();
+    let sources = OpenclawFormat.discover(&StoreEnv::with_home(tmp.path())).sources;
+    let db = sources.iter().find(|s| s.path.ends_with("agents/shop/agent/openclaw-agent.sqlite")).expect("the shop database");
+    let mut all = Vec::new();
+    let stats = OpenclawFormat.parse(db, &ParseOptions::default(), &mut all).expect("parses");
+    assert_eq!(stats.skipped, 0, "every record kind the release wrote is handled: {:?}", stats.problems);
+    let s = session(&all, "dd875986-850b-4548-9c1a-24dc0d7bc9e8");
+    assert_eq!(s.project.as_deref(), Some("/home/dev/projects/shop"));
+    let users: Vec<&str> = s.turns.iter().filter(|t| t.role == Role::User).map(|t| t.text.as_str()).collect();
+    assert_eq!(users, ["Please fix the jwt refresh bug in auth.rs", "Now check the token expiry handling in the session cache"]);
+    let execs: Vec<_> = s
+        .turns
+        .iter()
+        .filter_map(|t| t.tool.as_ref())
+        .filter(|x| x.command.is_some())
+        .map(|x| (x.command.clone(), x.exit.clone()))
+        .collect();
+    assert_eq!(
+        execs,
+        [
+            (Some("echo jwt-probe-ran".to_string()), Some(ExitStatus::Code(0))),
+            // The result says isError false: the exit code is only in details.exitCode.
+            (Some("ls session-cache-dir".to_string()), Some(ExitStatus::Code(2))),
+            // Details cut by the release (persistedDetailsTruncated) still keep exitCode.
+            (Some("seq 1 3000".to_string()), Some(ExitStatus::Code(0))),
+        ]
+    );
+    let edit = s.turns.iter().find_map(|t| t.edit.as_ref()).expect("the edits[] span");
+    assert_eq!((edit.path.as_str(), edit.old.as_str()), ("auth.rs", "fn refresh() {}"));
+    assert!(s.turns.iter().any(|t| t.files.iter().any(|f| f.path == "notes.txt")), "the write names its file");
+    assert!(!s.turns.iter().any(|t| t.role == Role::Reasoning));
+    assert!(!s.turns.iter().any(|t| t.text.contains("bootstrap-context") || t.text.contains("SYSTEM PROMPT COPY")));
+}

@@ -60,15 +60,16 @@
 //! | `flat_id_root` | fallback id = path below this directory, without `.jsonl` | clawdbot (`sessions`) |
 //! | `gateway_date_prefix` | strip `[Wed 2026-02-18 11:21 GMT+1] ` from user text | qclaw |
 //! | `exit_markers` | last output line `<marker><N>` is the exit code | pi-derived bash tools (`Command exited with code `) |
-//! | `result_footers` | trailing output line starting with one of these is dropped | omp (`Wall time: `) |
-//! | `clean_exit_zero` | a shell result that is not an error and names no exit code exited 0 | pi (its bash tool fails every non-zero exit) |
+//! | `result_footers` | the last paragraph, when its first line starts with one of these, is dropped (a notice block) | omp (`Wall time: `) |
+//! | `clean_exit_zero` | a shell result with `isError: false` that names no exit code exited 0 | pi (its bash tool fails every non-zero exit) |
 //! | `no_output_text` | a result text that is exactly this placeholder is empty output | pi (`(no output)`) |
 //! | `codemode_tools` | result text is `{"text": …}`; work from `details.toolCalls[].args` | senpi (`eval`) |
 //! | `diff_details` | work from the result's `details.diffs[]` | prime |
-//! | `hashline_edits` | `§path` / `≔A..B` edit input; old lines from the result's `details.diff` | gjc |
+//! | `hashline_edits` | `§path` / `≔A..B` (gjc) or `[PATH#TAG]` / `PUT N.=M:` / `+row` (omp 18) edit input; old lines from the result's `details.diff` | gjc, omp |
 //! | `subagent_custom_types` | an entry of this `type`/`customType` marks a sub-agent | kimchi (`kimchi:subagent-session`) |
 //! | `subagent_depth_field` | header depth field above zero marks a sub-agent | prime (`rlmDepth`) |
 //! | `skip_file_names` | file names discovery never takes | prime (`semantic-edges.jsonl`) |
+//! | `answer_tools` | a call's `arguments.data` is also an assistant turn (a sub-agent's handed-back answer) | omp (`yield`) |
 
 use std::collections::{HashMap, HashSet};
 use std::io::Read;
@@ -124,7 +125,8 @@ pub struct PiDialect {
     pub gateway_date_prefix: bool,
     /// A last output line `<marker><N>` carries the exit code (and is dropped from the text).
     pub exit_markers: &'static [&'static str],
-    /// A trailing output line starting with one of these is dropped (timing footers).
+    /// The last paragraph of a result, when its first line starts with one of these, is
+    /// dropped (timing and notice footers).
     pub result_footers: &'static [&'static str],
     /// The shell tool turns every non-zero exit into an error result, so a shell result
     /// that is not an error and carries no exit code of its own exited 0.
@@ -145,6 +147,10 @@ pub struct PiDialect {
     pub subagent_depth_field: Option<&'static str>,
     /// File names discovery never takes (event logs beside transcripts).
     pub skip_file_names: &'static [&'static str],
+    /// A sub-agent hands its final answer back by calling one of these tools with it in
+    /// `arguments.data`: that answer is also an assistant turn (the result says only that
+    /// it was submitted).
+    pub answer_tools: &'static [&'static str],
 }
 
 /// pi's own tool names, shared by most of the lineage.
@@ -172,6 +178,7 @@ impl PiDialect {
         subagent_custom_types: &[],
         subagent_depth_field: None,
         skip_file_names: &[],
+        answer_tools: &[],
     };
 }
 
@@ -616,6 +623,9 @@ impl<'a> FileParse<'a> {
                 Some("toolCall") => {
                     self.flush_prose(&mut prose, time, partial, nodes);
                     self.tool_call(item, time, nodes);
+                    if let Some(answer) = self.handed_back_answer(item) {
+                        self.push(nodes, Turn::new(Role::Assistant, answer).at(time));
+                    }
                 }
                 Some("text") | None => {
                     if let Some(t) = item.get("text").and_then(Value::as_str).filter(|t| !t.trim().is_empty()) {
@@ -627,6 +637,30 @@ impl<'a> FileParse<'a> {
             }
         }
         self.flush_prose(&mut prose, time, partial, nodes);
+    }
+
+    /// The answer a sub-agent hands back through one of the dialect's `answer_tools`:
+    /// `arguments.data` as text, or a structured value as compact JSON.
+    fn handed_back_answer(&self, item: &Value) -> Option<String> {
+        let name = text_at(item, "name")?;
+        if !self.d.answer_tools.contains(&name) {
+            return None;
+        }
+        let parsed;
+        let args = match item.get("arguments") {
+            Some(Value::String(s)) => {
+                parsed = serde_json::from_str::<Value>(s).ok()?;
+                &parsed
+            }
+            Some(a) => a,
+            None => return None,
+        };
+        let text = match args.get("data")? {
+            Value::String(s) => s.clone(),
+            Value::Null => return None,
+            other => other.to_string(),
+        };
+        (!text.trim().is_empty()).then_some(text)
     }
 
     fn flush_prose(&mut self, prose: &mut Vec<&str>, time: Option<Timestamp>, partial: bool, nodes: &mut EntryNodes) {
@@ -673,15 +707,19 @@ impl<'a> FileParse<'a> {
                 text = inner;
             }
         }
-        let text = strip_footers(&text, self.d.result_footers);
-        let (marker_exit, text) = split_exit_marker(text, self.d.exit_markers);
+        // The exit line comes last (omp writes it after its notice block), so it goes first.
+        let (marker_exit, text) = split_exit_marker(&text, self.d.exit_markers);
+        let text = strip_footers(text, self.d.result_footers);
         let text = match self.d.no_output_text {
             Some(placeholder) if text.trim() == placeholder => "",
             _ => text,
         };
         let is_error = message.get("isError").and_then(Value::as_bool) == Some(true);
         let mut exit = details_exit(details).or(marker_exit.map(ExitStatus::Code));
-        if exit.is_none() && !is_error && self.d.clean_exit_zero && self.d.tools.kind(tool_name) == ToolKind::Shell {
+        // Only an explicit `isError: false`: a result without the field (older omp) says
+        // nothing about how the command ended.
+        let said_ok = message.get("isError").and_then(Value::as_bool) == Some(false);
+        if exit.is_none() && said_ok && self.d.clean_exit_zero && self.d.tools.kind(tool_name) == ToolKind::Shell {
             exit = Some(ExitStatus::Code(0));
         }
         let mut extra = result_work(self.d, tool_name, details);
@@ -919,14 +957,22 @@ fn unwrap_text_json(text: &str) -> Option<String> {
     serde_json::from_str::<Value>(t).ok()?.get("text")?.as_str().map(str::to_string)
 }
 
-/// The text without a trailing footer line (and the blank lines before it).
+/// The text without its trailing footer block (and the blank lines before it): the last
+/// paragraph, when its first line starts with a footer. omp 18.2.3 writes its notices as
+/// one paragraph after a blank line, `Wall time: …` first and then lines such as
+/// `Timeout clamped to …`, so dropping only a last `Wall time:` line left them in.
 fn strip_footers<'t>(text: &'t str, footers: &[&str]) -> &'t str {
+    if footers.is_empty() {
+        return text;
+    }
     let trimmed = text.trim_end();
-    let (body, last) = match trimmed.rfind('\n') {
-        Some(i) => (&trimmed[..i], &trimmed[i + 1..]),
+    // The last paragraph; without a blank line anywhere, only the last line can be one.
+    let (body, block) = match trimmed.rfind("\n\n").or_else(|| trimmed.rfind('\n')) {
+        Some(i) => (&trimmed[..i], trimmed[i..].trim_start_matches('\n')),
         None => ("", trimmed),
     };
-    if footers.iter().any(|f| last.trim_start().starts_with(f)) {
+    let first = block.lines().next().unwrap_or("");
+    if footers.iter().any(|f| first.trim_start().starts_with(f)) {
         body.trim_end()
     } else {
         text
@@ -978,7 +1024,9 @@ fn call_work(d: &PiDialect, name: &str, args: &Value) -> Work {
         return work;
     }
     if kind == ToolKind::Edit && d.hashline_edits {
-        if let Some(hashline) = input.filter(|i| i.trim_start().starts_with('§')) {
+        if let Some(hashline) = input.filter(|i| {
+            i.trim_start().starts_with('§') || i.lines().find(|l| !l.trim().is_empty()).is_some_and(|l| bracket_header(l).is_some())
+        }) {
             let (files, edit) = parse_hashline(hashline);
             work.files = files;
             work.edit = edit;
@@ -1031,23 +1079,30 @@ fn edit_spans(path: &str, args: &Value) -> Option<Edit> {
     Some(Edit { path: path.to_string(), old, new })
 }
 
-/// A hashline edit input: `§path` headers, `≔A..B` / `«A` / `»A` op lines, and the lines
-/// written after each op. The old span is filled from the result later.
+/// A hashline edit input, in either of the lineage's two spellings: gjc's `§path` headers
+/// with `≔A..B` / `«A` / `»A` op lines and the written lines as they are, or omp 18's
+/// `[PATH#TAG]` section headers with `PUT`/`CUT`/`REM`/`MV` op lines and `+`-prefixed body
+/// rows (`+` alone a blank line). The old span is filled from the result later.
 fn parse_hashline(input: &str) -> (Vec<FileTouch>, Option<Edit>) {
     let mut files: Vec<FileTouch> = Vec::new();
     let mut first_path: Option<String> = None;
     let mut written: Vec<&str> = Vec::new();
     for line in input.lines() {
-        if let Some(path) = line.strip_prefix('§') {
-            let path = path.trim();
+        let header = line.strip_prefix('§').map(str::trim).or_else(|| bracket_header(line));
+        if let Some(path) = header {
             if !path.is_empty() && !files.iter().any(|f| f.path == path) {
                 files.push(FileTouch { path: path.to_string(), action: FileAction::Edit });
                 first_path.get_or_insert_with(|| path.to_string());
             }
-        } else if line.starts_with(['≔', '«', '»']) {
+        } else if line.starts_with(['≔', '«', '»']) || is_hashline_op(line) {
             continue;
         } else if files.len() == 1 {
-            written.push(line);
+            match line.strip_prefix('+') {
+                Some(row) => written.push(row),
+                // omp's body rows all start with `+`; a bare line there is not content.
+                None if input.trim_start().starts_with('[') => {}
+                None => written.push(line),
+            }
         }
     }
     let edit = first_path.map(|path| {
@@ -1056,6 +1111,19 @@ fn parse_hashline(input: &str) -> (Vec<FileTouch>, Option<Edit>) {
         Edit { path, old: String::new(), new: Some(new) }
     });
     (files, edit)
+}
+
+/// `[PATH#TAG]` (TAG four hex digits) → PATH: omp's hashline section header.
+fn bracket_header(line: &str) -> Option<&str> {
+    let inner = line.trim().strip_prefix('[')?.strip_suffix(']')?;
+    let (path, tag) = inner.rsplit_once('#')?;
+    (tag.len() == 4 && tag.bytes().all(|b| b.is_ascii_hexdigit()) && !path.trim().is_empty()).then(|| path.trim())
+}
+
+/// omp's hashline op lines: `PUT …`, `CUT …`, `REM`, `MV …`.
+fn is_hashline_op(line: &str) -> bool {
+    let word = line.split_whitespace().next().unwrap_or("");
+    matches!(word, "PUT" | "CUT" | "REM" | "MV")
 }
 
 /// The replaced lines of a `details.diff` with `-N|old line` rows.
@@ -1138,7 +1206,8 @@ mod tests {
         no_output_text: Some("(no output)"),
         ..PiDialect::BASE
     };
-    const OMP: PiDialect = PiDialect { harness: "omp", result_footers: &["Wall time: "], ..PiDialect::BASE };
+    const OMP: PiDialect =
+        PiDialect { harness: "omp", result_footers: &["Wall time: "], exit_markers: PI_EXIT, clean_exit_zero: true, ..PiDialect::BASE };
     const GJC: PiDialect = PiDialect { harness: "gjc", hashline_edits: true, exit_markers: PI_EXIT, ..PiDialect::BASE };
     const KIMCHI: PiDialect = PiDialect {
         harness: "kimchi",
@@ -1340,7 +1409,7 @@ mod tests {
         assert_eq!(node(&t[0]), ("3e4f5a60", None), "developer entry made no turn");
         assert_eq!(tool(&t[1]).command.as_deref(), Some("cargo build"));
         assert_eq!(t[1].text, "build ok", "Wall time footer stripped");
-        assert_eq!(tool(&t[1]).exit, None, "omp records no exit code");
+        assert_eq!(tool(&t[1]).exit, Some(ExitStatus::Code(0)), "omp 18.2.3 names only non-zero exits: a clean result is 0");
         assert_eq!(node(&t[2]), ("6e6e6e6e", Some("3e4f5a6b")), "custom tool_execution_start is stepped through");
         assert_eq!(s.updated, ts("2026-11-30T10:00:06.000Z"));
     }
@@ -1417,7 +1486,7 @@ mod tests {
         assert_eq!(s.turns[0].text, "", "the placeholder is not output");
         assert_eq!(tool(&s.turns[1]).exit, None, "only shell results get an exit status");
         // Dialects without the switch keep an unknown status.
-        let o = parse_text(&OMP, "-w", "o.jsonl", text);
+        let o = parse_text(&GJC, "-w", "o.jsonl", text);
         assert_eq!((tool(&o.turns[0]).exit.clone(), o.turns[0].text.as_str()), (None, "(no output)"));
     }
 
@@ -1671,6 +1740,17 @@ mod tests {
         assert_eq!(strip_gateway_prefix("[x] no digits"), "[x] no digits");
         assert_eq!(strip_footers("out\n\n\nWall time: 1 seconds", &["Wall time: "]), "out");
         assert_eq!(split_exit_marker("boom\nCommand exited with code 2", PI_EXIT), (Some(2), "boom"));
+        // omp 18.2.3's hashline edit: `[PATH#TAG]`, a PUT op, `+` body rows.
+        let (files, edit) = parse_hashline("[src/auth.rs#5816]\nPUT 1.=2:\n+fn refresh() { rotate(); }\n+");
+        assert_eq!(files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(), ["src/auth.rs"]);
+        assert_eq!(edit.and_then(|e| e.new), Some("fn refresh() { rotate(); }\n".to_string()));
+        assert_eq!(bracket_header("[a b.rs#12G4]"), None, "not a hex tag");
+        // omp 18.2.3: the notice paragraph (wall time, then more notices) is one footer.
+        let omp = "deja\n\n\nWall time: 0.39 seconds\nTimeout clamped to 3600s (requested 30000s; allowed range 1-3600s).";
+        assert_eq!(strip_footers(omp, &["Wall time: "]), "deja");
+        assert_eq!(strip_footers("Wall time: 0.01 seconds", &["Wall time: "]), "");
+        assert_eq!(strip_footers("a\n\nb\nWall time: 1 s", &["Wall time: "]), "a\n\nb\nWall time: 1 s", "not a paragraph of its own");
+        assert_eq!(strip_footers("a\nWall time: 1 s", &["Wall time: "]), "a");
         assert_eq!(split_exit_marker("Command exited with code x", PI_EXIT), (None, "Command exited with code x"));
     }
 
