@@ -16,5 +16,6 @@ pub mod json_docs;
 pub mod kimi_wire;
 pub mod opencode;
 pub mod pi_jsonl;
+pub mod pi_synth;
 pub mod vscdb;
 pub mod vscode_chat;
