@@ -10,6 +10,7 @@
 pub mod claude_jsonl;
 pub mod cline_tasks;
 pub mod codex_rollout;
+pub mod codex_synth;
 pub mod dsh_log;
 pub mod gemini_chat;
 pub mod json_docs;
