@@ -13,6 +13,7 @@ pub mod codex_rollout;
 pub mod codex_synth;
 pub mod dsh_log;
 pub mod gemini_chat;
+pub mod gemini_synth;
 pub mod json_docs;
 pub mod kimi_wire;
 pub mod opencode;
