@@ -15,6 +15,7 @@ pub mod dsh_log;
 pub mod gemini_chat;
 pub mod gemini_synth;
 pub mod json_docs;
+pub mod kimi_synth;
 pub mod kimi_wire;
 pub mod opencode;
 pub mod pi_jsonl;
