@@ -10,6 +10,7 @@
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use deja_core::{SynthSession, SynthTurn};
 use serde_json::{json, Map, Value};
@@ -28,6 +29,10 @@ pub fn write(home: &Path, s: &SynthSession) -> std::io::Result<PathBuf> {
 /// Adds the conversation's workspace (and title) to the IDE's metadata, keeping the
 /// conversations already there.
 fn register(cache: &Path, s: &SynthSession) -> std::io::Result<()> {
+    // The corpora write sessions in parallel: one read-modify-write at a time, so no
+    // conversation is lost (the file's bytes do not depend on the order).
+    static LOCK: Mutex<()> = Mutex::new(());
+    let _guard = LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     std::fs::create_dir_all(cache)?;
     let file = cache.join("conversation_metadata.json");
     let mut convs: Map<String, Value> = std::fs::read(&file)

@@ -3,86 +3,55 @@
 //! header line, the `$set` of the `<session_context>` preamble, `user` messages,
 //! `gemini` messages whose `toolCalls[]` hold their results (each result repeated as a
 //! `functionResponse` part in a `user` record), thoughts as `{subject, description}`,
-//! and `$set` `lastUpdated` patches. The project id is the working directory's short
-//! name, registered in `projects.json` and `.project_root` as Gemini does, so the
-//! reader maps it back to the directory.
+//! and `$set` `lastUpdated` patches. The project directory is a 64-hex project hash
+//! with the working directory in its `.project_root`, which the reader maps back; the
+//! writer does not register short ids in the shared `projects.json`, so sessions written
+//! in parallel (the benchmark corpora) never race on one file and the home's bytes stay
+//! deterministic.
 
 use std::path::{Path, PathBuf};
 
 use deja_core::family::gemini_synth::{text_parts, GeminiCall};
 use deja_core::{SynthSession, SynthTurn, Timestamp};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 /// Writes `s` where discovery finds it and returns the chat file.
 pub fn write(home: &Path, s: &SynthSession) -> std::io::Result<PathBuf> {
-    let gemini = home.join(".gemini");
-    let pid = project_id(&gemini, &s.project)?;
-    let chats = gemini.join("tmp").join(&pid).join("chats");
+    let hash = project_hash(&s.project);
+    let project_dir = home.join(".gemini/tmp").join(&hash);
+    let chats = project_dir.join("chats");
     std::fs::create_dir_all(&chats)?;
-    std::fs::write(gemini.join("tmp").join(&pid).join(".project_root"), &s.project)?;
-    register(&gemini.join("projects.json"), &s.project, &pid)?;
+    // The same bytes for every session of the project, so parallel writers agree.
+    std::fs::write(project_dir.join(".project_root"), &s.project)?;
     let stamp = s.started.to_rfc3339();
     let minute = stamp.get(..16).unwrap_or("1970-01-01T00:00").replace(':', "-");
     let short: String = s.id.chars().take(8).collect();
     let path = chats.join(format!("session-{minute}-{short}.jsonl"));
-    std::fs::write(&path, render(s))?;
+    std::fs::write(&path, render(s, &hash))?;
     Ok(path)
 }
 
-/// The project's id: the one `projects.json` already gives it, else its directory's
-/// base name (numbered when another project has that name), as Gemini's short ids go.
-fn project_id(gemini: &Path, project: &str) -> std::io::Result<String> {
-    let projects = read_projects(&gemini.join("projects.json"));
-    if let Some(id) = projects.get(project).and_then(Value::as_str) {
-        return Ok(id.to_string());
+/// The project directory's name: Gemini's 64-hex project hash. (Gemini hashes the path
+/// with SHA-256; a writer adds no dependency, so this is a SplitMix64 digest of the same
+/// shape. Nothing reads it back as a hash: `.project_root` names the directory.)
+fn project_hash(project: &str) -> String {
+    let mut h = fold(project);
+    let mut out = String::with_capacity(64);
+    for _ in 0..4 {
+        h = deja_core::synth::splitmix64(h);
+        out.push_str(&format!("{h:016x}"));
     }
-    let base: String = project
-        .trim_end_matches('/')
-        .rsplit('/')
-        .next()
-        .unwrap_or("")
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c.to_ascii_lowercase() } else { '-' })
-        .collect();
-    let base = if base.is_empty() { "project".to_string() } else { base };
-    let taken = |id: &str| projects.values().any(|v| v.as_str() == Some(id)) || gemini.join("tmp").join(id).exists();
-    let mut id = base.clone();
-    let mut n = 1;
-    while taken(&id) {
-        id = format!("{base}-{n}");
-        n += 1;
-    }
-    Ok(id)
-}
-
-fn read_projects(path: &Path) -> Map<String, Value> {
-    std::fs::read(path)
-        .ok()
-        .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
-        .and_then(|v| v.get("projects").and_then(Value::as_object).cloned())
-        .unwrap_or_default()
-}
-
-/// Adds `project → id` to `projects.json`, keeping the projects already there.
-fn register(path: &Path, project: &str, id: &str) -> std::io::Result<()> {
-    let mut projects = read_projects(path);
-    if projects.get(project).and_then(Value::as_str) == Some(id) {
-        return Ok(());
-    }
-    projects.insert(project.to_string(), Value::from(id));
-    let text = serde_json::to_string_pretty(&json!({ "projects": projects })).map_err(std::io::Error::other)?;
-    std::fs::write(path, text)
+    out
 }
 
 /// The chat's lines, in the order Gemini CLI 0.61 appends them.
-fn render(s: &SynthSession) -> String {
+fn render(s: &SynthSession, hash: &str) -> String {
     let mut out = String::new();
     let mut line = |v: Value| {
         out.push_str(&v.to_string());
         out.push('\n');
     };
     let t0 = s.started.to_rfc3339();
-    let hash = format!("{:016x}{:016x}", deja_core::synth::splitmix64(fold(&s.project)), deja_core::synth::splitmix64(fold(&s.id)));
     line(json!({"sessionId": s.id, "projectHash": hash, "startTime": t0, "lastUpdated": t0, "kind": "main"}));
     let context = "<session_context>\nThis is the Gemini CLI. We are setting up the context for our chat.\n</session_context>";
     let preamble = json!({"id": "session-context", "timestamp": t0, "type": "user", "content": text_parts(context)});

@@ -26,14 +26,21 @@ pub fn write(home: &Path, s: &SynthSession) -> std::io::Result<PathBuf> {
         .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' })
         .collect();
     let topic = if topic.is_empty() { "conversation".to_string() } else { topic };
-    // gptme numbers a name that is taken; so does the writer, so sessions never share a log.
+    // gptme numbers a name that is taken; so does the writer, claiming the directory with
+    // one create_dir so sessions written in parallel never share a log.
+    std::fs::create_dir_all(&root)?;
     let mut dir = root.join(format!("{stamp}-{topic}"));
     let mut n = 2;
-    while dir.exists() {
-        dir = root.join(format!("{stamp}-{topic}-{n}"));
-        n += 1;
+    loop {
+        match std::fs::create_dir(&dir) {
+            Ok(()) => break,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                dir = root.join(format!("{stamp}-{topic}-{n}"));
+                n += 1;
+            }
+            Err(e) => return Err(e),
+        }
     }
-    std::fs::create_dir_all(&dir)?;
     let path = dir.join("conversation.jsonl");
     std::fs::write(&path, render(s))?;
     Ok(path)

@@ -28,7 +28,8 @@ pub fn write(home: &Path, s: &SynthSession) -> std::io::Result<PathBuf> {
         entry["taskName"] = Value::from(title.as_str());
     }
     let mut index = std::fs::OpenOptions::new().create(true).append(true).open(sessions.join("index.jsonl"))?;
-    writeln!(index, "{entry}")?;
+    // One write per line: parallel writers append whole lines (O_APPEND), never interleaved.
+    index.write_all(format!("{entry}\n").as_bytes())?;
     Ok(path)
 }
 

@@ -14,6 +14,7 @@ pub fn write(home: &Path, s: &SynthSession) -> std::io::Result<PathBuf> {
     let kimi = home.join(".kimi-code");
     let path = kimi_synth::write_session(&kimi.join("sessions"), &s.id, s)?;
     let mut index = std::fs::OpenOptions::new().create(true).append(true).open(kimi.join("session_index.jsonl"))?;
-    writeln!(index, "{}", serde_json::json!({"type": "session", "id": s.id}))?;
+    // One write per line: parallel writers append whole lines (O_APPEND), never interleaved.
+    index.write_all(format!("{}\n", serde_json::json!({"type": "session", "id": s.id})).as_bytes())?;
     Ok(path)
 }
