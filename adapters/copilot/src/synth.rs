@@ -91,12 +91,16 @@ fn render(s: &SynthSession) -> String {
     let (mut turn, mut msgs, mut calls) = (0u32, 0u32, 0u32);
     let mut open_turn: Option<String> = None;
     let mut prompt_id = String::new();
+    let mut prev = t0;
     for t in &s.turns {
         let time = t.time();
+        let last = std::mem::replace(&mut prev, time);
         match t {
             SynthTurn::User { text, .. } => {
                 if let Some(id) = open_turn.take() {
-                    w.event(time, "assistant.turn_end", json!({"turnId": id}));
+                    // A closing record's time is the last turn's, as at the end of the file, so a session
+                    // grown by more turns re-renders its earlier lines byte for byte (the corpus `grow`).
+                    w.event(Timestamp(last.millis() + 3), "assistant.turn_end", json!({"turnId": id}));
                 }
                 turn += 1;
                 msgs += 1;

@@ -84,11 +84,15 @@ fn render(s: &SynthSession) -> String {
     let start = json!({"workspace": s.project, "working_directories": [s.project], "prompt": ""});
     w.event(s.started, "session.start", Some(start));
     let (mut inputs, mut calls) = (0u32, 0u32);
+    let mut prev = s.started;
     for turn in &s.turns {
         let time = turn.time();
+        let last = std::mem::replace(&mut prev, time);
         match turn {
             SynthTurn::User { text, .. } => {
-                w.end_step(time);
+                // A closing record's time is the last turn's, as at the end of the file, so a session
+                // grown by more turns re-renders its earlier lines byte for byte (the corpus `grow`).
+                w.end_step(Timestamp(last.millis() + 3));
                 inputs += 1;
                 w.event(time, "session.input", Some(json!({"id": format!("i{inputs}"), "prompt": text, "mode": "agent"})));
             }

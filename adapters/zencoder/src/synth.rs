@@ -29,20 +29,26 @@ fn render(s: &SynthSession) -> String {
     };
     let t0 = s.started.to_rfc3339();
     let end = s.turns.last().map_or(s.started, SynthTurn::time).to_rfc3339();
+    // The header is written once, when the session starts (the file only grows after it),
+    // so its `updatedAt` is the start too.
     line(
-        json!({"id": s.id, "chatId": format!("chat-{}", s.id), "modelId": "zencoder-auto", "parentId": "", "creationReason": "newChat", "createdAt": t0, "updatedAt": end, "version": "1"}),
+        json!({"id": s.id, "chatId": format!("chat-{}", s.id), "modelId": "zencoder-auto", "parentId": "", "creationReason": "newChat", "createdAt": t0, "updatedAt": t0, "version": "1"}),
     );
     line(json!({"role": "system", "content": format!("Environment\nWorking directory: {}\nOS: linux", s.project), "createdAt": t0}));
     // Zencoder puts a step's reasoning in the assistant message that follows it.
     let mut reasoning: Vec<Value> = Vec::new();
     let mut calls = 0u32;
     let mut open = false;
+    let mut prev = s.started;
     for turn in &s.turns {
         let at = turn.time().to_rfc3339();
+        let last = std::mem::replace(&mut prev, turn.time());
         match turn {
             SynthTurn::User { text, .. } => {
                 if std::mem::take(&mut open) {
-                    line(json!({"role": "finish", "reason": "stop", "createdAt": at}));
+                    // A closing record's time is the last turn's, as at the end of the file, so a session
+                    // grown by more turns re-renders its earlier lines byte for byte (the corpus `grow`).
+                    line(json!({"role": "finish", "reason": "stop", "createdAt": last.to_rfc3339()}));
                 }
                 line(json!({"role": "user", "content": [{"type": "text", "text": text, "tag": "user-input"}], "createdAt": at}));
             }

@@ -134,11 +134,15 @@ fn render(s: &SynthSession) -> String {
     let t0 = s.started.millis();
     w.line(json!({"type": "metadata", "protocol_version": "1.4", "created_at": t0}));
     w.line(json!({"type": "config.update", "systemPrompt": "You are Kimi Code, a coding agent.", "time": t0}));
+    let mut prev = s.started;
     for turn in &s.turns {
         let time = turn.time();
+        let last = std::mem::replace(&mut prev, time);
         match turn {
             SynthTurn::User { text, .. } => {
-                w.end_step(time);
+                // A closing record's time is the last turn's, as at the end of the file, so a session
+                // grown by more turns re-renders its earlier lines byte for byte (the corpus `grow`).
+                w.end_step(last);
                 w.turns += 1;
                 w.line(json!({"type": "turn.prompt", "prompt": text, "time": time.millis()}));
                 let message = json!({"role": "user", "content": [{"type": "text", "text": text}], "toolCalls": []});
