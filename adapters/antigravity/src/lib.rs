@@ -139,6 +139,10 @@ impl HarnessFormat for AntigravityFormat {
         }
         Ok(stats)
     }
+
+    fn synthetic(&self) -> Option<&dyn deja_core::SynthWriter> {
+        Some(self)
+    }
 }
 
 struct Transcript {
@@ -328,4 +332,12 @@ pub fn project_from_files(paths: &[String]) -> Option<String> {
     };
     let min = 3 + usize::from(drive);
     (min..=common).rev().map(join).find(|d| Path::new(d).join(".git").exists()).or_else(|| Some(join(common)))
+}
+
+mod synth;
+
+impl deja_core::SynthWriter for AntigravityFormat {
+    fn write(&self, home: &std::path::Path, session: &deja_core::SynthSession) -> std::io::Result<std::path::PathBuf> {
+        synth::write(home, session)
+    }
 }

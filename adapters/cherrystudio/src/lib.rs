@@ -151,6 +151,10 @@ impl HarnessFormat for CherrystudioFormat {
         let mut sink = Collapse { out };
         claude_jsonl::parse_with(&CLAUDE_DIALECT, src, opts, &FileHints::default(), &mut sink)
     }
+
+    fn synthetic(&self) -> Option<&dyn deja_core::SynthWriter> {
+        Some(self)
+    }
 }
 
 /// Every root to walk, moved app dirs before the default one (a move can leave the old
@@ -275,4 +279,12 @@ fn splits_into_prefixes(head: &str, last: &str) -> bool {
         ok[j] = piece_ok(0) || (0..j).any(|i| ok[i] && piece_ok(ends[i] + 1));
     }
     ok.last().copied().unwrap_or(false)
+}
+
+mod synth;
+
+impl deja_core::SynthWriter for CherrystudioFormat {
+    fn write(&self, home: &std::path::Path, session: &deja_core::SynthSession) -> std::io::Result<std::path::PathBuf> {
+        synth::write(home, session)
+    }
 }

@@ -19,6 +19,8 @@
 use std::path::Path;
 
 use deja_core::family::pi_jsonl::{self, DirProject, PiDialect, MAX_WALK_DEPTH};
+use deja_core::family::pi_synth::{ExitReport, FileName, PiLayout, PiSynth, PiTools, ProjectDir};
+use deja_core::SynthWriter;
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, SessionSink,
     SourceRef, StoreEnv, StorePath, ToolMap,
@@ -98,6 +100,10 @@ impl HarnessFormat for ClawdbotFormat {
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
         pi_jsonl::parse(&DIALECT, src, opts, out)
     }
+
+    fn synthetic(&self) -> Option<&dyn SynthWriter> {
+        Some(&SYNTH)
+    }
 }
 
 fn in_agent_sessions(agents: &Path, path: &Path) -> bool {
@@ -105,3 +111,14 @@ fn in_agent_sessions(agents: &Path, path: &Path) -> bool {
     let parts: Vec<_> = rel.components().collect();
     parts.len() == 3 && parts[1].as_os_str() == "sessions"
 }
+
+/// The synthetic writer: Clawdbot's newer, OpenClaw-shaped layout: `agents/main/sessions/<uuid>.jsonl`,
+/// the `exec` shell tool with `details.status`/`exitCode`.
+static SYNTH: PiSynth = PiSynth(PiLayout {
+    sessions_dir: ".clawdbot/agents/main/sessions",
+    project_dir: ProjectDir::Flat,
+    file_name: FileName::Id,
+    tools: PiTools::Pi { shell: "exec" },
+    exit: ExitReport::Details,
+    ..PiLayout::PI
+});

@@ -41,11 +41,10 @@
 use std::path::{Path, PathBuf};
 
 use deja_core::family::codex_rollout::{self, CodexDialect, RolloutStore, CODEX_TOOLS};
+use deja_core::family::codex_synth::{self, RolloutLayout};
 use deja_core::format::{Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, Os, ParseOptions, ParseStats};
 use deja_core::format::{SessionSink, StorePath};
 use deja_core::{InjectedText, SourceRef, StoreEnv, SynthSession, SynthWriter};
-
-mod synth;
 
 /// The adapter id.
 pub const ID: &str = "codex";
@@ -134,6 +133,6 @@ impl HarnessFormat for CodexFormat {
 
 impl SynthWriter for CodexFormat {
     fn write(&self, home: &Path, session: &SynthSession) -> std::io::Result<PathBuf> {
-        synth::write_rollout(home, session)
+        codex_synth::write_rollout(&RolloutLayout::CODEX, home, session)
     }
 }

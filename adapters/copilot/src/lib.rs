@@ -122,6 +122,10 @@ impl HarnessFormat for CopilotFormat {
         }
         Ok(stats)
     }
+
+    fn synthetic(&self) -> Option<&dyn deja_core::SynthWriter> {
+        Some(self)
+    }
 }
 
 /// `DEJA_COPILOT_ROOT`, else `${COPILOT_HOME:-~/.copilot}/session-state`.
@@ -315,4 +319,12 @@ fn strip_shell_marker(output: &str) -> &str {
 /// A non-empty string field.
 fn text<'v>(v: &'v Value, key: &str) -> Option<&'v str> {
     v.get(key).and_then(Value::as_str).filter(|s| !s.is_empty())
+}
+
+mod synth;
+
+impl deja_core::SynthWriter for CopilotFormat {
+    fn write(&self, home: &std::path::Path, session: &deja_core::SynthSession) -> std::io::Result<std::path::PathBuf> {
+        synth::write(home, session)
+    }
 }

@@ -189,6 +189,10 @@ impl HarnessFormat for GeminiFormat {
         }
         Ok(stats)
     }
+
+    fn synthetic(&self) -> Option<&dyn deja_core::SynthWriter> {
+        Some(self)
+    }
 }
 
 /// A chat after replay: identity, times and the surviving messages.
@@ -529,4 +533,12 @@ fn thoughts_text(v: Option<&Value>) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+mod synth;
+
+impl deja_core::SynthWriter for GeminiFormat {
+    fn write(&self, home: &std::path::Path, session: &deja_core::SynthSession) -> std::io::Result<std::path::PathBuf> {
+        synth::write(home, session)
+    }
 }

@@ -19,6 +19,8 @@
 use std::path::PathBuf;
 
 use deja_core::family::pi_jsonl::{self, PiDialect, MAX_WALK_DEPTH};
+use deja_core::family::pi_synth::{PiLayout, PiSynth, ProjectDir};
+use deja_core::SynthWriter;
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, SessionSink,
     SourceRef, StoreEnv, StorePath,
@@ -80,6 +82,10 @@ impl HarnessFormat for GjcFormat {
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
         pi_jsonl::parse(&DIALECT, src, opts, out)
     }
+
+    fn synthetic(&self) -> Option<&dyn SynthWriter> {
+        Some(&SYNTH)
+    }
 }
 
 /// `DEJA_GJC_ROOT`, else `$GJC_CODING_AGENT_DIR/sessions`, else `~/.gjc/agent/sessions`.
@@ -88,3 +94,7 @@ fn sessions_root(env: &StoreEnv) -> PathBuf {
         .or_else(|| env.path_var("GJC_CODING_AGENT_DIR").map(|d| d.join("sessions")))
         .unwrap_or_else(|| env.home().join(".gjc/agent/sessions"))
 }
+
+/// The synthetic writer: gjc: `-<cwd>` project directories under `~/.gjc/agent/sessions`, pi's file names
+/// and `Command exited with code N` line.
+static SYNTH: PiSynth = PiSynth(PiLayout { sessions_dir: ".gjc/agent/sessions", project_dir: ProjectDir::Dashed, ..PiLayout::PI });

@@ -105,6 +105,10 @@ impl HarnessFormat for GptmeFormat {
         }
         Ok(stats)
     }
+
+    fn synthetic(&self) -> Option<&dyn deja_core::SynthWriter> {
+        Some(self)
+    }
 }
 
 /// `DEJA_GPTME_ROOT`, else `${XDG_DATA_HOME:-~/.local/share}/gptme/logs`.
@@ -175,5 +179,13 @@ pub fn topic_label(name: &str) -> &str {
             name.get(11..).filter(|r| !r.is_empty()).unwrap_or(name)
         }
         _ => name,
+    }
+}
+
+mod synth;
+
+impl deja_core::SynthWriter for GptmeFormat {
+    fn write(&self, home: &std::path::Path, session: &deja_core::SynthSession) -> std::io::Result<std::path::PathBuf> {
+        synth::write(home, session)
     }
 }

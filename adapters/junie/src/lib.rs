@@ -129,6 +129,10 @@ impl HarnessFormat for JunieFormat {
         }
         Ok(stats)
     }
+
+    fn synthetic(&self) -> Option<&dyn deja_core::SynthWriter> {
+        Some(self)
+    }
 }
 
 /// `DEJA_JUNIE_ROOT`, else `${JUNIE_HOME:-~/.junie}/sessions`.
@@ -364,4 +368,12 @@ pub fn changed_run(before: &str, after: &str) -> (String, String) {
 /// A non-empty string field.
 fn text<'v>(v: &'v Value, key: &str) -> Option<&'v str> {
     v.get(key).and_then(Value::as_str).filter(|s| !s.is_empty())
+}
+
+mod synth;
+
+impl deja_core::SynthWriter for JunieFormat {
+    fn write(&self, home: &std::path::Path, session: &deja_core::SynthSession) -> std::io::Result<std::path::PathBuf> {
+        synth::write(home, session)
+    }
 }

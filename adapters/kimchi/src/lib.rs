@@ -19,6 +19,8 @@
 use std::path::PathBuf;
 
 use deja_core::family::pi_jsonl::{self, DirProject, PiDialect, MAX_WALK_DEPTH};
+use deja_core::family::pi_synth::{PiLayout, PiSynth};
+use deja_core::SynthWriter;
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, SessionSink,
     SourceRef, StoreEnv, StorePath,
@@ -93,6 +95,10 @@ impl HarnessFormat for KimchiFormat {
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
         pi_jsonl::parse(&DIALECT, src, opts, out)
     }
+
+    fn synthetic(&self) -> Option<&dyn SynthWriter> {
+        Some(&SYNTH)
+    }
 }
 
 /// `DEJA_KIMCHI_ROOT`, else `~/.config/kimchi/harness/sessions` (literally under the home:
@@ -100,3 +106,7 @@ impl HarnessFormat for KimchiFormat {
 fn sessions_root(env: &StoreEnv) -> PathBuf {
     env.deja_root(ID).unwrap_or_else(|| env.home().join(".config/kimchi/harness/sessions"))
 }
+
+/// The synthetic writer: Kimchi: pi's `--<cwd>--` directories and file names under
+/// `~/.config/kimchi/harness/sessions`.
+static SYNTH: PiSynth = PiSynth(PiLayout { sessions_dir: ".config/kimchi/harness/sessions", ..PiLayout::PI });

@@ -106,6 +106,10 @@ impl HarnessFormat for KimiWorkFormat {
         let state = session_dir.map(|d| kimi_wire::read_state(&d.join("state.json"))).unwrap_or_default();
         kimi_wire::parse(&DIALECT, src, id, &state, opts, out)
     }
+
+    fn synthetic(&self) -> Option<&dyn deja_core::SynthWriter> {
+        Some(self)
+    }
 }
 
 /// `DEJA_KIMI_WORK_ROOT`, else the app's sessions folder on this OS (both Linux candidates).
@@ -157,5 +161,13 @@ fn discover_in(root: &Path, out: &mut Vec<SourceRef>) {
                 }
             }
         }
+    }
+}
+
+mod synth;
+
+impl deja_core::SynthWriter for KimiWorkFormat {
+    fn write(&self, home: &std::path::Path, session: &deja_core::SynthSession) -> std::io::Result<std::path::PathBuf> {
+        synth::write(home, session)
     }
 }

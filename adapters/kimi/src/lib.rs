@@ -119,6 +119,10 @@ impl HarnessFormat for KimiFormat {
         }
         legacy::parse(src, opts, out)
     }
+
+    fn synthetic(&self) -> Option<&dyn deja_core::SynthWriter> {
+        Some(self)
+    }
 }
 
 /// `…/agents/main/wire.jsonl`: a Kimi Code main-agent log.
@@ -165,4 +169,12 @@ fn discover_in(root: &Path, out: &mut Vec<SourceRef>) {
 pub(crate) fn share_dir_of(session_file: &Path) -> Option<PathBuf> {
     // <share>/sessions/<hash>/<uuid>/<file>
     Some(session_file.parent()?.parent()?.parent()?.parent()?.to_path_buf())
+}
+
+mod synth;
+
+impl deja_core::SynthWriter for KimiFormat {
+    fn write(&self, home: &std::path::Path, session: &deja_core::SynthSession) -> std::io::Result<std::path::PathBuf> {
+        synth::write(home, session)
+    }
 }

@@ -28,6 +28,8 @@
 use std::path::{Path, PathBuf};
 
 use deja_core::family::pi_jsonl::{self, PiDialect, MAX_WALK_DEPTH};
+use deja_core::family::pi_synth::{ExitReport, PiLayout, PiSynth, ProjectDir};
+use deja_core::SynthWriter;
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, SessionSink,
     SourceRef, StoreEnv, StorePath,
@@ -104,6 +106,10 @@ impl HarnessFormat for OmpFormat {
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
         pi_jsonl::parse(&DIALECT, src, opts, out)
     }
+
+    fn synthetic(&self) -> Option<&dyn SynthWriter> {
+        Some(&SYNTH)
+    }
 }
 
 /// Every sessions root omp may have written to (see the module doc); `DEJA_OMP_ROOT`
@@ -132,3 +138,15 @@ fn subdirs(dir: &Path) -> Vec<PathBuf> {
     dirs.sort();
     dirs
 }
+
+/// The synthetic writer: omp 18: `-<cwd>` directories, the 256-byte title slot before the header, a
+/// `model_change` naming `provider/model`, and `bash` results ending in the `Wall time:`
+/// footer with no exit code.
+static SYNTH: PiSynth = PiSynth(PiLayout {
+    sessions_dir: ".omp/agent/sessions",
+    project_dir: ProjectDir::Dashed,
+    title_slot: true,
+    model_change: &[("model", "\"synthetic/synth-1\""), ("resolvedModelIsFallback", "false")],
+    exit: ExitReport::WallTime,
+    ..PiLayout::PI
+});

@@ -15,18 +15,18 @@
 //! declared as a preamble (deja's own recall arrives as a `custom_message`, which the
 //! family skips).
 //!
-//! The synthetic writer lays a session out exactly as pi 0.73 does: the `session` v3
-//! header, a `model_change` root entry, then `message` entries chained by 8-hex
-//! `id`/`parentId`, tool calls as `toolCall` blocks answered by `toolResult` messages.
+//! The synthetic writer is the lineage's, `deja_core::family::pi_synth`, with pi 0.73's
+//! own layout ([`PiLayout::PI`]): the `session` v3 header, a `model_change` root entry,
+//! then `message` entries chained by 8-hex `id`/`parentId`, tool calls as `toolCall`
+//! blocks answered by `toolResult` messages.
 
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use deja_core::family::pi_jsonl::{self, PiDialect, MAX_WALK_DEPTH};
-use deja_core::synth::splitmix64;
+use deja_core::family::pi_synth::{self, PiLayout};
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, SessionSink,
-    SourceRef, StoreEnv, StorePath, SynthSession, SynthTurn, SynthWriter, Timestamp,
+    SourceRef, StoreEnv, StorePath, SynthSession, SynthWriter,
 };
 use serde_json::Value;
 
@@ -146,193 +146,6 @@ pub fn encode_cwd(cwd: &str) -> String {
 
 impl SynthWriter for PiFormat {
     fn write(&self, home: &Path, session: &SynthSession) -> std::io::Result<PathBuf> {
-        let dir = home.join(".pi/agent/sessions").join(encode_cwd(&session.project));
-        std::fs::create_dir_all(&dir)?;
-        let stamp = session.started.to_rfc3339().replace([':', '.'], "-");
-        let path = dir.join(format!("{stamp}_{}.jsonl", session.id));
-        std::fs::write(&path, render(session))?;
-        Ok(path)
-    }
-}
-
-/// One pi session file: header, `model_change` root, then the turns as pi writes them.
-fn render(session: &SynthSession) -> String {
-    let mut w = Render {
-        out: String::new(),
-        seed: splitmix64(session.id.bytes().fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(b.into()))),
-        n: 0,
-        parent: None,
-        calls: 0,
-    };
-    w.line(&J::O(vec![
-        ("type", s("session")),
-        ("version", J::N(3)),
-        ("id", s(&session.id)),
-        ("timestamp", s(&session.started.to_rfc3339())),
-        ("cwd", s(&session.project)),
-    ]));
-    w.entry(session.started, "model_change", vec![("provider", s("synthetic")), ("modelId", s("synth-1"))]);
-    // pi writes a model's thinking in the same assistant message as what follows it.
-    let mut thinking: Vec<J> = Vec::new();
-    for turn in &session.turns {
-        match turn {
-            SynthTurn::User { text, time } => {
-                let content = J::A(vec![text_block(text)]);
-                w.message(*time, J::O(vec![("role", s("user")), ("content", content), ("timestamp", J::N(time.millis()))]));
-            }
-            SynthTurn::Reasoning { text, .. } => thinking.push(J::O(vec![("type", s("thinking")), ("thinking", s(text))])),
-            SynthTurn::Assistant { text, time } => {
-                let mut content = std::mem::take(&mut thinking);
-                content.push(text_block(text));
-                w.message(*time, assistant(content, "stop", *time));
-            }
-            SynthTurn::Shell { command, output, exit_code, time } => {
-                // pi's bash tool reports a failure as the output plus its exit line.
-                let text = if *exit_code == 0 { output.clone() } else { format!("{output}\n\nCommand exited with code {exit_code}") };
-                w.tool(&mut thinking, *time, "bash", vec![("command", s(command))], &text, *exit_code != 0);
-            }
-            SynthTurn::Read { path, output, time } => {
-                w.tool(&mut thinking, *time, "read", vec![("path", s(path))], output, false);
-            }
-            SynthTurn::Edit { path, old, new, time } => {
-                let text = format!("Successfully replaced text in {path}.");
-                w.tool(&mut thinking, *time, "edit", vec![("path", s(path)), ("oldText", s(old)), ("newText", s(new))], &text, false);
-            }
-        }
-    }
-    // Thinking with nothing after it is still an assistant message of its own.
-    if !thinking.is_empty() {
-        let time = session.turns.last().map_or(session.started, SynthTurn::time);
-        w.message(time, assistant(thinking, "stop", time));
-    }
-    w.out
-}
-
-/// A JSON value whose object keys stay in the order pi writes them (serde_json's map,
-/// without its `preserve_order` feature, would sort them).
-enum J {
-    S(String),
-    N(i64),
-    B(bool),
-    Null,
-    A(Vec<J>),
-    O(Vec<(&'static str, J)>),
-}
-
-fn s(text: &str) -> J {
-    J::S(text.to_string())
-}
-
-impl J {
-    fn write(&self, out: &mut String) {
-        match self {
-            J::S(text) => out.push_str(&Value::from(text.as_str()).to_string()),
-            J::N(n) => {
-                let _ = write!(out, "{n}");
-            }
-            J::B(b) => out.push_str(if *b { "true" } else { "false" }),
-            J::Null => out.push_str("null"),
-            J::A(items) => {
-                out.push('[');
-                for (i, item) in items.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    item.write(out);
-                }
-                out.push(']');
-            }
-            J::O(pairs) => {
-                out.push('{');
-                for (i, (key, value)) in pairs.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    out.push_str(&Value::from(*key).to_string());
-                    out.push(':');
-                    value.write(out);
-                }
-                out.push('}');
-            }
-        }
-    }
-}
-
-fn text_block(text: &str) -> J {
-    J::O(vec![("type", s("text")), ("text", s(text))])
-}
-
-/// An assistant message with the fields pi 0.73 writes (`api`, `provider`, `model`,
-/// `usage` with `cost`, `stopReason`, epoch-ms `timestamp`).
-fn assistant(content: Vec<J>, stop: &str, time: Timestamp) -> J {
-    let zero = || J::N(0);
-    let cost = J::O(vec![("input", zero()), ("output", zero()), ("cacheRead", zero()), ("cacheWrite", zero()), ("total", zero())]);
-    let usage = J::O(vec![
-        ("input", zero()),
-        ("output", zero()),
-        ("cacheRead", zero()),
-        ("cacheWrite", zero()),
-        ("totalTokens", zero()),
-        ("cost", cost),
-    ]);
-    J::O(vec![
-        ("role", s("assistant")),
-        ("content", J::A(content)),
-        ("api", s("openai-completions")),
-        ("provider", s("synthetic")),
-        ("model", s("synth-1")),
-        ("usage", usage),
-        ("stopReason", s(stop)),
-        ("timestamp", J::N(time.millis())),
-    ])
-}
-
-struct Render {
-    out: String,
-    seed: u64,
-    n: u64,
-    parent: Option<String>,
-    calls: u32,
-}
-
-impl Render {
-    fn line(&mut self, v: &J) {
-        v.write(&mut self.out);
-        self.out.push('\n');
-    }
-
-    /// An entry with pi's envelope (`type`, an 8-hex `id`, the previous entry as
-    /// `parentId`, ISO `timestamp`), then its own fields.
-    fn entry(&mut self, time: Timestamp, kind: &str, fields: Vec<(&'static str, J)>) {
-        self.n += 1;
-        let id = format!("{:08x}", splitmix64(self.seed ^ self.n) as u32);
-        let parent = self.parent.as_deref().map_or(J::Null, s);
-        let mut pairs = vec![("type", s(kind)), ("id", s(&id)), ("parentId", parent), ("timestamp", s(&time.to_rfc3339()))];
-        pairs.extend(fields);
-        self.line(&J::O(pairs));
-        self.parent = Some(id);
-    }
-
-    fn message(&mut self, time: Timestamp, message: J) {
-        self.entry(time, "message", vec![("message", message)]);
-    }
-
-    /// An assistant `toolCall` and pi's `toolResult` for it a millisecond later.
-    fn tool(&mut self, thinking: &mut Vec<J>, time: Timestamp, name: &str, args: Vec<(&'static str, J)>, text: &str, is_error: bool) {
-        self.calls += 1;
-        let call_id = format!("call_{}", self.calls);
-        let mut content = std::mem::take(thinking);
-        content.push(J::O(vec![("type", s("toolCall")), ("id", s(&call_id)), ("name", s(name)), ("arguments", J::O(args))]));
-        self.message(time, assistant(content, "toolUse", time));
-        let done = Timestamp(time.millis() + 1);
-        let result = J::O(vec![
-            ("role", s("toolResult")),
-            ("toolCallId", s(&call_id)),
-            ("toolName", s(name)),
-            ("content", J::A(vec![text_block(text)])),
-            ("isError", J::B(is_error)),
-            ("timestamp", J::N(done.millis())),
-        ]);
-        self.message(done, result);
+        pi_synth::write(&PiLayout::PI, home, session)
     }
 }

@@ -114,6 +114,10 @@ impl HarnessFormat for PoolsideFormat {
         }
         Ok(stats)
     }
+
+    fn synthetic(&self) -> Option<&dyn deja_core::SynthWriter> {
+        Some(self)
+    }
 }
 
 /// `DEJA_POOLSIDE_ROOT` (its `trajectories` directory when it has one), else the
@@ -258,5 +262,13 @@ impl<'a> Trajectory<'a> {
     fn finish(mut self) -> Option<deja_core::Session> {
         self.b.session_mut().project = self.project.take();
         self.b.finish()
+    }
+}
+
+mod synth;
+
+impl deja_core::SynthWriter for PoolsideFormat {
+    fn write(&self, home: &std::path::Path, session: &deja_core::SynthSession) -> std::io::Result<std::path::PathBuf> {
+        synth::write(home, session)
     }
 }

@@ -21,6 +21,8 @@
 use std::path::{Path, PathBuf};
 
 use deja_core::family::pi_jsonl::{self, DirProject, PiDialect, MAX_WALK_DEPTH};
+use deja_core::family::pi_synth::{FileName, PiLayout, PiSynth, PiTools, ProjectDir};
+use deja_core::SynthWriter;
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, SessionSink,
     SourceRef, StoreEnv, StorePath,
@@ -103,6 +105,10 @@ impl HarnessFormat for PrimeFormat {
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
         pi_jsonl::parse(&DIALECT, src, opts, out)
     }
+
+    fn synthetic(&self) -> Option<&dyn SynthWriter> {
+        Some(&SYNTH)
+    }
 }
 
 /// The sessions directory and the `session-artifacts` directory of the children.
@@ -123,3 +129,15 @@ fn roots(env: &StoreEnv) -> (PathBuf, PathBuf) {
 fn artifacts_of(agent: &Path) -> PathBuf {
     agent.join("session-artifacts")
 }
+
+/// The synthetic writer: prime: flat `<uuid>.jsonl` files, a top-level header (`rlmDepth: 0`, no
+/// `parentSession`), the one `ipython` tool with file changes in `details.diffs`, and
+/// commands as `bashExecution` records (a `bash()` inside a cell is not a command).
+static SYNTH: PiSynth = PiSynth(PiLayout {
+    sessions_dir: ".prime/agent/sessions",
+    project_dir: ProjectDir::Flat,
+    file_name: FileName::Id,
+    header_extra: &[("rlmDepth", "0"), ("parentSession", "null")],
+    tools: PiTools::Ipython,
+    ..PiLayout::PI
+});

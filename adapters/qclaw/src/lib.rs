@@ -24,6 +24,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use deja_core::family::pi_jsonl::{self, DirProject, PiDialect, MAX_WALK_DEPTH};
+use deja_core::family::pi_synth::{ExitReport, FileName, PiLayout, PiSynth, PiTools, ProjectDir};
+use deja_core::SynthWriter;
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, SessionSink,
     SourceRef, StoreEnv, StorePath, ToolMap,
@@ -96,6 +98,10 @@ impl HarnessFormat for QclawFormat {
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
         pi_jsonl::parse(&DIALECT, src, opts, out)
     }
+
+    fn synthetic(&self) -> Option<&dyn SynthWriter> {
+        Some(&SYNTH)
+    }
 }
 
 /// `DEJA_QCLAW_ROOT`, else `~/.qclaw/agents`.
@@ -130,3 +136,14 @@ fn one_source_per_session(sources: Vec<SourceRef>) -> Vec<SourceRef> {
     Discovery::sort_sources(&mut out);
     out
 }
+
+/// The synthetic writer: QClaw: OpenClaw's `agents/<agentId>/sessions/<uuid>.jsonl` (the default agent,
+/// `main`), the `exec` shell tool with `details.status`/`exitCode`.
+static SYNTH: PiSynth = PiSynth(PiLayout {
+    sessions_dir: ".qclaw/agents/main/sessions",
+    project_dir: ProjectDir::Flat,
+    file_name: FileName::Id,
+    tools: PiTools::Pi { shell: "exec" },
+    exit: ExitReport::Details,
+    ..PiLayout::PI
+});

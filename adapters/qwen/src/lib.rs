@@ -135,6 +135,10 @@ impl HarnessFormat for QwenFormat {
         }
         Ok(stats)
     }
+
+    fn synthetic(&self) -> Option<&dyn deja_core::SynthWriter> {
+        Some(self)
+    }
 }
 
 /// The project from the encoded directory (`projects/<encoded-cwd>/chats/<id>.jsonl`).
@@ -240,4 +244,12 @@ impl Transcript<'_> {
 fn node_of(v: &Value) -> Option<NodeRef> {
     let id = v.get("uuid").and_then(Value::as_str).filter(|s| !s.is_empty())?;
     Some(NodeRef { id: id.to_string(), parent: v.get("parentUuid").and_then(Value::as_str).map(str::to_string) })
+}
+
+mod synth;
+
+impl deja_core::SynthWriter for QwenFormat {
+    fn write(&self, home: &std::path::Path, session: &deja_core::SynthSession) -> std::io::Result<std::path::PathBuf> {
+        synth::write(home, session)
+    }
 }

@@ -22,6 +22,8 @@
 use std::path::PathBuf;
 
 use deja_core::family::pi_jsonl::{self, PiDialect, MAX_WALK_DEPTH};
+use deja_core::family::pi_synth::{PiLayout, PiSynth};
+use deja_core::SynthWriter;
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, SessionSink,
     SourceRef, StoreEnv, StorePath, ToolMap,
@@ -90,6 +92,10 @@ impl HarnessFormat for SenpiFormat {
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
         pi_jsonl::parse(&DIALECT, src, opts, out)
     }
+
+    fn synthetic(&self) -> Option<&dyn SynthWriter> {
+        Some(&SYNTH)
+    }
 }
 
 /// `DEJA_SENPI_ROOT`, else `$SENPI_CODING_AGENT_DIR/sessions` (`~` expanded), else
@@ -99,3 +105,7 @@ fn sessions_root(env: &StoreEnv) -> PathBuf {
         .or_else(|| env.path_var("SENPI_CODING_AGENT_DIR").map(|d| d.join("sessions")))
         .unwrap_or_else(|| env.home().join(".senpi/agent/sessions"))
 }
+
+/// The synthetic writer: Senpi outside code mode: pi's `--<cwd>--` directories, file names and `bash` tool
+/// under `~/.senpi/agent/sessions`.
+static SYNTH: PiSynth = PiSynth(PiLayout { sessions_dir: ".senpi/agent/sessions", ..PiLayout::PI });

@@ -29,7 +29,9 @@
 use std::path::PathBuf;
 
 use deja_core::family::codex_rollout::{self, CodexDialect, RolloutStore, Speech};
+use deja_core::family::codex_synth::{RolloutLayout, RolloutSynth};
 use deja_core::work::ToolMap;
+use deja_core::SynthWriter;
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, SessionSink,
     SourceRef, StoreEnv, StorePath,
@@ -129,4 +131,11 @@ impl HarnessFormat for TraeFormat {
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
         codex_rollout::parse_with(&DIALECT, Speech::Events, src, opts, out)
     }
+
+    fn synthetic(&self) -> Option<&dyn SynthWriter> {
+        Some(&SYNTH)
+    }
 }
+
+/// The synthetic writer: TRAE CLI 0.200 rollouts under `~/.trae/cli/sessions`.
+static SYNTH: RolloutSynth = RolloutSynth(RolloutLayout::TRAE);

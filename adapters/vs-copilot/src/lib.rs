@@ -125,6 +125,10 @@ impl HarnessFormat for VsCopilotFormat {
         }
         Ok(stats)
     }
+
+    fn synthetic(&self) -> Option<&dyn deja_core::SynthWriter> {
+        Some(self)
+    }
 }
 
 /// `DEJA_VS_COPILOT_ROOT`, else the platform's trace directory.
@@ -269,4 +273,12 @@ fn tool_turn(s: &Span, time: Option<Timestamp>) -> Turn {
         turn.files.push(FileTouch { path: file.to_string(), action });
     }
     turn
+}
+
+mod synth;
+
+impl deja_core::SynthWriter for VsCopilotFormat {
+    fn write(&self, home: &std::path::Path, session: &deja_core::SynthSession) -> std::io::Result<std::path::PathBuf> {
+        synth::write(home, session)
+    }
 }

@@ -103,6 +103,10 @@ impl HarnessFormat for ZencoderFormat {
         }
         Ok(stats)
     }
+
+    fn synthetic(&self) -> Option<&dyn deja_core::SynthWriter> {
+        Some(self)
+    }
 }
 
 /// `DEJA_ZENCODER_ROOT`, else `~/.zencoder/sessions`.
@@ -269,4 +273,12 @@ pub fn working_directory(banner: &str) -> Option<String> {
 /// A non-empty string field.
 fn text<'v>(v: &'v Value, key: &str) -> Option<&'v str> {
     v.get(key).and_then(Value::as_str).filter(|s| !s.is_empty())
+}
+
+mod synth;
+
+impl deja_core::SynthWriter for ZencoderFormat {
+    fn write(&self, home: &std::path::Path, session: &deja_core::SynthSession) -> std::io::Result<std::path::PathBuf> {
+        synth::write(home, session)
+    }
 }

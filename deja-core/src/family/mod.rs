@@ -10,11 +10,15 @@
 pub mod claude_jsonl;
 pub mod cline_tasks;
 pub mod codex_rollout;
+pub mod codex_synth;
 pub mod dsh_log;
 pub mod gemini_chat;
+pub mod gemini_synth;
 pub mod json_docs;
+pub mod kimi_synth;
 pub mod kimi_wire;
 pub mod opencode;
 pub mod pi_jsonl;
+pub mod pi_synth;
 pub mod vscdb;
 pub mod vscode_chat;

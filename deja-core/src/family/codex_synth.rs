@@ -1,15 +1,65 @@
-//! Writes a [`SynthSession`] as a Codex 0.171 rollout: `ordinal` on every line,
-//! `metadata` on `response_item`s, the harness preamble (developer permissions message,
-//! `world_state`, a harness-provenance `<environment_context>` user message), every
-//! message and shell call repeated as an `item_completed` item, framed tool output, and
-//! `token_usage_record` lines.
+//! The Codex-rollout synthetic writer: lays a [`SynthSession`] out as a rollout of the
+//! harnesses the [`codex_rollout`](super::codex_rollout) reader serves, under
+//! `<home>/<dir>/sessions/YYYY/MM/DD/rollout-<ts>-<id>.jsonl`, so the demo home, the
+//! benchmark corpora and the conformance round trip go through the real discovery and
+//! parser. A [`RolloutLayout`] names the harness directory and the [`Flavor`] of lines:
+//!
+//! - [`Flavor::Codex`], Codex 0.171: `ordinal` on every line, `metadata` on
+//!   `response_item`s, the harness preamble (developer permissions message, `world_state`,
+//!   a harness-provenance `<environment_context>` user message), every message and shell
+//!   call repeated as an `item_completed` item, framed tool output, and
+//!   `token_usage_record` lines.
+//! - [`Flavor::Trae`], TRAE CLI 0.200 (a codex-rs fork): `session_meta` and
+//!   `turn_context`, the environment context as an injected `response_item` user message,
+//!   prompts as `user_message` events with a `turn_id`, every call and result appended
+//!   through a `history_mutation` and repeated as a `response_item`, `exec` with an argv
+//!   `command`, block-list outputs, answers as assistant `response_item`s with their
+//!   `agent_message` copies.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use deja_core::model::Timestamp;
-use deja_core::{SynthSession, SynthTurn};
 use serde_json::{json, Value};
+
+use crate::format::SynthWriter;
+use crate::model::Timestamp;
+use crate::synth::{SynthSession, SynthTurn};
+
+/// Which harness's rollout lines to write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flavor {
+    /// Codex CLI 0.171.
+    Codex,
+    /// TRAE CLI 0.200.
+    Trae,
+}
+
+/// Where a harness keeps its rollouts and which lines it writes.
+#[derive(Debug, Clone, Copy)]
+pub struct RolloutLayout {
+    /// The harness directory below the home whose `sessions/` holds the rollouts, as
+    /// discovery finds it with only `HOME` set (`.codex`, `.trae/cli`).
+    pub dir: &'static str,
+    pub flavor: Flavor,
+}
+
+impl RolloutLayout {
+    /// Codex CLI 0.171 under `~/.codex`.
+    pub const CODEX: RolloutLayout = RolloutLayout { dir: ".codex", flavor: Flavor::Codex };
+    /// TRAE CLI 0.200 under `~/.trae/cli`.
+    pub const TRAE: RolloutLayout = RolloutLayout { dir: ".trae/cli", flavor: Flavor::Trae };
+}
+
+/// A [`SynthWriter`] for one rollout harness, for adapters to return from
+/// `HarnessFormat::synthetic` as a `static`.
+#[derive(Debug, Clone, Copy)]
+pub struct RolloutSynth(pub RolloutLayout);
+
+impl SynthWriter for RolloutSynth {
+    fn write(&self, home: &Path, session: &SynthSession) -> std::io::Result<PathBuf> {
+        write_rollout(&self.0, home, session)
+    }
+}
 
 struct Writer<'a> {
     s: &'a SynthSession,
@@ -23,14 +73,18 @@ struct Writer<'a> {
 }
 
 /// Writes the rollout where discovery finds it and returns its path.
-pub fn write_rollout(home: &Path, s: &SynthSession) -> std::io::Result<PathBuf> {
+pub fn write_rollout(layout: &RolloutLayout, home: &Path, s: &SynthSession) -> std::io::Result<PathBuf> {
     let stamp = s.started.to_rfc3339();
     let part = |a: usize, b: usize, default: &'static str| stamp.get(a..b).unwrap_or(default).to_string();
     let (year, month, day) = (part(0, 4, "1970"), part(5, 7, "01"), part(8, 10, "01"));
     let clock = part(11, 19, "00:00:00").replace(':', "-");
-    let dir = home.join(".codex/sessions").join(&year).join(&month).join(&day);
+    let dir = home.join(layout.dir).join("sessions").join(&year).join(&month).join(&day);
     std::fs::create_dir_all(&dir)?;
     let path = dir.join(format!("rollout-{year}-{month}-{day}T{clock}-{}.jsonl", s.id));
+    if layout.flavor == Flavor::Trae {
+        std::fs::write(&path, trae_rollout(s))?;
+        return Ok(path);
+    }
     let mut w = Writer {
         s,
         out: String::with_capacity(4096),
@@ -288,29 +342,117 @@ impl Writer<'_> {
     fn edit(&mut self, path: &str, old: &str, new: &str, time: Timestamp) {
         self.ensure_turn(time);
         let call_id = self.next_call_id();
-        let project = self.s.project.trim_end_matches('/');
-        let rel = path.strip_prefix(project).and_then(|r| r.strip_prefix('/')).filter(|r| !r.is_empty()).unwrap_or(path);
-        let mut patch = String::from("*** Begin Patch\n");
-        if old.is_empty() {
-            let _ = writeln!(patch, "*** Add File: {rel}");
-        } else {
-            let _ = writeln!(patch, "*** Update File: {rel}\n@@");
-            for l in old.lines() {
-                let _ = writeln!(patch, "-{l}");
-            }
-        }
-        for l in new.lines() {
-            let _ = writeln!(patch, "+{l}");
-        }
-        patch.push_str("*** End Patch\n");
+        let (patch, output) = apply_patch(&self.s.project, path, old, new);
         self.line(
             time,
             "response_item",
             json!({"type": "custom_tool_call", "id": format!("ctc_{}", self.calls), "status": "completed", "call_id": call_id, "name": "apply_patch", "input": patch}),
         );
-        let letter = if old.is_empty() { 'A' } else { 'M' };
-        let output = format!("Exit code: 0\nWall time: 0 seconds\nOutput:\nSuccess. Updated the following files:\n{letter} {rel}\n");
         self.line(time, "response_item", json!({"type": "custom_tool_call_output", "call_id": call_id, "output": output}));
+    }
+}
+
+/// Codex's `apply_patch` envelope for one edit (paths relative to the project, as the
+/// model writes them) and the tool's success output.
+fn apply_patch(project: &str, path: &str, old: &str, new: &str) -> (String, String) {
+    let project = project.trim_end_matches('/');
+    let rel = path.strip_prefix(project).and_then(|r| r.strip_prefix('/')).filter(|r| !r.is_empty()).unwrap_or(path);
+    let mut patch = String::from("*** Begin Patch\n");
+    if old.is_empty() {
+        let _ = writeln!(patch, "*** Add File: {rel}");
+    } else {
+        let _ = writeln!(patch, "*** Update File: {rel}\n@@");
+        for l in old.lines() {
+            let _ = writeln!(patch, "-{l}");
+        }
+    }
+    for l in new.lines() {
+        let _ = writeln!(patch, "+{l}");
+    }
+    patch.push_str("*** End Patch\n");
+    let letter = if old.is_empty() { 'A' } else { 'M' };
+    let output = format!("Exit code: 0\nWall time: 0 seconds\nOutput:\nSuccess. Updated the following files:\n{letter} {rel}\n");
+    (patch, output)
+}
+
+/// One TRAE CLI 0.200 rollout: no `ordinal` or `metadata`; the prompt is the
+/// `user_message` event (TRAE's own `response_item` user messages are runtime
+/// injections), and every call and result goes through a `history_mutation` append
+/// before its `response_item` copy.
+fn trae_rollout(s: &SynthSession) -> String {
+    let mut w = Trae { out: String::with_capacity(4096) };
+    let t0 = s.started;
+    w.line(
+        t0,
+        "session_meta",
+        json!({"id": s.id, "timestamp": t0.to_rfc3339(), "cwd": s.project, "originator": "codex-tui", "cli_version": "0.200.3"}),
+    );
+    w.line(t0, "turn_context", json!({"cwd": s.project, "approval_policy": "on-request", "model": "doubao-seed-code"}));
+    let env = format!("<environment_context>\n  <cwd>{}</cwd>\n  <shell>bash</shell>\n</environment_context>", s.project);
+    w.line(t0, "response_item", json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": env}]}));
+    let dev = json!({"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "You are TRAE, a coding agent."}]});
+    w.line(t0, "response_item", dev);
+    let (mut turns, mut calls) = (0u32, 0u32);
+    for turn in &s.turns {
+        match turn {
+            SynthTurn::User { text, time } => {
+                turns += 1;
+                let turn_id = format!("{}-t{turns}", s.id);
+                w.line(*time, "event_msg", json!({"type": "user_message", "message": text, "turn_id": turn_id, "images": []}));
+            }
+            SynthTurn::Assistant { text, time } => {
+                let msg = json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}]});
+                w.line(*time, "response_item", msg);
+                w.line(*time, "event_msg", json!({"type": "agent_message", "message": text}));
+            }
+            SynthTurn::Reasoning { text, time } => {
+                let item = json!({"type": "reasoning", "summary": [{"type": "summary_text", "text": text}], "content": null});
+                w.line(*time, "response_item", item);
+            }
+            SynthTurn::Shell { command, output, exit_code, time } => {
+                calls += 1;
+                w.exec(s, calls, *time, command, output, *exit_code);
+            }
+            SynthTurn::Read { path, output, time } => {
+                calls += 1;
+                w.exec(s, calls, *time, &format!("cat {}", shell_quote(path)), output, 0);
+            }
+            SynthTurn::Edit { path, old, new, time } => {
+                calls += 1;
+                let call_id = format!("call_p{calls}");
+                let (patch, output) = apply_patch(&s.project, path, old, new);
+                w.item(*time, json!({"type": "custom_tool_call", "name": "apply_patch", "call_id": call_id, "input": patch}));
+                w.item(*time, json!({"type": "custom_tool_call_output", "call_id": call_id, "output": output}));
+            }
+        }
+    }
+    w.out
+}
+
+struct Trae {
+    out: String,
+}
+
+impl Trae {
+    fn line(&mut self, time: Timestamp, kind: &str, payload: Value) {
+        let _ = writeln!(self.out, "{}", json!({"timestamp": time.to_rfc3339(), "type": kind, "payload": payload}));
+    }
+
+    /// An item TRAE adds to the model's history: appended, then logged as a response item.
+    fn item(&mut self, time: Timestamp, item: Value) {
+        self.line(time, "history_mutation", json!({"operation": "append", "items": [item.clone()]}));
+        self.line(time, "response_item", item);
+    }
+
+    /// TRAE's `exec` call (argv `command`) and its block-list output, whose first block
+    /// is the exit-code frame.
+    fn exec(&mut self, s: &SynthSession, n: u32, time: Timestamp, command: &str, output: &str, exit_code: i64) {
+        let call_id = format!("call_x{n}");
+        let args = json!({"command": ["bash", "-lc", command], "workdir": s.project}).to_string();
+        self.item(time, json!({"type": "function_call", "name": "exec", "call_id": call_id, "arguments": args}));
+        let frame = format!("Process exited with code {exit_code}\nOutput:\n");
+        let blocks = json!([{"type": "text", "text": frame}, {"type": "text", "text": output}]);
+        self.item(Timestamp(time.millis() + 1), json!({"type": "function_call_output", "call_id": call_id, "output": blocks}));
     }
 }
 
