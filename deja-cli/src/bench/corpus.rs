@@ -300,6 +300,11 @@ pub fn generate(out: &Path, target: u64, seed: u64, progress: bool) -> Result<Co
     let mut append_only: HashMap<PathBuf, bool> = HashMap::new();
     for a in &adapters {
         for src in a.discover(&env).sources {
+            // A file read as another source's part (vs-copilot reads its whole traces
+            // directory as one source) was found too.
+            for part in &src.parts {
+                append_only.insert(part.clone(), src.append_only);
+            }
             append_only.insert(src.path, src.append_only);
         }
     }
