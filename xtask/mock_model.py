@@ -19,7 +19,9 @@ Every request body is appended to --log as one JSON line, so what a harness send
 tool names, its system prompt) can be read afterwards.
 
 Environment (all optional):
-  MOCK_STEPS      comma list of steps, default "shell,answer"; steps: shell, write, edit, answer
+  MOCK_STEPS      comma list of steps, default "shell,answer"; steps: shell, write, edit, agent, answer
+                  (agent: the harness's sub-agent tool, `Agent`/`Task`, with a task that makes
+                  the sub-agent run `echo deja-subagent-ran` and answer)
   MOCK_COMMAND    the shell command to run, default "echo deja-mock-ran"
   MOCK_FILE       the path the write step writes, default "deja-mock.txt"
   MOCK_EDIT_FILE  the path the edit step edits, default "auth.rs"
@@ -55,6 +57,11 @@ WRITE_TOOL = re.compile(
 EDIT_TOOL = re.compile(r"^(edit|edit_file|replace|str_replace|Edit|replace_in_file|apply_edit)$", re.I)
 OLD_KEYS = ("oldText", "old_text", "old_string", "oldStr", "oldString", "old_str")
 NEW_KEYS = ("newText", "new_text", "new_string", "newStr", "newString", "new_str")
+# Sub-agent launchers (Claude Code's `Agent`, formerly `Task`).
+AGENT_TOOL = re.compile(r"^(Agent|Task|spawn_agent|subagent|delegate)$", re.I)
+# The marker the agent step puts in the sub-agent's task, so the sub-agent's own requests
+# (which may offer the same launcher) run a shell and answer instead of recursing.
+SUBAGENT_MARK = "deja-subagent-task"
 COMMAND_KEYS = ("command", "cmd", "commandLine", "command_line", "script", "code")
 PATH_KEYS = ("path", "file_path", "filePath", "absolute_path", "target_file", "filename", "file")
 CONTENT_KEYS = ("content", "contents", "text", "file_text", "data", "new_content")
@@ -200,13 +207,16 @@ def decide(api, body):
     prompt, results = conversation(api, body)
     tools = tools_of(api, body)
     plan = steps()
+    sub = SUBAGENT_MARK in prompt
+    if sub:
+        plan = ["shell", "answer"]
     tool_steps = [s for s in plan if s != "answer"]
     if tools and results < len(tool_steps):
         step = tool_steps[results]
         if step == "shell":
             found = pick(tools, SHELL_TOOL, SHELL_LOOSE)
             if found:
-                cmd = os.environ.get("MOCK_COMMAND", "echo deja-mock-ran")
+                cmd = "echo deja-subagent-ran" if sub else os.environ.get("MOCK_COMMAND", "echo deja-mock-ran")
                 values = {k: cmd for k in COMMAND_KEYS}
                 values.update({"description": "run the deja probe", "timeout": 30000})
                 name, schema = found
@@ -222,6 +232,13 @@ def decide(api, body):
                 values = {k: path for k in PATH_KEYS}
                 values.update({k: "written by the deja mock\n" for k in CONTENT_KEYS})
                 values.update({"command": "create"})
+                return ("tool", name, fill(schema, values))
+        if step == "agent":
+            found = pick(tools, AGENT_TOOL)
+            if found:
+                name, schema = found
+                values = {"description": "deja probe agent", "prompt": f"{SUBAGENT_MARK}: check the jwt refresh rotation",
+                          "subagent_type": "general-purpose", "run_in_background": False}
                 return ("tool", name, fill(schema, values))
         if step == "edit":
             found = pick(tools, EDIT_TOOL)
