@@ -314,12 +314,22 @@ def responses(body):
                 "content": [{"type": "output_text", "text": action[1], "annotations": []}]}
     usage = {"input_tokens": 12, "output_tokens": 8, "total_tokens": 20,
              "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}}
+    # MOCK_REASONING: a reasoning item with a summary before the answer (Codex records it).
+    think = reasoning() if action[0] == "text" else None
+    thought = {"type": "reasoning", "id": "rs_" + uuid.uuid4().hex[:10], "encrypted_content": None,
+               "summary": [{"type": "summary_text", "text": think}]} if think else None
     full = {"id": rid, "object": "response", "created_at": int(time.time()), "status": "completed",
-            "model": model, "output": [item], "usage": usage}
+            "model": model, "output": ([thought] if thought else []) + [item], "usage": usage}
     if not body.get("stream"):
         return "json", full
     start = dict(full, status="in_progress", output=[])
     ev = [("response.created", {"type": "response.created", "response": start})]
+    if thought:
+        ev.append(("response.output_item.added", {"type": "response.output_item.added", "output_index": 0,
+                   "item": dict(thought, summary=[])}))
+        ev.append(("response.reasoning_summary_text.delta", {"type": "response.reasoning_summary_text.delta",
+                   "item_id": thought["id"], "output_index": 0, "summary_index": 0, "delta": think}))
+        ev.append(("response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": thought}))
     if item["type"] == "message":
         empty = dict(item, content=[], status="in_progress")
         ev.append(("response.output_item.added", {"type": "response.output_item.added", "output_index": 0, "item": empty}))
