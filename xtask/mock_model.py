@@ -248,6 +248,13 @@ def decide(api, body):
                 values.update({k: os.environ.get("MOCK_EDIT_OLD", "fn refresh() {}") for k in OLD_KEYS})
                 values.update({k: os.environ.get("MOCK_EDIT_NEW", "fn refresh() { rotate(); }") for k in NEW_KEYS})
                 return ("tool", name, fill(schema, values))
+    # gptme's non-interactive loop answers a tool-less reply with an injected
+    # `<system>No tool call detected…` user message: end the session with its `complete`
+    # tool instead of restarting the script forever.
+    if tools and prompt.lstrip().startswith("<system>"):
+        found = pick(tools, re.compile(r"^complete$"))
+        if found:
+            return ("tool", found[0], fill(found[1], {}))
     words = " ".join(prompt.split()[:8])
     return ("text", f"deja-mock-answer: I read your request ({words}) and it is done.")
 
