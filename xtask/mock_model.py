@@ -19,10 +19,12 @@ Every request body is appended to --log as one JSON line, so what a harness send
 tool names, its system prompt) can be read afterwards.
 
 Environment (all optional):
-  MOCK_STEPS      comma list of steps, default "shell,answer"; steps: shell, write, read, edit, task, wait, answer
-                  (read reads MOCK_EDIT_FILE; a hashline edit tool, omp's, needs a read first;
-                  task spawns one sub-agent whose prompt carries "deja-subtask", which only answers
-                  or yields; wait waits for it through omp's `hub`)
+  MOCK_STEPS      comma list of steps, default "shell,answer"; steps: shell, write, read, edit, task, wait,
+                  agent, answer (read reads MOCK_EDIT_FILE; a hashline edit tool, omp's, needs a read
+                  first; task spawns one omp sub-agent whose prompt carries "deja-subtask", which only
+                  answers or yields; wait waits for it through omp's `hub`; agent calls the harness's
+                  sub-agent tool, `Agent`/`Task`, with a task that makes the sub-agent run
+                  `echo deja-subagent-ran` and answer)
   MOCK_COMMAND    the shell command to run, default "echo deja-mock-ran"
   MOCK_FILE       the path the write step writes, default "deja-mock.txt"
   MOCK_EDIT_FILE  the path the edit step edits, default "auth.rs"
@@ -70,6 +72,11 @@ NEW_KEYS = ("newText", "new_text", "new_string", "newStr", "newString", "new_str
 # A harness that offers both an edit and a write tool (Reasonix: `edit_file` listed before
 # `write_file`) gets the write tool for the write step: an edit of a missing file fails.
 WRITE_PREFERRED = re.compile(r"^(write|write_file|writefile|create_file|write_to_file|Write|file_write|save_file)$", re.I)
+# Sub-agent launchers (Claude Code's `Agent`, formerly `Task`).
+AGENT_TOOL = re.compile(r"^(Agent|Task|spawn_agent|subagent|delegate)$", re.I)
+# The marker the agent step puts in the sub-agent's task, so the sub-agent's own requests
+# (which may offer the same launcher) run a shell and answer instead of recursing.
+SUBAGENT_MARK = "deja-subagent-task"
 COMMAND_KEYS = ("command", "cmd", "commandLine", "command_line", "script", "code")
 PATH_KEYS = ("path", "file_path", "filePath", "filepath", "absolute_path", "target_file", "filename", "file")
 CONTENT_KEYS = ("content", "contents", "text", "file_text", "data", "new_content", "new_text")
@@ -249,6 +256,9 @@ def decide(api, body):
     prompt, results = conversation(api, body)
     tools = tools_of(api, body)
     plan = steps()
+    sub = SUBAGENT_MARK in prompt
+    if sub:
+        plan = ["shell", "answer"]
     tool_steps = [s for s in plan if s != "answer"]
     if SUBTASK_MARK in prompt:
         # A sub-agent answers; when it must hand its result back through a tool (omp's
@@ -265,7 +275,7 @@ def decide(api, body):
         if step == "shell":
             found = pick(tools, SHELL_TOOL, SHELL_LOOSE)
             if found:
-                cmd = os.environ.get("MOCK_COMMAND", "echo deja-mock-ran")
+                cmd = "echo deja-subagent-ran" if sub else os.environ.get("MOCK_COMMAND", "echo deja-mock-ran")
                 values = {k: cmd for k in COMMAND_KEYS}
                 values.update({k: [cmd] for k in COMMAND_LIST_KEYS})
                 values.update({"description": "run the deja probe", "timeout": 30000})
@@ -308,6 +318,13 @@ def decide(api, body):
                 values = {k: os.environ.get("MOCK_EDIT_FILE", "auth.rs") for k in PATH_KEYS}
                 values.update({"i": "read before editing"})
                 return ("tool", name, fill(schema, values))
+        if step == "agent":
+            found = pick(tools, AGENT_TOOL)
+            if found:
+                name, schema = found
+                values = {"description": "deja probe agent", "prompt": f"{SUBAGENT_MARK}: check the jwt refresh rotation",
+                          "subagent_type": "general-purpose", "run_in_background": False}
+                return ("tool", name, fill(schema, values))
         if step == "edit":
             found = pick(tools, EDIT_TOOL)
             if found:
@@ -323,6 +340,13 @@ def decide(api, body):
                 values.update({k: os.environ.get("MOCK_EDIT_OLD", "fn refresh() {}") for k in OLD_KEYS})
                 values.update({k: os.environ.get("MOCK_EDIT_NEW", "fn refresh() { rotate(); }") for k in NEW_KEYS})
                 return ("tool", name, fill(schema, values))
+    # gptme's non-interactive loop answers a tool-less reply with an injected
+    # `<system>No tool call detected…` user message: end the session with its `complete`
+    # tool instead of restarting the script forever.
+    if tools and prompt.lstrip().startswith("<system>"):
+        found = pick(tools, re.compile(r"^complete$"))
+        if found:
+            return ("tool", found[0], fill(found[1], {}))
     words = " ".join(prompt.split()[:8])
     return ("text", f"deja-mock-answer: I read your request ({words}) and it is done.")
 
@@ -389,12 +413,22 @@ def responses(body):
                 "content": [{"type": "output_text", "text": action[1], "annotations": []}]}
     usage = {"input_tokens": 12, "output_tokens": 8, "total_tokens": 20,
              "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}}
+    # MOCK_REASONING: a reasoning item with a summary before the answer (Codex records it).
+    think = reasoning() if action[0] == "text" else None
+    thought = {"type": "reasoning", "id": "rs_" + uuid.uuid4().hex[:10], "encrypted_content": None,
+               "summary": [{"type": "summary_text", "text": think}]} if think else None
     full = {"id": rid, "object": "response", "created_at": int(time.time()), "status": "completed",
-            "model": model, "output": [item], "usage": usage}
+            "model": model, "output": ([thought] if thought else []) + [item], "usage": usage}
     if not body.get("stream"):
         return "json", full
     start = dict(full, status="in_progress", output=[])
     ev = [("response.created", {"type": "response.created", "response": start})]
+    if thought:
+        ev.append(("response.output_item.added", {"type": "response.output_item.added", "output_index": 0,
+                   "item": dict(thought, summary=[])}))
+        ev.append(("response.reasoning_summary_text.delta", {"type": "response.reasoning_summary_text.delta",
+                   "item_id": thought["id"], "output_index": 0, "summary_index": 0, "delta": think}))
+        ev.append(("response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": thought}))
     if item["type"] == "message":
         empty = dict(item, content=[], status="in_progress")
         ev.append(("response.output_item.added", {"type": "response.output_item.added", "output_index": 0, "item": empty}))

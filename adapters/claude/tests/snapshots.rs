@@ -252,3 +252,64 @@ fn git_majority_overrides_project() {
     FORMAT.parse(&SourceRef::file(&path), &ParseOptions::default(), &mut out).expect("parse");
     assert_eq!(out[0].project.as_deref(), Some(repo.display().to_string().as_str()));
 }
+
+/// Claude Code 2.1.332 (`claude -p`, then `--continue`, run against a mock model): new
+/// control records (`atis-latch`, `api-request-shape`, `api-request-blob`, `api-request`,
+/// `tools-used`, `cost-state`, `mode`), many more `attachment` kinds carrying `rendered`
+/// `<system-reminder>` text (some with `renderedRole: "user"`), a failed `Edit`, a
+/// `thinking` block and an `Agent` call split over records of one `message.id`, and an
+/// `Agent` result whose `content` is text blocks.
+#[test]
+fn release_2_1_332() {
+    let (sessions, stats) = parse_with(&fixture("2026-12-01-release-2.1.332.jsonl"), &ParseOptions::default());
+    insta::assert_json_snapshot!(sessions);
+    assert_eq!(stats.skipped, 0, "control records are not counted as skipped lines");
+    let [s] = sessions.as_slice() else { panic!("one session") };
+    assert_eq!(s.id, "7c4e1a9b-3d2f-4e6a-8b1c-2d3e4f5a6b7c", "the sessionId, not the file name");
+    assert_eq!(s.project.as_deref(), Some("/Users/dana/code/billing-api"));
+    assert_eq!(
+        roles(s),
+        [Role::User, Role::ToolCall, Role::ToolCall, Role::ToolCall, Role::ToolCall, Role::Assistant, Role::User, Role::Assistant]
+    );
+    let users: Vec<&str> = s.turns.iter().filter(|t| t.role == Role::User).map(|t| t.text.as_str()).collect();
+    assert_eq!(
+        users,
+        ["Fix the invoice rounding in round.go", "Now add a test for the rounding"],
+        "no rendered attachment or request blob is speech"
+    );
+    assert!(!s.turns.iter().any(|t| t.text.contains("system-reminder") || t.text.contains("Today's date")));
+    let bash = s.turns[1].tool.as_ref().expect("Bash");
+    assert_eq!((bash.command.as_deref(), bash.exit.clone()), (Some("go test ./invoice/..."), Some(ExitStatus::Code(0))));
+    assert_eq!(s.turns[2].files.first().map(|f| f.action), Some(FileAction::Write));
+    let failed = s.turns[3].tool.as_ref().expect("Edit");
+    assert!(failed.is_error, "a `<tool_use_error>` result is a failed call");
+    assert_eq!(s.turns[3].edit.as_ref().map(|e| e.old.as_str()), Some("return math.Floor(x)"));
+    let agent = &s.turns[4];
+    assert_eq!(agent.tool.as_ref().map(|t| t.name.as_str()), Some("Agent"));
+    assert!(agent.text.contains("round.go already rounds half-even."), "the sub-agent's report is the call's output");
+    assert!(!s.turns.iter().any(|t| t.text.contains("delegate a review")), "thinking is not indexed by default");
+    let second = s.turns[6].node.as_ref().expect("node");
+    assert_eq!(second.parent.as_deref(), Some("a-006"), "the --continue prompt chains to the last answer");
+}
+
+/// The 2.1.332 sub-agent file (`<session>/subagents/agent-<id>.jsonl` beside a
+/// `.meta.json` sidecar): `attributionAgent` only on assistant lines.
+#[test]
+fn release_2_1_332_subagent() {
+    let sessions = parse("7c4e1a9b-3d2f-4e6a-8b1c-2d3e4f5a6b7c/subagents/agent-a5d2e8f1c3b4a6978.jsonl");
+    insta::assert_json_snapshot!(sessions);
+    let [s] = sessions.as_slice() else { panic!("one session") };
+    assert_eq!(s.id, "a5d2e8f1c3b4a6978");
+    assert_eq!(s.kind.as_deref(), Some("sidechain"));
+    assert_eq!(s.parent.as_deref(), Some("7c4e1a9b-3d2f-4e6a-8b1c-2d3e4f5a6b7c"));
+    assert_eq!(s.agent.as_deref(), Some("general-purpose"), "taken from the first assistant line");
+    assert_eq!(roles(s), [Role::User, Role::ToolCall, Role::Assistant]);
+}
+
+/// The `.meta.json` sidecar beside a sub-agent transcript is not a transcript.
+#[test]
+fn subagent_meta_sidecar_is_not_discovered() {
+    let env = deja_core::StoreEnv::with_home(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home"));
+    let found = FORMAT.discover(&env);
+    assert!(found.sources.iter().all(|s| s.path.extension().is_some_and(|e| e == "jsonl")));
+}

@@ -239,3 +239,36 @@ fn interrupted_without_the_prompt_item_falls_back_to_user_message() {
     let (sessions, _) = parse_path(&path, &ParseOptions::default());
     assert_eq!(texts(&sessions[0], Role::User), ["write a benchmark for the tokenizer hot loop"]);
 }
+
+/// Codex 0.171.0 (`codex exec`, then `codex exec resume --last`, against a mock model): a
+/// shell-invoked `apply_patch` heredoc with its `FileChange` item and a result framed twice
+/// (the shell tool's frame around apply_patch's), a `reasoning` item with a summary, and a
+/// resumed turn whose command exits 3.
+#[test]
+fn release_0_171_apply_patch_reasoning_resume() {
+    let (s, stats) = one(RELEASE_0_171);
+    insta::assert_json_snapshot!("release_0_171", snap(std::slice::from_ref(&s), &stats));
+    assert_eq!(stats.skipped, 0);
+    assert_eq!(s.id, "019ad9c0-5b1a-7e2f-9c3d-4e5f6a7b8c9d");
+    assert_eq!(s.project.as_deref(), Some("/home/dev/src/tern"));
+    assert_eq!(roles(&s), [Role::User, Role::ToolCall, Role::Assistant, Role::User, Role::ToolCall, Role::Assistant]);
+    assert_eq!(
+        texts(&s, Role::User),
+        ["make the tokenizer skip BOMs", "run the tokenizer check"],
+        "the environment preamble is not speech"
+    );
+    let patch = &s.turns[1];
+    assert_eq!(patch.tool.as_ref().map(|t| t.name.as_str()), Some("apply_patch"));
+    assert_eq!(
+        patch.files.iter().map(|f| (f.path.as_str(), f.action)).collect::<Vec<_>>(),
+        [("/home/dev/src/tern/src/lex.rs", FileAction::Edit)]
+    );
+    assert_eq!(patch.text, "Success. Updated the following files:\nM src/lex.rs", "both frames are stripped");
+    assert_eq!(patch.tool.as_ref().and_then(|t| t.exit.clone()), Some(ExitStatus::Code(0)), "the inner frame's exit code");
+    let failed = s.turns[4].tool.as_ref().expect("tool");
+    assert_eq!(failed.command.as_deref(), Some("grep -c BOM fixtures/*.txt; exit 3"));
+    assert_eq!(failed.exit, Some(ExitStatus::Code(3)));
+    assert!(s.turns.iter().all(|t| !t.text.contains("three bytes")), "reasoning is not indexed by default");
+    let (with, _) = parse_path(&fixture(RELEASE_0_171), &ParseOptions { include_reasoning: true });
+    assert_eq!(texts(&with[0], Role::Reasoning), ["the BOM is three bytes at the start", "the BOM is three bytes at the start"]);
+}

@@ -9,16 +9,17 @@
 //!
 //! | `role` | Turn | rule |
 //! | --- | --- | --- |
-//! | `system` | skipped | system prompt, tool descriptions, context injections |
-//! | `user` | `User` | `content` |
-//! | `assistant` | `Assistant` | `content`, the whole markdown; then one `ToolCall` per fenced block tagged `shell` (the block is `tool.command`) |
+//! | `system` | skipped | system prompt, tool descriptions, context injections; `**Working Directory:** <path>` in one of them is the project |
+//! | `system` with `call_id` (0.35) | folded into its `ToolCall` | the tool's result; unpaired → `ToolOutput` |
+//! | `user` | `User` | `content`; one starting `<system>` (0.35's "No tool call detected" nudge) is skipped |
+//! | `assistant` | `Assistant` | `content` without its tool lines; then one `ToolCall` per `@<tool>(<call id>): <JSON>` line (0.35; `shell`'s `command` is `tool.command`) and per fenced block tagged `shell` (the block is `tool.command`) |
 //! | `tool` | `ToolOutput` | `content` trimmed; gptme links no output to a call, so it stays on its own |
 //! | `metadata.usage`, `metadata.cost` | skipped | usage |
 //! | malformed or torn line | skipped | counted in the parse stats |
 //!
-//! Session: id = the directory name; project = its topic words (the name without the
-//! `YYYY-MM-DD-` or `YYYY-MM-DD-HHMMSS-` prefix), since gptme records no working
-//! directory; no title (the index derives one). Timestamps carry no zone and are read as
+//! Session: id = the directory name; project = the working directory of the system
+//! information message, else the name's topic words (without the `YYYY-MM-DD-` or
+//! `YYYY-MM-DD-HHMMSS-` prefix); no title (the index derives one). Timestamps carry no zone and are read as
 //! UTC.
 
 use std::path::{Path, PathBuf};
@@ -52,8 +53,9 @@ static INFO: HarnessInfo = HarnessInfo {
     format_summary: "gptme keeps one directory per conversation under `${XDG_DATA_HOME:-~/.local/share}/gptme/logs/`, named \
         `YYYY-MM-DD[-HHMMSS]-<topic-words>`, with an append-only `conversation.jsonl` of `{role, content, timestamp}` \
         messages. System messages (prompt, tool descriptions, context) are skipped; user and assistant messages are speech; \
-        tool use lives in the assistant's markdown as fenced blocks, of which `shell` blocks become command records, and tool \
-        output arrives as `tool` messages with no call id. No working directory is recorded: the topic words are the project.",
+        tool calls are `@<tool>(<call id>): <JSON>` lines in the assistant text (0.35, `--tool-format tool`), their results \
+        `system` messages with that `call_id`, or fenced `shell` blocks answered by `tool` messages with no call id. The hidden \
+        system-information message names the working directory, which is the project (else the topic words).",
     // System context is its own `system` message, skipped by role.
     injected: &InjectedText::NONE,
     capabilities: Capabilities {
@@ -98,8 +100,9 @@ impl HarnessFormat for GptmeFormat {
         let name = src.path.parent().and_then(Path::file_name).and_then(|n| n.to_str()).unwrap_or(ID).to_string();
         let id = src.resume.as_ref().map_or_else(|| name.clone(), |r| r.session_id.clone());
         let mut b = SessionBuilder::new(ID, id, src.clone());
-        for_each_json_line(&bytes, base, &src.path, &mut stats, |_, v| message(&mut b, &v));
-        b.session_mut().project = Some(topic_label(&name).to_string());
+        let mut cwd = None;
+        for_each_json_line(&bytes, base, &src.path, &mut stats, |_, v| message(&mut b, &mut cwd, &v));
+        b.session_mut().project = Some(cwd.unwrap_or_else(|| topic_label(&name).to_string()));
         if let Some(s) = b.finish() {
             out.session(s);
         }
@@ -116,15 +119,27 @@ fn logs_root(env: &StoreEnv) -> PathBuf {
     env.deja_root(ID).unwrap_or_else(|| env.xdg_data_home().join("gptme/logs"))
 }
 
-fn message(b: &mut SessionBuilder, v: &Value) {
+fn message(b: &mut SessionBuilder, cwd: &mut Option<String>, v: &Value) {
     let time = v.get("timestamp").and_then(Timestamp::from_json);
     let content = v.get("content").and_then(Value::as_str).unwrap_or("");
     match v.get("role").and_then(Value::as_str) {
+        // gptme 0.35's autonomous loop injects `<system>No tool call detected…</system>` as
+        // a user message: harness text, not speech.
+        Some("user") if content.trim_start().starts_with("<system>") => b.touch(time),
         Some("user") => {
             b.push(Turn::new(Role::User, content.trim()).at(time));
         }
         Some("assistant") => {
-            b.push(Turn::new(Role::Assistant, content.trim()).at(time));
+            let (prose, calls) = tool_lines(content);
+            if !prose.trim().is_empty() {
+                b.push(Turn::new(Role::Assistant, prose.trim()).at(time));
+            }
+            for (name, id, args) in calls {
+                let mut call = Turn::new(Role::ToolCall, "").at(time);
+                let command = if name == "shell" { args.get("command").and_then(Value::as_str).map(str::to_string) } else { None };
+                call.tool = Some(ToolUse { name, command, ..ToolUse::default() });
+                b.push_call(Some(&id), call);
+            }
             for command in shell_blocks(content) {
                 let mut call = Turn::new(Role::ToolCall, "").at(time);
                 call.tool = Some(ToolUse { name: "shell".into(), command: Some(command), ..ToolUse::default() });
@@ -134,9 +149,50 @@ fn message(b: &mut SessionBuilder, v: &Value) {
         Some("tool") => {
             b.push(Turn::new(Role::ToolOutput, content.trim()).at(time));
         }
-        // `system` and roles not yet seen.
+        // gptme 0.35 (`--tool-format tool`) files a tool's result as a `system` message
+        // with the call's `call_id`.
+        Some("system") => match v.get("call_id").and_then(Value::as_str).filter(|id| !id.is_empty()) {
+            Some(id) => {
+                if !b.complete_call(id, content.trim(), false, None, time) {
+                    b.push(Turn::new(Role::ToolOutput, content.trim()).at(time));
+                }
+            }
+            None => {
+                // The hidden system-information message names the working directory.
+                if cwd.is_none() {
+                    *cwd = content
+                        .lines()
+                        .find_map(|l| l.trim().strip_prefix("**Working Directory:**"))
+                        .map(|p| p.trim().to_string())
+                        .filter(|p| !p.is_empty());
+                }
+                b.touch(time)
+            }
+        },
+        // Roles not yet seen.
         _ => b.touch(time),
     }
+}
+
+/// gptme 0.35's tool calls in an assistant message (`--tool-format tool`): lines
+/// `@<tool>(<call id>): <JSON arguments>`. Returns the other lines and the calls.
+pub fn tool_lines(content: &str) -> (String, Vec<(String, String, Value)>) {
+    let mut prose = Vec::new();
+    let mut calls = Vec::new();
+    for line in content.lines() {
+        let parsed = line.strip_prefix('@').and_then(|rest| {
+            let (name, rest) = rest.split_once('(')?;
+            let (id, args) = rest.split_once("):")?;
+            let name_ok = !name.is_empty() && name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-');
+            let args: Value = serde_json::from_str(args.trim()).ok()?;
+            (name_ok && !id.is_empty()).then(|| (name.to_string(), id.to_string(), args))
+        });
+        match parsed {
+            Some(call) => calls.push(call),
+            None => prose.push(line),
+        }
+    }
+    (prose.join("\n"), calls)
 }
 
 /// The bodies of the fenced code blocks tagged `shell` in a markdown message, trimmed.

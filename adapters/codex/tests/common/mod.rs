@@ -16,11 +16,15 @@ pub const FORK: &str = "sessions/2026/03/03/rollout-2026-03-03T09-00-00-019b0000
 pub const EXEC_ONLY: &str = "sessions/2026/11/29/rollout-2026-11-29T07-45-00-019ad000-1234-7abc-8def-0123456789ab.jsonl";
 pub const CURRENT: &str = "sessions/2026/11/30/rollout-2026-11-30T10-00-00-019ad3f1-2e4b-7c5d-9e6f-a7b8c9d0e1f2.jsonl";
 pub const INTERRUPTED: &str = "sessions/2026/12/01/rollout-2026-12-01T16-20-00-019ad8a0-8a7b-7c6d-8e5f-4a3b2c1d0e9f.jsonl";
+/// Codex 0.171.0 run against a mock model: apply_patch through `exec_command`, reasoning, and a
+/// resumed turn with a failing command.
+pub const RELEASE_0_171: &str = "sessions/2026/12/01/rollout-2026-12-01T12-39-00-019ad9c0-5b1a-7e2f-9c3d-4e5f6a7b8c9d.jsonl";
 pub const ARCHIVED: &str = "archived_sessions/rollout-2025-05-01T10-00-00-0196a000-1111-7222-8333-444455556666.jsonl";
 pub const HISTORY: &str = "history.jsonl";
 
 /// Every rollout fixture (history excluded).
-pub const ROLLOUTS: &[&str] = &[LEGACY, OLDER_SHAPE, OLDER_TOOLS, MID, ODD, BOM, FORK, EXEC_ONLY, CURRENT, INTERRUPTED, ARCHIVED];
+pub const ROLLOUTS: &[&str] =
+    &[LEGACY, OLDER_SHAPE, OLDER_TOOLS, MID, ODD, BOM, FORK, EXEC_ONLY, CURRENT, INTERRUPTED, RELEASE_0_171, ARCHIVED];
 
 /// The fake home holding `.codex/`.
 pub fn fixture_home() -> PathBuf {

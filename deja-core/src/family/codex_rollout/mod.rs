@@ -1170,7 +1170,24 @@ fn exit_in_metadata(obj: &Value) -> Option<i64> {
 /// output lines:`, ending with `Output:`) and returns the rest with the exit code they
 /// named. Only a leading block of such lines counts, so output that merely mentions
 /// "Exit code: 3" further down is left alone.
+///
+/// Codex 0.171 runs a shell-invoked `apply_patch` (`exec_command` with `apply_patch <<'EOF'`)
+/// and wraps its framed result (`Exit code: 0`, `Wall time:`, `Output:`) in the shell
+/// tool's own frame (`Wall time:`, `Output:`): a second complete frame right after the
+/// first is unwrapped too (once, so no input can recurse deeply), and its exit code wins.
 pub fn unframe(s: &str) -> (&str, Option<i64>) {
+    let (rest, exit, closed) = unframe_once(s);
+    if !closed {
+        return (rest, exit);
+    }
+    match unframe_once(rest) {
+        (inner, inner_exit, true) => (inner, inner_exit.or(exit)),
+        _ => (rest, exit),
+    }
+}
+
+/// One leading frame: the rest, its exit code, and whether it ended with `Output:`.
+fn unframe_once(s: &str) -> (&str, Option<i64>, bool) {
     let mut rest = s;
     let mut exit = None;
     let mut framed = false;
@@ -1181,7 +1198,7 @@ pub fn unframe(s: &str) -> (&str, Option<i64>) {
         };
         let line = line.trim_end_matches('\r');
         if line == "Output:" {
-            return (after, exit);
+            return (after, exit, true);
         }
         if let Some(n) = line.strip_prefix("Process exited with code ").or_else(|| line.strip_prefix("Exit code: ")) {
             exit = n.trim().parse().ok().or(exit);
@@ -1195,9 +1212,9 @@ pub fn unframe(s: &str) -> (&str, Option<i64>) {
         rest = after;
     }
     if framed {
-        (rest, exit)
+        (rest, exit, false)
     } else {
-        (s, None)
+        (s, None, false)
     }
 }
 
@@ -1242,6 +1259,14 @@ mod tests {
         assert_eq!(unframe("Exit code: 0\nWall time: 0 seconds\nOutput:\nSuccess."), ("Success.", Some(0)));
         assert_eq!(unframe("plain\nExit code: 3\n"), ("plain\nExit code: 3\n", None));
         assert_eq!(unframe("Process exited with code 2"), ("", Some(2)));
+        // 0.171: a shell-invoked apply_patch's frame inside the shell tool's frame.
+        let nested = "Wall time: 0.0000 seconds\nOutput:\nExit code: 0\nWall time: 0 seconds\nOutput:\nSuccess. Updated the following files:\nM auth.rs\n";
+        assert_eq!(unframe(nested), ("Success. Updated the following files:\nM auth.rs\n", Some(0)));
+        assert_eq!(
+            unframe("Process exited with code 1\nOutput:\nWall time: is a heading\n"),
+            ("Wall time: is a heading\n", Some(1)),
+            "an open frame inside is output"
+        );
     }
 
     #[test]
