@@ -49,3 +49,28 @@ fn channels_legacy_root_and_empty_documents() {
     assert_eq!(session(&all, "legacy:main_main").turns[0].text, "plain string content from an older CoPaw");
     assert!(!all.iter().any(|s| s.id.ends_with("default_empty") || s.id.ends_with("no_memory") || s.id.ends_with("torn")));
 }
+
+/// QwenPaw 2.2.2.post1 (AgentScope 2) writes `agent.state.context`: bare messages, calls
+/// and their results as blocks of one assistant message, `created_at` times, and the
+/// first-run bootstrap guidance prepended to the first prompt.
+#[test]
+fn release_2_state_context_steps() {
+    let all = sessions(&ParseOptions::default());
+    let s = session(&all, "default:console:bob_console--bob-release-2.2.2.post1");
+    let roles: Vec<Role> = s.turns.iter().map(|t| t.role).collect();
+    assert_eq!(
+        roles,
+        vec![Role::User, Role::ToolCall, Role::ToolCall, Role::Assistant, Role::User, Role::ToolCall, Role::ToolCall, Role::Assistant]
+    );
+    assert_eq!(s.turns[0].text, "Why does the nightly backup job skip the photos folder?", "bootstrap guidance is cut off");
+    let exit = |i: usize| s.turns[i].tool.as_ref().and_then(|t| t.exit.clone());
+    assert_eq!(exit(1), Some(deja_core::ExitStatus::Code(0)));
+    assert_eq!(exit(5), Some(deja_core::ExitStatus::Code(1)));
+    assert!(s.turns[6].tool.as_ref().is_some_and(|t| t.is_error), "state error marks the edit failed");
+    assert_eq!(s.turns[6].edit.as_ref().map(|e| e.old.as_str()), Some("keep=3"));
+    assert!(s.turns[3].time > s.turns[2].time, "the answer keeps its own block time");
+    assert!(!s.turns.iter().any(|t| t.role == Role::Reasoning));
+    let with = sessions(&ParseOptions { include_reasoning: true });
+    let r = session(&with, "default:console:bob_console--bob-release-2.2.2.post1");
+    assert!(r.turns.iter().any(|t| t.role == Role::Reasoning && t.text.contains("exclude flag")));
+}
