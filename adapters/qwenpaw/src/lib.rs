@@ -10,8 +10,10 @@
 //! step in order: `tool_call` blocks (`input` a JSON string), the `tool_result` blocks that
 //! answer them (`output[]` text blocks, `state` `success`/`error`), `thinking` and `text`.
 //! QwenPaw 2.x also keeps a display log in `<workspace>/history.db`
-//! (`conversation_history`, the same messages flattened); it is not read, the session
-//! document holds every message.
+//! (`conversation_history`, every message written through as rows); it is not read. The
+//! session document holds every message until QwenPaw's `scroll` context manager evicts
+//! the middle of a long session past its token threshold: those turns are then only in
+//! `history.db`, a known gap.
 //!
 //! `DEJA_QWENPAW_ROOT` names one workspaces root (the directory holding the workspace
 //! directories) and `DEJA_QWENPAW_ROOTS` a path list of them; either replaces the two
