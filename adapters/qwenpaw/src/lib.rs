@@ -9,11 +9,12 @@
 //! `agent.state.context`, a list of bare messages whose assistant message holds the whole
 //! step in order: `tool_call` blocks (`input` a JSON string), the `tool_result` blocks that
 //! answer them (`output[]` text blocks, `state` `success`/`error`), `thinking` and `text`.
-//! QwenPaw 2.x also keeps a display log in `<workspace>/history.db`
-//! (`conversation_history`, every message written through as rows); it is not read. The
-//! session document holds every message until QwenPaw's `scroll` context manager evicts
-//! the middle of a long session past its token threshold: those turns are then only in
-//! `history.db`, a known gap.
+//! QwenPaw 2.x also writes every message through to `<workspace>/history.db`
+//! (`conversation_history`, one row per user message, model step and tool result). Its
+//! `scroll` context manager evicts the middle of a long session from `state.context` past
+//! a token threshold; those turns are then only in `history.db`, so the rows of the
+//! document's session (`agent.scroll.index.session_id`) that are not in the context are
+//! read first, in `seq` order.
 //!
 //! `DEJA_QWENPAW_ROOT` names one workspaces root (the directory holding the workspace
 //! directories) and `DEJA_QWENPAW_ROOTS` a path list of them; either replaces the two
@@ -27,6 +28,8 @@
 //! | assistant `tool_use` / `tool_call` (`id`, `name`, `input`) | `ToolCall` | command / files / edit decoded generically (`command`/`cmd`, `path`/`file_path`, old/new text keys) |
 //! | `role:"system"` with `tool_result` blocks (`id`, `output`) | folded into its call | QwenPaw files results under the system role; an unpaired one is a `ToolOutput` |
 //! | assistant `tool_result` blocks (2.x) | folded into its call | `state:"error"` is an error; a shell result's `Command failed with exit code N.` first line is the exit status, any other shell result exit 0 |
+//! | `history.db` row not in the context: `context_msg` user (tag `external_user_query` or none) | `User` | other tags are scroll's own recall messages: skipped |
+//! | `history.db` row not in the context: `model_turn`, `tool_result` | as the 2.x assistant blocks | `blocks` JSON read like a step |
 //! | user text starting with QwenPaw's bootstrap guidance (`# 引导模式` / `# BOOTSTRAP MODE` … `---`) | `User` | the guidance is harness-injected and cut off |
 //! | `role:"system"` otherwise, other roles | skipped | the system prompt and notices |
 //! | a `content` item that is not a `[message, marks]` pair or a message | skipped | counted in the parse stats |
@@ -126,6 +129,9 @@ impl HarnessFormat for QwenPawFormat {
             return Ok(stats);
         };
         let mut b = SessionBuilder::new(ID, session_id(&src.path), src.clone());
+        if at(&doc, &["agent", "memory", "content"]).is_none() {
+            evicted_history(&mut b, &doc, content, src, opts, &mut stats);
+        }
         for (i, item) in content.iter().enumerate() {
             stats.records += 1;
             let msg = match item {
@@ -240,6 +246,91 @@ fn message(b: &mut SessionBuilder, m: &Value, opts: &ParseOptions) {
             }
         }
         _ => {}
+    }
+}
+
+/// QwenPaw 2.x's `scroll` context manager evicts the middle of a long session from
+/// `state.context`; every message was written through to `<workspace>/history.db`
+/// (`conversation_history`) first. Rows of this document's session
+/// (`agent.scroll.index.session_id`) whose message or call is not in the context are
+/// read before it, in `seq` order. A missing or unreadable database reads nothing more
+/// (counted as a problem when it cannot be opened).
+fn evicted_history(b: &mut SessionBuilder, doc: &Value, context: &[Value], src: &SourceRef, opts: &ParseOptions, stats: &mut ParseStats) {
+    let Some(sid) = str_at(doc, &["agent", "scroll", "index", "session_id"]) else { return };
+    let Some(db) = src
+        .path
+        .ancestors()
+        .find(|p| p.file_name().is_some_and(|n| n == "sessions"))
+        .and_then(Path::parent)
+        .map(|ws| ws.join("history.db"))
+    else {
+        return;
+    };
+    if !db.is_file() {
+        return;
+    }
+    // Ids already in the context: message ids, and the ids of calls and results in them.
+    let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    for m in context {
+        seen.extend(str_at(m, &["id"]));
+        seen.extend(blocks(m).iter().filter_map(|b| str_at(b, &["id"])));
+    }
+    let snap = match deja_core::sqlite::Snapshot::open(&db) {
+        Ok(s) => s,
+        Err(e) => {
+            stats.skip(|| format!("{}: {e}", db.display()));
+            return;
+        }
+    };
+    let rows = snap.conn().prepare("SELECT kind, role, content, blocks, created_at, dedup_key, tool_call_id, metadata FROM conversation_history WHERE session_id = ?1 ORDER BY seq").and_then(|mut q| {
+        q.query_map([sid], |r| {
+            Ok((
+                r.get::<_, Option<String>>(0)?,
+                r.get::<_, Option<String>>(1)?,
+                r.get::<_, Option<String>>(2)?,
+                r.get::<_, Option<String>>(3)?,
+                r.get::<_, Option<String>>(4)?,
+                r.get::<_, Option<String>>(5)?,
+                r.get::<_, Option<String>>(6)?,
+                r.get::<_, Option<String>>(7)?,
+            ))
+        })?
+        .collect::<Result<Vec<_>, _>>()
+    });
+    let rows = match rows {
+        Ok(r) => r,
+        Err(e) => {
+            stats.skip(|| format!("{}: conversation_history: {e}", db.display()));
+            return;
+        }
+    };
+    for (kind, role, content, blocks_json, created_at, dedup, call_id, metadata) in rows {
+        let key = dedup.as_deref().or(call_id.as_deref()).unwrap_or("");
+        if seen.contains(key) || (kind.as_deref() == Some("tool_result") && call_id.as_deref().is_some_and(|c| seen.contains(c))) {
+            continue;
+        }
+        stats.records += 1;
+        let parsed: Value = blocks_json.as_deref().and_then(|j| serde_json::from_str(j).ok()).unwrap_or(Value::Null);
+        let time = local_time(created_at.as_ref().map(|t| Value::String(t.clone())).as_ref());
+        match (kind.as_deref(), role.as_deref()) {
+            (Some("context_msg"), Some("user")) => {
+                // Scroll's own recall and summary messages are tagged otherwise; only the
+                // person's queries (or untagged rows) are speech.
+                let tag = metadata
+                    .as_deref()
+                    .and_then(|m| serde_json::from_str::<Value>(m).ok())
+                    .and_then(|m| str_at(&m, &["qwenpaw_tag"]).map(str::to_string));
+                if tag.as_deref().is_some_and(|t| t != "external_user_query") {
+                    continue;
+                }
+                let text = content.unwrap_or_default();
+                b.push(Turn::new(Role::User, strip_bootstrap(text.trim())).at(time));
+            }
+            (Some("model_turn" | "tool_result"), _) if parsed.is_array() => {
+                step(b, &serde_json::json!({ "content": parsed }), time, opts);
+            }
+            _ => stats.skip(|| format!("{}: conversation_history row of kind {kind:?} not read", db.display())),
+        }
     }
 }
 
