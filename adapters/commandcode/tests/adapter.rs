@@ -12,7 +12,7 @@ fn sessions() -> Vec<Session> {
     let home = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home");
     let mut out = Vec::new();
     let found = CommandCodeFormat.discover(&StoreEnv::with_home(&home)).sources;
-    assert_eq!(found.len(), 2, "checkpoints, prompts, backups and meta files are not transcripts: {found:?}");
+    assert_eq!(found.len(), 3, "checkpoints, prompts, backups and meta files are not transcripts: {found:?}");
     for src in found {
         CommandCodeFormat.parse(&src, &ParseOptions::default(), &mut out).expect("a fixture parses");
     }
@@ -66,4 +66,23 @@ fn the_synthetic_writer_round_trips_the_exit_status() {
     assert_eq!(s.project.as_deref(), Some(sample.project.as_str()));
     let shell = s.turns.iter().find(|t| t.role == Role::ToolCall).expect("the shell call");
     assert_eq!(shell.tool.as_ref().and_then(|t| t.exit.clone()), Some(ExitStatus::Code(101)));
+}
+
+/// command-code 1.64.0 already writes v3 (the page dates v3 to 1.73), with `id`/`parentId`
+/// on every entry, `message.meta`, `usage` and `model`, and a project directory slug with
+/// no leading dash; the `.checkpoints.jsonl` beside it has per-turn `prompt` records.
+#[test]
+fn release_1_64_0_v3_entries() {
+    let all = sessions();
+    let s = all.iter().find(|s| s.id == "0b7e4c21-5a9d-4f3e-8c12-6d0e9f1a2b34").expect("the 1.64.0 session");
+    assert_eq!(s.project.as_deref(), Some("/home/u/shop"));
+    let roles: Vec<Role> = s.turns.iter().map(|t| t.role).collect();
+    assert_eq!(
+        roles,
+        [Role::User, Role::ToolCall, Role::ToolCall, Role::Assistant, Role::User, Role::ToolCall, Role::ToolCall, Role::Assistant]
+    );
+    assert_eq!(command(s, "ls no-such-fixtures").tool.as_ref().and_then(|t| t.exit.clone()), Some(ExitStatus::Code(2)));
+    assert_eq!(command(s, "grep -n round cart.py").tool.as_ref().and_then(|t| t.exit.clone()), None);
+    assert!(s.turns.iter().any(|t| t.edit.as_ref().is_some_and(|e| e.new.as_deref() == Some("return total.quantize(CENT)"))));
+    assert_eq!(s.turns.iter().filter(|t| t.role == Role::User).count(), 2, "checkpoint prompts are not read as speech");
 }
