@@ -272,6 +272,22 @@ pub fn journal_path(db: &Path) -> PathBuf {
     with_suffix(db, "-journal")
 }
 
+/// `db` as a source, with its [`parts`] (the `-wal` a live store's new rows sit in).
+pub fn database_source(db: &Path) -> crate::model::SourceRef {
+    parts(db).into_iter().fold(crate::model::SourceRef::file(db), crate::model::SourceRef::with_part)
+}
+
+/// Looks at `db` (reported as a store root) and, when it is a non-empty regular file,
+/// adds it as a source with its parts. A zero-byte file is a database the harness has not
+/// created yet, not a corrupt one. Returns whether it was added.
+pub fn discover_database(found: &mut crate::format::Discovery, db: &Path) -> bool {
+    let usable = found.looked_at(db) && std::fs::metadata(db).is_ok_and(|m| m.is_file() && m.len() > 0);
+    if usable {
+        found.sources.push(database_source(db));
+    }
+    usable
+}
+
 /// The files besides `db` whose change must change the source's fingerprint (for
 /// [`crate::model::SourceRef::with_part`]): the `-wal`, where a live store's new rows are.
 pub fn parts(db: &Path) -> Vec<PathBuf> {

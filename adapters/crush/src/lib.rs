@@ -126,9 +126,7 @@ impl HarnessFormat for CrushFormat {
             if custom.is_some_and(|d| d != path.join(".crush")) {
                 src = src.keyed(format!("{PROJECT_KEY}{}", path.display()));
             }
-            for part in sqlite::parts(&db) {
-                src = src.with_part(part);
-            }
+            src = sqlite::parts(&db).into_iter().fold(src, SourceRef::with_part);
             found.sources.push(src);
         }
         Discovery::sort_sources(&mut found.sources);

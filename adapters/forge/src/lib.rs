@@ -93,13 +93,7 @@ impl HarnessFormat for ForgeFormat {
     fn discover(&self, env: &StoreEnv) -> Discovery {
         let mut found = Discovery::default();
         let db = db_path(env);
-        if found.looked_at(&db) && std::fs::metadata(&db).is_ok_and(|m| m.is_file() && m.len() > 0) {
-            let mut src = SourceRef::file(&db);
-            for part in sqlite::parts(&db) {
-                src = src.with_part(part);
-            }
-            found.sources.push(src);
-        }
+        sqlite::discover_database(&mut found, &db);
         found
     }
 

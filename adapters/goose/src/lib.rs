@@ -108,13 +108,7 @@ impl HarnessFormat for GooseFormat {
             Some(p) => p,
             None => sessions.join(DB_NAME),
         };
-        if found.looked_at(&db) && std::fs::metadata(&db).is_ok_and(|m| m.is_file() && m.len() > 0) {
-            let mut src = SourceRef::file(&db);
-            for part in sqlite::parts(&db) {
-                src = src.with_part(part);
-            }
-            found.sources.push(src);
-        }
+        sqlite::discover_database(&mut found, &db);
         Discovery::sort_sources(&mut found.sources);
         found
     }

@@ -138,10 +138,7 @@ impl HarnessFormat for OpenclawFormat {
             if !std::fs::metadata(&db).is_ok_and(|m| m.is_file() && m.len() > 0) {
                 continue;
             }
-            let mut src = SourceRef::file(&db);
-            for part in sqlite::parts(&db) {
-                src = src.with_part(part);
-            }
+            let src = sqlite::database_source(&db);
             found.sources.push(src);
             // After an upgrade both generations may hold a session: the database wins. The
             // database is opened only when this agent also has JSONL files.
