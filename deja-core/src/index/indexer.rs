@@ -730,10 +730,7 @@ impl Run<'_> {
                             note_work_dir(learned, s);
                             // The same session may have moved to another source (a newer
                             // format generation): replace it rather than index it twice.
-                            writer.delete_term(Term::from_field_text(fields.sid, &s.key()));
-                            let meta = meta_of(s, &key, None);
-                            add_session(writer, fields, s, &meta, &key).map_err(IndexError::tantivy(&paths.root))?;
-                            add_work_records(writer, fields, s, &meta, &key, &[]).map_err(IndexError::tantivy(&paths.root))?;
+                            replace_session(writer, fields, s, &key, paths)?;
                             hr.sessions += 1;
                             hr.turns += s.turns.len() as u64;
                         }
@@ -758,10 +755,7 @@ impl Run<'_> {
                             normalize(s, norm, job.adapter.info().injected);
                             note_work_dir(learned, s);
                             // The session is re-read whole: it replaces every document it had.
-                            writer.delete_term(Term::from_field_text(fields.sid, &s.key()));
-                            let meta = meta_of(s, &key, None);
-                            add_session(writer, fields, s, &meta, &key).map_err(IndexError::tantivy(&paths.root))?;
-                            add_work_records(writer, fields, s, &meta, &key, &[]).map_err(IndexError::tantivy(&paths.root))?;
+                            replace_session(writer, fields, s, &key, paths)?;
                             hr.sessions += 1;
                             hr.turns += s.turns.len() as u64;
                         }
@@ -841,6 +835,15 @@ impl Run<'_> {
         })?;
         Ok(())
     }
+}
+
+/// Writes a session that was read whole, replacing every document it had under any source.
+fn replace_session(writer: &IndexWriter, fields: &Fields, s: &Session, key: &str, paths: &IndexPaths) -> Result<(), IndexRunError> {
+    writer.delete_term(Term::from_field_text(fields.sid, &s.key()));
+    let meta = meta_of(s, key, None);
+    add_session(writer, fields, s, &meta, key).map_err(IndexError::tantivy(&paths.root))?;
+    add_work_records(writer, fields, s, &meta, key, &[]).map_err(IndexError::tantivy(&paths.root))?;
+    Ok(())
 }
 
 /// Remembers the directory a session ran in, for adapters that look in project dirs.
