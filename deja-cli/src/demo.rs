@@ -192,7 +192,8 @@ pub fn run(args: DemoArgs) -> Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(ExitCode::SUCCESS);
     }
-    println!("deja demo: wrote {written} synthetic sessions for {} harnesses under {}", deja_core::registry().len(), home.display());
+    let total = deja_core::registry().len();
+    println!("deja demo: wrote {written} synthetic sessions for {} of {total} harnesses under {}", total - skipped.len(), home.display());
     print!("{}", render_report(&report));
     println!("index: {} for {} of history, built in {:.0} ms", human_bytes(index_bytes), human_bytes(home_bytes), index_ms);
     for (q, r, ms) in &searches {

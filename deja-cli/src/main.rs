@@ -51,7 +51,7 @@ enum Command {
     Show(show::ShowArgs),
     /// List the harnesses deja reads, their stores on this machine, and session counts.
     Harnesses(harnesses::HarnessesArgs),
-    /// Run the whole pipeline on a synthetic home with every harness (touches nothing of yours).
+    /// Run the whole pipeline on a synthetic home with every harness that has a synthetic writer (touches nothing of yours).
     Demo(demo::DemoArgs),
     /// Digest of the best-matching session: problem, decisions, commands, files, where it ended.
     Ctx(recall_cmd::CtxArgs),

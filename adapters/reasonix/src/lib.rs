@@ -55,6 +55,7 @@
 
 mod frames;
 mod messages;
+mod synth;
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -161,12 +162,22 @@ impl HarnessFormat for ReasonixFormat {
         found
     }
 
+    fn synthetic(&self) -> Option<&dyn deja_core::SynthWriter> {
+        Some(self)
+    }
+
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
         if src.path.file_name().is_some_and(|n| n == "events.frames") {
             parse_frames(src, opts, out)
         } else {
             parse_jsonl(src, opts, out)
         }
+    }
+}
+
+impl deja_core::SynthWriter for ReasonixFormat {
+    fn write(&self, home: &Path, session: &deja_core::SynthSession) -> std::io::Result<PathBuf> {
+        synth::write(home, session)
     }
 }
 
