@@ -12,7 +12,10 @@
 //! | JSONL line without `role` | — | metadata: `id`, `description` (title), `working_dir` (project), `created_at`/`updated_at` |
 //! | JSONL line, `role` `user` / `assistant`, `content` blocks | `User` / `Assistant` | every block's string `text` (or a string `content`), joined by newlines; time `created` (epoch s), else `timestamp` |
 //! | `messages` row, `role` `user` / `assistant`, `content_json` | `User` / `Assistant` | the JSON block array, same text rule; not JSON → the trimmed string; time `created_timestamp`, else the session's `updated_at` |
-//! | blocks without a string `text` (tool requests and responses, images) | skipped | the page gives no shapes for them |
+//! | `toolRequest` block (`id`, `toolCall.value.{name, arguments}`) | `ToolCall` | `shell` → command; `write`/`text_editor`/`edit` → file (`path`), `old_str`/`new_str` span (shapes seen in Goose 1.37.0) |
+//! | `toolResponse` block (`id`, `toolResult.value.{content[].text, structuredContent.exit_code, isError}`) | folded into its call | `toolResult.status` other than `success` is an error; unpaired → `ToolOutput` |
+//! | message whose `metadata_json` says `userVisible: false` | skipped | Goose's own agent-only text (tool-pair summaries written when it compacts) |
+//! | other blocks (images, thinking) | skipped | |
 //! | other roles | skipped | |
 //! | `sessions.session_type` other than NULL / `''` / `user` | session skipped | sub-agent and scheduled recipe runs share the table |
 //! | a line that is not JSON, a torn last line | skipped | counted |
@@ -34,11 +37,12 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 
 use deja_core::discover::find_files;
+use deja_core::family::claude_jsonl::tool_call_turn_with;
 use deja_core::read::{for_each_json_line, read_source};
 use deja_core::sqlite::{self, Snapshot};
 use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, Role,
-    SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, Turn,
+    Capabilities, Capability, Discovery, Edit, ExitStatus, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions,
+    ParseStats, Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolMap, Turn,
 };
 use serde_json::Value;
 
@@ -70,7 +74,8 @@ static INFO: HarnessInfo = HarnessInfo {
         session (line 1 metadata: `id`, `description`, `working_dir`; then messages with `role`, epoch-second `created` \
         and a `content` block array), from 1.10.0 one SQLite database `sessions.db` (`sessions` with description and \
         `working_dir`, `messages` with `role` and the block array as JSON text in `content_json`). A message's text is its \
-        blocks' `text` fields joined; tool blocks are not read. Sessions whose `session_type` is not `user` (sub-agents, \
+        blocks' `text` fields joined; `toolRequest` blocks are calls with their `toolResponse` (output, exit code) \
+        folded in; agent-only rows (`userVisible: false`) are skipped. Sessions whose `session_type` is not `user` (sub-agents, \
         scheduled recipes) are skipped. The database is read through a private copy with its WAL, incrementally by \
         `messages.id`.",
     injected: &InjectedText::NONE,
@@ -155,6 +160,63 @@ fn blocks_text(content: &Value) -> String {
     }
 }
 
+/// Goose's developer-extension tools (1.37.0 names, and the older `text_editor`).
+const TOOLS: ToolMap = ToolMap { shell: &["shell"], read: &["read"], edit: &["edit", "text_editor"], write: &["write"] };
+
+/// One message: its text blocks as a `role` turn, each `toolRequest` a call, each
+/// `toolResponse` folded into its call.
+fn push_message(b: &mut SessionBuilder, role: Role, content: &Value, time: Option<Timestamp>) {
+    let text = blocks_text(content);
+    if !text.is_empty() || !content.is_array() {
+        b.push(Turn::new(role, text).at(time));
+    }
+    for block in content.as_array().into_iter().flatten() {
+        match block.get("type").and_then(Value::as_str) {
+            Some("toolRequest") => tool_request(b, block, time),
+            Some("toolResponse") => tool_response(b, block, time),
+            _ => {}
+        }
+    }
+}
+
+fn tool_request(b: &mut SessionBuilder, block: &Value, time: Option<Timestamp>) {
+    let call = block.get("toolCall").and_then(|c| c.get("value"));
+    let name = call.and_then(|c| c.get("name")).and_then(Value::as_str).unwrap_or("");
+    let args = call.and_then(|c| c.get("arguments")).cloned().unwrap_or(Value::Null);
+    let id = block.get("id").and_then(Value::as_str).filter(|i| !i.is_empty());
+    // Before 1.x tools were named `<extension>__<tool>` (`developer__shell`).
+    let base = name.rsplit("__").next().unwrap_or(name);
+    let mut turn = tool_call_turn_with(&TOOLS, &["path"], base, &args, time);
+    if let Some(tool) = turn.tool.as_mut() {
+        tool.name = name.to_string();
+    }
+    if turn.edit.is_none() {
+        // `text_editor`/`edit`: `old_str` / `new_str`.
+        if let (Some(path), Some(old)) = (args.get("path").and_then(Value::as_str), args.get("old_str").and_then(Value::as_str)) {
+            let new = args.get("new_str").and_then(Value::as_str).map(str::to_string);
+            turn.edit = Some(Edit { path: path.to_string(), old: old.to_string(), new });
+        }
+    }
+    b.push_call(id, turn);
+}
+
+fn tool_response(b: &mut SessionBuilder, block: &Value, time: Option<Timestamp>) {
+    let result = block.get("toolResult");
+    let value = result.and_then(|r| r.get("value"));
+    // 1.37.0: `value.content[]`; older releases: `value` is the content list itself.
+    let output = value
+        .map(|v| if v.is_array() { blocks_text(v) } else { v.get("content").map(blocks_text).unwrap_or_default() })
+        .unwrap_or_default();
+    let exit =
+        value.and_then(|v| v.get("structuredContent")).and_then(|c| c.get("exit_code")).and_then(Value::as_i64).map(ExitStatus::Code);
+    let failed = result.and_then(|r| r.get("status")).and_then(Value::as_str).is_some_and(|s| s != "success")
+        || value.and_then(|v| v.get("isError")).and_then(Value::as_bool) == Some(true);
+    let id = block.get("id").and_then(Value::as_str).unwrap_or("");
+    if !b.complete_call(id, &output, failed, exit.clone(), time) {
+        b.push_orphan_result(id, &output, failed, exit, time);
+    }
+}
+
 fn role_of(role: &str) -> Option<Role> {
     match role {
         "user" => Some(Role::User),
@@ -195,8 +257,7 @@ fn parse_jsonl(src: &SourceRef, _opts: &ParseOptions, out: &mut dyn SessionSink)
         };
         let Some(role) = role.as_str().and_then(role_of) else { return };
         let time = v.get("created").and_then(Timestamp::from_json).or_else(|| v.get("timestamp").and_then(Timestamp::from_json));
-        let text = v.get("content").map(blocks_text).unwrap_or_default();
-        b.push(Turn::new(role, text).at(time));
+        push_message(&mut b, role, v.get("content").unwrap_or(&Value::Null), time);
     });
     if let Some(s) = b.finish() {
         out.session(s);
@@ -268,13 +329,14 @@ fn parse_db(src: &SourceRef, out: &mut dyn SessionSink) -> Result<ParseStats, Fo
     // Row order, not the page's `created_timestamp` order: Goose appends messages in
     // order, and a NULL `created_timestamp` would sort before the session's first prompt.
     let sql = format!(
-        "SELECT s.id, {}, {}, {}, {}, m.role, m.content_json, {} FROM sessions s JOIN messages m ON m.session_id = s.id{user_only} \
+        "SELECT s.id, {}, {}, {}, {}, m.role, m.content_json, {}, {} FROM sessions s JOIN messages m ON m.session_id = s.id{user_only} \
          ORDER BY s.id, m.rowid",
         scol("description"),
         scol("working_dir"),
         scol("created_at"),
         scol("updated_at"),
         mcol("created_timestamp"),
+        mcol("metadata_json"),
     );
     let mut stmt = conn.prepare(&sql).map_err(sql_err)?;
     let mut rows = stmt.query([]).map_err(sql_err)?;
@@ -302,13 +364,20 @@ fn parse_db(src: &SourceRef, out: &mut dyn SessionSink) -> Result<ParseStats, Fo
         }
         let Some((_, b, updated)) = current.as_mut() else { continue };
         let Some(role) = text(5).as_deref().and_then(role_of) else { continue };
+        let agent_only = text(8)
+            .and_then(|m| serde_json::from_str::<Value>(&m).ok())
+            .is_some_and(|m| m.get("userVisible").and_then(Value::as_bool) == Some(false));
+        if agent_only {
+            continue;
+        }
         let content = text(6).unwrap_or_default();
-        let body = match serde_json::from_str::<Value>(&content) {
-            Ok(v) => blocks_text(&v),
-            Err(_) => content.trim().to_string(),
-        };
         let time = row.get_ref(7).ok().and_then(sqlite::value_timestamp).or(*updated);
-        b.push(Turn::new(role, body).at(time));
+        match serde_json::from_str::<Value>(&content) {
+            Ok(v) => push_message(b, role, &v, time),
+            Err(_) => {
+                b.push(Turn::new(role, content.trim()).at(time));
+            }
+        }
     }
     if let Some((_, b, _)) = current.take() {
         emit(b, out);

@@ -52,10 +52,13 @@ fn legacy_files_give_roles_titles_and_projects() {
         vec![
             (Role::User, "ruff flags every import"),
             (Role::Assistant, "Let me look at the config."),
+            (Role::ToolCall, "[tool.isort] profile = \"google\""),
             (Role::Assistant, "Your isort profile conflicts with ruff."),
         ],
-        "tool blocks contribute nothing; the torn last line waits"
+        "the toolRequest is a call with its toolResponse folded in; the torn last line waits"
     );
+    let call = s.turns[2].tool.as_ref().expect("a tool");
+    assert_eq!((call.name.as_str(), call.command.as_deref()), ("developer__shell", Some("cat pyproject.toml")));
     assert_eq!(s.turns[0].time, Some(Timestamp(1_772_355_601_000)));
     let old = session(&all, "20250724_1");
     assert_eq!((old.title.as_deref(), old.project.as_deref()), (None, Some("goose")));
@@ -70,7 +73,7 @@ fn the_database_skips_non_user_sessions() {
     assert!(!all.iter().any(|s| s.id == "20260302_s"), "a sub-agent / recipe session is skipped");
     let s = session(&all, "20260302_1");
     assert_eq!((s.title.as_deref(), s.project.as_deref()), (Some("Cache warmup"), Some("/src/web")));
-    assert_eq!(s.turns.iter().map(|t| t.role).collect::<Vec<_>>(), vec![Role::User, Role::Assistant]);
+    assert_eq!(s.turns.iter().map(|t| t.role).collect::<Vec<_>>(), vec![Role::User, Role::Assistant, Role::ToolCall]);
     let keys = session(&all, "20260303_1");
     assert_eq!(keys.turns[0].text, "rotate the API keys before Friday", "content that is not JSON is the text");
     assert_eq!(keys.turns[1].time, keys.updated, "no created_timestamp: the session's updated time");
@@ -88,7 +91,7 @@ fn goose_path_root_moves_the_data_directory() {
     let all = parse_env(&StoreEnv::with_home(&empty).set("GOOSE_PATH_ROOT", root.display().to_string()));
     let mut ids: Vec<&str> = all.iter().map(|s| s.id.as_str()).collect();
     ids.sort();
-    assert_eq!(ids, vec!["20250724_1", "20260301_2", "20260302_1", "20260303_1"]);
+    assert_eq!(ids, vec!["20250724_1", "20260301_2", "20260302_1", "20260303_1", "20261201_1"]);
 }
 
 #[test]
@@ -102,21 +105,21 @@ fn the_cursor_re_reads_only_a_grown_session() {
         .expect("the database");
     let mut first: Vec<Session> = Vec::new();
     let cursor = GooseFormat.parse(&src, &ParseOptions::default(), &mut first).unwrap().cursor.expect("a cursor");
-    assert_eq!(first.len(), 2);
+    assert_eq!(first.len(), 3);
     let again = SourceRef { cursor: Some(cursor), ..src };
     let mut none: Vec<Session> = Vec::new();
     GooseFormat.parse(&again, &ParseOptions::default(), &mut none).unwrap();
     assert!(none.is_empty(), "nothing changed, nothing re-emitted");
     writers[0]
         .execute(
-            "INSERT INTO messages VALUES (6,'u3','20260302_1','user','[{\"type\":\"text\",\"text\":\"and purge the old ones\"}]',1772445700,NULL)",
+            "INSERT INTO messages (id, message_id, session_id, role, content_json, created_timestamp) VALUES (14,'u3','20260302_1','user','[{\"type\":\"text\",\"text\":\"and purge the old ones\"}]',1772445700)",
             [],
         )
         .unwrap();
     let mut grown: Vec<Session> = Vec::new();
     GooseFormat.parse(&again, &ParseOptions::default(), &mut grown).unwrap();
     assert_eq!(grown.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(), vec!["20260302_1"]);
-    assert_eq!(grown[0].turns.len(), 3, "the grown session is re-read whole");
+    assert_eq!(grown[0].turns.len(), 4, "the grown session is re-read whole");
 }
 
 #[test]
@@ -134,5 +137,19 @@ fn the_db_variable_names_the_database() {
     assert_eq!(found.sources[0].parts, vec![moved.with_extension("db-wal")], "the WAL is part of the source");
     let mut out: Vec<Session> = Vec::new();
     GooseFormat.parse(&found.sources[0], &ParseOptions::default(), &mut out).unwrap();
-    assert_eq!(out.len(), 2, "the WAL's rows came with the copy");
+    assert_eq!(out.len(), 3, "the WAL's rows came with the copy");
+}
+
+#[test]
+fn release_1_37_0_tool_blocks_and_agent_only_rows() {
+    let (tmp, _w) = fixture_home();
+    let all = parse_env(&StoreEnv::with_home(tmp.path()));
+    let s = session(&all, "20261201_1");
+    let roles: Vec<Role> = s.turns.iter().map(|t| t.role).collect();
+    assert_eq!(roles, vec![Role::User, Role::ToolCall, Role::ToolCall, Role::Assistant], "the agent-only summary row is not speech");
+    let shell = s.turns[1].tool.as_ref().expect("shell");
+    assert_eq!((shell.command.as_deref(), shell.exit.clone()), (Some("cargo test cart"), Some(deja_core::ExitStatus::Code(101))));
+    assert!(shell.is_error, "a non-zero exit_code is a failure");
+    assert_eq!(s.turns[1].text, "1 failed: refresh_keeps_cart");
+    assert_eq!(s.turns[2].files.first().map(|f| f.path.as_str()), Some("/src/shop/cart.rs"));
 }
