@@ -42,13 +42,11 @@
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
-use deja_core::family::json_docs::{first_str, json_arg, COMMON_KEYS};
-use deja_core::model::{cap_text, MAX_EDIT_BYTES};
-use deja_core::patch::join_cwd;
+use deja_core::family::json_docs::{first_str, guessed_call_turn, json_arg};
 use deja_core::sqlite::{self, RowCursor, Snapshot};
 use deja_core::{
-    Capabilities, Capability, Discovery, Edit, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os,
-    ParseOptions, ParseStats, Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolUse, Turn,
+    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, Role,
+    SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolUse, Turn,
 };
 use rusqlite::types::ValueRef;
 use rusqlite::Connection;
@@ -369,7 +367,7 @@ fn push_item(kind: &str, data: &Value, opts: &ParseOptions, cwd: Option<&str>, b
         "function_call" => {
             let name = data.get("name").and_then(Value::as_str).unwrap_or("tool");
             let args = json_arg(data.get("arguments"));
-            builder.push_call(data.get("call_id").and_then(Value::as_str), call_turn(name, &args, cwd, time));
+            builder.push_call(data.get("call_id").and_then(Value::as_str), guessed_call_turn(name, &args, cwd, time));
         }
         "function_call_output" => {
             let call_id = data.get("call_id").and_then(Value::as_str).unwrap_or("");
@@ -397,38 +395,4 @@ fn push_item(kind: &str, data: &Value, opts: &ParseOptions, cwd: Option<&str>, b
         // slash_command, compaction, routing_decision, error and anything newer.
         _ => {}
     }
-}
-
-/// A tool call decoded from its arguments alone: the page names only `sys_os_shell`.
-fn call_turn(name: &str, input: &Value, cwd: Option<&str>, time: Option<Timestamp>) -> Turn {
-    let mut turn = Turn::new(Role::ToolCall, "").at(time);
-    let mut tool = ToolUse { name: name.to_string(), ..ToolUse::default() };
-    if let Some(cmd) = first_str(input, COMMON_KEYS.command) {
-        tool.command = Some(cmd.trim().to_string());
-    } else if let Some(path) = first_str(input, COMMON_KEYS.path) {
-        let path = join_cwd(path.trim(), cwd);
-        let lower = name.to_ascii_lowercase();
-        let old = first_str(input, COMMON_KEYS.old);
-        let action = if old.is_some() || lower.contains("edit") || lower.contains("patch") || lower.contains("replace") {
-            FileAction::Edit
-        } else if lower.contains("write") || lower.contains("create") || input.get("content").is_some() {
-            FileAction::Write
-        } else {
-            FileAction::Read
-        };
-        if action != FileAction::Read {
-            let capped = |s: &str| {
-                let mut s = s.to_string();
-                cap_text(&mut s, MAX_EDIT_BYTES);
-                s
-            };
-            let new = first_str(input, COMMON_KEYS.new);
-            if old.is_some() || new.is_some() {
-                turn.edit = Some(Edit { path: path.clone(), old: capped(old.unwrap_or("")), new: new.map(capped) });
-            }
-        }
-        turn.files.push(FileTouch { path, action });
-    }
-    turn.tool = Some(tool);
-    turn
 }

@@ -32,13 +32,11 @@
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
-use deja_core::family::json_docs::{first_str, json_arg, COMMON_KEYS};
-use deja_core::model::{cap_text, MAX_EDIT_BYTES};
-use deja_core::patch::join_cwd;
+use deja_core::family::json_docs::{guessed_call_turn, json_arg};
 use deja_core::sqlite::{self, RowCursor, Snapshot};
 use deja_core::{
-    Capabilities, Capability, Discovery, Edit, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText, NodeRef, Os,
-    ParseOptions, ParseStats, Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolUse, Turn,
+    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, NodeRef, Os, ParseOptions, ParseStats,
+    Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, Turn,
 };
 use rusqlite::Connection;
 use serde_json::Value;
@@ -339,7 +337,7 @@ fn push_part(
                 return Ok(());
             };
             let input = json_arg(Some(&Value::String(text(9).unwrap_or_default())));
-            let mut turn = call_turn(&name, &input, cwd, time);
+            let mut turn = guessed_call_turn(&name, &input, cwd, time);
             turn.node = node;
             let result = text(10).filter(|t| !t.trim().is_empty());
             let error = text(11).filter(|t| !t.trim().is_empty());
@@ -360,38 +358,4 @@ fn push_part(
         _ => {}
     }
     Ok(())
-}
-
-/// A tool call decoded from its input alone: the page names no tool's keys.
-fn call_turn(name: &str, input: &Value, cwd: Option<&str>, time: Option<Timestamp>) -> Turn {
-    let mut turn = Turn::new(Role::ToolCall, "").at(time);
-    let mut tool = ToolUse { name: name.to_string(), ..ToolUse::default() };
-    if let Some(cmd) = first_str(input, COMMON_KEYS.command) {
-        tool.command = Some(cmd.trim().to_string());
-    } else if let Some(path) = first_str(input, COMMON_KEYS.path) {
-        let path = join_cwd(path.trim(), cwd);
-        let lower = name.to_ascii_lowercase();
-        let old = first_str(input, COMMON_KEYS.old);
-        let action = if old.is_some() || lower.contains("edit") || lower.contains("patch") || lower.contains("replace") {
-            FileAction::Edit
-        } else if lower.contains("write") || lower.contains("create") || input.get("content").is_some() {
-            FileAction::Write
-        } else {
-            FileAction::Read
-        };
-        if action != FileAction::Read {
-            let capped = |s: &str| {
-                let mut s = s.to_string();
-                cap_text(&mut s, MAX_EDIT_BYTES);
-                s
-            };
-            let new = first_str(input, COMMON_KEYS.new);
-            if old.is_some() || new.is_some() {
-                turn.edit = Some(Edit { path: path.clone(), old: capped(old.unwrap_or("")), new: new.map(capped) });
-            }
-        }
-        turn.files.push(FileTouch { path, action });
-    }
-    turn.tool = Some(tool);
-    turn
 }

@@ -31,13 +31,11 @@
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
-use deja_core::family::json_docs::{first_str, json_arg, COMMON_KEYS};
-use deja_core::model::{cap_text, MAX_EDIT_BYTES};
-use deja_core::patch::join_cwd;
+use deja_core::family::json_docs::{first_str, guessed_call_turn, json_arg};
 use deja_core::sqlite::{self, RowCursor, Snapshot};
 use deja_core::{
-    Capabilities, Capability, Discovery, Edit, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os,
-    ParseOptions, ParseStats, Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolUse, Turn,
+    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, Role,
+    SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, Turn,
 };
 use rusqlite::Connection;
 use serde_json::Value;
@@ -283,7 +281,7 @@ fn push_message(
             Some(5 | 7) => {
                 let name = block.get("ToolName").and_then(Value::as_str).unwrap_or("tool");
                 let input = json_arg(block.get("ToolInput"));
-                let turn = call_turn(name, &input, cwd, time);
+                let turn = guessed_call_turn(name, &input, cwd, time);
                 builder.push_call(block.get("ID").and_then(Value::as_str), turn);
             }
             Some(6 | 8) => {
@@ -325,38 +323,4 @@ fn nested_text(v: Option<&Value>) -> String {
             .join("\n"),
         _ => String::new(),
     }
-}
-
-/// A tool call decoded from its input alone: the page names no tool's keys.
-fn call_turn(name: &str, input: &Value, cwd: Option<&str>, time: Option<Timestamp>) -> Turn {
-    let mut turn = Turn::new(Role::ToolCall, "").at(time);
-    let mut tool = ToolUse { name: name.to_string(), ..ToolUse::default() };
-    if let Some(cmd) = first_str(input, COMMON_KEYS.command) {
-        tool.command = Some(cmd.trim().to_string());
-    } else if let Some(path) = first_str(input, COMMON_KEYS.path) {
-        let path = join_cwd(path.trim(), cwd);
-        let lower = name.to_ascii_lowercase();
-        let old = first_str(input, COMMON_KEYS.old);
-        let action = if old.is_some() || lower.contains("edit") || lower.contains("patch") || lower.contains("replace") {
-            FileAction::Edit
-        } else if lower.contains("write") || lower.contains("create") || input.get("content").is_some() {
-            FileAction::Write
-        } else {
-            FileAction::Read
-        };
-        if action != FileAction::Read {
-            let capped = |s: &str| {
-                let mut s = s.to_string();
-                cap_text(&mut s, MAX_EDIT_BYTES);
-                s
-            };
-            let new = first_str(input, COMMON_KEYS.new);
-            if old.is_some() || new.is_some() {
-                turn.edit = Some(Edit { path: path.clone(), old: capped(old.unwrap_or("")), new: new.map(capped) });
-            }
-        }
-        turn.files.push(FileTouch { path, action });
-    }
-    turn.tool = Some(tool);
-    turn
 }

@@ -13,7 +13,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::model::{cap_text, Edit, FileTouch, Role, Timestamp, ToolUse, Turn, MAX_EDIT_BYTES};
+use crate::model::{cap_text, Edit, FileAction, FileTouch, Role, Timestamp, ToolUse, Turn, MAX_EDIT_BYTES};
 use crate::patch::join_cwd;
 use crate::work::{ToolKind, ToolMap};
 
@@ -108,10 +108,48 @@ pub fn call_turn(tools: &ToolMap, keys: &ToolKeys, name: &str, input: &Value, cw
     turn
 }
 
+/// A `ToolCall` turn for a store whose page names no tool's keys (Shelley, Omnigent,
+/// Piebald): decoded from `input` alone with [`COMMON_KEYS`]. A command key makes it a
+/// shell call; otherwise a path key makes it a file call, the action guessed from the
+/// input and the tool's name (an `old` text or a name with `edit`/`patch`/`replace` is an
+/// edit; `write`/`create` or a `content` key a write; else a read), with the edit span for
+/// edits and writes. A relative path is joined onto `cwd`.
+pub fn guessed_call_turn(name: &str, input: &Value, cwd: Option<&str>, time: Option<Timestamp>) -> Turn {
+    let mut turn = Turn::new(Role::ToolCall, "").at(time);
+    let mut tool = ToolUse { name: name.to_string(), ..ToolUse::default() };
+    if let Some(cmd) = first_str(input, COMMON_KEYS.command) {
+        tool.command = Some(cmd.trim().to_string());
+    } else if let Some(path) = first_str(input, COMMON_KEYS.path) {
+        let path = join_cwd(path.trim(), cwd);
+        let lower = name.to_ascii_lowercase();
+        let old = first_str(input, COMMON_KEYS.old);
+        let action = if old.is_some() || lower.contains("edit") || lower.contains("patch") || lower.contains("replace") {
+            FileAction::Edit
+        } else if lower.contains("write") || lower.contains("create") || input.get("content").is_some() {
+            FileAction::Write
+        } else {
+            FileAction::Read
+        };
+        if action != FileAction::Read {
+            let capped = |s: &str| {
+                let mut s = s.to_string();
+                cap_text(&mut s, MAX_EDIT_BYTES);
+                s
+            };
+            let new = first_str(input, COMMON_KEYS.new);
+            if old.is_some() || new.is_some() {
+                turn.edit = Some(Edit { path: path.clone(), old: capped(old.unwrap_or("")), new: new.map(capped) });
+            }
+        }
+        turn.files.push(FileTouch { path, action });
+    }
+    turn.tool = Some(tool);
+    turn
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::FileAction;
     use serde_json::json;
 
     const TOOLS: ToolMap = ToolMap { shell: &["bash"], read: &["read"], edit: &["edit"], write: &["write"] };
@@ -146,5 +184,18 @@ mod tests {
         assert_eq!((read.files[0].path.as_str(), read.edit), ("/abs/b.rs", None));
         let other = call_turn(&TOOLS, &COMMON_KEYS, "grep", &json!({"path":"c"}), None, None);
         assert!(other.files.is_empty() && other.tool.is_some_and(|t| t.command.is_none()));
+    }
+
+    #[test]
+    fn guessed_calls_from_input_and_name() {
+        let shell = guessed_call_turn("run", &json!({"cmd": " ls "}), None, None);
+        assert_eq!(shell.tool.as_ref().and_then(|t| t.command.as_deref()), Some("ls"));
+        let edit = guessed_call_turn("str_replace", &json!({"path": "a.rs", "old_str": "x", "new_str": "y"}), Some("/w"), None);
+        assert_eq!((edit.files[0].path.as_str(), edit.files[0].action), ("/w/a.rs", FileAction::Edit));
+        assert_eq!(edit.edit.as_ref().map(|e| e.old.as_str()), Some("x"));
+        let write = guessed_call_turn("save", &json!({"path": "/b.md", "content": "hi"}), None, None);
+        assert_eq!(write.files[0].action, FileAction::Write);
+        let read = guessed_call_turn("view", &json!({"path": "/c.md"}), None, None);
+        assert_eq!((read.files[0].action, read.edit.is_none()), (FileAction::Read, true));
     }
 }
