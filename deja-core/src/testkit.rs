@@ -233,6 +233,13 @@ impl Kit {
         assert!(stale.is_empty(), "{}: snapshots no discovered source writes (delete them): {stale:?}", self.id());
     }
 
+    /// Every session the adapter reads from a fresh copy of the fixture home (databases
+    /// materialized with a live WAL), with the environment `env` builds for that home.
+    pub fn sessions(&self, env: impl Fn(&Path) -> StoreEnv, opts: &ParseOptions) -> Vec<Session> {
+        let home = self.home();
+        read_all(self.format, &env(home.path()), opts)
+    }
+
     /// Reading changes nothing and is not disturbed by a writer (see the module doc).
     pub fn check_read_only(&self) {
         let home = self.home();
@@ -478,6 +485,19 @@ fn mutate(original: &[u8], op: u8, a: u64, b: u64) -> Vec<u8> {
     let mut out = lines.join("\n");
     out.push('\n');
     out.into_bytes()
+}
+
+/// Discovers `format`'s sources in `env` and parses every one, in discovery order; a
+/// source that fails to parse fails the test, naming it. The one loop adapter tests use
+/// to read their fixtures.
+pub fn read_all(format: &dyn HarnessFormat, env: &StoreEnv, opts: &ParseOptions) -> Vec<Session> {
+    let mut out = Vec::new();
+    for src in format.discover(env).sources {
+        if let Err(e) = format.parse(&src, opts, &mut out) {
+            panic!("{}: {} does not parse: {e}", format.info().id, src.path.display());
+        }
+    }
+    out
 }
 
 /// Every file under `dir` with its length, mtime and xxh3 of its bytes.

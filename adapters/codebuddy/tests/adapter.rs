@@ -20,11 +20,7 @@ fn home() -> std::path::PathBuf {
 }
 
 fn sessions_with(opts: &ParseOptions) -> Vec<Session> {
-    let mut out = Vec::new();
-    for src in CodeBuddyFormat.discover(&StoreEnv::with_home(home())).sources {
-        CodeBuddyFormat.parse(&src, opts, &mut out).expect("a fixture parses");
-    }
-    out
+    deja_core::testkit::read_all(&CodeBuddyFormat, &StoreEnv::with_home(home()), opts)
 }
 
 fn by_id<'a>(sessions: &'a [Session], id: &str) -> &'a Session {

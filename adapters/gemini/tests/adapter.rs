@@ -18,11 +18,7 @@ fn env() -> StoreEnv {
 }
 
 fn sessions_with(env: &StoreEnv, opts: &ParseOptions) -> Vec<Session> {
-    let mut out = Vec::new();
-    for src in GeminiFormat.discover(env).sources {
-        GeminiFormat.parse(&src, opts, &mut out).expect("a fixture parses");
-    }
-    out
+    deja_core::testkit::read_all(&GeminiFormat, env, opts)
 }
 
 fn sessions() -> Vec<Session> {

@@ -17,20 +17,13 @@ deja_core::conformance!(
     switch "DEJA_INCLUDE_SUBAGENTS"
 );
 
-fn sessions_with(env: &dyn Fn(&Path) -> StoreEnv) -> (tempfile::TempDir, Vec<Session>) {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let home = tmp.path().join("home");
-    let _writers = materialize_home(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home"), &home).expect("fixture home");
-    let mut out = Vec::new();
-    for src in FORMAT.discover(&env(&home)).sources {
-        FORMAT.parse(&src, &ParseOptions::default(), &mut out).expect("the fixture parses");
-    }
-    (tmp, out)
+fn sessions_with(env: &dyn Fn(&Path) -> StoreEnv) -> Vec<Session> {
+    deja_conformance_kit().sessions(env, &ParseOptions::default())
 }
 
 #[test]
 fn the_session_reads_as_opencode_under_its_own_id() {
-    let (_tmp, sessions) = sessions_with(&|h| StoreEnv::with_home(h));
+    let sessions = sessions_with(&|h| StoreEnv::with_home(h));
     let main = sessions.iter().find(|s| s.id == "ses_mimo01").expect("main session");
     assert_eq!(main.harness, "mimocode");
     assert_eq!((main.project.as_deref(), main.title.as_deref()), (Some("/work/ledger"), None), "a placeholder title is no title");
@@ -56,7 +49,7 @@ fn the_session_reads_as_opencode_under_its_own_id() {
 
     let kid = sessions.iter().find(|s| s.id == "ses_mimo01_kid").expect("sub-agent session");
     assert_eq!((kid.parent.as_deref(), kid.kind.as_deref()), (Some("ses_mimo01"), Some("subagent")));
-    let (_tmp, top) = sessions_with(&|h| StoreEnv::with_home(h).set("DEJA_INCLUDE_SUBAGENTS", "0"));
+    let top = sessions_with(&|h| StoreEnv::with_home(h).set("DEJA_INCLUDE_SUBAGENTS", "0"));
     assert_eq!(top.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(), vec!["ses_mimo01"]);
 }
 

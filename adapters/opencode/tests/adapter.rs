@@ -20,14 +20,7 @@ deja_core::conformance!(
 /// The fixture home materialized (the `.sql` becomes a live database), and its sessions
 /// read under `env`.
 fn sessions_with(env: impl Fn(&Path) -> StoreEnv, opts: &ParseOptions) -> Vec<Session> {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let home = tmp.path().join("home");
-    let _writers = materialize_home(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home"), &home).expect("fixture home");
-    let mut out = Vec::new();
-    for src in FORMAT.discover(&env(&home)).sources {
-        FORMAT.parse(&src, opts, &mut out).expect("the fixture parses");
-    }
-    out
+    deja_conformance_kit().sessions(env, opts)
 }
 
 fn fixture_sessions() -> Vec<Session> {

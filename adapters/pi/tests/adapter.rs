@@ -17,11 +17,7 @@ deja_core::conformance!(
 
 fn sessions_with(opts: &ParseOptions) -> Vec<Session> {
     let home = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home");
-    let mut out = Vec::new();
-    for src in PiFormat.discover(&StoreEnv::with_home(&home)).sources {
-        PiFormat.parse(&src, opts, &mut out).expect("a fixture parses");
-    }
-    out
+    deja_core::testkit::read_all(&PiFormat, &StoreEnv::with_home(&home), opts)
 }
 
 fn session<'a>(all: &'a [Session], id: &str) -> &'a Session {

@@ -24,11 +24,7 @@ fn fixture_home() -> PathBuf {
 }
 
 fn sessions_with(opts: &ParseOptions) -> Vec<Session> {
-    let mut out = Vec::new();
-    for src in ReasonixFormat.discover(&StoreEnv::with_home(fixture_home())).sources {
-        ReasonixFormat.parse(&src, opts, &mut out).expect("a fixture parses");
-    }
-    out
+    deja_core::testkit::read_all(&ReasonixFormat, &StoreEnv::with_home(fixture_home()), opts)
 }
 
 fn sessions() -> Vec<Session> {
