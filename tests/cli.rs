@@ -1,11 +1,12 @@
 //! End-to-end tests of the `deja` binary, in one test binary: the pipeline over
 //! synthetic homes ([`e2e`]), every adapter's fixture store in one home
 //! ([`every_harness`]), the recall commands ([`recall`]) and the MCP server
-//! ([`mcp`]).
+//! ([`mcp`]), and ordinary mistakes and hostile settings ([`misuse`]).
 
 mod e2e;
 mod every_harness;
 mod mcp;
+mod misuse;
 mod recall;
 
 /// Every adapter crate, linked so the registry in this test binary is the binary's.

@@ -10,14 +10,14 @@ use std::process::{Command, Output};
 
 use serde_json::{json, Value};
 
-struct Home {
+pub(crate) struct Home {
     _tmp: tempfile::TempDir,
-    home: PathBuf,
-    index: PathBuf,
+    pub(crate) home: PathBuf,
+    pub(crate) index: PathBuf,
 }
 
 impl Home {
-    fn new() -> Home {
+    pub(crate) fn new() -> Home {
         let tmp = tempfile::tempdir().expect("tempdir");
         let home = tmp.path().join("home");
         let index = tmp.path().join("index");
@@ -25,7 +25,7 @@ impl Home {
         Home { _tmp: tmp, home, index }
     }
 
-    fn deja(&self, args: &[&str]) -> Output {
+    pub(crate) fn deja(&self, args: &[&str]) -> Output {
         Command::new(env!("CARGO_BIN_EXE_deja"))
             .args(args)
             .env_clear()
@@ -36,7 +36,7 @@ impl Home {
             .expect("run deja")
     }
 
-    fn json(&self, args: &[&str]) -> Value {
+    pub(crate) fn json(&self, args: &[&str]) -> Value {
         let out = self.deja(args);
         let stdout = String::from_utf8_lossy(&out.stdout);
         serde_json::from_str(&stdout)
@@ -124,7 +124,7 @@ fn zstd_frames(frames: &[Vec<Value>]) -> Vec<u8> {
     out
 }
 
-fn build_home(h: &Home) -> (PathBuf, PathBuf, PathBuf) {
+pub(crate) fn build_home(h: &Home) -> (PathBuf, PathBuf, PathBuf) {
     let claude = h.write(&format!(".claude/projects/-src-app/{CLAUDE_SESSION}.jsonl"), &lines(&claude_records()));
     let codex = h.write(&format!(".codex/sessions/2026/04/01/rollout-2026-04-01T08-00-00-{CODEX_THREAD}.jsonl"), &lines(&codex_records()));
     let dsh_dir = format!(".dsh/sessions/--src-pool--/session-{DSH_SESSION}");

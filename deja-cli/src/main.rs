@@ -37,10 +37,15 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Search past sessions (also: `deja QUERY…`).
-    #[command(long_about = "Search past sessions. Bare words must all occur in one turn; \"quoted phrases\" must occur \
+    #[command(
+        long_about = "Search past sessions. Bare words must all occur in one turn; \"quoted phrases\" must occur \
                       contiguously. Tiers are tried in order and reported: exact, then fuzzy (typos: edit distance \
                       1 for 4–7 letter words, 2 for longer), then relevance (sessions matching most of the words, \
-                      naming the words dropped). The index is refreshed first when sources changed.")]
+                      naming the words dropped). The index is refreshed first when sources changed.",
+        after_help = "Exit status: 0 something matched · 1 nothing matched, or an error · 2 a usage error \
+                            (an unknown flag value, an empty or relative HOME) · 75 the index is still being built \
+                            for the first time by another deja (the message says how far); search again shortly."
+    )]
     Search(SearchArgs),
     /// Build or refresh the index from every harness's stores.
     #[command(long_about = "Build or refresh the index. Unchanged sources cost one stat; grown logs are read from \
@@ -89,11 +94,11 @@ pub struct SearchArgs {
     /// Only turns since a date (`2026-01-02`) or an age (`30d`, `12h`, `2w`).
     #[arg(long, value_name = "WHEN")]
     pub since: Option<String>,
-    /// Only turns of this kind: user, assistant, tool, command, files, edit.
-    #[arg(long, value_name = "ROLE")]
+    /// Only turns of this kind.
+    #[arg(long, value_name = "ROLE", value_parser = clap::builder::PossibleValuesParser::new(output::ROLES))]
     pub role: Option<String>,
-    /// At most this many sessions.
-    #[arg(long, default_value_t = 15)]
+    /// At most this many sessions (1–1000).
+    #[arg(long, default_value_t = 15, value_parser = output::parse_limit)]
     pub limit: usize,
     /// Print one JSON object instead of text.
     #[arg(long)]
@@ -101,6 +106,29 @@ pub struct SearchArgs {
     /// Search the index as it is, without refreshing it first.
     #[arg(long)]
     pub no_refresh: bool,
+    /// Set when `deja WORD…` was read as a search, so a first word that misspells a
+    /// command can be pointed out when nothing matches.
+    #[arg(skip)]
+    pub shorthand: bool,
+}
+
+/// The subcommand `word` most likely misspells, if any: within two edits (one for
+/// words of up to four letters), never a word that is itself a command.
+pub fn misspelled_command(word: &str) -> Option<String> {
+    use clap::CommandFactory;
+    let word = word.to_ascii_lowercase();
+    if word.len() < 3 {
+        return None;
+    }
+    let allowed = if word.len() <= 4 { 1 } else { 2 };
+    Cli::command()
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .filter(|name| name != "help")
+        .map(|name| (strsim::damerau_levenshtein(&word, &name), name))
+        .filter(|(d, _)| *d > 0 && *d <= allowed)
+        .min()
+        .map(|(_, name)| name)
 }
 
 fn known_subcommand(arg: &str) -> bool {
@@ -125,13 +153,27 @@ fn quiet_on_closed_stdout() {
     }));
 }
 
+/// Everything deja writes is private to the user: the index and the notes hold their
+/// working history. tantivy creates its files with the process umask, so the umask is
+/// where 0600 is decided for them (directories are made 0700 explicitly).
+fn private_umask() {
+    #[cfg(unix)]
+    // SAFETY: umask has no preconditions and cannot fail.
+    unsafe {
+        libc::umask(0o077);
+    }
+}
+
 fn main() -> ExitCode {
     quiet_on_closed_stdout();
+    private_umask();
     let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     // `deja QUERY…` → `deja search QUERY…`
+    let mut shorthand = false;
     if let Some(first) = args.get(1).and_then(|a| a.to_str()) {
         if !known_subcommand(first) {
             args.insert(1, "search".into());
+            shorthand = true;
         }
     }
     if args.len() == 1 {
@@ -140,8 +182,16 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     }
     let cli = Cli::parse_from(args);
+    // Demo and bench build their own synthetic homes; everything else anchors the index
+    // and the notes in the real one.
+    if !matches!(cli.command, Command::Demo(_) | Command::Bench(_)) {
+        if let Err(e) = deja_core::StoreEnv::from_process().check_home() {
+            eprintln!("deja: {e}");
+            return ExitCode::from(2);
+        }
+    }
     let result = match cli.command {
-        Command::Search(a) => search_cmd::run(a),
+        Command::Search(a) => search_cmd::run(SearchArgs { shorthand, ..a }),
         Command::Index(a) => index_cmd::run(a),
         Command::Show(a) => show::run(a),
         Command::Harnesses(a) => harnesses::run(a),
@@ -161,7 +211,11 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("deja: {e:#}");
-            ExitCode::FAILURE
+            if e.downcast_ref::<search_cmd::IndexBuilding>().is_some() {
+                ExitCode::from(search_cmd::EXIT_BUILDING)
+            } else {
+                ExitCode::FAILURE
+            }
         }
     }
 }

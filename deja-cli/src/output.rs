@@ -14,19 +14,46 @@ pub fn parse_since(s: &str, now: Timestamp) -> Result<Timestamp> {
     if let Some(unit) = s.chars().last().filter(|c| c.is_ascii_alphabetic()) {
         let n: &str = &s[..s.len() - 1];
         if let Ok(n) = n.parse::<i64>() {
-            let ms = match unit {
-                'm' => n * 60_000,
-                'h' => n * 3_600_000,
-                'd' => n * 86_400_000,
-                'w' => n * 7 * 86_400_000,
-                'y' => n * 365 * 86_400_000,
+            let unit_ms: i64 = match unit {
+                'm' => 60_000,
+                'h' => 3_600_000,
+                'd' => 86_400_000,
+                'w' => 7 * 86_400_000,
+                'y' => 365 * 86_400_000,
                 _ => bail!("--since {s}: unknown unit `{unit}` (use m, h, d, w or y, or a date like 2026-01-02)"),
             };
-            return Ok(Timestamp(now.0 - ms));
+            if n < 0 {
+                bail!("--since {s}: an age counts back from now, so it cannot be negative");
+            }
+            // Anything before the epoch finds the same turns as the epoch; only an age
+            // too large to count in milliseconds is refused.
+            let ms = n
+                .checked_mul(unit_ms)
+                .ok_or_else(|| anyhow::anyhow!("--since {s}: too far back (at most {}{unit})", i64::MAX / unit_ms))?;
+            return Ok(Timestamp(now.0.saturating_sub(ms).max(0)));
         }
     }
     Timestamp::parse_str(s).ok_or_else(|| anyhow::anyhow!("--since {s}: expected an age like 30d or a date like 2026-01-02"))
 }
+
+/// The most results one command returns: every hit is read and rendered, so a larger
+/// `--limit` only costs memory (`--limit 100000000` once asked for a 48 GB buffer).
+pub const MAX_LIMIT: usize = deja_core::index::search::MAX_LIMIT;
+
+/// `--limit`: a whole number from 1 to [`MAX_LIMIT`], refused otherwise with the range.
+pub fn parse_limit(s: &str) -> std::result::Result<usize, String> {
+    let range = format!("a whole number from 1 to {MAX_LIMIT}");
+    match s.trim().parse::<u128>() {
+        Ok(0) => Err(format!("0 would return nothing; use {range}")),
+        Ok(n) if n > MAX_LIMIT as u128 => Err(format!("{n} is more than deja returns at once; use {range}")),
+        Ok(n) => Ok(n as usize),
+        Err(_) => Err(format!("`{s}` is not a number; use {range}")),
+    }
+}
+
+/// The values `--role` accepts: the turn roles, plus the work kinds a turn carries.
+pub const ROLES: [&str; 12] =
+    ["user", "assistant", "tool", "command", "files", "edit", "error", "summary", "note", "reasoning", "tool_call", "tool_output"];
 
 /// Left-aligned first column, right-aligned numbers.
 pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
@@ -103,5 +130,24 @@ mod tests {
         assert_eq!(parse_since("1d", now).unwrap(), Timestamp(9 * 86_400_000));
         assert_eq!(parse_since("1970-01-02", now).unwrap(), Timestamp(86_400_000));
         assert!(parse_since("soon", now).is_err());
+    }
+
+    #[test]
+    fn since_refuses_ages_past_what_milliseconds_count() {
+        let now = Timestamp(10 * 86_400_000);
+        let err = parse_since("999999999999y", now).unwrap_err().to_string();
+        assert!(err.contains("too far back"), "{err}");
+        assert!(parse_since("999999999y", now).unwrap_err().to_string().contains("too far back"));
+        assert_eq!(parse_since("200000000y", now).unwrap(), Timestamp(0), "before the epoch finds what the epoch finds");
+        assert!(parse_since("-3d", now).is_err());
+    }
+
+    #[test]
+    fn limit_is_bounded_and_says_the_range() {
+        assert_eq!(parse_limit("15"), Ok(15));
+        for bad in ["0", "100000000", "18446744073709551615", "99999999999999999999999999", "-1", "lots"] {
+            let err = parse_limit(bad).unwrap_err();
+            assert!(err.contains("from 1 to 1000"), "{bad}: {err}");
+        }
     }
 }

@@ -33,8 +33,8 @@ pub struct ScopeArgs {
     /// Only since a date (`2026-01-02`) or an age (`30d`, `12h`, `2w`).
     #[arg(long, value_name = "WHEN")]
     pub since: Option<String>,
-    /// At most this many results.
-    #[arg(long, default_value_t = 10)]
+    /// At most this many results (1–1000).
+    #[arg(long, default_value_t = 10, value_parser = crate::output::parse_limit)]
     pub limit: usize,
     /// Print one JSON object instead of text.
     #[arg(long)]
@@ -63,6 +63,7 @@ pub fn open_index(no_refresh: bool) -> Result<IndexView> {
     if !no_refresh {
         crate::search_cmd::refresh(&env, &paths);
     }
+    crate::search_cmd::check_not_building(&paths)?;
     Ok(IndexView::open(&paths)?)
 }
 
@@ -177,8 +178,11 @@ pub fn fix(args: FixArgs) -> Result<ExitCode> {
         if std::io::stdin().is_terminal() {
             bail!("give the error text as an argument or pipe it in, e.g. `cargo test 2>&1 | deja fix`");
         }
-        text.clear();
-        std::io::stdin().take(MAX_STDIN).read_to_string(&mut text).context("reading the error text from stdin")?;
+        // Tool output is often not clean UTF-8 (a binary's name, a Latin-1 path, a torn
+        // multi-byte character at the cap): replace what does not decode, keep the rest.
+        let mut bytes = Vec::new();
+        std::io::stdin().take(MAX_STDIN).read_to_end(&mut bytes).context("reading the error text from stdin")?;
+        text = String::from_utf8_lossy(&bytes).into_owned();
     }
     if text.trim().is_empty() {
         bail!("give the error text as an argument or on stdin, e.g. `deja fix \"error[E0425]: cannot find value\"`");
@@ -252,8 +256,8 @@ pub struct OrientArgs {
     /// Only sessions since a date or an age (`30d`).
     #[arg(long, value_name = "WHEN")]
     pub since: Option<String>,
-    /// At most this many recent sessions.
-    #[arg(long, default_value_t = 6)]
+    /// At most this many recent sessions (1–1000).
+    #[arg(long, default_value_t = 6, value_parser = crate::output::parse_limit)]
     pub limit: usize,
     /// Print one JSON object instead of text.
     #[arg(long)]

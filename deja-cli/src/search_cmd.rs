@@ -14,6 +14,43 @@ use deja_core::recall::frame::clean;
 use crate::output::{parse_since, short_time};
 use crate::SearchArgs;
 
+/// Exit status of a search that could not run yet because another process is building
+/// the index for the first time (`EX_TEMPFAIL`: try again).
+pub const EXIT_BUILDING: u8 = 75;
+
+/// Another process is building the index's first generation: until it commits, the
+/// index this one sees is empty, and "nothing matched" would be a lie. `main` maps
+/// this error to [`EXIT_BUILDING`].
+#[derive(Debug)]
+pub struct IndexBuilding(pub String);
+
+impl std::fmt::Display for IndexBuilding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for IndexBuilding {}
+
+/// Fails with [`IndexBuilding`] (saying how far the build has got) when another
+/// process is building the first generation of the index at `paths`.
+pub fn check_not_building(paths: &IndexPaths) -> Result<(), IndexBuilding> {
+    match first_build_in_progress(paths) {
+        Some(msg) => Err(IndexBuilding(msg)),
+        None => Ok(()),
+    }
+}
+
+fn first_build_in_progress(paths: &IndexPaths) -> Option<String> {
+    let p = deja_core::index::progress::first_build(paths)?;
+    let how_far = if p.total_bytes == 0 {
+        "finding the stores".to_string()
+    } else {
+        format!("{} of {} sources parsed, {}% of {} read", p.parsed, p.jobs, p.percent(), crate::output::human_bytes(p.total_bytes))
+    };
+    Some(format!("the index is being built for the first time (deja pid {}: {how_far}); search again when it finishes", p.pid))
+}
+
 /// Refreshes the index unless another process is writing it (searches never wait).
 /// A first build shows a progress bar on a terminal, since it can take a while.
 pub fn refresh(env: &StoreEnv, paths: &IndexPaths) {
@@ -35,6 +72,7 @@ pub fn run(args: SearchArgs) -> Result<ExitCode> {
     if !args.no_refresh {
         refresh(&env, &paths);
     }
+    check_not_building(&paths)?;
     let view = IndexView::open(&paths)?;
     let since = args.since.as_deref().map(|s| parse_since(s, Timestamp::now())).transpose()?;
     let req = SearchRequest {
@@ -46,6 +84,11 @@ pub fn run(args: SearchArgs) -> Result<ExitCode> {
         limit: args.limit.max(1),
     };
     let results = view.search(&req).context("search failed")?;
+    if results.hits.is_empty() && args.shorthand {
+        if let Some(cmd) = args.query.first().and_then(|w| crate::misspelled_command(w)) {
+            eprintln!("deja: did you mean `deja {cmd}`? (`{}` was searched for as a word and matched nothing)", args.query[0]);
+        }
+    }
     if args.json {
         println!("{}", serde_json::to_string(&results_json(&results))?);
     } else {

@@ -54,14 +54,29 @@ impl StoreEnv {
         &self.home
     }
 
+    /// Whether the home directory can anchor deja's files: an empty or relative `HOME`
+    /// would put the index and the notes in whatever directory deja happens to run in,
+    /// so the commands that use the real environment refuse it up front.
+    pub fn check_home(&self) -> Result<(), EnvError> {
+        let raw = self.vars.get("HOME").or_else(|| self.vars.get("USERPROFILE"));
+        match raw {
+            Some(v) if v.is_empty() => Err(EnvError::EmptyHome),
+            Some(v) if !Path::new(v).is_absolute() => Err(EnvError::RelativeHome(v.clone())),
+            Some(_) => Ok(()),
+            None => Err(EnvError::NoHome),
+        }
+    }
+
     /// A variable's value; empty values count as unset.
     pub fn var(&self, key: &str) -> Option<&str> {
         self.vars.get(key).map(String::as_str).filter(|v| !v.is_empty())
     }
 
-    /// A path variable, with a leading `~` expanded.
+    /// A path variable, with a leading `~` expanded. A relative value is ignored, as
+    /// the XDG base-directory spec says of its variables: it would name a different
+    /// place in every directory deja runs in.
     pub fn path_var(&self, key: &str) -> Option<PathBuf> {
-        self.var(key).map(|v| self.expand(v))
+        self.var(key).map(|v| self.expand(v)).filter(|p| p.is_absolute())
     }
 
     /// An on/off switch: `1`, `true`, `yes`, `on` are on; `0`, `false`, `no`, `off` are
@@ -124,6 +139,17 @@ impl StoreEnv {
     }
 }
 
+/// Why the environment cannot anchor deja's files.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum EnvError {
+    #[error("HOME is empty; set it to your home directory (an absolute path)")]
+    EmptyHome,
+    #[error("HOME is `{0}`, a relative path; set it to your home directory (an absolute path)")]
+    RelativeHome(String),
+    #[error("HOME is not set; set it to your home directory (an absolute path)")]
+    NoHome,
+}
+
 /// The `DEJA_<ID>` prefix of an adapter's own variables (`kimi-work` → `DEJA_KIMI_WORK`).
 pub fn deja_var_prefix(harness_id: &str) -> String {
     format!("DEJA_{}", harness_id.to_ascii_uppercase().replace('-', "_"))
@@ -149,5 +175,19 @@ mod tests {
         assert!(env.include_subagents());
         assert!(!env.clone().set("DEJA_INCLUDE_SUBAGENTS", "0").include_subagents());
         assert_eq!(deja_root_var("kimi-work"), "DEJA_KIMI_WORK_ROOT");
+    }
+
+    #[test]
+    fn an_empty_or_relative_home_is_refused() {
+        assert_eq!(StoreEnv::with_home("").check_home(), Err(EnvError::EmptyHome));
+        assert_eq!(StoreEnv::with_home("rel/dir").check_home(), Err(EnvError::RelativeHome("rel/dir".into())));
+        assert_eq!(StoreEnv::with_home("/home/u").check_home(), Ok(()));
+    }
+
+    #[test]
+    fn relative_path_variables_are_ignored() {
+        let env = StoreEnv::with_home("/h").set("XDG_CACHE_HOME", "cache").set("XDG_DATA_HOME", "~/d");
+        assert_eq!(env.index_dir(), PathBuf::from("/h/.cache/deja"), "a relative XDG_CACHE_HOME is ignored");
+        assert_eq!(env.data_dir(), PathBuf::from("/h/d/deja"), "`~/` still expands");
     }
 }

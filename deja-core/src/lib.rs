@@ -11,6 +11,7 @@ pub mod discover;
 pub mod env;
 pub mod family;
 pub mod format;
+pub mod fsutil;
 pub mod index;
 pub mod model;
 pub mod normalize;

@@ -104,14 +104,7 @@ pub fn notes_path(env: &StoreEnv) -> PathBuf {
 /// Appends `note` as one line (directory 0700, file 0600 where the OS has modes).
 pub fn append_note(path: &Path, note: &Note) -> std::io::Result<()> {
     if let Some(dir) = path.parent() {
-        let mut b = std::fs::DirBuilder::new();
-        b.recursive(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::DirBuilderExt;
-            b.mode(0o700);
-        }
-        b.create(dir)?;
+        deja_core::fsutil::private_dir(dir)?;
     }
     let mut opts = std::fs::OpenOptions::new();
     opts.create(true).append(true);

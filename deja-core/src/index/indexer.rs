@@ -149,11 +149,7 @@ impl WriterLock {
     pub fn acquire(paths: &IndexPaths, wait: bool, observer: &dyn IndexObserver) -> Result<WriterLock, IndexRunError> {
         create_private_dir(&paths.root).map_err(|source| IndexError::Io { path: paths.root.clone(), source })?;
         let lock_path = paths.lock();
-        let file = File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
+        let file = crate::fsutil::open_private(&lock_path, File::options().create(true).truncate(false).write(true))
             .map_err(|source| IndexError::Io { path: lock_path.clone(), source })?;
         match file.try_lock() {
             Ok(()) => {}
@@ -168,16 +164,10 @@ impl WriterLock {
     }
 }
 
-/// Creates `dir` (and parents) with mode 0700 where the OS has modes.
+/// Creates `dir` (and parents) with mode 0700, tightening an existing `dir`
+/// ([`crate::fsutil::private_dir`]).
 pub fn create_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
-    let mut b = std::fs::DirBuilder::new();
-    b.recursive(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        b.mode(0o700);
-    }
-    b.create(dir)
+    crate::fsutil::private_dir(dir)
 }
 
 /// Stored text is the largest part of the index. Blocks of 64 KiB at zstd level 7
@@ -220,8 +210,10 @@ fn open_for_write(paths: &IndexPaths, rebuild: bool) -> Result<Index, IndexError
     register_tokenizer(&index);
     // Every search refreshes through here: write the version only when it changed.
     if !version_ok || rebuild {
-        std::fs::write(paths.version(), format!("{SCHEMA_VERSION}\n")).map_err(IndexError::io(&paths.root))?;
+        crate::fsutil::write_private(&paths.version(), format!("{SCHEMA_VERSION}\n").as_bytes()).map_err(IndexError::io(&paths.root))?;
     }
+    // Files tantivy or an older deja wrote with the umask's modes.
+    crate::fsutil::tighten_files(&dir).and_then(|()| crate::fsutil::tighten_files(&paths.root)).map_err(IndexError::io(&dir))?;
     Ok(index)
 }
 
@@ -234,6 +226,10 @@ pub fn run_index(
 ) -> Result<IndexReport, IndexRunError> {
     let started = Instant::now();
     let _lock = WriterLock::acquire(paths, req.wait, observer)?;
+    // Until the first generation is committed (its manifest saved), searches elsewhere
+    // see an empty index: tell them how far the build is.
+    let recorder = super::progress::Recorder::new(observer, paths, req.rebuild || !paths.manifest().exists());
+    let observer: &dyn IndexObserver = &recorder;
     let index = open_for_write(paths, req.rebuild)?;
     let fields = super::schema::fields_of(&index.schema()).map_err(IndexError::tantivy(&paths.root))?;
     let opts = ParseOptions::from_env(env);

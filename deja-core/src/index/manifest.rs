@@ -66,27 +66,25 @@ impl Manifest {
         Ok(Manifest { entries })
     }
 
-    /// Writes to a temporary file and renames it over `path`.
+    /// Writes to a private temporary file and renames it over `path`
+    /// ([`crate::fsutil::replace_private`]).
     pub fn save(&self, path: &Path) -> std::io::Result<()> {
-        let tmp = path.with_extension("tmp");
-        {
-            let mut w = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
+        crate::fsutil::replace_private(path, |w| {
             writeln!(w, "{HEADER}")?;
             let mut keys: Vec<&String> = self.entries.keys().collect();
             keys.sort();
             for k in keys {
-                self.entries[k].write_line(&mut w)?;
+                self.entries[k].write_line(w)?;
             }
-            w.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-        }
-        std::fs::rename(tmp, path)
+            Ok(())
+        })
     }
 }
 
 impl SourceEntry {
     /// One tab-separated line: every search reads the whole manifest, and this parses
     /// several times faster than a JSON object per entry.
-    fn write_line(&self, w: &mut impl Write) -> std::io::Result<()> {
+    fn write_line(&self, w: &mut dyn Write) -> std::io::Result<()> {
         writeln!(
             w,
             "{}\t{}\t{}\t{}\t{}\t{:x}\t{}\t{}\t{}\t{:x}\t{}",

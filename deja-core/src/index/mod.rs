@@ -9,6 +9,7 @@
 
 pub mod indexer;
 pub mod manifest;
+pub mod progress;
 pub mod records;
 pub mod schema;
 pub mod search;
@@ -82,6 +83,10 @@ impl IndexPaths {
     }
     pub fn lock(&self) -> PathBuf {
         self.root.join("writer.lock")
+    }
+    /// Progress of a first build in progress ([`progress`]).
+    pub fn first_build(&self) -> PathBuf {
+        self.root.join("first-build")
     }
     pub fn version(&self) -> PathBuf {
         self.root.join("version")

@@ -26,6 +26,9 @@ use crate::text::one_line;
 
 /// The harness id of deja's own notes (`deja remember`).
 pub const NOTES_HARNESS: &str = "deja";
+/// The most sessions one search returns, whatever the request asks: the limit sizes
+/// collectors and buffers, so an absurd one must not reach them.
+pub const MAX_LIMIT: usize = 1000;
 /// How much a note outranks a transcript with the same score.
 const NOTE_BOOST: f32 = 1.1;
 
@@ -383,7 +386,7 @@ impl IndexView {
     pub fn search(&self, req: &SearchRequest) -> Result<SearchResults, IndexError> {
         let searcher = self.searcher();
         let clauses = parse_clauses(&req.query);
-        let limit = req.limit.max(1);
+        let limit = req.limit.clamp(1, MAX_LIMIT);
         if clauses.is_empty() {
             return self.recent(&searcher, req);
         }
@@ -534,7 +537,7 @@ impl IndexView {
         let mut all: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, self.kind_term(KIND_SESSION))];
         all.extend(self.filters(&SearchRequest { role: None, ..req.clone() }));
         let q = BooleanQuery::new(all);
-        let limit = req.limit.max(1);
+        let limit = req.limit.clamp(1, MAX_LIMIT);
         let want = if req.project.is_some() { limit * 50 } else { limit };
         let top = searcher
             .search(&q, &TopDocs::with_limit(want).order_by_fast_field::<i64>("time", tantivy::Order::Desc))

@@ -14,7 +14,6 @@
 //! damaged file is an empty list (the next run writes it again), never an error.
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 const HEADER: &str = "deja-work-dirs 1";
@@ -94,20 +93,18 @@ impl WorkDirs {
         all.into_iter().take(MAX_WORK_DIRS).map(|(p, _)| p.clone()).collect()
     }
 
-    /// Writes the newest [`MAX_WORK_DIRS`] to a temporary file and renames it over `path`.
+    /// Writes the newest [`MAX_WORK_DIRS`] to a private temporary file and renames it
+    /// over `path` ([`crate::fsutil::replace_private`]).
     pub fn save(&self, path: &Path) -> std::io::Result<()> {
-        let tmp = path.with_extension("tmp");
-        {
-            let mut w = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
+        crate::fsutil::replace_private(path, |w| {
             writeln!(w, "{HEADER}")?;
             for dir in self.newest() {
                 if let Some(d) = dir.to_str() {
                     writeln!(w, "{}\t{d}", self.seen[&dir])?;
                 }
             }
-            w.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-        }
-        std::fs::rename(tmp, path)
+            Ok(())
+        })
     }
 }
 
