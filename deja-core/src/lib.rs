@@ -26,6 +26,7 @@ pub mod synth;
 pub mod testkit;
 pub mod text;
 pub mod time;
+pub mod wire;
 pub mod work;
 
 #[cfg(test)]

@@ -1,0 +1,139 @@
+//! Minimal splices into a harness's TOML config (Codex's `config.toml` and its kin).
+//!
+//! Built on `toml_edit`, whose documents keep comments, key order, whitespace and the
+//! trailing newline of everything they do not change. What this module guarantees: a
+//! table deja sets is the only one whose text changes (an existing one is replaced in
+//! place, a new one is appended at the end, after a blank line), setting it again to
+//! the same keys changes nothing, and a file that does not parse is refused with the
+//! line and column of the error.
+
+use toml_edit::{DocumentMut, Item, Table};
+
+use super::ConfigError;
+
+fn parse(text: &str) -> Result<DocumentMut, ConfigError> {
+    text.parse::<DocumentMut>().map_err(|e| {
+        let (line, column) = e.span().map_or((0, 0), |span| line_col(text, span.start));
+        ConfigError::Parse { line, column, message: e.message().to_string() }
+    })
+}
+
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text.as_bytes()[..offset.min(text.len())];
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    let column = before.iter().rev().take_while(|&&b| b != b'\n').count() + 1;
+    (line, column)
+}
+
+/// Checks that `text` parses as TOML, reporting where it does not.
+pub fn check(text: &str) -> Result<(), ConfigError> {
+    parse(text).map(|_| ())
+}
+
+/// Makes the table at `path` (e.g. `["mcp_servers", "deja"]`) hold exactly the keys of
+/// `body`, a TOML fragment of `key = value` lines.
+pub fn set_table(text: &str, path: &[&str], body: &str) -> Result<String, ConfigError> {
+    let wanted: Table =
+        body.parse::<DocumentMut>().map_err(|e| ConfigError::Shape(format!("deja's own table does not parse: {e}")))?.as_table().clone();
+    let mut doc = parse(text)?;
+    if let Some(existing) = find_table(&doc, path) {
+        let same = existing.len() == wanted.len()
+            && wanted.iter().all(|(k, v)| {
+                existing.get(k).and_then(Item::as_value).map(|x| x.to_string().trim().to_string())
+                    == v.as_value().map(|x| x.to_string().trim().to_string())
+            });
+        if same {
+            return Ok(text.to_string());
+        }
+    }
+    let (key, parents) = path.split_last().ok_or_else(|| ConfigError::Shape("empty path".into()))?;
+    let mut table: &mut Table = doc.as_table_mut();
+    for (i, p) in parents.iter().enumerate() {
+        let entry = table.entry(p).or_insert_with(|| {
+            let mut t = Table::new();
+            t.set_implicit(true);
+            Item::Table(t)
+        });
+        table = entry.as_table_mut().ok_or_else(|| ConfigError::Shape(format!("`{}` is not a table", path[..=i].join("."))))?;
+    }
+    let mut fresh = Table::new();
+    for (k, v) in wanted.iter() {
+        fresh.insert(k, v.clone());
+    }
+    let appended = table.get(key).is_none();
+    if appended {
+        // A new table goes after everything else, set off by a blank line.
+        fresh.set_position(Some(isize::MAX));
+        if !text.is_empty() {
+            fresh.decor_mut().set_prefix(if text.ends_with('\n') { "\n" } else { "\n\n" });
+        }
+    } else if let Some(old) = table.get(key).and_then(Item::as_table) {
+        fresh.set_position(old.position());
+        *fresh.decor_mut() = old.decor().clone();
+    }
+    table.insert(key, Item::Table(fresh));
+    Ok(doc.to_string())
+}
+
+fn find_table<'a>(doc: &'a DocumentMut, path: &[&str]) -> Option<&'a Table> {
+    let mut t = doc.as_table();
+    for p in path {
+        t = t.get(p)?.as_table()?;
+    }
+    Some(t)
+}
+
+/// Whether the table at `path` exists.
+pub fn has_table(text: &str, path: &[&str]) -> Result<bool, ConfigError> {
+    Ok(find_table(&parse(text)?, path).is_some())
+}
+
+/// Removes the table at `path` if present.
+pub fn remove_table(text: &str, path: &[&str]) -> Result<String, ConfigError> {
+    let mut doc = parse(text)?;
+    let (key, parents) = path.split_last().ok_or_else(|| ConfigError::Shape("empty path".into()))?;
+    let mut table = doc.as_table_mut();
+    for p in parents {
+        match table.get_mut(p).and_then(Item::as_table_mut) {
+            Some(t) => table = t,
+            None => return Ok(text.to_string()),
+        }
+    }
+    if table.remove(key).is_none() {
+        return Ok(text.to_string());
+    }
+    Ok(doc.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const USER: &str = "# my codex config\nmodel = \"o4\"  # pinned\n\n[mcp_servers.mine]\ncommand = \"x\"\n";
+    const DEJA: &str = "type = \"stdio\"\ncommand = \"/bin/deja\"\nargs = [\"mcp\"]\n";
+
+    #[test]
+    fn a_table_is_appended_replaced_in_place_and_removed() {
+        let out = set_table(USER, &["mcp_servers", "deja"], DEJA).unwrap();
+        assert!(out.starts_with(USER), "everything before stays: {out}");
+        assert!(out.ends_with("\n[mcp_servers.deja]\ntype = \"stdio\"\ncommand = \"/bin/deja\"\nargs = [\"mcp\"]\n"), "{out}");
+        assert_eq!(set_table(&out, &["mcp_servers", "deja"], DEJA).unwrap(), out, "idempotent");
+        let moved = set_table(&out, &["mcp_servers", "deja"], &DEJA.replace("/bin/deja", "/opt/deja")).unwrap();
+        assert_eq!(moved, out.replace("/bin/deja", "/opt/deja"), "replaced where it stands");
+        assert!(has_table(&moved, &["mcp_servers", "deja"]).unwrap());
+        let removed = remove_table(&moved, &["mcp_servers", "deja"]).unwrap();
+        assert!(removed.starts_with(USER) && !removed.contains("deja"), "{removed}");
+    }
+
+    #[test]
+    fn an_empty_file_gets_the_table_alone() {
+        let out = set_table("", &["mcp_servers", "deja"], DEJA).unwrap();
+        assert_eq!(out, format!("[mcp_servers.deja]\n{DEJA}"));
+    }
+
+    #[test]
+    fn a_file_that_does_not_parse_is_refused_with_its_position() {
+        let err = set_table("a = 1\nb = = 2\n", &["x"], DEJA).unwrap_err();
+        assert!(matches!(err, ConfigError::Parse { line: 2, .. }), "{err:?}");
+    }
+}
