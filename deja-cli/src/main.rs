@@ -7,7 +7,9 @@ mod adapters;
 mod bench;
 mod demo;
 mod harnesses;
+mod hooks;
 mod index_cmd;
+mod install;
 mod mcp;
 mod output;
 mod recall_cmd;
@@ -74,6 +76,29 @@ enum Command {
     Remember(remember::RememberArgs),
     /// Errors that hit three or more separate sessions.
     Friction(recall_cmd::FrictionArgs),
+    /// Wire deja into harnesses: the MCP server, skills and commands; `<id>-auto` adds hooks.
+    #[command(long_about = "Wire deja into harnesses. A target is a harness id (the MCP server, plus the skill or \
+                            command the harness reads) or `<id>-auto` (adds auto-recall: hooks or a plugin). Configs are \
+                            edited in place as minimal splices: comments, order, indentation and everything else that is \
+                            not deja's stay as they were, and `deja uninstall` gives every file back byte for byte.")]
+    Install(install::InstallArgs),
+    /// Take out what `deja install` wrote.
+    Uninstall(install::UninstallArgs),
+    /// Hook for a harness's session start: this project's digest (wired by `deja install <id>-auto`).
+    #[command(name = "hook-session-start")]
+    HookSessionStart(hooks::HookArgs),
+    /// Hook for a submitted prompt: the past sessions that match it.
+    #[command(name = "hook-prompt")]
+    HookPrompt(hooks::HookArgs),
+    /// Hook before an edit or a command: the sessions that touched that file.
+    #[command(name = "hook-tool")]
+    HookTool(hooks::HookArgs),
+    /// Hook after a failed command: what fixed that error before.
+    #[command(name = "hook-tool-after")]
+    HookToolAfter(hooks::HookArgs),
+    /// Hook before a compaction: index the transcript in the background.
+    #[command(name = "hook-precompact")]
+    HookPrecompact(hooks::HookArgs),
     /// Serve recall to agents over MCP (stdio JSON-RPC; one tool `deja`).
     Mcp(mcp::McpArgs),
     /// Benchmarks: synthetic corpora, index throughput, search latency, LoCoMo recall.
@@ -184,7 +209,16 @@ fn main() -> ExitCode {
     let cli = Cli::parse_from(args);
     // Demo and bench build their own synthetic homes; everything else anchors the index
     // and the notes in the real one.
-    if !matches!(cli.command, Command::Demo(_) | Command::Bench(_)) {
+    // Hooks check it themselves: they fail open, with no output and exit 0.
+    let is_hook = matches!(
+        cli.command,
+        Command::HookSessionStart(_)
+            | Command::HookPrompt(_)
+            | Command::HookTool(_)
+            | Command::HookToolAfter(_)
+            | Command::HookPrecompact(_)
+    );
+    if !is_hook && !matches!(cli.command, Command::Demo(_) | Command::Bench(_)) {
         if let Err(e) = deja_core::StoreEnv::from_process().check_home() {
             eprintln!("deja: {e}");
             return ExitCode::from(2);
@@ -204,6 +238,13 @@ fn main() -> ExitCode {
         Command::Orient(a) => recall_cmd::orient(a),
         Command::Remember(a) => remember::run(a),
         Command::Friction(a) => recall_cmd::friction(a),
+        Command::HookSessionStart(a) => Ok(hooks::run(hooks::Hook::SessionStart, a)),
+        Command::HookPrompt(a) => Ok(hooks::run(hooks::Hook::Prompt, a)),
+        Command::HookTool(a) => Ok(hooks::run(hooks::Hook::Tool, a)),
+        Command::HookToolAfter(a) => Ok(hooks::run(hooks::Hook::ToolAfter, a)),
+        Command::HookPrecompact(a) => Ok(hooks::run(hooks::Hook::Precompact, a)),
+        Command::Install(a) => install::install(a),
+        Command::Uninstall(a) => install::uninstall(a),
         Command::Mcp(a) => mcp::run(a),
         Command::Bench(a) => bench::run(a),
     };

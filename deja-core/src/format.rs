@@ -32,6 +32,35 @@ pub trait HarnessFormat: Send + Sync + 'static {
         false
     }
 
+    /// How `deja install <id>` and `<id>-auto` wire deja into this harness, when its
+    /// page describes a mechanism (`None`, the default: nothing to wire).
+    fn wiring(&self) -> Option<&'static dyn crate::wire::Wiring> {
+        None
+    }
+
+    /// The capabilities the matrix and the docs report: the static description, with
+    /// the wiring surfaces derived from code — a surface reads `works` exactly when
+    /// [`wiring`](Self::wiring) provides it (every wiring is round-tripped by the kit),
+    /// and a `works` the code does not back reads `planned`.
+    fn capabilities(&self) -> Capabilities {
+        let mut caps = self.info().capabilities;
+        let provided = self.wiring().map_or(&[][..], |w| w.surfaces());
+        for (surface, cap) in [
+            (crate::wire::Surface::Mcp, &mut caps.mcp),
+            (crate::wire::Surface::AutoRecall, &mut caps.auto_recall),
+            (crate::wire::Surface::Skill, &mut caps.skill),
+            (crate::wire::Surface::Command, &mut caps.command),
+        ] {
+            let reason = cap.reason();
+            *cap = match (provided.contains(&surface), *cap) {
+                (true, _) => Capability::Works(reason),
+                (false, Capability::Works(r)) => Capability::Planned(r),
+                (false, other) => other,
+            };
+        }
+        caps
+    }
+
     /// The adapter's synthetic writer, when it has one: the demo, the benchmark corpora,
     /// the LoCoMo run and the conformance kit's round trip write sessions through it.
     /// `None` (the default) says the adapter has none; those surfaces skip it.

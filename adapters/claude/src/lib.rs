@@ -7,6 +7,8 @@
 //! metadata and dialect (config root `~/.claude`, relocated by `CLAUDE_CONFIG_DIR`;
 //! Claude Code's tool names), its fixtures and snapshots.
 
+mod wiring;
+
 use deja_core::family::claude_jsonl::{ClaudeAdapter, ClaudeDialect, CLAUDE_INJECTED, CLAUDE_TOOLS};
 use deja_core::{Capabilities, Capability, HarnessInfo, Os, StorePath};
 
@@ -48,6 +50,6 @@ pub const DIALECT: ClaudeDialect =
 
 /// The claude adapter: the Claude-shaped family's whole adapter with this harness's
 /// metadata and dialect.
-pub static FORMAT: ClaudeAdapter = ClaudeAdapter { info: &INFO, dialect: DIALECT };
+pub static FORMAT: ClaudeAdapter = ClaudeAdapter { info: &INFO, dialect: DIALECT, wiring: Some(&wiring::ClaudeWiring) };
 
 deja_core::inventory::submit!(deja_core::Registration(&FORMAT));

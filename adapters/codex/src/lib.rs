@@ -38,6 +38,8 @@
 //! | `world_state`, `token_usage_record`, other `event_msg` kinds, lines without a `payload` object | skip | harness state |
 //! | `history.jsonl` `{session_id, ts, text}` | `User` | session per id without a rollout; project `history` |
 
+mod wiring;
+
 use std::path::{Path, PathBuf};
 
 use deja_core::family::codex_rollout::{self, CodexDialect, RolloutStore, CODEX_TOOLS};
@@ -116,6 +118,10 @@ pub fn store(env: &StoreEnv) -> RolloutStore {
 impl HarnessFormat for CodexFormat {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
+    }
+
+    fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
+        Some(&wiring::CodexWiring)
     }
 
     fn discover(&self, env: &StoreEnv) -> Discovery {

@@ -39,6 +39,8 @@
 //! "<project-id>"}}`, reverse lookup), else `tmp/<project-id>/.project_root`, else the
 //! project id itself.
 
+mod wiring;
+
 use std::path::{Path, PathBuf};
 
 use deja_core::discover::find_files;
@@ -123,6 +125,10 @@ fn is_chat_name(name: &str) -> bool {
 impl HarnessFormat for GeminiFormat {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
+    }
+
+    fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
+        Some(&wiring::GeminiWiring)
     }
 
     fn discover(&self, env: &StoreEnv) -> Discovery {

@@ -63,6 +63,7 @@ static INFO: HarnessInfo = HarnessInfo {
 
 /// The icodemate adapter: the opencode family's whole adapter with this harness's metadata,
 /// dialect and store location.
-pub static FORMAT: OpencodeAdapter = OpencodeAdapter { info: &INFO, dialect: DIALECT, location: LOCATION, synthetic_agent: "build" };
+pub static FORMAT: OpencodeAdapter =
+    OpencodeAdapter { info: &INFO, dialect: DIALECT, location: LOCATION, synthetic_agent: "build", wiring: None };
 
 deja_core::inventory::submit!(deja_core::Registration(&FORMAT));

@@ -46,6 +46,6 @@ static INFO: HarnessInfo = HarnessInfo {
 
 /// The openclaude adapter: the Claude-shaped family's whole adapter with this harness's
 /// metadata and dialect.
-pub static FORMAT: ClaudeAdapter = ClaudeAdapter { info: &INFO, dialect: DIALECT };
+pub static FORMAT: ClaudeAdapter = ClaudeAdapter { info: &INFO, dialect: DIALECT, wiring: None };
 
 deja_core::inventory::submit!(deja_core::Registration(&FORMAT));

@@ -27,6 +27,8 @@
 //! the line's `cwd`, else the encoded directory decoded against the filesystem (else
 //! its last two dash parts).
 
+mod wiring;
+
 use std::path::{Path, PathBuf};
 
 use deja_core::discover::find_files;
@@ -102,6 +104,10 @@ pub fn sessions_root(env: &StoreEnv) -> PathBuf {
 impl HarnessFormat for QwenFormat {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
+    }
+
+    fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
+        Some(&wiring::QwenWiring)
     }
 
     fn discover(&self, env: &StoreEnv) -> Discovery {

@@ -208,11 +208,17 @@ pub fn parse_with(
 pub struct ClaudeAdapter {
     pub info: &'static crate::format::HarnessInfo,
     pub dialect: ClaudeDialect,
+    /// The harness's `deja install` wiring, if it has one.
+    pub wiring: Option<&'static dyn crate::wire::Wiring>,
 }
 
 impl crate::format::HarnessFormat for ClaudeAdapter {
     fn info(&self) -> &'static crate::format::HarnessInfo {
         self.info
+    }
+
+    fn wiring(&self) -> Option<&'static dyn crate::wire::Wiring> {
+        self.wiring
     }
 
     fn discover(&self, env: &StoreEnv) -> Discovery {

@@ -895,11 +895,17 @@ pub struct OpencodeAdapter {
     pub location: DbLocation,
     /// The agent name the synthetic writer records (`build`).
     pub synthetic_agent: &'static str,
+    /// The harness's `deja install` wiring, if it has one.
+    pub wiring: Option<&'static dyn crate::wire::Wiring>,
 }
 
 impl crate::format::HarnessFormat for OpencodeAdapter {
     fn info(&self) -> &'static crate::format::HarnessInfo {
         self.info
+    }
+
+    fn wiring(&self) -> Option<&'static dyn crate::wire::Wiring> {
+        self.wiring
     }
 
     fn discover(&self, env: &StoreEnv) -> Discovery {

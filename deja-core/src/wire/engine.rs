@@ -95,6 +95,11 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// The targets installed once the plan is applied.
+    pub fn targets(&self) -> &BTreeSet<String> {
+        &self.next.targets
+    }
+
     /// Whether applying the plan changes anything on disk.
     pub fn is_noop(&self) -> bool {
         self.changes.iter().all(|c| c.before == c.after) && self.mkdirs.is_empty() && self.rmdirs.is_empty()
@@ -205,13 +210,14 @@ impl Engine {
                 (original, true)
             }
             Some(_) if owned => (current.clone(), false),
-            Some(_) => (
-                match &current {
-                    Some(bytes) => Some(strip(bytes, all).map_err(config_err)?),
+            Some(r) => {
+                let original = r.original.as_ref().and_then(|name| std::fs::read(self.backups().join(name)).ok());
+                let stripped = match &current {
+                    Some(bytes) => Some(strip(bytes, all, original.as_deref()).map_err(config_err)?),
                     None => None,
-                },
-                false,
-            ),
+                };
+                (stripped, false)
+            }
             None => (current.clone(), false),
         };
         let mut kept = None;
@@ -236,6 +242,10 @@ impl Engine {
             for e in active {
                 text = apply(&text, e).map_err(config_err)?;
             }
+            // A file deja creates ends its last line, as editors write them.
+            if base.is_none() && !text.ends_with('\n') {
+                text.push('\n');
+            }
             Some(text.into_bytes())
         };
 
@@ -245,7 +255,9 @@ impl Engine {
             None => missing_dirs(path.parent()),
         };
         let back_to_base = desired == base && (original_from_record || record.is_none());
-        if back_to_base || (desired.is_none() && base.is_none()) {
+        // Nothing of deja's is left in the file (no installed target edits it), or it is
+        // the user's version again: forget it.
+        if active.is_empty() || back_to_base || (desired.is_none() && base.is_none()) {
             if let Some(r) = record {
                 if let Some(name) = &r.original {
                     plan.drop_backups.push(name.clone());
@@ -268,7 +280,9 @@ impl Engine {
             }
             plan.next.files.insert(path.to_path_buf(), FileRecord { original, written: hash(bytes), created_dirs, owned });
         }
-        plan.changes.push(FileChange { path: path.to_path_buf(), before: current, after: desired, kept, owned });
+        if current != desired || kept.is_some() {
+            plan.changes.push(FileChange { path: path.to_path_buf(), before: current, after: desired, kept, owned });
+        }
         Ok(())
     }
 
@@ -303,10 +317,10 @@ impl Engine {
         };
         crate::fsutil::private_dir(&self.backups()).map_err(io(&self.backups()))?;
         for (name, bytes) in &plan.new_backups {
+            // A new copy replaces an old one: the user changed the file since, and
+            // their version is the one to give back.
             let p = self.backups().join(name);
-            if !p.exists() {
-                crate::fsutil::write_private(&p, bytes).map_err(io(&p))?;
-            }
+            crate::fsutil::write_private(&p, bytes).map_err(io(&p))?;
         }
         for d in &plan.mkdirs {
             create_dir(d).map_err(io(d))?;
@@ -342,6 +356,7 @@ impl Engine {
         if plan.next.files.is_empty() && plan.next.targets.is_empty() {
             let _ = std::fs::remove_file(self.state_path());
             let _ = std::fs::remove_dir(self.backups());
+            let _ = std::fs::remove_dir(&self.dir);
         }
         Ok(())
     }
@@ -412,12 +427,18 @@ fn apply(text: &str, edit: &Edit) -> Result<String, ConfigError> {
     }
 }
 
-/// The file with every deja edit that could be in it taken out.
-fn strip(bytes: &[u8], edits: &[&Edit]) -> Result<Vec<u8>, ConfigError> {
+/// The file with every deja edit that could be in it taken out. A JSON member the file
+/// held before deja's first change (a setting deja flipped, such as Gemini's
+/// `hooksConfig.enabled`) gets its `original` value back instead of going.
+fn strip(bytes: &[u8], edits: &[&Edit], original: Option<&[u8]>) -> Result<Vec<u8>, ConfigError> {
     let mut text = String::from_utf8(bytes.to_vec()).map_err(|_| ConfigError::Shape("not UTF-8 text".into()))?;
+    let original = original.and_then(|b| std::str::from_utf8(b).ok());
     for e in edits {
         text = match e {
-            Edit::JsonMember { path, .. } => json::remove_member(&text, &strs(path))?,
+            Edit::JsonMember { path, .. } => match original.and_then(|o| json::get_member(o, &strs(path)).ok().flatten()) {
+                Some(value) => json::set_member(&text, &strs(path), &value)?,
+                None => json::remove_member(&text, &strs(path))?,
+            },
             Edit::JsonArrayItem { path, marker, .. } => json::remove_array_items(&text, &strs(path), &|v| matches_marker(v, marker))?,
             Edit::TomlTable { path, .. } => toml::remove_table(&text, &strs(path))?,
             Edit::Block { start, end, .. } => block::remove_block(&text, start, end),

@@ -24,7 +24,7 @@ pub mod toml;
 
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
+pub use serde_json::{json, Value};
 
 use crate::env::StoreEnv;
 
@@ -145,6 +145,38 @@ pub trait Wiring: Sync {
     fn notes(&self) -> &'static [&'static str] {
         &[]
     }
+}
+
+impl WireContext<'_> {
+    /// A Claude-shaped hook entry (`{"matcher"?, "hooks": [{"type": "command", …}]}`)
+    /// as an array item of `<file>`'s `hooks.<event>`, recognised by its subcommand.
+    /// `extra` goes into the command object (`statusMessage`, `timeout`).
+    pub fn claude_hook(&self, file: &Path, event: &str, matcher: Option<&str>, sub: &str, extra: Value) -> Edit {
+        let mut command = serde_json::Map::new();
+        command.insert("type".into(), "command".into());
+        command.insert("command".into(), self.hook_command(sub).into());
+        if let Value::Object(extra) = extra {
+            command.extend(extra);
+        }
+        let mut entry = serde_json::Map::new();
+        if let Some(m) = matcher {
+            entry.insert("matcher".into(), m.into());
+        }
+        entry.insert("hooks".into(), Value::Array(vec![Value::Object(command)]));
+        let subcommand = sub.split_whitespace().next().unwrap_or(sub);
+        Edit::json_array_item(file, &["hooks", event], &["deja", &format!(" {subcommand}")], Value::Object(entry))
+    }
+}
+
+/// `v` as pretty JSON (two-space indent), for files deja owns whole.
+pub fn to_pretty(v: &Value) -> String {
+    serde_json::to_string_pretty(v).unwrap_or_default()
+}
+
+/// The shared skill location `~/.agents/skills/deja-history/SKILL.md` that many
+/// harnesses read.
+pub fn shared_skill(cx: &WireContext) -> Edit {
+    Edit::owned_file(cx.env.home().join(".agents/skills").join(SKILL_NAME).join("SKILL.md"), skill_text(cx))
 }
 
 /// A config file deja would not touch.

@@ -163,6 +163,7 @@ fn a_file_the_harness_rewrote_loses_only_deja_s_member() {
     s.run(&[], "/bin/deja");
     let after: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     assert_eq!(after, json!({"mcpServers": {"mine": {"command": "x"}}, "hooks": {}, "userID": "u1"}));
+    assert!(s.engine.load().unwrap().files.is_empty(), "nothing of deja's is left to remember");
 }
 
 #[test]
@@ -217,4 +218,34 @@ fn a_config_install_created_is_deleted_with_its_directories() {
     assert_eq!(v["mcpServers"]["deja"]["args"], json!(["mcp"]));
     s.run(&[], "/bin/deja");
     assert_eq!(snapshot(&s.home), before);
+}
+
+#[test]
+fn a_flipped_setting_gets_its_original_value_back_even_after_a_rewrite() {
+    let s = setup();
+    let path = s.home.join("settings.json");
+    std::fs::write(&path, "{\"hooksConfig\": {\"enabled\": false}}").unwrap();
+    let mut edits = BTreeMap::new();
+    edits.insert("g-auto".to_string(), vec![Edit::json_member(&path, &["hooksConfig", "enabled"], json!(true))]);
+    let plan = s.engine.plan(&targets(&["g-auto"]), &edits, false).unwrap();
+    s.engine.apply(&plan).unwrap();
+    // The harness rewrites the file (reformatted, a key of its own added).
+    std::fs::write(&path, "{\n  \"hooksConfig\": { \"enabled\": true },\n  \"ui\": 1\n}").unwrap();
+    let plan = s.engine.plan(&targets(&[]), &edits, false).unwrap();
+    s.engine.apply(&plan).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(v, json!({"hooksConfig": {"enabled": false}, "ui": 1}));
+}
+
+#[test]
+fn a_file_the_user_changed_after_install_keeps_their_change_through_reinstall_and_uninstall() {
+    let s = setup();
+    seed(&s);
+    s.run(&["tool"], "/bin/deja");
+    let path = s.home.join(".tool/config.toml");
+    let edited = std::fs::read_to_string(&path).unwrap().replace("model = \"o4\"", "model = \"o5\"");
+    std::fs::write(&path, &edited).unwrap();
+    s.run(&["tool"], "/new/deja");
+    s.run(&[], "/new/deja");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), CONFIG.replace("o4", "o5"), "the user's later edit survives");
 }

@@ -25,6 +25,11 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
     (line, column)
 }
 
+/// `s` as a TOML basic string, escaped (a Windows path's backslashes included).
+pub fn quote(s: &str) -> String {
+    toml_edit::Value::from(s).to_string().trim().to_string()
+}
+
 /// Checks that `text` parses as TOML, reporting where it does not.
 pub fn check(text: &str) -> Result<(), ConfigError> {
     parse(text).map(|_| ())

@@ -1,0 +1,382 @@
+//! The hook subcommands harnesses run (DESIGN §7; `deja install <id>-auto` wires them):
+//!
+//! | subcommand | when | what it hands the agent | budget |
+//! | --- | --- | --- | --- |
+//! | `hook-session-start` | a session opens | this project's digest: recent sessions, decisions, notes | 2 KB |
+//! | `hook-prompt` | a prompt is submitted | the past sessions that match the prompt | 1.5 KB |
+//! | `hook-tool` | before an edit or a command | the sessions that touched that file | 480 B |
+//! | `hook-tool-after` | after a failed command | what fixed that error before | 480 B |
+//! | `hook-precompact` | before a compaction | nothing: it queues a background `deja index` so the transcript is kept before the summary replaces it | — |
+//!
+//! Each reads the harness's payload from stdin — bounded, with a deadline, stopping at
+//! the first complete JSON value, since some hosts keep the pipe open — and answers in
+//! the Claude-shaped envelope (`hookSpecificOutput.additionalContext`) or, with
+//! `--plain`, the bare block. They fail open: any problem (garbage on stdin, no index,
+//! an index being rebuilt, a panic) is exit 0 with no output. They never build or wait
+//! for the index, answer from the last committed one, and never inject the same block
+//! twice into one agent session (a small per-session record under the cache directory).
+
+use std::io::{IsTerminal, Read};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use deja_core::index::{IndexPaths, IndexView};
+use deja_core::recall::frame::{frame, Answer, CLOSE_TAG};
+use deja_core::recall::query::{self, Scope};
+use deja_core::recall::render;
+use deja_core::StoreEnv;
+use serde_json::{json, Value};
+
+/// The largest payload read; past it the hook gives up (fails open).
+const MAX_STDIN: usize = 4 << 20;
+/// How long a hook waits for its payload.
+const STDIN_DEADLINE: Duration = Duration::from_millis(300);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hook {
+    SessionStart,
+    Prompt,
+    Tool,
+    ToolAfter,
+    Precompact,
+}
+
+impl Hook {
+    /// The Claude-style event name answered when the payload does not say.
+    fn default_event(self) -> &'static str {
+        match self {
+            Hook::SessionStart => "SessionStart",
+            Hook::Prompt => "UserPromptSubmit",
+            Hook::Tool => "PreToolUse",
+            Hook::ToolAfter => "PostToolUse",
+            Hook::Precompact => "PreCompact",
+        }
+    }
+
+    fn budget(self) -> usize {
+        match self {
+            Hook::SessionStart => 2048,
+            Hook::Prompt => 1536,
+            Hook::Tool | Hook::ToolAfter => 480,
+            Hook::Precompact => 0,
+        }
+    }
+}
+
+#[derive(Args, Clone)]
+pub struct HookArgs {
+    /// Print the bare block, for hosts that inject stdout verbatim.
+    #[arg(long)]
+    pub plain: bool,
+    /// `hook-prompt`: also hand over the session-start digest with a session's first
+    /// prompt (for harnesses whose session-start context reaches no model).
+    #[arg(long)]
+    pub digest: bool,
+}
+
+/// Runs a hook; whatever happens, exit 0.
+pub fn run(hook: Hook, args: HookArgs) -> ExitCode {
+    let out = std::panic::catch_unwind(|| answer(hook, &args));
+    if let Ok(Some(text)) = out {
+        use std::io::Write;
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout.write_all(text.as_bytes());
+        let _ = stdout.flush();
+    }
+    ExitCode::SUCCESS
+}
+
+/// Reads one JSON value from stdin: stops as soon as a complete value has arrived, at
+/// the deadline, at end of input or past the size cap. A terminal gives no payload.
+fn read_payload(deadline: Duration) -> Option<Value> {
+    if std::io::stdin().is_terminal() {
+        return None;
+    }
+    let (tx, rx) = mpsc::channel::<Vec<u8>>();
+    // The reader thread may stay blocked on a pipe the host keeps open; the process
+    // exits without joining it.
+    std::thread::Builder::new()
+        .name("deja-hook-stdin".into())
+        .spawn(move || {
+            let mut stdin = std::io::stdin().lock();
+            let mut buf = vec![0u8; 64 << 10];
+            loop {
+                match stdin.read(&mut buf) {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => {
+                        if tx.send(buf[..n].to_vec()).is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+        })
+        .ok()?;
+    let until = Instant::now() + deadline;
+    let mut data = Vec::new();
+    loop {
+        let left = until.checked_duration_since(Instant::now())?;
+        match rx.recv_timeout(left) {
+            Ok(chunk) => {
+                data.extend_from_slice(&chunk);
+                if data.len() > MAX_STDIN {
+                    return None;
+                }
+                if let Some(v) = first_value(&data) {
+                    return Some(v);
+                }
+            }
+            // End of input: whatever arrived is all there is.
+            Err(mpsc::RecvTimeoutError::Disconnected) => return first_value(&data),
+            Err(mpsc::RecvTimeoutError::Timeout) => return None,
+        }
+    }
+}
+
+/// The first complete JSON value in `data`, if one has fully arrived.
+fn first_value(data: &[u8]) -> Option<Value> {
+    let text = String::from_utf8_lossy(data);
+    serde_json::Deserializer::from_str(&text).into_iter::<Value>().next()?.ok()
+}
+
+/// What the harness told the hook.
+#[derive(Debug, Default)]
+struct Payload {
+    session: Option<String>,
+    cwd: Option<String>,
+    event: Option<String>,
+    prompt: Option<String>,
+    source: Option<String>,
+    file: Option<String>,
+    command: Option<String>,
+    /// For `hook-tool-after`: the tool's output when it failed.
+    failure: Option<String>,
+}
+
+fn str_at<'a>(v: &'a Value, keys: &[&str]) -> Option<&'a str> {
+    keys.iter().find_map(|k| v.get(*k).and_then(Value::as_str)).filter(|s| !s.trim().is_empty())
+}
+
+/// Text from a string or a list of `{"type": "text", "text": …}` parts.
+fn text_of(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Array(parts) => {
+            let joined: Vec<&str> = parts.iter().filter_map(|p| p.get("text").and_then(Value::as_str).or_else(|| p.as_str())).collect();
+            (!joined.is_empty()).then(|| joined.join("\n"))
+        }
+        _ => None,
+    }
+}
+
+impl Payload {
+    fn from(v: &Value) -> Payload {
+        let input = v.get("tool_input").or_else(|| v.get("toolInput")).or_else(|| v.get("input")).unwrap_or(&Value::Null);
+        let response = v.get("tool_response").or_else(|| v.get("toolResponse")).or_else(|| v.get("tool_result")).unwrap_or(&Value::Null);
+        Payload {
+            session: str_at(v, &["session_id", "sessionId", "conversation_id"]).map(str::to_string),
+            cwd: str_at(v, &["cwd", "workspace", "project_dir"]).map(str::to_string),
+            event: str_at(v, &["hook_event_name", "hookEventName"]).map(str::to_string),
+            prompt: v.get("prompt").and_then(text_of).or_else(|| v.get("user_prompt").and_then(text_of)),
+            source: str_at(v, &["source", "trigger"]).map(str::to_string),
+            file: str_at(input, &["file_path", "path", "notebook_path", "filePath"]).map(str::to_string),
+            command: str_at(input, &["command", "cmd"]).map(str::to_string),
+            failure: failure_text(response),
+        }
+    }
+}
+
+/// A failed tool's output: a non-zero exit code or an error flag, with its text.
+fn failure_text(response: &Value) -> Option<String> {
+    if response.is_null() {
+        return None;
+    }
+    let code = ["exit_code", "exitCode", "returncode", "code"].iter().find_map(|k| response.get(*k).and_then(Value::as_i64));
+    let flagged = ["is_error", "isError", "interrupted"].iter().any(|k| response.get(*k).and_then(Value::as_bool) == Some(true));
+    let text: String = match response {
+        Value::String(s) => s.clone(),
+        _ => ["stderr", "stdout", "output", "content", "error"]
+            .iter()
+            .filter_map(|k| response.get(*k).and_then(text_of))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    };
+    // A plain-text result says its exit status on its last line (`[exit code: 2]`).
+    let marked = text.lines().last().is_some_and(|l| {
+        let l = l.trim();
+        (l.starts_with("[exit code:") && !l.starts_with("[exit code: 0]")) || l.starts_with("[killed by signal")
+    });
+    (code.is_some_and(|c| c != 0) || flagged || marked).then_some(text).filter(|t| !t.trim().is_empty())
+}
+
+/// Prompt text without what hosts and deja itself put around it.
+fn prompt_terms(prompt: &str) -> String {
+    let mut text = deja_core::InjectedText::NONE.strip(prompt);
+    for (open, close) in [
+        ("<hook_context>", "</hook_context>"),
+        ("&lt;hook_context&gt;", "&lt;/hook_context&gt;"),
+        ("<system-reminder>", "</system-reminder>"),
+    ] {
+        while let Some(a) = text.find(open) {
+            let end = text[a..].find(close).map_or(text.len(), |b| a + b + close.len());
+            text.replace_range(a..end, " ");
+        }
+    }
+    text
+}
+
+fn answer(hook: Hook, args: &HookArgs) -> Option<String> {
+    let payload = read_payload(STDIN_DEADLINE).map(|v| Payload::from(&v)).unwrap_or_default();
+    let env = StoreEnv::from_process();
+    env.check_home().ok()?;
+    if hook == Hook::Precompact {
+        queue_index();
+        return None;
+    }
+    let paths = IndexPaths::new(env.index_dir());
+    // Never build or wait: no index yet, or one of another schema, is silence.
+    if !paths.exists() || crate::search_cmd::check_not_building(&paths).is_err() {
+        return None;
+    }
+    let view = IndexView::open(&paths).ok()?;
+    let here = payload
+        .cwd
+        .clone()
+        .or_else(|| std::env::var("CLAUDE_PROJECT_DIR").ok().filter(|d| !d.is_empty()))
+        .or_else(|| std::env::current_dir().ok().map(|d| d.display().to_string()));
+    let scope = Scope { harnesses: Vec::new(), project: None, since: None, here: here.clone() };
+    let mut answers: Vec<Answer> = Vec::new();
+    match hook {
+        Hook::SessionStart => {
+            let dir = here.clone()?;
+            let o = query::orient(&view, &dir, &scope, 4).ok()?;
+            if !o.sessions.is_empty() || !o.notes.is_empty() {
+                answers.push(render::orient(&o));
+            }
+        }
+        Hook::Prompt => {
+            let terms = prompt_terms(payload.prompt.as_deref()?);
+            if args.digest && !seen_any(&env, payload.session.as_deref()) {
+                if let Some(dir) = &here {
+                    if let Ok(o) = query::orient(&view, dir, &scope, 3) {
+                        if !o.sessions.is_empty() || !o.notes.is_empty() {
+                            answers.push(render::orient(&o));
+                        }
+                    }
+                }
+            }
+            // A slash command or a one-word prompt names nothing to look for.
+            if !terms.trim_start().starts_with('/') && terms.split_whitespace().count() >= 2 {
+                let r = query::recall(&view, &terms, &Scope { project: None, ..scope.clone() }, 3).ok()?;
+                if !r.hits.is_empty() {
+                    answers.push(render::recall(&r, &terms));
+                }
+            }
+        }
+        Hook::Tool => {
+            let file = payload.file.clone().or_else(|| payload.command.as_deref().and_then(path_in_command))?;
+            let r = query::blame(&view, &file, &scope, 2).ok()?;
+            if !r.hits.is_empty() {
+                answers.push(render::blame(&r));
+            }
+        }
+        Hook::ToolAfter => {
+            let text = payload.failure.as_deref()?;
+            let r = query::fixes(&view, text, &scope, 2).ok()?;
+            if !r.fixes.is_empty() {
+                answers.push(render::fix(&r));
+            }
+        }
+        Hook::Precompact => {}
+    }
+    if answers.is_empty() {
+        return None;
+    }
+    let per = hook.budget() / answers.len();
+    let block: String = answers.iter().map(|a| framed(a, per)).collect();
+    if !first_time(&env, payload.session.as_deref(), &block) {
+        return None;
+    }
+    if args.plain {
+        return Some(block);
+    }
+    let event = payload.event.clone().unwrap_or_else(|| hook.default_event().to_string());
+    let receipt = match hook {
+        Hook::SessionStart => "deja: recalled this project's past sessions",
+        Hook::Prompt => "deja: recalled matching past sessions",
+        Hook::Tool => "deja: this file was worked on before",
+        Hook::ToolAfter => "deja: this error was fixed before",
+        Hook::Precompact => "",
+    };
+    let _ = &payload.source;
+    let v = json!({"systemMessage": receipt, "hookSpecificOutput": {"hookEventName": event, "additionalContext": block}});
+    Some(format!("{v}\n"))
+}
+
+/// The framed block alone (no paging note: a hook cannot page).
+fn framed(a: &Answer, budget: usize) -> String {
+    let text = frame(a, 0, budget);
+    match text.find(CLOSE_TAG) {
+        Some(i) => format!("{}\n", &text[..i + CLOSE_TAG.len()]),
+        None => text,
+    }
+}
+
+/// The first path-like argument of a shell command that names an existing file.
+fn path_in_command(command: &str) -> Option<String> {
+    command
+        .split_whitespace()
+        .skip(1)
+        .map(|w| w.trim_matches(|c| c == '"' || c == '\''))
+        .find(|w| !w.starts_with('-') && w.contains(['/', '.']) && std::path::Path::new(w).is_file())
+        .map(str::to_string)
+}
+
+/// Where hooks remember what they injected into which session.
+fn seen_dir(env: &StoreEnv) -> PathBuf {
+    env.index_dir().join("hooks")
+}
+
+fn seen_file(env: &StoreEnv, session: &str) -> PathBuf {
+    seen_dir(env).join(format!("{:016x}", xxhash_rust::xxh3::xxh3_64(session.as_bytes())))
+}
+
+fn seen_any(env: &StoreEnv, session: Option<&str>) -> bool {
+    session.is_some_and(|s| seen_file(env, s).exists())
+}
+
+/// Records `block` for `session` and says whether it was new. Without a session id
+/// there is nothing to key on, and every block counts as new.
+fn first_time(env: &StoreEnv, session: Option<&str>, block: &str) -> bool {
+    let Some(session) = session else { return true };
+    let path = seen_file(env, session);
+    let digest = format!("{:016x}\n", xxhash_rust::xxh3::xxh3_64(block.as_bytes()));
+    let seen = std::fs::read_to_string(&path).unwrap_or_default();
+    if seen.lines().any(|l| format!("{l}\n") == digest) {
+        return false;
+    }
+    if deja_core::fsutil::private_dir(&seen_dir(env)).is_ok() {
+        use std::io::Write;
+        // Appending one short line; a lost record only risks one repeated block.
+        if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(&path) {
+            let _ = f.write_all(digest.as_bytes());
+        }
+    }
+    true
+}
+
+/// Starts `deja index -q` in the background, detached from the hook's pipes, so the
+/// transcript is in deja's copy before the compaction summary replaces it in the
+/// harness's context. The hook itself returns at once.
+fn queue_index() {
+    let Ok(exe) = std::env::current_exe() else { return };
+    let _ = std::process::Command::new(exe)
+        .args(["index", "-q"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+}
