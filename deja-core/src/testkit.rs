@@ -5,7 +5,7 @@
 //! deja_core::conformance!(FooFormat, relocate "DEJA_FOO_ROOT" => ".foo/sessions", relocate "FOO_HOME" => ".foo");
 //! ```
 //!
-//! expands to six tests over the adapter's fixture home, `tests/fixtures/home/` (a home
+//! expands to seven tests over the adapter's fixture home, `tests/fixtures/home/` (a home
 //! directory laid out exactly as the harness lays out its store; a file `X.sql` in it is
 //! materialized as the SQLite database `X`, written through a connection that stays open
 //! so the rows sit in a live `-wal`, and with a `zstd(text)` SQL function for compressed
@@ -29,7 +29,11 @@
 //! - **read only**: parsing every source leaves every file of the home (databases, their
 //!   `-wal` and `-shm` included) byte for byte and mtime for mtime as it was, and a
 //!   database another connection is writing (a write transaction held open on each
-//!   materialized `.sql` fixture) reads the same sessions.
+//!   materialized `.sql` fixture) reads the same sessions;
+//! - **wiring**: where the adapter wires deja into its harness, each target installed
+//!   over configs holding the user's own entries keeps them, a second install changes
+//!   nothing, uninstall gives every byte back, and relocation variables move the files
+//!   ([`crate::wire::kit`]).
 //!
 //! The property tests run `PROPTEST_CASES` cases (32 by default, so seventy adapters stay
 //! within CI's budget); a longer run is the same test with a larger number.
@@ -46,12 +50,12 @@ use crate::model::{Resume, Role, Session, SourceRef, Timestamp};
 use crate::normalize::{normalize, NormalizeOptions};
 use crate::synth::{SynthSession, SynthTurn};
 
-/// Expands to the kit's six tests for one adapter (see the module doc).
+/// Expands to the kit's seven tests for one adapter (see the module doc).
 #[macro_export]
 macro_rules! conformance {
-    ($format:expr $(, relocate $var:literal => $dir:literal)* $(, switch $switch:literal)* $(,)?) => {
+    ($format:expr $(, relocate $var:literal => $dir:literal)* $(, switch $switch:literal)* $(, wires $wvar:literal => $wdir:literal)* $(,)?) => {
         fn deja_conformance_kit() -> $crate::testkit::Kit {
-            $crate::testkit::Kit::new(&$format, env!("CARGO_MANIFEST_DIR"))$(.relocates($var, $dir))*$(.switch($switch))*
+            $crate::testkit::Kit::new(&$format, env!("CARGO_MANIFEST_DIR"))$(.relocates($var, $dir))*$(.switch($switch))*$(.wires($wvar, $wdir))*
         }
         #[test]
         fn conformance_snapshots() {
@@ -77,15 +81,21 @@ macro_rules! conformance {
         fn conformance_read_only() {
             deja_conformance_kit().check_read_only();
         }
+        #[test]
+        fn conformance_wiring() {
+            deja_conformance_kit().check_wiring();
+        }
     };
 }
 
 /// One adapter under test.
 pub struct Kit {
-    format: &'static dyn HarnessFormat,
+    pub(crate) format: &'static dyn HarnessFormat,
     crate_dir: PathBuf,
     relocations: Vec<(&'static str, &'static str)>,
     switches: Vec<&'static str>,
+    /// Variables that move the harness's config, for the wiring check.
+    pub(crate) config_relocations: Vec<(&'static str, &'static str)>,
 }
 
 /// A materialized fixture home; databases stay open (their WAL live) while it lives.
@@ -145,13 +155,21 @@ pub fn sqlite_fixture(path: &Path, sql: &str) -> rusqlite::Result<rusqlite::Conn
 
 impl Kit {
     pub fn new(format: &'static dyn HarnessFormat, crate_dir: &str) -> Kit {
-        Kit { format, crate_dir: PathBuf::from(crate_dir), relocations: Vec::new(), switches: Vec::new() }
+        Kit { format, crate_dir: PathBuf::from(crate_dir), relocations: Vec::new(), switches: Vec::new(), config_relocations: Vec::new() }
     }
 
     /// `var` set to a directory stands for `home_rel` (a path under the home directory,
     /// `.claude/projects`) in store discovery.
     pub fn relocates(mut self, var: &'static str, home_rel: &'static str) -> Kit {
         self.relocations.push((var, home_rel));
+        self
+    }
+
+    /// `var` set to a directory stands for `home_rel` (`.codex`) where the adapter's
+    /// wiring writes the harness's config: the wiring check expects every file it writes
+    /// there to move.
+    pub fn wires(mut self, var: &'static str, home_rel: &'static str) -> Kit {
+        self.config_relocations.push((var, home_rel));
         self
     }
 

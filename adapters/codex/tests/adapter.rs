@@ -4,7 +4,8 @@
 deja_core::conformance!(
     deja_adapter_codex::CodexFormat,
     relocate "DEJA_CODEX_ROOT" => ".codex/sessions",
-    relocate "CODEX_HOME" => ".codex"
+    relocate "CODEX_HOME" => ".codex",
+    wires "CODEX_HOME" => ".codex"
 );
 
 mod common;

@@ -10,7 +10,8 @@ deja_core::conformance!(
     GeminiFormat,
     relocate "DEJA_GEMINI_ROOT" => ".gemini/tmp",
     relocate "GEMINI_CLI_HOME" => "",
-    switch "DEJA_INCLUDE_SUBAGENTS"
+    switch "DEJA_INCLUDE_SUBAGENTS",
+    wires "GEMINI_CLI_HOME" => ""
 );
 
 fn env() -> StoreEnv {

@@ -10,7 +10,8 @@ deja_core::conformance!(
     QwenFormat,
     relocate "DEJA_QWEN_ROOT" => ".qwen/projects",
     relocate "QWEN_HOME" => ".qwen",
-    relocate "QWEN_RUNTIME_DIR" => ".qwen"
+    relocate "QWEN_RUNTIME_DIR" => ".qwen",
+    wires "QWEN_HOME" => ".qwen"
 );
 
 fn home() -> std::path::PathBuf {

@@ -20,6 +20,8 @@
 pub mod block;
 pub mod engine;
 pub mod json;
+#[cfg(feature = "testkit")]
+pub mod kit;
 pub mod toml;
 
 use std::path::{Path, PathBuf};

@@ -110,7 +110,7 @@ fn site_renders_readably_from_disk_in_light_and_dark_mode() {
     };
     let root = crate::find_workspace_root(std::path::Path::new(env!("CARGO_MANIFEST_DIR"))).expect("the deja workspace");
     let registry = deja_core::registry();
-    let infos: Vec<_> = registry.iter().map(|f| f.info()).collect();
+    let infos: Vec<_> = registry.iter().map(|f| crate::matrix::described(*f)).collect();
     let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md");
     let generated = generate(
         &root,

@@ -135,9 +135,16 @@ pub fn write(root: &Path, generated: &Generated, check: bool) -> Result<()> {
     Ok(())
 }
 
+/// An adapter's description with its capabilities as the code derives them
+/// (`HarnessFormat::capabilities`: a wiring surface is `works` only where its wiring
+/// exists), leaked for the life of the process like the static ones.
+pub fn described(f: &'static dyn deja_core::HarnessFormat) -> &'static HarnessInfo {
+    Box::leak(Box::new(HarnessInfo { capabilities: f.capabilities(), ..*f.info() }))
+}
+
 pub fn run(root: &Path, check: bool) -> Result<()> {
     let registry = deja_core::registry();
-    let infos: Vec<&HarnessInfo> = registry.iter().map(|f| f.info()).collect();
+    let infos: Vec<&HarnessInfo> = registry.iter().map(|f| described(*f)).collect();
     let folder_ids = crate::adapters::adapter_ids(root)?;
     let notes = notes::load(root)?;
     let readme_path = root.join(README);
