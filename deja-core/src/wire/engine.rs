@@ -410,7 +410,7 @@ fn check(path: &Path, text: &str, edits: &[&Edit]) -> Result<(), ConfigError> {
     let _ = path;
     match edits.iter().find(|e| !matches!(e, Edit::Dir { .. } | Edit::OwnedFile { .. })) {
         Some(Edit::JsonMember { .. } | Edit::JsonArrayItem { .. }) => json::check(text),
-        Some(Edit::TomlTable { .. }) => toml::check(text),
+        Some(Edit::TomlTable { .. } | Edit::TomlArrayItem { .. }) => toml::check(text),
         _ => Ok(()),
     }
 }
@@ -422,6 +422,9 @@ fn apply(text: &str, edit: &Edit) -> Result<String, ConfigError> {
             json::upsert_array_item(text, &strs(path), &|v| matches_marker(v, marker), value)
         }
         Edit::TomlTable { path, body, .. } => toml::set_table(text, &strs(path), body),
+        Edit::TomlArrayItem { path, marker, body, .. } => {
+            toml::upsert_array_table(text, &strs(path), &|t| marker.iter().all(|m| t.contains(m.as_str())), body)
+        }
         Edit::Block { start, end, body, .. } => Ok(block::set_block(text, start, end, body)),
         Edit::OwnedFile { .. } | Edit::Dir { .. } => Ok(text.to_string()),
     }
@@ -441,6 +444,9 @@ fn strip(bytes: &[u8], edits: &[&Edit], original: Option<&[u8]>) -> Result<Vec<u
             },
             Edit::JsonArrayItem { path, marker, .. } => json::remove_array_items(&text, &strs(path), &|v| matches_marker(v, marker))?,
             Edit::TomlTable { path, .. } => toml::remove_table(&text, &strs(path))?,
+            Edit::TomlArrayItem { path, marker, .. } => {
+                toml::remove_array_tables(&text, &strs(path), &|t| marker.iter().all(|m| t.contains(m.as_str())))?
+            }
             Edit::Block { start, end, .. } => block::remove_block(&text, start, end),
             Edit::OwnedFile { .. } | Edit::Dir { .. } => text,
         };

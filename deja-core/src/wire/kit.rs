@@ -33,7 +33,7 @@ fn seed(edit: &Edit) -> Option<String> {
             let value = if matches!(edit, Edit::JsonArrayItem { .. }) && path.len() == 1 { format!("[\"{USER_MARK}\"]") } else { inner };
             Some(format!("{{\n  // {USER_MARK}: the user's comment\n  \"{top}\": {value},\n  \"theme\": \"{USER_MARK}\"\n}}"))
         }
-        Edit::TomlTable { path, .. } => {
+        Edit::TomlTable { path, .. } | Edit::TomlArrayItem { path, .. } => {
             let parent = path[..path.len().saturating_sub(1)].join(".");
             let table = if parent.is_empty() { USER_MARK.to_string() } else { format!("{parent}.{USER_MARK}") };
             Some(format!("# {USER_MARK}: the user's comment\nmodel = \"mine\"  # pinned\n\n[{table}]\ncommand = \"mine\"\n"))

@@ -41,6 +41,9 @@ pub enum Edit {
     JsonArrayItem { file: PathBuf, path: Vec<String>, marker: Vec<String>, value: Value },
     /// A TOML table (`["mcp_servers", "deja"]`) holding exactly `body`'s keys.
     TomlTable { file: PathBuf, path: Vec<String>, body: String },
+    /// deja's entry in a TOML array of tables (`[[hooks.hooks]]`), recognised by holding
+    /// every `marker` string, holding exactly `body`'s keys.
+    TomlArrayItem { file: PathBuf, path: Vec<String>, marker: Vec<String>, body: String },
     /// deja's block of lines, between a start and an end marker line.
     Block { file: PathBuf, start: String, end: String, body: String },
     /// A file deja owns whole: a skill, a slash command, a plugin. A copy the user
@@ -56,6 +59,7 @@ impl Edit {
             Edit::JsonMember { file, .. }
             | Edit::JsonArrayItem { file, .. }
             | Edit::TomlTable { file, .. }
+            | Edit::TomlArrayItem { file, .. }
             | Edit::Block { file, .. }
             | Edit::OwnedFile { file, .. } => file,
             Edit::Dir { path } => path,
@@ -77,6 +81,19 @@ impl Edit {
 
     pub fn toml_table(file: impl Into<PathBuf>, path: &[&str], body: impl Into<String>) -> Edit {
         Edit::TomlTable { file: file.into(), path: path.iter().map(|s| s.to_string()).collect(), body: body.into() }
+    }
+
+    pub fn toml_array_item(file: impl Into<PathBuf>, path: &[&str], marker: &[&str], body: impl Into<String>) -> Edit {
+        Edit::TomlArrayItem {
+            file: file.into(),
+            path: path.iter().map(|s| s.to_string()).collect(),
+            marker: marker.iter().map(|s| s.to_string()).collect(),
+            body: body.into(),
+        }
+    }
+
+    pub fn block(file: impl Into<PathBuf>, start: &str, end: &str, body: impl Into<String>) -> Edit {
+        Edit::Block { file: file.into(), start: start.to_string(), end: end.to_string(), body: body.into() }
     }
 
     pub fn owned_file(file: impl Into<PathBuf>, contents: impl Into<String>) -> Edit {

@@ -80,6 +80,94 @@ pub fn set_table(text: &str, path: &[&str], body: &str) -> Result<String, Config
     Ok(doc.to_string())
 }
 
+/// Makes the array of tables at `path` (`[[hooks.hooks]]`) hold `body` (a fragment of
+/// `key = value` lines) as its one entry `is_ours` accepts: replaced where it stands
+/// when it differs, appended when missing; further such entries are dropped.
+pub fn upsert_array_table(text: &str, path: &[&str], is_ours: &dyn Fn(&str) -> bool, body: &str) -> Result<String, ConfigError> {
+    let wanted: Table =
+        body.parse::<DocumentMut>().map_err(|e| ConfigError::Shape(format!("deja's own table does not parse: {e}")))?.as_table().clone();
+    let mut doc = parse(text)?;
+    let (key, parents) = path.split_last().ok_or_else(|| ConfigError::Shape("empty path".into()))?;
+    let mut table: &mut Table = doc.as_table_mut();
+    for (i, p) in parents.iter().enumerate() {
+        let entry = table.entry(p).or_insert_with(|| {
+            let mut t = Table::new();
+            t.set_implicit(true);
+            Item::Table(t)
+        });
+        table = entry.as_table_mut().ok_or_else(|| ConfigError::Shape(format!("`{}` is not a table", path[..=i].join("."))))?;
+    }
+    let array = table
+        .entry(key)
+        .or_insert_with(|| Item::ArrayOfTables(toml_edit::ArrayOfTables::new()))
+        .as_array_of_tables_mut()
+        .ok_or_else(|| ConfigError::Shape(format!("`{}` is not an array of tables", path.join("."))))?;
+    let render = |t: &Table| {
+        t.iter()
+            .map(|(k, v)| format!("{k}={}", v.as_value().map(|x| x.to_string()).unwrap_or_default().trim()))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let ours: Vec<usize> = array.iter().enumerate().filter(|(_, t)| is_ours(&t.to_string())).map(|(i, _)| i).collect();
+    let mut fresh = Table::new();
+    for (k, v) in wanted.iter() {
+        fresh.insert(k, v.clone());
+    }
+    match ours.first() {
+        Some(&i) if array.get(i).map(render) == Some(render(&fresh)) => {
+            if ours.len() == 1 {
+                return Ok(text.to_string());
+            }
+        }
+        Some(&i) => {
+            if let Some(t) = array.get_mut(i) {
+                let decor = t.decor().clone();
+                let position = t.position();
+                *t = fresh;
+                *t.decor_mut() = decor;
+                t.set_position(position);
+            }
+        }
+        None => {
+            fresh.set_position(Some(isize::MAX));
+            if !text.is_empty() {
+                fresh.decor_mut().set_prefix("\n");
+            }
+            array.push(fresh);
+        }
+    }
+    for &i in ours.iter().skip(1).rev() {
+        array.remove(i);
+    }
+    Ok(doc.to_string())
+}
+
+/// Removes every entry of the array of tables at `path` that `is_ours` accepts; the
+/// array goes too when nothing else is left in it.
+pub fn remove_array_tables(text: &str, path: &[&str], is_ours: &dyn Fn(&str) -> bool) -> Result<String, ConfigError> {
+    let mut doc = parse(text)?;
+    let (key, parents) = path.split_last().ok_or_else(|| ConfigError::Shape("empty path".into()))?;
+    let mut table = doc.as_table_mut();
+    for p in parents {
+        match table.get_mut(p).and_then(Item::as_table_mut) {
+            Some(t) => table = t,
+            None => return Ok(text.to_string()),
+        }
+    }
+    let Some(array) = table.get_mut(key).and_then(Item::as_array_of_tables_mut) else { return Ok(text.to_string()) };
+    let ours: Vec<usize> = array.iter().enumerate().filter(|(_, t)| is_ours(&t.to_string())).map(|(i, _)| i).collect();
+    if ours.is_empty() {
+        return Ok(text.to_string());
+    }
+    for &i in ours.iter().rev() {
+        array.remove(i);
+    }
+    if array.is_empty() {
+        table.remove(key);
+    }
+    Ok(doc.to_string())
+}
+
 fn find_table<'a>(doc: &'a DocumentMut, path: &[&str]) -> Option<&'a Table> {
     let mut t = doc.as_table();
     for p in path {
@@ -128,6 +216,23 @@ mod tests {
         assert!(has_table(&moved, &["mcp_servers", "deja"]).unwrap());
         let removed = remove_table(&moved, &["mcp_servers", "deja"]).unwrap();
         assert!(removed.starts_with(USER) && !removed.contains("deja"), "{removed}");
+    }
+
+    #[test]
+    fn array_of_tables_entries_are_adopted_replaced_and_removed() {
+        let user = "# hooks\n[[hooks.hooks]]\nevent = \"x\"\ncommand = \"mine\"\n";
+        let ours = |t: &str| t.contains("deja hook-tool");
+        let body = "event = \"tool_call_before\"\ncommand = \"/bin/deja hook-tool\"\n";
+        let once = upsert_array_table(user, &["hooks", "hooks"], &ours, body).unwrap();
+        assert!(once.starts_with(user) && once.contains("command = \"/bin/deja hook-tool\""), "{once}");
+        assert_eq!(upsert_array_table(&once, &["hooks", "hooks"], &ours, body).unwrap(), once, "idempotent");
+        let moved = upsert_array_table(&once, &["hooks", "hooks"], &ours, &body.replace("/bin/", "/opt/")).unwrap();
+        assert_eq!(moved.matches("[[hooks.hooks]]").count(), 2, "{moved}");
+        assert!(moved.contains("/opt/deja hook-tool") && !moved.contains("/bin/deja"));
+        let gone = remove_array_tables(&moved, &["hooks", "hooks"], &ours).unwrap();
+        assert!(gone.starts_with(user) && !gone.contains("deja"), "{gone}");
+        let only = upsert_array_table("", &["hooks", "hooks"], &ours, body).unwrap();
+        assert!(!remove_array_tables(&only, &["hooks", "hooks"], &ours).unwrap().contains("hooks"));
     }
 
     #[test]
