@@ -17,7 +17,7 @@ use super::mine::{ErrorEvent, FixPair};
 use super::signature::signatures_of_paste;
 use crate::index::records::{normalize_path, path_terms};
 use crate::index::schema::{KIND_ERROR, KIND_FIX, KIND_TURN};
-use crate::index::search::{SearchRequest, Tier};
+use crate::index::search::{check_query, SearchRequest, Tier};
 use crate::index::tokenizer::words;
 use crate::index::{IndexError, IndexView, SessionMeta, TurnExtra};
 use crate::model::{FileAction, Role, Timestamp, Turn};
@@ -28,6 +28,20 @@ pub const NOTES_HARNESS: &str = "deja";
 pub const NOTE_BOOST: f32 = 1.25;
 /// Turn documents read at most for one aggregation (`how`, `orient`).
 const MAX_SCAN: usize = 5000;
+/// Longest error text `fixes` reads (as `deja fix` reads at most this much of stdin): a
+/// whole build log fits; beyond it the text is refused, not cut where the asker cannot see.
+pub const MAX_PASTE_BYTES: usize = 1 << 20;
+
+/// Refuses an error text beyond [`MAX_PASTE_BYTES`], naming the limit.
+pub fn check_paste(text: &str) -> Result<(), IndexError> {
+    if text.len() > MAX_PASTE_BYTES {
+        return Err(IndexError::Query(format!(
+            "the error text is {} bytes; deja fix reads at most {MAX_PASTE_BYTES} bytes — paste the error lines",
+            text.len()
+        )));
+    }
+    Ok(())
+}
 
 /// Filters every recall question takes.
 #[derive(Debug, Clone, Default)]
@@ -117,7 +131,8 @@ impl<'a> Metas<'a> {
 /// prefix of at least 6 characters.
 pub fn resolve_session(view: &IndexView, q: &str) -> Result<Option<SessionMeta>, IndexError> {
     let q = q.trim();
-    if q.len() < 6 || q.contains(char::is_whitespace) || !q.chars().all(|c| c.is_ascii_alphanumeric() || "-_:.".contains(c)) {
+    // An id is short; a long "id" would only build a large automaton.
+    if q.len() < 6 || q.len() > MAX_ID_BYTES || q.contains(char::is_whitespace) || !q.chars().all(|c| c.is_ascii_alphanumeric() || "-_:.".contains(c)) {
         return Ok(None);
     }
     // A prefix match on the raw `sid` terms (`<harness>:<id>`), through the term
@@ -140,6 +155,9 @@ pub fn resolve_session(view: &IndexView, q: &str) -> Result<Option<SessionMeta>,
     }
     Ok(if found.len() == 1 { found.pop() } else { None })
 }
+
+/// Longest session id (or `harness:id`) looked up as one.
+const MAX_ID_BYTES: usize = 256;
 
 /// `Must` one of these sessions.
 fn any_session(f: &crate::index::schema::Fields, sids: &HashSet<String>) -> Box<dyn Query> {
@@ -165,6 +183,7 @@ pub struct RecallAnswer {
 /// Searches sessions, with notes ranked a little above transcripts; a session id
 /// returns that session.
 pub fn recall(view: &IndexView, query: &str, scope: &Scope, limit: usize) -> Result<RecallAnswer, IndexError> {
+    check_query(query)?;
     if let Some(meta) = resolve_session(view, query)? {
         let turns = view.session_turns(&meta.key())?;
         let snippets = outcome_line(&turns).into_iter().collect();
@@ -207,6 +226,7 @@ pub struct ContextAnswer {
 
 /// The digest of the session a query names by id, else of the best search hit.
 pub fn context(view: &IndexView, query: &str, scope: &Scope) -> Result<Option<ContextAnswer>, IndexError> {
+    check_query(query)?;
     let (meta, tier, by_id) = match resolve_session(view, query)? {
         Some(m) => (m, Tier::Exact, true),
         None => {
@@ -303,8 +323,10 @@ pub struct FixAnswer {
 /// doc of [`super::mine`]). Exact signature matches first; else fixes whose error
 /// line shares most of the query's words (`relevance`).
 pub fn fixes(view: &IndexView, error_text: &str, scope: &Scope, limit: usize) -> Result<FixAnswer, IndexError> {
+    check_paste(error_text)?;
     let searcher = view.searcher();
     let f = view.fields;
+    // At most a few error lines (`MAX_ERRORS_PER_OUTPUT`), so the lookups below are bounded.
     let errors = signatures_of_paste(error_text);
     let mut tier = Tier::Exact;
     let mut addrs: Vec<DocAddress> = Vec::new();
@@ -559,6 +581,7 @@ pub struct HowAnswer {
 /// for `exact`, in any order for `relevance`), inspection excluded, grouped, the
 /// asker's project first, then the most used.
 pub fn how(view: &IndexView, tool: &str, scope: &Scope, limit: usize) -> Result<HowAnswer, IndexError> {
+    check_query(tool)?;
     let parts: Vec<String> = words(tool).into_iter().flat_map(|w| w.parts).collect();
     if parts.is_empty() {
         return Ok(HowAnswer { tier: Tier::Exact, commands: Vec::new() });
@@ -687,6 +710,7 @@ pub struct BlameAnswer {
 /// against `scope.here`) or bare name — the most specific match first, then edits
 /// before reads before mentions, then the most recent.
 pub fn blame(view: &IndexView, path: &str, scope: &Scope, limit: usize) -> Result<BlameAnswer, IndexError> {
+    check_query(path)?;
     let searcher = view.searcher();
     let f = view.fields;
     let given = normalize_path(path);
@@ -873,6 +897,7 @@ pub struct FilesAnswer {
 /// The files the sessions about a topic touched: edited ones first, then by how many
 /// of those sessions touched them.
 pub fn files(view: &IndexView, topic: &str, scope: &Scope, limit: usize) -> Result<FilesAnswer, IndexError> {
+    check_query(topic)?;
     let r = recall(view, topic, scope, 10)?;
     let mut acc: HashMap<String, (u32, u32, HashSet<String>, Option<Timestamp>)> = HashMap::new();
     let mut sessions = Vec::new();
@@ -956,6 +981,29 @@ pub fn orient(view: &IndexView, dir: &str, scope: &Scope, limit: usize) -> Resul
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_question_refuses_an_oversized_query() {
+        let (_tmp, view) = crate::index::search::rowstore_index("s1\t1000\tpgbouncer refused connections\n");
+        let scope = Scope::default();
+        let long = "pgbouncer ".repeat(crate::index::search::MAX_QUERY_BYTES / 10 + 1);
+        let refused = |r: Result<(), IndexError>, what: &str| {
+            let e = r.expect_err(what).to_string();
+            assert!(e.contains("at most") && e.contains("bytes"), "{what}: {e}");
+        };
+        refused(recall(&view, &long, &scope, 5).map(drop), "recall");
+        refused(context(&view, &long, &scope).map(drop), "context");
+        refused(how(&view, &long, &scope, 5).map(drop), "how");
+        refused(blame(&view, &long, &scope, 5).map(drop), "blame");
+        refused(files(&view, &long, &scope, 5).map(drop), "files");
+        // An error text may be a whole build log, up to its own limit.
+        assert!(fixes(&view, &long, &scope, 5).is_ok());
+        let log = "error: could not connect\n".repeat(MAX_PASTE_BYTES / 25 + 1);
+        refused(fixes(&view, &log, &scope, 5).map(drop), "fix");
+        // A long single token is no session id to look up.
+        assert!(resolve_session(&view, &"a".repeat(MAX_ID_BYTES + 1)).expect("lookup").is_none());
+        assert_eq!(recall(&view, "pgbouncer", &scope, 5).expect("recall").hits.len(), 1);
+    }
 
     #[test]
     fn related_projects_are_the_same_tree() {
