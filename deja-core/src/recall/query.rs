@@ -24,8 +24,26 @@ use crate::model::{FileAction, Role, Timestamp, Turn};
 
 /// The harness id of deja's own notes, ranked a little above transcripts.
 pub const NOTES_HARNESS: &str = "deja";
-/// How much a note's score is raised over a transcript's.
+/// How much a note's score is raised over a transcript's (the person's notes only).
 pub const NOTE_BOOST: f32 = 1.25;
+/// Session kinds of notes, by who wrote them (the notes adapter sets them from the
+/// note's `source`): the person on the CLI…
+pub const NOTE_BY_PERSON: &str = "note";
+/// …an agent through MCP (unverified: text an agent was fed can end up here)…
+pub const NOTE_BY_AGENT: &str = "agent-note";
+/// …or not recorded (lines written before deja recorded it; unverified too).
+pub const NOTE_UNSOURCED: &str = "unsourced-note";
+
+/// True for a note the person wrote themselves (`deja remember`); false for notes an
+/// agent wrote, notes of unknown origin, and every transcript.
+pub fn is_person_note(meta: &SessionMeta) -> bool {
+    meta.harness == NOTES_HARNESS && meta.kind.as_deref() == Some(NOTE_BY_PERSON)
+}
+
+/// True for a note not known to come from the person: shown as agent-written and unverified.
+pub fn is_unverified_note(meta: &SessionMeta) -> bool {
+    meta.harness == NOTES_HARNESS && !is_person_note(meta)
+}
 /// Turn documents read at most for one aggregation (`how`, `orient`).
 const MAX_SCAN: usize = 5000;
 /// Longest error text `fixes` reads (as `deja fix` reads at most this much of stdin): a
@@ -132,7 +150,11 @@ impl<'a> Metas<'a> {
 pub fn resolve_session(view: &IndexView, q: &str) -> Result<Option<SessionMeta>, IndexError> {
     let q = q.trim();
     // An id is short; a long "id" would only build a large automaton.
-    if q.len() < 6 || q.len() > MAX_ID_BYTES || q.contains(char::is_whitespace) || !q.chars().all(|c| c.is_ascii_alphanumeric() || "-_:.".contains(c)) {
+    if q.len() < 6
+        || q.len() > MAX_ID_BYTES
+        || q.contains(char::is_whitespace)
+        || !q.chars().all(|c| c.is_ascii_alphanumeric() || "-_:.".contains(c))
+    {
         return Ok(None);
     }
     // A prefix match on the raw `sid` terms (`<harness>:<id>`), through the term
@@ -207,7 +229,8 @@ pub fn recall(view: &IndexView, query: &str, scope: &Scope, limit: usize) -> Res
         .hits
         .into_iter()
         .map(|h| {
-            let boost = if h.session.harness == NOTES_HARNESS { NOTE_BOOST } else { 1.0 };
+            // A planted note must not outrank the history it contradicts.
+            let boost = if is_person_note(&h.session) { NOTE_BOOST } else { 1.0 };
             RecallHit { score: h.score * boost, snippets: h.snippets, session: h.session }
         })
         .collect();
@@ -941,11 +964,19 @@ pub struct Orient {
     pub sessions: Vec<OrientSession>,
     pub recurring_errors: Vec<FrictionRow>,
     pub commands: Vec<CommandStat>,
+    /// The person's own notes (`deja remember`), newest first.
     pub notes: Vec<OrientSession>,
+    /// Notes agents wrote through MCP, or of unrecorded origin: shown apart, as unverified.
+    pub agent_notes: Vec<OrientSession>,
 }
 
 /// Sessions of projects this many most recent are looked at for errors and commands.
 const ORIENT_SCAN_SESSIONS: usize = 300;
+/// The person's notes `orient` shows at most…
+pub const ORIENT_NOTES: usize = 5;
+/// …and agents' notes, fewer: whatever an agent was fed can be planted as one, and
+/// `orient` is read at the start of every later session in the project.
+pub const ORIENT_AGENT_NOTES: usize = 3;
 
 /// A project's recent sessions with their outcome and decisions, its notes, the
 /// errors that recur in it, and the commands that work there.
@@ -958,14 +989,20 @@ pub fn orient(view: &IndexView, dir: &str, scope: &Scope, limit: usize) -> Resul
         let decisions = best_decisions(&turns, 2).into_iter().map(|(_, l)| l).collect();
         sessions.push(OrientSession { outcome: outcome_line(&turns), decisions, session: meta });
     }
-    let notes = notes
-        .into_iter()
-        .take(5)
-        .map(|meta| {
-            let outcome = meta.title.clone();
-            OrientSession { session: meta, outcome, decisions: Vec::new() }
-        })
-        .collect();
+    let (notes, agent_notes): (Vec<SessionMeta>, Vec<SessionMeta>) = notes.into_iter().partition(is_person_note);
+    // A note shows as its first line (the renderer cuts it further).
+    let shown = |metas: Vec<SessionMeta>, n: usize| -> Vec<OrientSession> {
+        metas
+            .into_iter()
+            .take(n)
+            .map(|meta| {
+                let outcome = meta.title.clone();
+                OrientSession { session: meta, outcome, decisions: Vec::new() }
+            })
+            .collect()
+    };
+    let notes = shown(notes, ORIENT_NOTES);
+    let agent_notes = shown(agent_notes, ORIENT_AGENT_NOTES);
     let sids: HashSet<String> = all.iter().map(SessionMeta::key).collect();
     let local = Scope { here: Some(dir.to_string()), ..scope.clone() };
     let recurring_errors = if sids.is_empty() { Vec::new() } else { friction_in(view, &local, 2, 5, Some(&sids))? };
@@ -975,7 +1012,7 @@ pub fn orient(view: &IndexView, dir: &str, scope: &Scope, limit: usize) -> Resul
         let ok_only: Box<dyn Query> = term(view.fields.role, "command");
         command_stats(view, ok_only, &local, 40, Some(&sids))?.into_iter().filter(|c| c.ok > 0).take(8).collect()
     };
-    Ok(Orient { project: dir.to_string(), sessions, recurring_errors, commands, notes })
+    Ok(Orient { project: dir.to_string(), sessions, recurring_errors, commands, notes, agent_notes })
 }
 
 #[cfg(test)]
