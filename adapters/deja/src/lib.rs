@@ -91,9 +91,10 @@ static INFO: HarnessInfo = HarnessInfo {
     deja_vars: &["DEJA_DEJA_ROOT", "DEJA_DATA_DIR"],
     needs: &[],
     format_summary: "Durable notes written by `deja remember` and the MCP `remember` mode: one JSON object per line \
-        (`id`, `time`, `text`, optional `project` and `tags`) in `${XDG_DATA_HOME:-~/.local/share}/deja/notes.jsonl` \
-        (`DEJA_DATA_DIR` moves deja's data directory). Each note is indexed as its own session of the harness `deja`, \
-        titled by its first line, and ranked a little above transcripts by recall.",
+        (`id`, `time`, `text`, optional `project`, `tags` and `source`: `cli` or `mcp`) in \
+        `${XDG_DATA_HOME:-~/.local/share}/deja/notes.jsonl` (`DEJA_DATA_DIR` moves deja's data directory). Each note is \
+        indexed as its own session of the harness `deja`, titled by its first line; the person's notes rank a little above \
+        transcripts, notes agents wrote through MCP (or of unrecorded origin) are shown as unverified.",
     // Notes are the user's own words; deja injects nothing into them.
     injected: &InjectedText::NONE,
     capabilities: Capabilities {
