@@ -390,13 +390,14 @@ impl Dispatcher {
             return self.out.send(&per_request(&msg, |id, _| error(id, BUSY, &busy)));
         }
         let secs = self.timeout.as_secs_f64();
+        let saving = msg.get("params").and_then(|p| p.get("arguments")).and_then(|a| a.get("mode")) == Some(&json!("remember"));
+        let outcome = if saving { "the note may still be saved" } else { "a narrower query may answer in time" };
         let timeout_reply = per_request(&msg, |id, method| {
             if method == "tools/call" {
                 tool_result(
                     id,
                     &format!(
-                        "deja: this call ran out of time after {secs:.0} s and was abandoned; the server goes on answering \
-                         (a narrower query may answer in time)"
+                        "deja: this call ran out of time after {secs:.0} s and was abandoned; the server goes on answering ({outcome})"
                     ),
                     true,
                 )
