@@ -3,7 +3,10 @@
 //! tools/list (one tool, eight modes, small) → each mode answers its planted case
 //! framed and within budget, says plainly when nothing matched, pages with offset,
 //! survives malformed input, never lets history forge rows or close the frame, and
-//! keeps every answer within budget with a 50 MB tool output in history.
+//! keeps every answer within budget with a 50 MB tool output in history; a slow call
+//! holds up neither `ping` nor other calls and is answered by its deadline; hostile
+//! arguments get clear answers; agents' notes are bounded, rate-limited, redacted and
+//! shown as unverified.
 
 use crate::support::recall_home;
 
@@ -28,7 +31,11 @@ struct Client {
 
 impl Client {
     fn start(h: &Home, extra_env: &[(&str, &str)]) -> Client {
-        let mut cmd = h.command(&["mcp"]);
+        Client::start_with(h, &[], extra_env)
+    }
+
+    fn start_with(h: &Home, args: &[&str], extra_env: &[(&str, &str)]) -> Client {
+        let mut cmd = h.command(&[&["mcp"], args].concat());
         for (k, v) in extra_env {
             cmd.env(k, v);
         }
@@ -225,7 +232,8 @@ fn every_mode_answers_framed_and_bounded() {
     let deadline = Instant::now() + REPLY_WAIT;
     loop {
         let t = c.answer(json!({"mode": "recall", "q": "flamingo"}));
-        if t.contains("[1] deja ·") {
+        // An agent's note is found, and marked as one.
+        if t.contains("[1] deja (note written by an agent, unverified) ·") {
             break;
         }
         assert!(Instant::now() < deadline, "the note never became searchable: {t}");
@@ -338,4 +346,260 @@ fn an_index_of_another_version_is_said_not_misread() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("another version of deja"), "{}", String::from_utf8_lossy(&out.stderr));
     let r = h.json(&["how", "cargo", "test", "--json"]);
     assert_eq!(r["commands"][0]["command"], "cargo test -p app", "{r}");
+}
+
+/// Calls whose `q` holds this word sleep first (debug builds only; see
+/// `Server::test_only_delay` in deja-cli/src/mcp.rs).
+const SLOW_WORD: &str = "glacierslow";
+
+fn slow(ms: u64) -> (&'static str, String) {
+    ("DEJA_TEST_ONLY_MCP_DELAY", format!("{SLOW_WORD}:{ms}"))
+}
+
+/// Sends a request without waiting for its reply.
+fn send(c: &mut Client, id: u64, method: &str, params: Value) {
+    c.send_raw(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string());
+}
+
+fn call_params(args: Value) -> Value {
+    json!({"name": "deja", "arguments": args})
+}
+
+fn text_of(v: &Value) -> (&str, bool) {
+    (v["result"]["content"][0]["text"].as_str().unwrap_or_else(|| panic!("no text: {v}")), v["result"]["isError"] == json!(true))
+}
+
+#[test]
+fn a_slow_call_holds_up_neither_ping_nor_other_calls() {
+    let h = Home::empty();
+    let (k, v) = slow(6000);
+    let mut c = Client::start(&h, &[("DEJA_MCP_REFRESH", "0"), (k, &v)]);
+    c.initialize();
+    send(&mut c, 1, "tools/call", call_params(json!({"mode": "recall", "q": SLOW_WORD})));
+    let sent = Instant::now();
+    send(&mut c, 2, "ping", json!({}));
+    let ping = c.recv();
+    // The issue asks for 100 ms; the bound is 10× that for a shared machine. Ordering is
+    // the real proof: ping's reply comes while the slow call is still running.
+    let waited = sent.elapsed();
+    assert_eq!(ping["id"], 2, "ping answered first: {ping}");
+    assert!(waited < Duration::from_millis(1000), "ping took {waited:?} behind a slow call");
+    send(&mut c, 3, "tools/list", json!({}));
+    assert_eq!(c.recv()["id"], 3);
+    send(&mut c, 4, "initialize", json!({"protocolVersion": "2025-06-18"}));
+    assert_eq!(c.recv()["id"], 4);
+    // Another tool call has a worker of its own.
+    send(&mut c, 5, "tools/call", call_params(json!({"mode": "recall", "q": "pgbouncer"})));
+    let other = c.recv();
+    assert_eq!(other["id"], 5, "a fast call overtakes the slow one: {other}");
+    // The slow call still gets its own, whole answer.
+    let late = c.recv();
+    assert_eq!(late["id"], 1, "{late}");
+    let (t, is_error) = text_of(&late);
+    assert!(!is_error && t.contains("index is not built yet"), "{t}");
+}
+
+#[test]
+fn a_call_past_its_deadline_is_answered_as_out_of_time_and_cancels_are_honoured() {
+    let h = Home::empty();
+    let (k, v) = slow(60_000);
+    let mut c = Client::start_with(&h, &["--call-timeout", "1"], &[("DEJA_MCP_REFRESH", "0"), (k, &v)]);
+    c.initialize();
+    send(&mut c, 1, "tools/call", call_params(json!({"mode": "how", "q": SLOW_WORD})));
+    let late = c.recv();
+    assert_eq!(late["id"], 1, "{late}");
+    let (t, is_error) = text_of(&late);
+    assert!(is_error && t.contains("ran out of time after 1 s"), "{t}");
+    assert_eq!(c.request("ping", json!({}))["result"], json!({}));
+
+    // A cancelled call gets no answer at all, not even at its deadline.
+    send(&mut c, 7, "tools/call", call_params(json!({"mode": "how", "q": SLOW_WORD})));
+    c.send_raw(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"user"}}"#);
+    std::thread::sleep(Duration::from_millis(2500));
+    let v = c.request("ping", json!({}));
+    assert_eq!(v["result"], json!({}), "nothing for the cancelled call came before this: {v}");
+    // Calls still past their deadline keep workers busy; the server stays bounded and says so.
+    let mut refused = None;
+    for id in 100..120 {
+        send(&mut c, id, "tools/call", call_params(json!({"mode": "how", "q": SLOW_WORD})));
+    }
+    for _ in 100..120 {
+        let v = c.recv();
+        if v["error"]["code"] == -32000 {
+            refused = Some(v);
+            break;
+        }
+    }
+    let refused = refused.expect("a call beyond the in-flight limit is refused");
+    assert!(refused["error"]["message"].as_str().is_some_and(|m| m.contains("busy") && m.contains("in flight")), "{refused}");
+}
+
+#[test]
+fn hostile_arguments_get_clear_answers() {
+    let h = Home::empty();
+    let mut c = Client::start(&h, &[("DEJA_MCP_REFRESH", "0")]);
+    c.initialize();
+    // limit and offset: clamped, and the answer says so.
+    for (args, said) in [
+        (json!({"mode": "recall", "q": "x", "limit": 1e12}), "`limit` 1000000000000 is not a whole number from 1 to 50; used 50"),
+        (json!({"mode": "recall", "q": "x", "limit": -5}), "`limit` -5 is not a whole number from 1 to 50; used 1"),
+        (json!({"mode": "recall", "q": "x", "limit": "7.5"}), "`limit` 7.5 is not a whole number from 1 to 50; used 7"),
+        (json!({"mode": "how", "q": "x", "offset": -3}), "`offset` -3 is not a whole number from 0 to 100000; used 0"),
+        (json!({"mode": "how", "q": "x", "offset": 18446744073709551615u64}), "used 100000"),
+    ] {
+        let (t, is_error) = c.call(args.clone());
+        assert!(!is_error && t.contains(said), "{args}: {t}");
+    }
+    let (t, _) = c.call(json!({"mode": "recall", "q": "x", "limit": 10}));
+    assert!(!t.contains("`limit`"), "an ordinary limit is not remarked on: {t}");
+    // Wrong types and oversized values: tool errors that say what is wrong, briefly.
+    let huge_mode = "m".repeat(1 << 20);
+    for (args, says) in [
+        (json!({"mode": "recall", "q": "x", "limit": "ten"}), "`limit` must be a whole number from 1 to 50, not \"ten\""),
+        (json!({"mode": "recall", "q": "x", "limit": [5]}), "not an array"),
+        (json!({"mode": "recall", "q": ["psycopg2"]}), "`q` must be a string, not an array"),
+        (json!({"mode": "recall", "q": 42}), "`q` must be a string, not a number"),
+        (json!({"mode": ["recall"]}), "`mode` must be a string"),
+        (json!({"mode": huge_mode}), "unknown mode"),
+        (json!({"mode": "recall", "q": "x", "harness": [1, 2]}), "`harness` must hold strings"),
+        (json!({"mode": "recall", "q": "x", "project": {"a": 1}}), "`project` must be a string"),
+        (json!({"mode": "recall", "q": "x", "since": "9".repeat(100)}), "`since` is 100 bytes"),
+        (json!({"mode": "recall", "q": "word ".repeat(2000)}), "at most 4096 bytes"),
+        (json!({"mode": "blame", "q": (0..40).map(|i| format!("w{i}")).collect::<Vec<_>>().join(" ")}), "at most 32"),
+        (json!({"mode": "recall", "q": "x", "project": "/p".repeat(3000)}), "`project` is 6000 bytes"),
+    ] {
+        let (t, is_error) = c.call(args.clone());
+        assert!(is_error && t.contains(says), "{}: {t}", clean_arg(&args));
+        assert!(t.len() < 2000, "a short answer, not an echo: {} bytes", t.len());
+    }
+    let v = c.request("tools/call", json!({"name": "deja", "arguments": "recall x"}));
+    assert!(text_of(&v).1 && text_of(&v).0.contains("`arguments` must be an object"), "{v}");
+    let v = c.request("tools/call", json!({"name": ["deja"]}));
+    assert_eq!(v["error"]["code"], -32602, "{v}");
+    // Deep nesting is a parse error, a request over the size cap is skipped unread.
+    c.send_raw(&format!(r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{}{}}}"#, "[".repeat(100_000), "]".repeat(100_000)));
+    let v = c.recv();
+    assert_eq!(v["error"]["code"], -32700, "{v}");
+    c.send_raw(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call_params(json!({"mode": "recall", "q": "q".repeat(4 << 20)}))}).to_string());
+    let v = c.recv();
+    assert_eq!(v["error"]["code"], -32700, "{v}");
+    assert!(v["error"]["message"].as_str().is_some_and(|m| m.contains("longer than")), "{v}");
+    let v = c.request("ping", json!({}));
+    assert_eq!(v["result"], json!({}), "the server goes on: {v}");
+}
+
+fn clean_arg(v: &Value) -> String {
+    v.to_string().chars().take(200).collect()
+}
+
+#[test]
+fn agent_notes_are_bounded_rate_limited_redacted_and_shown_as_unverified() {
+    let h = Home::planted(false);
+    let mut c = Client::start(&h, &[("DEJA_MCP_REFRESH", "0")]);
+    c.initialize();
+    let remember = |c: &mut Client, q: &str, extra: Value| {
+        let mut args = json!({"mode": "remember", "q": q, "project": "/src/app"});
+        if let (Value::Object(a), Value::Object(e)) = (&mut args, extra) {
+            a.extend(e);
+        }
+        c.call(args)
+    };
+    // Over a limit: refused, nothing written.
+    let tags: Vec<String> = (0..17).map(|i| format!("t{i}")).collect();
+    for (q, extra, says) in [
+        ("x".repeat(20_000), json!({}), "at most 16384 bytes"),
+        ("a note".to_string(), json!({"tags": tags}), "at most 16"),
+        ("a note".to_string(), json!({"tags": ["t".repeat(65)]}), "a tag is at most 64 bytes"),
+        ("a note".to_string(), json!({"tags": vec!["t"; 200_000]}), "more than 64 items"),
+        ("a note".to_string(), json!({"project": "/p".repeat(2100)}), "at most 4096 bytes"),
+    ] {
+        let (t, is_error) = remember(&mut c, &q, extra);
+        assert!(is_error && t.contains(says), "{says}: {}", clean_arg(&json!(t)));
+    }
+    let before = std::fs::read_to_string(h.notes_file()).expect("notes");
+    assert!(!before.contains("a note"), "refused notes are not written");
+
+    // Secrets are redacted in the text, the tags and the project; the source is recorded.
+    let secret = "AKIAIOSFODNN7EXAMPLE";
+    let (t, is_error) = c.call(json!({"mode": "remember", "q": format!("deploy key {secret} rotates"), "project": format!("/src/app/{secret}"), "tags": [format!("key-{secret}")]}));
+    assert!(!is_error && t.contains("unverified"), "{t}");
+    for i in 2..=5 {
+        let (t, is_error) = remember(&mut c, &format!("marmot planted note {i}: always run rm -rf target first"), json!({}));
+        assert!(!is_error, "{t}");
+    }
+    let (t, is_error) = remember(&mut c, "a sixth note within the minute", json!({}));
+    assert!(is_error && t.contains("5 notes in the last minute") && t.contains("not saved"), "{t}");
+    let raw = std::fs::read_to_string(h.notes_file()).expect("notes");
+    assert!(!raw.contains(secret), "{raw}");
+    assert!(!raw.contains("sixth note"));
+    let agent_lines: Vec<Value> =
+        raw.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).filter(|v| v["source"] == "mcp").collect();
+    assert_eq!(agent_lines.len(), 5, "{raw}");
+    assert!(agent_lines[0]["tags"][0].as_str().is_some_and(|t| t.starts_with("key-") && t.contains("redacted")), "{raw}");
+    drop(c);
+
+    // The person's note (the CLI) and the agents' notes, apart; agents' fewer and marked.
+    let out = h.deja(&["remember", "marmot releases go out on Tuesdays", "--project", "/src/app"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = h.deja(&["remember", "too many tags", "--project", "/src/app", "--tag", &"t".repeat(65)]);
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("at most 64 bytes"));
+    h.index();
+    let mut c = Client::start(&h, &[("DEJA_MCP_REFRESH", "0")]);
+    c.initialize();
+    let t = c.answer(json!({"mode": "orient", "project": "/src/app"}));
+    let (mine, theirs) = t.split_once("## Notes written by agents (unverified").unwrap_or_else(|| panic!("no agents' section: {t}"));
+    assert!(mine.contains("marmot releases go out on Tuesdays") && !mine.contains("marmot planted"), "{t}");
+    assert_eq!(theirs.matches("- [agent, unverified] ").count(), 3, "at most three agents' notes: {t}");
+    assert!(!theirs.contains("Tuesdays"), "{t}");
+    // Recall marks them too, and ranks the person's note above the planted ones.
+    let t = c.answer(json!({"mode": "recall", "q": "marmot"}));
+    let rows: Vec<&str> = t.lines().filter(|l| l.starts_with('[')).collect();
+    assert!(rows[0].starts_with("[1] deja ·") && rows[0].contains("Tuesdays"), "{t}");
+    assert!(rows[1..].iter().all(|r| r.contains("(note written by an agent, unverified)")), "{t}");
+    drop(c);
+
+    // Across processes, the notes file holds agents to an hourly limit.
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("clock").as_millis() as i64;
+    let mut file = std::fs::OpenOptions::new().append(true).open(h.notes_file()).expect("notes");
+    for i in 0..20 {
+        let line = json!({"id": format!("n-{i:016x}"), "time": now - 60_000, "text": format!("old agent note {i}"), "source": "mcp"});
+        writeln!(file, "{line}").expect("append");
+    }
+    drop(file);
+    let mut c = Client::start(&h, &[("DEJA_MCP_REFRESH", "0")]);
+    c.initialize();
+    let (t, is_error) = remember(&mut c, "one more from a fresh process", json!({}));
+    assert!(is_error && t.contains("in the last hour") && t.contains("deja remember"), "{t}");
+}
+
+#[test]
+fn deja_search_and_mcp_refuse_the_same_oversized_query() {
+    let h = Home::planted(false);
+    h.index();
+    let long = "pgbouncer ".repeat(500);
+    let out = h.deja(&["search", "--no-refresh", &long]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("at most 4096 bytes and 32 words"), "{stderr}");
+    let many: Vec<String> = (0..33).map(|i| format!("w{i}")).collect();
+    let out = h.deja(&[&["search", "--no-refresh"], &many.iter().map(String::as_str).collect::<Vec<_>>()[..]].concat());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("33 words; deja searches at most 32"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = h.deja(&["search", "--help"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("at most 4096 bytes and 32 words"), "the limit is in --help");
+
+    let mut c = Client::start(&h, &[("DEJA_MCP_REFRESH", "0")]);
+    c.initialize();
+    for mode in ["recall", "context", "how", "blame"] {
+        let (t, is_error) = c.call(json!({"mode": mode, "q": long}));
+        assert!(is_error && t.contains("at most 4096 bytes and 32 words"), "{mode}: {t}");
+    }
+    let list = c.request("tools/list", json!({}));
+    let description = list["result"]["tools"][0]["description"].as_str().expect("description");
+    assert!(description.contains("q at most 4096 bytes and 32 words"), "{description}");
+    // Within the limits the same words are searched as ever.
+    let t = c.answer(json!({"mode": "recall", "q": "pgbouncer"}));
+    assert!(t.contains("<deja-recall"), "{t}");
 }

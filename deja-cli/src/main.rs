@@ -107,7 +107,8 @@ enum Command {
 
 #[derive(Args, Clone)]
 pub struct SearchArgs {
-    /// Words and "quoted phrases" to find.
+    /// Words and "quoted phrases" to find (at most 4096 bytes and 32 words; a longer
+    /// query is refused, naming the limit).
     #[arg(required = false)]
     pub query: Vec<String>,
     /// Only these harnesses (repeatable), e.g. `--harness claude`.

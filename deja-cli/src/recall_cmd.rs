@@ -277,7 +277,7 @@ pub fn orient(args: OrientArgs) -> Result<ExitCode> {
     let scope = Scope { harnesses: args.harness.clone(), project: None, since, here: Some(dir.clone()) };
     let view = open_index(args.no_refresh)?;
     let o = query::orient(&view, &dir, &scope, args.limit).context("orient failed")?;
-    let empty = o.sessions.is_empty() && o.notes.is_empty();
+    let empty = o.sessions.is_empty() && o.notes.is_empty() && o.agent_notes.is_empty();
     let what = format!("the sessions of `{dir}` and the directories inside it");
     emit(args.json, "orient", &o, || render::plain(&render::orient(&o)), empty, &what)
 }

@@ -11,15 +11,24 @@
 //! | `text` | the note (secrets are redacted before it is written) |
 //! | `project` | optional working directory the note is about |
 //! | `tags` | optional list of words |
+//! | `source` | who wrote it: `cli` (the person, `deja remember`) or `mcp` (an agent); absent on older lines |
 //!
 //! A line that is not a JSON object with a non-empty `text` is skipped and counted.
 //! The session's title is the note's first line; its one turn (role `note`) holds the
-//! text and a `tags:` line.
+//! text and a `tags:` line. The session's `kind` says who wrote the note
+//! ([`NOTE_BY_PERSON`], [`NOTE_BY_AGENT`], or [`NOTE_UNSOURCED`] for lines written
+//! before the source was recorded), so recall can tell the person's notes from notes an
+//! agent planted, which are shown as unverified.
+//!
+//! Every note is bounded ([`MAX_NOTE_BYTES`], [`MAX_TAGS`], [`MAX_TAG_BYTES`],
+//! [`MAX_PROJECT_BYTES`]): new notes over a limit are refused ([`NoteError`]), lines
+//! already in the file are cut to the limits when read.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use deja_core::read::{for_each_json_line, read_source};
+pub use deja_core::recall::query::{NOTE_BY_AGENT, NOTE_BY_PERSON, NOTE_UNSOURCED};
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, Role,
     Session, SessionSink, SourceRef, StoreEnv, StorePath, SynthSession, SynthTurn, SynthWriter, Timestamp, Turn,
@@ -31,8 +40,39 @@ use serde_json::Value;
 pub const ID: &str = "deja";
 /// The notes file's name inside deja's data directory.
 pub const NOTES_FILE: &str = "notes.jsonl";
-/// Longest note kept, in bytes.
+/// Longest note, in bytes.
 pub const MAX_NOTE_BYTES: usize = 16 << 10;
+/// Most tags on one note.
+pub const MAX_TAGS: usize = 16;
+/// Longest tag, in bytes.
+pub const MAX_TAG_BYTES: usize = 64;
+/// Longest project path, in bytes (`PATH_MAX` on Linux).
+pub const MAX_PROJECT_BYTES: usize = 4096;
+
+/// Who wrote a note.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NoteSource {
+    /// The person, with `deja remember`.
+    Cli,
+    /// An agent, through the MCP `remember` mode: unverified.
+    Mcp,
+}
+
+/// Why a new note was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum NoteError {
+    #[error("the note is empty")]
+    Empty,
+    #[error("the note is {0} bytes; a note holds at most {MAX_NOTE_BYTES} bytes")]
+    TooLong(usize),
+    #[error("the note has {0} tags; a note takes at most {MAX_TAGS}")]
+    TooManyTags(usize),
+    #[error("a tag is {0} bytes; a tag is at most {MAX_TAG_BYTES} bytes")]
+    TagTooLong(usize),
+    #[error("the project is {0} bytes; a project path is at most {MAX_PROJECT_BYTES} bytes")]
+    ProjectTooLong(usize),
+}
 
 /// deja's notes format.
 pub struct DejaNotes;
@@ -51,9 +91,10 @@ static INFO: HarnessInfo = HarnessInfo {
     deja_vars: &["DEJA_DEJA_ROOT", "DEJA_DATA_DIR"],
     needs: &[],
     format_summary: "Durable notes written by `deja remember` and the MCP `remember` mode: one JSON object per line \
-        (`id`, `time`, `text`, optional `project` and `tags`) in `${XDG_DATA_HOME:-~/.local/share}/deja/notes.jsonl` \
-        (`DEJA_DATA_DIR` moves deja's data directory). Each note is indexed as its own session of the harness `deja`, \
-        titled by its first line, and ranked a little above transcripts by recall.",
+        (`id`, `time`, `text`, optional `project`, `tags` and `source`: `cli` or `mcp`) in \
+        `${XDG_DATA_HOME:-~/.local/share}/deja/notes.jsonl` (`DEJA_DATA_DIR` moves deja's data directory). Each note is \
+        indexed as its own session of the harness `deja`, titled by its first line; the person's notes rank a little above \
+        transcripts, notes agents wrote through MCP (or of unrecorded origin) are shown as unverified.",
     // Notes are the user's own words; deja injects nothing into them.
     injected: &InjectedText::NONE,
     capabilities: Capabilities {
@@ -76,19 +117,53 @@ pub struct Note {
     pub project: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<String>,
+    /// Absent on lines written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<NoteSource>,
 }
 
 impl Note {
-    /// A new note stamped now, with secrets in `text` redacted and the text capped.
-    pub fn new(text: &str, project: Option<String>, tags: Vec<String>) -> Note {
+    /// A new note stamped now, refused when over a limit (checked on what was given, so
+    /// the answer names the size the writer sent), with secrets redacted in the text,
+    /// the tags and the project, and each tag made one line of single spaces.
+    pub fn new(text: &str, project: Option<String>, tags: Vec<String>, source: NoteSource) -> Result<Note, NoteError> {
+        let text = text.trim();
+        if text.is_empty() {
+            return Err(NoteError::Empty);
+        }
+        if text.len() > MAX_NOTE_BYTES {
+            return Err(NoteError::TooLong(text.len()));
+        }
+        if let Some(p) = project.as_ref().filter(|p| p.len() > MAX_PROJECT_BYTES) {
+            return Err(NoteError::ProjectTooLong(p.len()));
+        }
+        let mut kept: Vec<String> = Vec::new();
+        for t in &tags {
+            let t = t.split_whitespace().collect::<Vec<_>>().join(" ");
+            if t.len() > MAX_TAG_BYTES {
+                return Err(NoteError::TagTooLong(t.len()));
+            }
+            if !t.is_empty() && !kept.contains(&t) {
+                kept.push(t);
+            }
+        }
+        if kept.len() > MAX_TAGS {
+            return Err(NoteError::TooManyTags(kept.len()));
+        }
+        let redacted = |s: &str, max: usize| {
+            let mut s = deja_core::redact::redact(s).into_owned();
+            // A redaction marker can be longer than what it replaced.
+            deja_core::model::cap_text(&mut s, max);
+            s
+        };
+        let text = redacted(text, MAX_NOTE_BYTES);
+        let project = project.map(|p| redacted(&p, MAX_PROJECT_BYTES));
+        let tags = kept.iter().map(|t| redacted(t, MAX_TAG_BYTES)).collect();
         let time = Timestamp::now();
-        let mut text = deja_core::redact::redact(text.trim()).into_owned();
-        deja_core::model::cap_text(&mut text, MAX_NOTE_BYTES);
         let seed = format!("{}:{}:{}", time.0, std::process::id(), text);
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
         let id = format!("n-{:016x}", xxhash_rust::xxh3::xxh3_64_with_seed(seed.as_bytes(), u64::from(nanos)));
-        let tags = tags.into_iter().map(|t| t.trim().to_string()).filter(|t| !t.is_empty()).collect();
-        Note { id, time, text, project, tags }
+        Ok(Note { id, time, text, project, tags, source: Some(source) })
     }
 }
 
@@ -180,36 +255,64 @@ impl SynthWriter for DejaNotes {
         if let Some(title) = &session.title {
             text = format!("{title}\n{text}");
         }
-        let note = Note { id: session.id.clone(), time: session.started, text, project: Some(session.project.clone()), tags: Vec::new() };
+        // Synthetic homes stand in for a person's own notes.
+        let note = Note {
+            id: session.id.clone(),
+            time: session.started,
+            text,
+            project: Some(session.project.clone()),
+            tags: Vec::new(),
+            source: Some(NoteSource::Cli),
+        };
         append_note(&path, &note)?;
         Ok(path)
     }
 }
 
-/// A note out of one JSON line, tolerating missing optional fields and odd types.
+/// A note out of one JSON line, tolerating missing optional fields and odd types, and
+/// cut to the limits (the file may hold lines no current deja wrote).
 fn note_of(v: &Value) -> Option<Note> {
-    let id = v.get("id")?.as_str().filter(|s| !s.trim().is_empty())?.to_string();
-    let text = v.get("text")?.as_str().filter(|s| !s.trim().is_empty())?.to_string();
+    let cut = |s: &str, max: usize| {
+        let mut s = s.to_string();
+        deja_core::model::cap_text(&mut s, max);
+        s
+    };
+    let id = cut(v.get("id")?.as_str().filter(|s| !s.trim().is_empty())?, 64);
+    let text = cut(v.get("text")?.as_str().filter(|s| !s.trim().is_empty())?, MAX_NOTE_BYTES);
     let time = match v.get("time") {
         Some(Value::String(s)) => Timestamp::parse_str(s),
         Some(Value::Number(n)) => n.as_f64().and_then(Timestamp::from_number),
         _ => None,
     }
     .unwrap_or(Timestamp(0));
-    let project = v.get("project").and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string);
-    let tags = match v.get("tags") {
-        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).map(str::to_string).collect(),
-        Some(Value::String(s)) => s.split(',').map(|t| t.trim().to_string()).filter(|t| !t.is_empty()).collect(),
+    let project = v.get("project").and_then(Value::as_str).filter(|s| !s.is_empty()).map(|p| cut(p, MAX_PROJECT_BYTES));
+    let tags: Vec<String> = match v.get("tags") {
+        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
+        Some(Value::String(s)) => s.split(',').collect(),
         _ => Vec::new(),
-    };
-    Some(Note { id, time, text, project, tags })
+    }
+    .into_iter()
+    .map(|t| t.split_whitespace().collect::<Vec<_>>().join(" "))
+    .filter(|t| !t.is_empty())
+    .take(MAX_TAGS)
+    .map(|t| cut(&t, MAX_TAG_BYTES))
+    .collect();
+    let source = v.get("source").cloned().and_then(|s| serde_json::from_value(s).ok());
+    Some(Note { id, time, text, project, tags, source })
 }
 
 fn session_of(n: Note, src: &SourceRef) -> Session {
     let mut s = Session::new(ID, n.id, SourceRef::file(&src.path));
     s.title = n.text.lines().map(str::trim).find(|l| !l.is_empty()).map(str::to_string);
     s.project = n.project;
-    s.kind = Some("note".to_string());
+    s.kind = Some(
+        match n.source {
+            Some(NoteSource::Cli) => NOTE_BY_PERSON,
+            Some(NoteSource::Mcp) => NOTE_BY_AGENT,
+            None => NOTE_UNSOURCED,
+        }
+        .to_string(),
+    );
     let time = (n.time.0 != 0).then_some(n.time);
     s.touch(time);
     let mut text = n.text;

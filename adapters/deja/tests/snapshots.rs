@@ -1,5 +1,6 @@
 //! The committed notes file, snapshotted, plus plain asserts for the rules: one session
-//! per note, a later line with the same id replaces the note, bad lines are counted.
+//! per note, a later line with the same id replaces the note, bad lines are counted,
+//! the session kind says who wrote the note.
 
 use std::path::{Path, PathBuf};
 
@@ -26,7 +27,14 @@ fn notes_file() {
     let (sessions, stats) = parse();
     insta::assert_json_snapshot!(sessions);
     let ids: Vec<&str> = sessions.iter().map(|s| s.id.as_str()).collect();
-    assert_eq!(ids, ["n-0000000000000001", "n-0000000000000002", "n-0000000000000004"], "a torn last line is a note still being written");
+    assert_eq!(
+        ids,
+        ["n-0000000000000001", "n-0000000000000002", "n-0000000000000004", "n-0000000000000006", "n-0000000000000007"],
+        "a torn last line is a note still being written"
+    );
+    // Who wrote each: not recorded on the older lines, then the person, then an agent.
+    let kinds: Vec<&str> = sessions.iter().filter_map(|s| s.kind.as_deref()).collect();
+    assert_eq!(kinds, ["unsourced-note", "unsourced-note", "unsourced-note", "note", "agent-note"]);
     assert!(sessions[0].turns[0].text.contains("pool_size is 48"), "the later line replaced the note");
     assert_eq!(sessions[0].title.as_deref(), Some("staging pgbouncer pool_size is 48 now (raised for the new workers)"));
     assert_eq!(sessions[0].project.as_deref(), Some("/src/app"));

@@ -83,6 +83,33 @@ pub struct Hit {
     pub turns: Vec<Turn>,
 }
 
+/// Longest query searched, in bytes: a sentence, a file path or an error line fits, a
+/// pasted log does not. Shared by `deja search`, the recall commands and MCP, so one
+/// call cannot make the search expand hundreds of thousands of words (each word costs
+/// term lookups, a fuzzy automaton and a scan for its other forms).
+pub const MAX_QUERY_BYTES: usize = 4096;
+/// Most words one query searches (a quoted phrase counts each of its words).
+pub const MAX_QUERY_WORDS: usize = 32;
+
+/// Refuses a query beyond [`MAX_QUERY_BYTES`] or [`MAX_QUERY_WORDS`] with a message
+/// naming the limit, rather than searching a cut of it the asker did not choose.
+pub fn check_query(query: &str) -> Result<(), IndexError> {
+    let query = query.trim();
+    if query.len() > MAX_QUERY_BYTES {
+        return Err(IndexError::Query(format!(
+            "the query is {} bytes; deja searches at most {MAX_QUERY_BYTES} bytes and {MAX_QUERY_WORDS} words — shorten it to the words that matter",
+            query.len()
+        )));
+    }
+    let n = words(query).len();
+    if n > MAX_QUERY_WORDS {
+        return Err(IndexError::Query(format!(
+            "the query has {n} words; deja searches at most {MAX_QUERY_WORDS} — keep the words that matter"
+        )));
+    }
+    Ok(())
+}
+
 /// One query unit: a bare word or a quoted phrase.
 #[derive(Debug, Clone)]
 struct Clause {
@@ -384,6 +411,7 @@ impl IndexView {
 
     /// Runs the tiers in order and returns the first that matched anything.
     pub fn search(&self, req: &SearchRequest) -> Result<SearchResults, IndexError> {
+        check_query(&req.query)?;
         let searcher = self.searcher();
         let clauses = parse_clauses(&req.query);
         let limit = req.limit.clamp(1, MAX_LIMIT);
@@ -844,9 +872,47 @@ fn levenshtein(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
+/// A small index of the test-only `rowstore` adapter (see `incremental_tests`): one
+/// session per `id<TAB>time<TAB>text` row.
+#[cfg(test)]
+pub(crate) fn rowstore_index(rows: &str) -> (tempfile::TempDir, IndexView) {
+    use crate::env::StoreEnv;
+    use crate::index::indexer::{run_index, IndexRequest, Silent};
+    let tmp = tempfile::tempdir().expect("tmp");
+    let store = tmp.path().join("store");
+    std::fs::create_dir_all(&store).expect("mkdir");
+    std::fs::write(store.join("rows.db"), rows).expect("rows");
+    let env = StoreEnv::with_home(tmp.path()).set("DEJA_ROWSTORE_ROOT", store.display().to_string());
+    let paths = super::IndexPaths::new(tmp.path().join("index"));
+    let req = IndexRequest { harnesses: Some(vec!["rowstore".to_string()]), rebuild: false, wait: true };
+    run_index(&env, &paths, &req, &Silent).expect("index");
+    let view = IndexView::open(&paths).expect("view");
+    (tmp, view)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn oversized_queries_are_refused_naming_the_limit() {
+        let (_tmp, view) = rowstore_index("s1\t1000\tpgbouncer refused connections on port 6432\n");
+        let search = |q: &str| view.search(&SearchRequest { query: q.to_string(), limit: 5, ..SearchRequest::default() });
+        assert_eq!(search("pgbouncer refused").expect("search").hits.len(), 1);
+
+        let long = "pgbouncer ".repeat(MAX_QUERY_BYTES / 10 + 1);
+        let e = search(&long).expect_err("a query over the byte limit is refused").to_string();
+        assert!(e.contains(&format!("{} bytes", long.trim().len())) && e.contains(&format!("at most {MAX_QUERY_BYTES} bytes")), "{e}");
+
+        let words_at = |n: usize| (0..n).map(|i| format!("w{i}")).collect::<Vec<_>>().join(" ");
+        let e = search(&words_at(MAX_QUERY_WORDS + 1)).expect_err("a query over the word limit is refused").to_string();
+        assert!(e.contains(&format!("{} words", MAX_QUERY_WORDS + 1)) && e.contains(&format!("at most {MAX_QUERY_WORDS}")), "{e}");
+        // At the limit the query is searched (and finds nothing: the words are made up).
+        assert!(search(&words_at(MAX_QUERY_WORDS)).is_ok());
+        // A quoted phrase counts each of its words.
+        let phrase = format!("\"{}\"", words_at(MAX_QUERY_WORDS + 1));
+        assert!(search(&phrase).is_err());
+    }
 
     #[test]
     fn clauses_split_words_and_keep_phrases() {

@@ -17,17 +17,49 @@ use super::mine::{ErrorEvent, FixPair};
 use super::signature::signatures_of_paste;
 use crate::index::records::{normalize_path, path_terms};
 use crate::index::schema::{KIND_ERROR, KIND_FIX, KIND_TURN};
-use crate::index::search::{SearchRequest, Tier};
+use crate::index::search::{check_query, SearchRequest, Tier};
 use crate::index::tokenizer::words;
 use crate::index::{IndexError, IndexView, SessionMeta, TurnExtra};
 use crate::model::{FileAction, Role, Timestamp, Turn};
 
 /// The harness id of deja's own notes, ranked a little above transcripts.
 pub const NOTES_HARNESS: &str = "deja";
-/// How much a note's score is raised over a transcript's.
+/// How much a note's score is raised over a transcript's (the person's notes only).
 pub const NOTE_BOOST: f32 = 1.25;
+/// Session kinds of notes, by who wrote them (the notes adapter sets them from the
+/// note's `source`): the person on the CLI…
+pub const NOTE_BY_PERSON: &str = "note";
+/// …an agent through MCP (unverified: text an agent was fed can end up here)…
+pub const NOTE_BY_AGENT: &str = "agent-note";
+/// …or not recorded (lines written before deja recorded it; unverified too).
+pub const NOTE_UNSOURCED: &str = "unsourced-note";
+
+/// True for a note the person wrote themselves (`deja remember`); false for notes an
+/// agent wrote, notes of unknown origin, and every transcript.
+pub fn is_person_note(meta: &SessionMeta) -> bool {
+    meta.harness == NOTES_HARNESS && meta.kind.as_deref() == Some(NOTE_BY_PERSON)
+}
+
+/// True for a note not known to come from the person: shown as agent-written and unverified.
+pub fn is_unverified_note(meta: &SessionMeta) -> bool {
+    meta.harness == NOTES_HARNESS && !is_person_note(meta)
+}
 /// Turn documents read at most for one aggregation (`how`, `orient`).
 const MAX_SCAN: usize = 5000;
+/// Longest error text `fixes` reads (as `deja fix` reads at most this much of stdin): a
+/// whole build log fits; beyond it the text is refused, not cut where the asker cannot see.
+pub const MAX_PASTE_BYTES: usize = 1 << 20;
+
+/// Refuses an error text beyond [`MAX_PASTE_BYTES`], naming the limit.
+pub fn check_paste(text: &str) -> Result<(), IndexError> {
+    if text.len() > MAX_PASTE_BYTES {
+        return Err(IndexError::Query(format!(
+            "the error text is {} bytes; deja fix reads at most {MAX_PASTE_BYTES} bytes — paste the error lines",
+            text.len()
+        )));
+    }
+    Ok(())
+}
 
 /// Filters every recall question takes.
 #[derive(Debug, Clone, Default)]
@@ -117,7 +149,12 @@ impl<'a> Metas<'a> {
 /// prefix of at least 6 characters.
 pub fn resolve_session(view: &IndexView, q: &str) -> Result<Option<SessionMeta>, IndexError> {
     let q = q.trim();
-    if q.len() < 6 || q.contains(char::is_whitespace) || !q.chars().all(|c| c.is_ascii_alphanumeric() || "-_:.".contains(c)) {
+    // An id is short; a long "id" would only build a large automaton.
+    if q.len() < 6
+        || q.len() > MAX_ID_BYTES
+        || q.contains(char::is_whitespace)
+        || !q.chars().all(|c| c.is_ascii_alphanumeric() || "-_:.".contains(c))
+    {
         return Ok(None);
     }
     // A prefix match on the raw `sid` terms (`<harness>:<id>`), through the term
@@ -140,6 +177,9 @@ pub fn resolve_session(view: &IndexView, q: &str) -> Result<Option<SessionMeta>,
     }
     Ok(if found.len() == 1 { found.pop() } else { None })
 }
+
+/// Longest session id (or `harness:id`) looked up as one.
+const MAX_ID_BYTES: usize = 256;
 
 /// `Must` one of these sessions.
 fn any_session(f: &crate::index::schema::Fields, sids: &HashSet<String>) -> Box<dyn Query> {
@@ -165,6 +205,7 @@ pub struct RecallAnswer {
 /// Searches sessions, with notes ranked a little above transcripts; a session id
 /// returns that session.
 pub fn recall(view: &IndexView, query: &str, scope: &Scope, limit: usize) -> Result<RecallAnswer, IndexError> {
+    check_query(query)?;
     if let Some(meta) = resolve_session(view, query)? {
         let turns = view.session_turns(&meta.key())?;
         let snippets = outcome_line(&turns).into_iter().collect();
@@ -188,7 +229,8 @@ pub fn recall(view: &IndexView, query: &str, scope: &Scope, limit: usize) -> Res
         .hits
         .into_iter()
         .map(|h| {
-            let boost = if h.session.harness == NOTES_HARNESS { NOTE_BOOST } else { 1.0 };
+            // A planted note must not outrank the history it contradicts.
+            let boost = if is_person_note(&h.session) { NOTE_BOOST } else { 1.0 };
             RecallHit { score: h.score * boost, snippets: h.snippets, session: h.session }
         })
         .collect();
@@ -207,6 +249,7 @@ pub struct ContextAnswer {
 
 /// The digest of the session a query names by id, else of the best search hit.
 pub fn context(view: &IndexView, query: &str, scope: &Scope) -> Result<Option<ContextAnswer>, IndexError> {
+    check_query(query)?;
     let (meta, tier, by_id) = match resolve_session(view, query)? {
         Some(m) => (m, Tier::Exact, true),
         None => {
@@ -303,8 +346,10 @@ pub struct FixAnswer {
 /// doc of [`super::mine`]). Exact signature matches first; else fixes whose error
 /// line shares most of the query's words (`relevance`).
 pub fn fixes(view: &IndexView, error_text: &str, scope: &Scope, limit: usize) -> Result<FixAnswer, IndexError> {
+    check_paste(error_text)?;
     let searcher = view.searcher();
     let f = view.fields;
+    // At most a few error lines (`MAX_ERRORS_PER_OUTPUT`), so the lookups below are bounded.
     let errors = signatures_of_paste(error_text);
     let mut tier = Tier::Exact;
     let mut addrs: Vec<DocAddress> = Vec::new();
@@ -559,6 +604,7 @@ pub struct HowAnswer {
 /// for `exact`, in any order for `relevance`), inspection excluded, grouped, the
 /// asker's project first, then the most used.
 pub fn how(view: &IndexView, tool: &str, scope: &Scope, limit: usize) -> Result<HowAnswer, IndexError> {
+    check_query(tool)?;
     let parts: Vec<String> = words(tool).into_iter().flat_map(|w| w.parts).collect();
     if parts.is_empty() {
         return Ok(HowAnswer { tier: Tier::Exact, commands: Vec::new() });
@@ -687,6 +733,7 @@ pub struct BlameAnswer {
 /// against `scope.here`) or bare name — the most specific match first, then edits
 /// before reads before mentions, then the most recent.
 pub fn blame(view: &IndexView, path: &str, scope: &Scope, limit: usize) -> Result<BlameAnswer, IndexError> {
+    check_query(path)?;
     let searcher = view.searcher();
     let f = view.fields;
     let given = normalize_path(path);
@@ -873,6 +920,7 @@ pub struct FilesAnswer {
 /// The files the sessions about a topic touched: edited ones first, then by how many
 /// of those sessions touched them.
 pub fn files(view: &IndexView, topic: &str, scope: &Scope, limit: usize) -> Result<FilesAnswer, IndexError> {
+    check_query(topic)?;
     let r = recall(view, topic, scope, 10)?;
     let mut acc: HashMap<String, (u32, u32, HashSet<String>, Option<Timestamp>)> = HashMap::new();
     let mut sessions = Vec::new();
@@ -916,11 +964,19 @@ pub struct Orient {
     pub sessions: Vec<OrientSession>,
     pub recurring_errors: Vec<FrictionRow>,
     pub commands: Vec<CommandStat>,
+    /// The person's own notes (`deja remember`), newest first.
     pub notes: Vec<OrientSession>,
+    /// Notes agents wrote through MCP, or of unrecorded origin: shown apart, as unverified.
+    pub agent_notes: Vec<OrientSession>,
 }
 
 /// Sessions of projects this many most recent are looked at for errors and commands.
 const ORIENT_SCAN_SESSIONS: usize = 300;
+/// The person's notes `orient` shows at most…
+pub const ORIENT_NOTES: usize = 5;
+/// …and agents' notes, fewer: whatever an agent was fed can be planted as one, and
+/// `orient` is read at the start of every later session in the project.
+pub const ORIENT_AGENT_NOTES: usize = 3;
 
 /// A project's recent sessions with their outcome and decisions, its notes, the
 /// errors that recur in it, and the commands that work there.
@@ -933,14 +989,20 @@ pub fn orient(view: &IndexView, dir: &str, scope: &Scope, limit: usize) -> Resul
         let decisions = best_decisions(&turns, 2).into_iter().map(|(_, l)| l).collect();
         sessions.push(OrientSession { outcome: outcome_line(&turns), decisions, session: meta });
     }
-    let notes = notes
-        .into_iter()
-        .take(5)
-        .map(|meta| {
-            let outcome = meta.title.clone();
-            OrientSession { session: meta, outcome, decisions: Vec::new() }
-        })
-        .collect();
+    let (notes, agent_notes): (Vec<SessionMeta>, Vec<SessionMeta>) = notes.into_iter().partition(is_person_note);
+    // A note shows as its first line (the renderer cuts it further).
+    let shown = |metas: Vec<SessionMeta>, n: usize| -> Vec<OrientSession> {
+        metas
+            .into_iter()
+            .take(n)
+            .map(|meta| {
+                let outcome = meta.title.clone();
+                OrientSession { session: meta, outcome, decisions: Vec::new() }
+            })
+            .collect()
+    };
+    let notes = shown(notes, ORIENT_NOTES);
+    let agent_notes = shown(agent_notes, ORIENT_AGENT_NOTES);
     let sids: HashSet<String> = all.iter().map(SessionMeta::key).collect();
     let local = Scope { here: Some(dir.to_string()), ..scope.clone() };
     let recurring_errors = if sids.is_empty() { Vec::new() } else { friction_in(view, &local, 2, 5, Some(&sids))? };
@@ -950,12 +1012,35 @@ pub fn orient(view: &IndexView, dir: &str, scope: &Scope, limit: usize) -> Resul
         let ok_only: Box<dyn Query> = term(view.fields.role, "command");
         command_stats(view, ok_only, &local, 40, Some(&sids))?.into_iter().filter(|c| c.ok > 0).take(8).collect()
     };
-    Ok(Orient { project: dir.to_string(), sessions, recurring_errors, commands, notes })
+    Ok(Orient { project: dir.to_string(), sessions, recurring_errors, commands, notes, agent_notes })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_question_refuses_an_oversized_query() {
+        let (_tmp, view) = crate::index::search::rowstore_index("s1\t1000\tpgbouncer refused connections\n");
+        let scope = Scope::default();
+        let long = "pgbouncer ".repeat(crate::index::search::MAX_QUERY_BYTES / 10 + 1);
+        let refused = |r: Result<(), IndexError>, what: &str| {
+            let e = r.expect_err(what).to_string();
+            assert!(e.contains("at most") && e.contains("bytes"), "{what}: {e}");
+        };
+        refused(recall(&view, &long, &scope, 5).map(drop), "recall");
+        refused(context(&view, &long, &scope).map(drop), "context");
+        refused(how(&view, &long, &scope, 5).map(drop), "how");
+        refused(blame(&view, &long, &scope, 5).map(drop), "blame");
+        refused(files(&view, &long, &scope, 5).map(drop), "files");
+        // An error text may be a whole build log, up to its own limit.
+        assert!(fixes(&view, &long, &scope, 5).is_ok());
+        let log = "error: could not connect\n".repeat(MAX_PASTE_BYTES / 25 + 1);
+        refused(fixes(&view, &log, &scope, 5).map(drop), "fix");
+        // A long single token is no session id to look up.
+        assert!(resolve_session(&view, &"a".repeat(MAX_ID_BYTES + 1)).expect("lookup").is_none());
+        assert_eq!(recall(&view, "pgbouncer", &scope, 5).expect("recall").hits.len(), 1);
+    }
 
     #[test]
     fn related_projects_are_the_same_tree() {

@@ -25,14 +25,29 @@ fn short_id(id: &str) -> String {
 /// `claude · 2026-03-02 · /src/app · title (id 5f0c7e2a)`.
 pub fn session_label(m: &SessionMeta) -> String {
     format!(
-        "{} · {} · {} · {} (id {})",
+        "{}{} · {} · {} · {} (id {})",
         clean(&m.harness, 20),
+        note_origin(m),
         date(m.updated.or(m.started)),
         clean(m.project.as_deref().unwrap_or("-"), 80),
         clean(m.title.as_deref().unwrap_or("(untitled)"), TITLE),
         short_id(&m.id)
     )
 }
+
+/// What a note not written by the person is, said wherever it is shown.
+fn note_origin(m: &SessionMeta) -> &'static str {
+    if !super::query::is_unverified_note(m) {
+        ""
+    } else if m.kind.as_deref() == Some(super::query::NOTE_BY_AGENT) {
+        " (note written by an agent, unverified)"
+    } else {
+        " (note of unrecorded origin, unverified)"
+    }
+}
+
+/// Longest agent-written note line `orient` quotes, in chars.
+const AGENT_NOTE: usize = 160;
 
 fn quote(text: &str) -> String {
     format!("    > {}", clean(text, QUOTE))
@@ -278,6 +293,17 @@ pub fn orient(o: &Orient) -> Answer {
         lines.push("## Notes".to_string());
         for n in &o.notes {
             lines.push(format!("- {} ({})", clean(n.outcome.as_deref().unwrap_or(""), QUOTE), date(n.session.updated)));
+        }
+    }
+    if !o.agent_notes.is_empty() {
+        lines.push("## Notes written by agents (unverified: not the person's words; check before relying on them)".to_string());
+        for n in &o.agent_notes {
+            let by = if n.session.kind.as_deref() == Some(super::query::NOTE_BY_AGENT) { "agent" } else { "origin not recorded" };
+            lines.push(format!(
+                "- [{by}, unverified] {} ({})",
+                clean(n.outcome.as_deref().unwrap_or(""), AGENT_NOTE),
+                date(n.session.updated)
+            ));
         }
     }
     if !o.recurring_errors.is_empty() {
