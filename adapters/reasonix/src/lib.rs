@@ -61,7 +61,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use deja_core::discover::{is_dir_entry, is_file_entry};
-use deja_core::read::{for_each_json_line, parse_json_document, read_source, read_tail, str_at};
+use deja_core::read::{for_each_json_line, parse_json_document, read_source, read_tail, str_at, DecodeLimit};
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats,
     SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp,
@@ -498,7 +498,8 @@ fn parse_frames(src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink)
         objects.push(dir.join(root).join("objects"));
     }
     objects.extend(dir.ancestors().skip(1).take(2).map(|d| d.join(".content-v1/objects")));
-    let (records, torn) = frames::decode(&bytes, path, &mut stats);
+    let (records, torn) = frames::decode(&bytes, path, &mut stats, &DecodeLimit::current())
+        .map_err(|e| FormatError::refused(path, e.to_string()))?;
     let replay = frames::replay(&records, torn, &objects, path, &mut stats);
 
     let mut b = SessionBuilder::new(ID, id.clone(), src.clone());
