@@ -528,3 +528,103 @@ fn a_reader_that_stops_early_is_no_crash() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+/// One zstd frame of RLE blocks decoding to `decoded` zero bytes (4 bytes on disk per
+/// 128 KiB): what a 263 KB file that expands to 8 GiB is made of.
+fn zstd_rle_bomb(decoded: u64) -> Vec<u8> {
+    deja_core::read::zstd_rle_bomb(decoded)
+}
+
+#[test]
+fn a_decompression_bomb_is_named_and_skipped_and_the_rest_indexed() {
+    let h = Home::new();
+    build_home(&h);
+    let bomb = h.write(
+        ".dsh/sessions/--bomb--/session-00000000-0000-4000-8000-0000000b0mb0/session.v4.jsonl.zstd",
+        &zstd_rle_bomb(8 << 30),
+    );
+    assert!(std::fs::metadata(&bomb).expect("bomb").len() < 300 << 10, "the bomb is small on disk");
+
+    let out = h.deja(&["index", "--json"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}; stderr: {stderr}"));
+    assert_eq!(out.status.code(), Some(3), "indexed with something unread: {report}");
+    let unreadable = report["harnesses"]["deepseek"]["unreadable"].as_array().expect("unreadable");
+    assert_eq!(unreadable.len(), 1, "{report}");
+    assert!(unreadable[0]["path"].as_str().is_some_and(|p| p.contains("0000000b0mb0")), "{report}");
+    assert!(unreadable[0]["reason"].as_str().is_some_and(|r| r.contains("decompression bomb")), "{report}");
+    for id in ["claude", "codex", "deepseek"] {
+        assert_eq!(report["harnesses"][id]["sessions"], 1, "{id}: {report}");
+    }
+
+    // Searches (and their refresh) keep working, and the bomb is not decoded again.
+    let out = h.deja(&["search", "marmalade", "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(hit_harnesses(&h.search("invoice rounding tests")), vec!["codex"]);
+    let out = h.deja(&["index", "-q"]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(out.stdout.is_empty(), "-q prints no report");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("0000000b0mb0") && stderr.contains("not read again"), "-q still names it: {stderr}");
+
+    // Once it is gone from the store, the run is clean again.
+    std::fs::remove_file(&bomb).expect("remove bomb");
+    assert_eq!(h.deja(&["index", "-q"]).status.code(), Some(0));
+}
+
+#[cfg(unix)]
+#[test]
+fn unreadable_paths_and_odd_names_are_reported_not_hidden() {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::PermissionsExt;
+    let h = Home::new();
+    build_home(&h);
+    // A transcript whose name is not UTF-8, holding a line with one invalid byte.
+    let projects = h.home.join(".claude/projects/-src-odd");
+    std::fs::create_dir_all(&projects).expect("mkdir");
+    let odd = projects.join(std::ffi::OsStr::from_bytes(b"caf\xe9-session.jsonl"));
+    let mut text = lines(&[json!({"type":"user","uuid":"o1","sessionId":"odd-1","cwd":"/src/odd","timestamp":"2026-03-03T10:00:00.000Z","message":{"role":"user","content":"persimmon ripeness CAFE_MARK"}})]);
+    let mark = text.windows(9).position(|w| w == b"CAFE_MARK").expect("mark");
+    text[mark + 3] = 0xE9;
+    std::fs::write(&odd, &text).expect("write odd");
+    // A transcript name pointing nowhere, and a project directory nobody may list.
+    std::os::unix::fs::symlink(h.home.join("nowhere.jsonl"), projects.join("dangling.jsonl")).expect("symlink");
+    let locked = h.home.join(".claude/projects/-src-locked");
+    std::fs::create_dir_all(&locked).expect("mkdir");
+    h.write(
+        ".claude/projects/-src-locked/x.jsonl",
+        &lines(&[json!({"type":"user","uuid":"l1","sessionId":"locked-1","timestamp":"2026-03-03T11:00:00.000Z","message":{"role":"user","content":"behind a locked door"}})]),
+    );
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).expect("chmod");
+    let denied = std::fs::read_dir(&locked).is_err();
+
+    let out = h.deja(&["index", "--json"]);
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o700)).expect("chmod back");
+    let report: Value = serde_json::from_slice(&out.stdout).expect("json report");
+    assert_eq!(out.status.code(), Some(3), "{report}");
+    let claude = &report["harnesses"]["claude"];
+    let unreadable: Vec<(String, String)> = claude["unreadable"]
+        .as_array()
+        .expect("unreadable")
+        .iter()
+        .map(|u| (u["path"].as_str().unwrap_or("").to_string(), u["reason"].as_str().unwrap_or("").to_string()))
+        .collect();
+    assert!(unreadable.iter().any(|(p, _)| p.ends_with("dangling.jsonl")), "{unreadable:?}");
+    if denied {
+        assert!(unreadable.iter().any(|(p, r)| p.ends_with("-src-locked") && r.contains("ermission denied")), "{unreadable:?}");
+    } else {
+        eprintln!("running as root: a 0000 directory is still listable, so the permission-denied report is not checked");
+    }
+    assert_eq!(claude["repaired_lines"], 1, "{report}");
+    let r = h.search("persimmon ripeness");
+    assert_eq!(hit_harnesses(&r), vec!["claude"], "the odd name is read and its repaired line kept: {r}");
+
+    // The human report names each path too, and `-q` still tells stderr.
+    let text = h.deja(&["index", "--rebuild"]);
+    let stdout = String::from_utf8_lossy(&text.stdout);
+    assert!(stdout.contains("dangling.jsonl") && stdout.contains("could not be read"), "{stdout}");
+    let quiet = h.deja(&["index", "-q"]);
+    assert_eq!(quiet.status.code(), Some(3));
+    assert!(quiet.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&quiet.stderr).contains("dangling.jsonl"));
+}

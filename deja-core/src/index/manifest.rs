@@ -6,6 +6,9 @@
 //! multi-session source (a database) returned, so a refresh re-reads only the sessions
 //! that changed.
 //!
+//! A source refused as a decompression bomb is remembered with the reason, so an
+//! unchanged one is reported on every run without being decoded again.
+//!
 //! Written atomically after the index commit. Entries of sources that have since
 //! disappeared are kept: their sessions stay searchable.
 
@@ -39,6 +42,9 @@ pub struct SourceEntry {
     pub parts_fp: u64,
     /// The row cursor the parser returned (`ParseStats::cursor`).
     pub cursor: Option<String>,
+    /// Why the source was refused at this size and mtime ([`FormatError::Refused`](crate::FormatError::Refused):
+    /// a decompression bomb), so an unchanged one is reported again without decoding it.
+    pub refused: Option<String>,
 }
 
 #[derive(Debug, Default)]
@@ -89,7 +95,7 @@ impl SourceEntry {
     fn write_line(&self, w: &mut impl Write) -> std::io::Result<()> {
         writeln!(
             w,
-            "{}\t{}\t{}\t{}\t{}\t{:x}\t{}\t{}\t{}\t{:x}\t{}",
+            "{}\t{}\t{}\t{}\t{}\t{:x}\t{}\t{}\t{}\t{:x}\t{}{}",
             escape(&self.key),
             escape(&self.harness),
             self.size,
@@ -101,6 +107,8 @@ impl SourceEntry {
             self.session_id.as_deref().map(escape).unwrap_or_default(),
             self.parts_fp,
             self.cursor.as_deref().map(escape).unwrap_or_default(),
+            // Only refused sources carry a twelfth field; older readers ignore it.
+            self.refused.as_deref().map(|r| format!("\t{}", escape(r))).unwrap_or_default(),
         )
     }
 
@@ -118,7 +126,8 @@ impl SourceEntry {
         // Version 2 lines end here.
         let parts_fp = f.next().and_then(|h| u64::from_str_radix(h, 16).ok()).unwrap_or(0);
         let cursor = f.next().filter(|s| !s.is_empty()).map(unescape);
-        Some(SourceEntry { key, harness, size, mtime_ns, offset, prefix_hash, sessions, session_id, next_seq, parts_fp, cursor })
+        let refused = f.next().filter(|s| !s.is_empty()).map(unescape);
+        Some(SourceEntry { key, harness, size, mtime_ns, offset, prefix_hash, sessions, session_id, next_seq, parts_fp, cursor, refused })
     }
 }
 
@@ -223,6 +232,7 @@ mod tests {
                 next_seq: 7,
                 parts_fp: 0x1234,
                 cursor: id.map(|_| "1700000000123\twith tab".to_string()),
+                refused: id.is_none().then(|| "decodes past the cap\trefused".to_string()),
             };
             m.entries.insert(e.key.clone(), e);
         }
