@@ -22,13 +22,14 @@ pub const EXIT_UNREADABLE: u8 = 3;
 
 /// `deja index --help`'s closing text: the exit statuses and the decoding caps.
 fn after_help() -> String {
-    use deja_core::read::{MAX_DECODED_BYTES, MAX_DECODED_BYTES_VAR, MAX_DECODE_RATIO};
+    use deja_core::read::{MAX_DECODED_BYTES, MAX_DECODED_BYTES_VAR, MAX_DECODE_RATIO, MIN_SOURCE_ALLOWANCE};
     format!(
         "Exit status:\n  0  indexed; everything found was read\n  1  error; the index was not updated\n  2  usage error\n  \
          {EXIT_UNREADABLE}  indexed, but some sources or directories could not be read or were refused; each is named \
-         with the reason in the report (on stderr with --quiet)\n\nA compressed source may decode to at most \
-         {MAX_DECODE_RATIO}× its size and {} MiB ({MAX_DECODED_BYTES_VAR}, in bytes, sets the latter); a larger one is \
-         refused as a decompression bomb and not decoded again until it changes.",
+         with the reason in the report (on stderr with --quiet)\n\nA compressed source may decode to {} MiB, beyond \
+         that to {MAX_DECODE_RATIO}× its size, and never to more than {} MiB ({MAX_DECODED_BYTES_VAR}, in bytes, sets \
+         this cap); a larger one is refused as a decompression bomb and not decoded again until it changes.",
+        MIN_SOURCE_ALLOWANCE >> 20,
         MAX_DECODED_BYTES >> 20
     )
 }

@@ -207,6 +207,21 @@ impl FormatError {
         FormatError::Corrupt { path: path.to_path_buf(), reason: reason.into() }
     }
 
+    /// The path the error is about.
+    pub fn path(&self) -> &Path {
+        match self {
+            FormatError::Io { path, .. } | FormatError::Corrupt { path, .. } | FormatError::Refused { path, .. } => path,
+        }
+    }
+
+    /// What went wrong, without the path (a report that names the path already).
+    pub fn reason(&self) -> String {
+        match self {
+            FormatError::Io { source, .. } => source.to_string(),
+            FormatError::Corrupt { reason, .. } | FormatError::Refused { reason, .. } => reason.clone(),
+        }
+    }
+
     pub fn refused(path: &Path, reason: impl Into<String>) -> Self {
         FormatError::Refused { path: path.to_path_buf(), reason: reason.into() }
     }

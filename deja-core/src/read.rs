@@ -8,7 +8,8 @@
 //! in-process; a truncated final frame keeps everything decoded before it.
 //!
 //! Every decoder in the tree is bounded by one [`DecodeLimit`]: a source (or BLOB) may
-//! expand to at most [`MAX_DECODE_RATIO`] times its compressed size and never beyond
+//! expand to at most [`MAX_DECODE_RATIO`] times its compressed size (but always to
+//! [`MIN_SOURCE_ALLOWANCE`], a value to [`MIN_VALUE_ALLOWANCE`]) and never beyond
 //! [`MAX_DECODED_BYTES`] (lowered or raised with `DEJA_MAX_DECODED_BYTES`). A 263 KB
 //! file of zstd RLE blocks that claims 8 GiB is refused with [`FormatError::Refused`]
 //! after at most the limit was decoded, instead of aborting the process on allocation.
@@ -25,12 +26,16 @@ const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// Decoded bytes of one source or value are capped at this many by default…
 pub const MAX_DECODED_BYTES: u64 = 256 << 20;
-/// …and at this ratio to their compressed size (real JSONL compresses 5–20×; runs of one
-/// byte, which is what bombs are made of, 1000× and more)…
+/// …and at this ratio to their compressed size (real JSONL compresses 5–50×; runs of
+/// one byte, which is what bombs are made of, 1000× and far more)…
 pub const MAX_DECODE_RATIO: u64 = 1000;
-/// …except that any input may decode to this much, so a small, highly repetitive value
-/// (a short JSON document of blanks) is not mistaken for a bomb.
-pub const MIN_DECODE_ALLOWANCE: u64 = 1 << 20;
+/// …except that a whole source may always decode to this much: a session holding one
+/// 50 MB tool output of repeated lines compresses 5000× and is no bomb. Bounded work
+/// either way, and well below what the indexer can hold.
+pub const MIN_SOURCE_ALLOWANCE: u64 = 64 << 20;
+/// …and a single value (a BLOB, a frame) to this much, so a short, highly repetitive
+/// value (a JSON document of blanks) is not mistaken for a bomb.
+pub const MIN_VALUE_ALLOWANCE: u64 = 1 << 20;
 /// The variable that sets [`DecodeLimit::max_bytes`] (a number of bytes).
 pub const MAX_DECODED_BYTES_VAR: &str = "DEJA_MAX_DECODED_BYTES";
 
@@ -47,20 +52,28 @@ pub struct DecodeLimit {
 }
 
 impl Default for DecodeLimit {
+    /// The limit of a whole source.
     fn default() -> Self {
-        DecodeLimit { max_bytes: MAX_DECODED_BYTES, ratio: MAX_DECODE_RATIO, floor: MIN_DECODE_ALLOWANCE }
+        DecodeLimit { max_bytes: MAX_DECODED_BYTES, ratio: MAX_DECODE_RATIO, floor: MIN_SOURCE_ALLOWANCE }
     }
 }
 
 impl DecodeLimit {
-    /// The defaults, with `max_bytes` from [`MAX_DECODED_BYTES_VAR`] when it is set to a
-    /// number (read once per process; see [`DecodeLimit::env_problem`] for a bad value).
+    /// The limit of a whole source (a log, a document), with `max_bytes` from
+    /// [`MAX_DECODED_BYTES_VAR`] when it is set to a number (read once per process; see
+    /// [`DecodeLimit::env_problem`] for a bad value).
     pub fn current() -> DecodeLimit {
         static CURRENT: std::sync::OnceLock<DecodeLimit> = std::sync::OnceLock::new();
         *CURRENT.get_or_init(|| {
             let value = std::env::var(MAX_DECODED_BYTES_VAR).ok();
             DecodeLimit::from_var(value.as_deref()).unwrap_or_default()
         })
+    }
+
+    /// The limit of one value inside a source (a BLOB, a frame): [`DecodeLimit::current`]
+    /// with the smaller allowance, since a source may hold thousands of them.
+    pub fn value() -> DecodeLimit {
+        DecodeLimit { floor: MIN_VALUE_ALLOWANCE, ..DecodeLimit::current() }
     }
 
     /// The limit a value of [`MAX_DECODED_BYTES_VAR`] asks for; `Err` says why it is not
@@ -329,22 +342,32 @@ mod tests {
 
     #[test]
     fn a_bomb_is_refused_by_the_ratio_cap_before_the_absolute_one() {
-        // 1 GiB from 32 KiB: 32 MiB is all the ratio allows, far below the absolute cap.
+        // A value: 1 GiB from 32 KiB; 32 MiB is all the ratio allows, far below the cap.
         let bomb = zstd_rle_bomb(1 << 30);
-        let limit = DecodeLimit::default();
-        assert!(limit.for_input(bomb.len() as u64) < limit.max_bytes, "the ratio must be what binds here");
-        let err = decode_zstd_frames_limited(&bomb, &limit).unwrap_err();
+        let value = DecodeLimit { floor: MIN_VALUE_ALLOWANCE, ..DecodeLimit::default() };
+        let err = decode_zstd_frames_limited(&bomb, &value).unwrap_err();
         assert_eq!(err.limit, bomb.len() as u64 * MAX_DECODE_RATIO);
-        // The same bytes with no ratio cap decode (to the absolute cap, lowered for the test).
+        assert!(err.limit < MAX_DECODED_BYTES, "the ratio is what binds here");
+        // The same bytes with no ratio cap decode (to an absolute cap lowered for the test).
         let no_ratio = DecodeLimit { max_bytes: 2 << 30, ratio: u64::MAX, floor: 0 };
         assert_eq!(decode_zstd_frames_limited(&zstd_rle_bomb(4 << 20), &no_ratio).unwrap().0.len(), 4 << 20);
 
+        // A source: 4 GiB from 128 KiB is refused at 1000× (128 MiB), between the
+        // allowance every source has and the absolute cap.
+        let bomb = zstd_rle_bomb(4 << 30);
+        let source = DecodeLimit::default();
+        let ratio_limit = bomb.len() as u64 * MAX_DECODE_RATIO;
+        assert!(MIN_SOURCE_ALLOWANCE < ratio_limit && ratio_limit < MAX_DECODED_BYTES);
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("session.v4.jsonl.zstd");
         std::fs::write(&path, &bomb).unwrap();
-        let err = read_source_limited(&path, &mut ParseStats::default(), &limit).unwrap_err();
+        let err = read_source_limited(&path, &mut ParseStats::default(), &source).unwrap_err();
         assert!(matches!(&err, FormatError::Refused { path: p, .. } if *p == path), "{err}");
+        assert!(err.to_string().contains(&format!("more than {ratio_limit} bytes")), "{err}");
         assert!(err.to_string().contains("decompression bomb"), "{err}");
+        // Under the allowance a repetitive source is read whatever its ratio.
+        std::fs::write(&path, zstd_rle_bomb(MIN_SOURCE_ALLOWANCE)).unwrap();
+        assert_eq!(read_source_limited(&path, &mut ParseStats::default(), &source).unwrap().bytes.len() as u64, MIN_SOURCE_ALLOWANCE);
     }
 
     #[test]

@@ -303,9 +303,10 @@ pub enum BlobError {
 
 /// A BLOB's bytes: decompressed when it starts with the zstd magic, as is otherwise.
 /// Decompression stops with [`BlobError::TooLarge`] past the process's
-/// [`DecodeLimit`](crate::read::DecodeLimit) (the same one whole sources have).
+/// [`DecodeLimit::value`](crate::read::DecodeLimit::value) (the limit whole sources
+/// have, with a value's smaller allowance).
 pub fn decode_blob(bytes: &[u8]) -> Result<Cow<'_, [u8]>, BlobError> {
-    decode_blob_limited(bytes, &crate::read::DecodeLimit::current())
+    decode_blob_limited(bytes, &crate::read::DecodeLimit::value())
 }
 
 /// [`decode_blob`] with an explicit limit.

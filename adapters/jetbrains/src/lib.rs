@@ -129,7 +129,7 @@ impl HarnessFormat for JetBrainsFormat {
             if !found.looked_at(&root) {
                 continue;
             }
-            let Ok(products) = std::fs::read_dir(&root) else { continue };
+            let Some(products) = deja_core::discover::read_dir(&root) else { continue };
             for product in products.flatten().filter(is_dir_entry) {
                 let dir = product.path();
                 let history = dir.join("aia-task-history");

@@ -51,6 +51,7 @@ pub(crate) fn decode<'a>(
     let mut out = Vec::new();
     let mut off = 0usize;
     let budget = limit.for_input(bytes.len() as u64);
+    let per_frame = DecodeLimit { floor: deja_core::read::MIN_VALUE_ALLOWANCE, ..*limit };
     let mut decoded = 0u64;
     while off < bytes.len() {
         let rest = &bytes[off..];
@@ -69,7 +70,7 @@ pub(crate) fn decode<'a>(
         let framed = &rest[..end];
         off += end;
         stats.records += 1;
-        let raw = if rsize > MAX_RAW || rsize as u64 > limit.for_input(csize as u64) {
+        let raw = if rsize > MAX_RAW || rsize as u64 > per_frame.for_input(csize as u64) {
             None
         } else {
             decoded += rsize as u64;

@@ -714,7 +714,9 @@ impl Run<'_> {
                             // from an earlier version of the source stay until it changes.
                             manifest.entries.insert(key.clone(), refused_entry(job, &key, reason));
                         }
-                        hr.unreadable.push(Unreadable { path: job.src.path.clone(), reason: e.to_string() });
+                        // The path once: the error repeats it unless it is about another file.
+                        let reason = if e.path() == job.src.path { e.reason() } else { e.to_string() };
+                        hr.unreadable.push(Unreadable { path: job.src.path.clone(), reason });
                         continue;
                     }
                 };
