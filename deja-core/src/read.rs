@@ -253,7 +253,7 @@ fn for_each_json_line_inner(bytes: &[u8], base: u64, path: &Path, stats: &mut Pa
             continue;
         }
         stats.records += 1;
-        match parse_line(line) {
+        match parse_json_lossy(line) {
             Ok((v, repaired)) => {
                 stats.end_offset = base + next as u64;
                 if repaired {
@@ -278,10 +278,11 @@ fn for_each_json_line_inner(bytes: &[u8], base: u64, path: &Path, stats: &mut Pa
     }
 }
 
-/// One JSON line; a line that fails only because of invalid UTF-8 is parsed again with
-/// each bad sequence replaced by U+FFFD (`true`: repaired), so one bad byte costs one
-/// character, not the record.
-fn parse_line(line: &[u8]) -> Result<(Value, bool), serde_json::Error> {
+/// One JSON record; a record that fails only because of invalid UTF-8 is parsed again
+/// with each bad sequence replaced by U+FFFD (`true`: repaired), so one bad byte costs
+/// one character, not the record. Every record reader uses it (count the repairs in
+/// [`ParseStats::repaired`]).
+pub fn parse_json_lossy(line: &[u8]) -> Result<(Value, bool), serde_json::Error> {
     match serde_json::from_slice::<Value>(line) {
         Ok(v) => Ok((v, false)),
         Err(e) if std::str::from_utf8(line).is_ok() => Err(e),
@@ -292,10 +293,11 @@ fn parse_line(line: &[u8]) -> Result<(Value, bool), serde_json::Error> {
     }
 }
 
-/// Parses a whole-file JSON document (BOM tolerated).
+/// Parses a whole-file JSON document (BOM tolerated; invalid UTF-8 replaced with U+FFFD,
+/// so one bad byte does not cost the whole session).
 pub fn parse_json_document(bytes: &[u8], path: &Path) -> Result<Value, FormatError> {
     let bytes = bytes.strip_prefix(BOM).unwrap_or(bytes);
-    serde_json::from_slice(bytes).map_err(|e| FormatError::corrupt(path, format!("invalid JSON: {e}")))
+    parse_json_lossy(bytes).map(|(v, _)| v).map_err(|e| FormatError::corrupt(path, format!("invalid JSON: {e}")))
 }
 
 /// `v[k0][k1]…` as a string.
@@ -398,6 +400,8 @@ mod tests {
         assert_eq!(stats.repaired, 1);
         assert_eq!(stats.skipped, 1, "a line that is not JSON with or without repair is still skipped");
         assert!(stats.problems.iter().any(|p| p.contains("line 1") && p.contains("U+FFFD")), "{:?}", stats.problems);
+        let doc = parse_json_document(b"{\"title\":\"na\xefve\"}", Path::new("x.json")).unwrap();
+        assert_eq!(doc["title"], "na\u{FFFD}ve", "a document keeps its session too");
     }
 
     #[test]

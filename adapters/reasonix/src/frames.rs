@@ -80,7 +80,10 @@ pub(crate) fn decode<'a>(
             // The raw size bounds the allocation; a frame that decodes to more is damaged.
             zstd::bulk::decompress(&framed[HEADER..], rsize).ok()
         };
-        let value = raw.as_deref().and_then(|r| serde_json::from_slice::<Value>(r).ok());
+        let value = raw.as_deref().and_then(|r| deja_core::read::parse_json_lossy(r).ok()).map(|(v, repaired)| {
+            stats.repaired += u64::from(repaired);
+            v
+        });
         out.push(Record { value, raw: raw.unwrap_or_default(), framed });
     }
     Ok((out, false))
