@@ -539,10 +539,8 @@ fn zstd_rle_bomb(decoded: u64) -> Vec<u8> {
 fn a_decompression_bomb_is_named_and_skipped_and_the_rest_indexed() {
     let h = Home::new();
     build_home(&h);
-    let bomb = h.write(
-        ".dsh/sessions/--bomb--/session-00000000-0000-4000-8000-0000000b0mb0/session.v4.jsonl.zstd",
-        &zstd_rle_bomb(8 << 30),
-    );
+    let bomb =
+        h.write(".dsh/sessions/--bomb--/session-00000000-0000-4000-8000-0000000b0mb0/session.v4.jsonl.zstd", &zstd_rle_bomb(8 << 30));
     assert!(std::fs::metadata(&bomb).expect("bomb").len() < 300 << 10, "the bomb is small on disk");
 
     let out = h.deja(&["index", "--json"]);
@@ -583,7 +581,9 @@ fn unreadable_paths_and_odd_names_are_reported_not_hidden() {
     let projects = h.home.join(".claude/projects/-src-odd");
     std::fs::create_dir_all(&projects).expect("mkdir");
     let odd = projects.join(std::ffi::OsStr::from_bytes(b"caf\xe9-session.jsonl"));
-    let mut text = lines(&[json!({"type":"user","uuid":"o1","sessionId":"odd-1","cwd":"/src/odd","timestamp":"2026-03-03T10:00:00.000Z","message":{"role":"user","content":"persimmon ripeness CAFE_MARK"}})]);
+    let mut text = lines(&[
+        json!({"type":"user","uuid":"o1","sessionId":"odd-1","cwd":"/src/odd","timestamp":"2026-03-03T10:00:00.000Z","message":{"role":"user","content":"persimmon ripeness CAFE_MARK"}}),
+    ]);
     let mark = text.windows(9).position(|w| w == b"CAFE_MARK").expect("mark");
     text[mark + 3] = 0xE9;
     std::fs::write(&odd, &text).expect("write odd");
@@ -627,4 +627,36 @@ fn unreadable_paths_and_odd_names_are_reported_not_hidden() {
     assert_eq!(quiet.status.code(), Some(3));
     assert!(quiet.stdout.is_empty());
     assert!(String::from_utf8_lossy(&quiet.stderr).contains("dangling.jsonl"));
+}
+
+#[test]
+fn the_decode_cap_is_set_by_its_variable() {
+    let h = Home::new();
+    build_home(&h);
+    let index = |cap: &str| {
+        Command::new(env!("CARGO_BIN_EXE_deja"))
+            .args(["index", "--json"])
+            .env_clear()
+            .env("HOME", &h.home)
+            .env("DEJA_INDEX_DIR", &h.index)
+            .env("DEJA_MAX_DECODED_BYTES", cap)
+            .output()
+            .expect("run deja")
+    };
+    // An ordinary zstd log of a few KB is over a 1000-byte cap: refused by name.
+    let out = index("1000");
+    let report: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(out.status.code(), Some(3), "{report}");
+    let unreadable = report["harnesses"]["deepseek"]["unreadable"].as_array().expect("unreadable");
+    assert!(unreadable.iter().any(|u| u["reason"].as_str().is_some_and(|r| r.contains("DEJA_MAX_DECODED_BYTES"))), "{report}");
+    assert_eq!(report["harnesses"]["claude"]["sessions"], 1, "uncompressed sources are not affected");
+    // Unchanged and under the same cap, it is named again without being decoded again.
+    let again: Value = serde_json::from_slice(&index("1000").stdout).expect("json");
+    assert!(again["harnesses"]["deepseek"]["unreadable"][0]["reason"].as_str().is_some_and(|r| r.contains("not read again")), "{again}");
+    // A value that is no byte count is said, and the default applies: the log is read,
+    // though it did not change, because the cap did.
+    let out = index("lots");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("DEJA_MAX_DECODED_BYTES"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(hit_harnesses(&h.search("marmalade")), vec!["deepseek"]);
 }

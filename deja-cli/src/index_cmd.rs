@@ -28,7 +28,7 @@ fn after_help() -> String {
          {EXIT_UNREADABLE}  indexed, but some sources or directories could not be read or were refused; each is named \
          with the reason in the report (on stderr with --quiet)\n\nA compressed source may decode to {} MiB, beyond \
          that to {MAX_DECODE_RATIO}× its size, and never to more than {} MiB ({MAX_DECODED_BYTES_VAR}, in bytes, sets \
-         this cap); a larger one is refused as a decompression bomb and not decoded again until it changes.",
+         this cap); a larger one is refused as a decompression bomb and not decoded again until it or the cap changes.",
         MIN_SOURCE_ALLOWANCE >> 20,
         MAX_DECODED_BYTES >> 20
     )

@@ -503,8 +503,8 @@ fn parse_frames(src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink)
         objects.push(dir.join(root).join("objects"));
     }
     objects.extend(dir.ancestors().skip(1).take(2).map(|d| d.join(".content-v1/objects")));
-    let (records, torn) = frames::decode(&bytes, path, &mut stats, &DecodeLimit::current())
-        .map_err(|e| FormatError::refused(path, e.to_string()))?;
+    let (records, torn) =
+        frames::decode(&bytes, path, &mut stats, &DecodeLimit::current()).map_err(|e| FormatError::refused(path, e.to_string()))?;
     let replay = frames::replay(&records, torn, &objects, path, &mut stats);
 
     let mut b = SessionBuilder::new(ID, id.clone(), src.clone());

@@ -203,7 +203,13 @@ pub fn task_dir_sources(tasks_dir: &Path, history: Option<&Path>) -> Vec<SourceR
         if let Some(files) = crate::discover::read_dir(&dir) {
             let mut parts: Vec<PathBuf> = files
                 .flatten()
-                .filter(|e| is_file_entry(e) && { let n = e.file_name(); let n = n.to_string_lossy(); n.ends_with(".json") && n != LEGACY_TRANSCRIPT })
+                .filter(|e| {
+                    is_file_entry(e) && {
+                        let n = e.file_name();
+                        let n = n.to_string_lossy();
+                        n.ends_with(".json") && n != LEGACY_TRANSCRIPT
+                    }
+                })
                 .map(|e| e.path())
                 .collect();
             parts.sort();

@@ -337,10 +337,15 @@ fn plan_source(
     let parts_fp = super::manifest::parts_fingerprint(&src.parts);
     let plan = match manifest.entries.get(&key) {
         Some(e) if e.size == size && e.mtime_ns == mtime && e.parts_fp == parts_fp => match &e.refused {
-            // Refusing again would mean decoding up to the cap again, on every refresh.
-            Some(reason) => {
-                return Planned::Unreadable(Unreadable { path: src.path.clone(), reason: format!("{reason} (unchanged since; not read again)") })
+            // Refusing again would mean decoding up to the cap again, on every refresh;
+            // a cap changed since is worth one more try.
+            Some(r) if r.cap == crate::read::DecodeLimit::current().max_bytes => {
+                return Planned::Unreadable(Unreadable {
+                    path: src.path.clone(),
+                    reason: format!("{} (unchanged since; not read again)", r.reason),
+                })
             }
+            Some(_) => Plan::Full,
             None => return Planned::Unchanged,
         },
         Some(e) if e.refused.is_some() => Plan::Full,
@@ -875,7 +880,7 @@ fn refused_entry(job: &Job, key: &str, reason: &str) -> SourceEntry {
         next_seq: 0,
         parts_fp: job.parts_fp,
         cursor: None,
-        refused: Some(reason.to_string()),
+        refused: Some(super::manifest::Refusal { cap: crate::read::DecodeLimit::current().max_bytes, reason: reason.to_string() }),
     }
 }
 
