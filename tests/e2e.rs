@@ -627,6 +627,24 @@ fn unreadable_paths_and_odd_names_are_reported_not_hidden() {
     assert_eq!(quiet.status.code(), Some(3));
     assert!(quiet.stdout.is_empty());
     assert!(String::from_utf8_lossy(&quiet.stderr).contains("dangling.jsonl"));
+
+    // A store root whose own name is not UTF-8 is read, and the JSON report still prints.
+    let odd_root = h.home.join(std::ffi::OsStr::from_bytes(b"projects-\xff"));
+    std::fs::create_dir_all(odd_root.join("-src-app")).expect("mkdir");
+    std::fs::write(odd_root.join("-src-app/s.jsonl"), lines(&claude_records())).expect("write");
+    let out = Command::new(env!("CARGO_BIN_EXE_deja"))
+        .args(["index", "--json", "--harness", "claude"])
+        .env_clear()
+        .env("HOME", &h.home)
+        .env("DEJA_INDEX_DIR", &h.index)
+        .env("DEJA_CLAUDE_ROOT", &odd_root)
+        .output()
+        .expect("run deja");
+    let report: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(out.status.code(), Some(0), "{report}");
+    assert_eq!(report["harnesses"]["claude"]["sessions"], 1, "{report}");
+    assert!(report["harnesses"]["claude"]["roots"][0][0].as_str().is_some_and(|r| r.contains('\u{FFFD}')), "{report}");
 }
 
 #[test]

@@ -147,7 +147,7 @@ pub fn exit_status(report: &IndexReport) -> ExitCode {
 pub fn report_json(report: &IndexReport) -> serde_json::Value {
     serde_json::json!({
         "schema_version": 1,
-        "index_dir": report.index_dir,
+        "index_dir": report.index_dir.to_string_lossy(),
         "elapsed_ms": report.elapsed_ms,
         "harnesses": report.harnesses,
     })

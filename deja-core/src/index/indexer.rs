@@ -78,7 +78,8 @@ pub struct HarnessReport {
     /// parsers'), by name and with the reason; the rest of the harness is indexed.
     pub unreadable: Vec<Unreadable>,
     pub problems: Vec<String>,
-    /// Store roots looked at, with whether each exists.
+    /// Store roots looked at, with whether each exists (lossy paths in JSON).
+    #[serde(serialize_with = "lossy_roots")]
     pub roots: Vec<(PathBuf, bool)>,
     /// Files found that could not be opened with what was supplied (see
     /// [`Discovery::locked`](crate::format::Discovery::locked)), and why (distinct, a few).
@@ -87,6 +88,16 @@ pub struct HarnessReport {
 }
 
 pub use crate::discover::Unreadable;
+
+/// A report must serialize whatever the paths are: a root need not be UTF-8.
+fn lossy_roots<S: serde::Serializer>(roots: &[(PathBuf, bool)], s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeSeq;
+    let mut seq = s.serialize_seq(Some(roots.len()))?;
+    for (root, exists) in roots {
+        seq.serialize_element(&(root.to_string_lossy(), exists))?;
+    }
+    seq.end()
+}
 
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct IndexReport {
