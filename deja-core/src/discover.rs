@@ -53,6 +53,9 @@ pub fn report_unreadable(path: &Path, reason: impl Into<String>) {
     });
 }
 
+/// How the reason of a directory that could not be listed starts.
+pub const CANNOT_LIST: &str = "cannot list directory";
+
 /// At most this many unreadable paths are kept per adapter and run.
 pub const MAX_REPORTED: usize = 1000;
 
@@ -63,7 +66,7 @@ pub fn read_dir(dir: &Path) -> Option<std::fs::ReadDir> {
         Ok(r) => Some(r),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => {
-            report_unreadable(dir, format!("cannot list directory: {e}"));
+            report_unreadable(dir, format!("{CANNOT_LIST}: {e}"));
             None
         }
     }

@@ -100,12 +100,13 @@ impl DecodeLimit {
 /// Compressed input that would decode past its [`DecodeLimit`]; decoding stopped there.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error(
-    "{compressed} compressed bytes decode to more than {limit} bytes (the cap is {ratio}× the compressed size, at most \
-     {max} bytes; {MAX_DECODED_BYTES_VAR} sets the latter); refused as a decompression bomb"
+    "{compressed} compressed bytes decode to more than {limit} bytes (allowed: {floor} bytes, beyond that {ratio}× the \
+     compressed size, never more than {max} bytes, which {MAX_DECODED_BYTES_VAR} sets); refused as a decompression bomb"
 )]
 pub struct TooLarge {
     pub compressed: u64,
     pub limit: u64,
+    pub floor: u64,
     pub ratio: u64,
     pub max: u64,
 }
@@ -113,7 +114,7 @@ pub struct TooLarge {
 impl TooLarge {
     /// `compressed` bytes that would decode past `limit`.
     pub fn new(limit: &DecodeLimit, compressed: u64) -> TooLarge {
-        TooLarge { compressed, limit: limit.for_input(compressed), ratio: limit.ratio, max: limit.max_bytes }
+        TooLarge { compressed, limit: limit.for_input(compressed), floor: limit.floor, ratio: limit.ratio, max: limit.max_bytes }
     }
 }
 

@@ -637,7 +637,13 @@ fn discover_all(adapters: &[&'static dyn HarnessFormat], env: &StoreEnv) -> Vec<
     adapters
         .par_iter()
         .map(|a| {
-            let (d, unreadable) = crate::discover::collecting(|| a.discover(env));
+            let (d, mut unreadable) = crate::discover::collecting(|| a.discover(env));
+            if a.discovers_in_work_dirs() {
+                // It walks people's project trees, where a database volume owned by
+                // another user is ordinary and no history: only what it found and could
+                // not open is worth a word, not every directory it could not list.
+                unreadable.retain(|u| !u.reason.starts_with(crate::discover::CANNOT_LIST));
+            }
             let metas: Vec<std::io::Result<std::fs::Metadata>> = d.sources.par_iter().map(|s| std::fs::metadata(&s.path)).collect();
             Discovered { adapter: *a, discovery: d, unreadable, metas }
         })
