@@ -567,14 +567,15 @@ fn a_decompression_bomb_is_named_and_skipped_and_the_rest_indexed() {
 
     // Once it is gone from the store, the run is clean again.
     std::fs::remove_file(&bomb).expect("remove bomb");
-    assert_eq!(h.deja(&["index", "-q"]).status.code(), Some(0));
+    let clean = h.deja(&["index", "-q"]);
+    assert_eq!(clean.status.code(), Some(0));
+    assert!(clean.stdout.is_empty() && clean.stderr.is_empty(), "a clean quiet run says nothing");
 }
 
 #[cfg(unix)]
 #[test]
 fn unreadable_paths_and_odd_names_are_reported_not_hidden() {
     use std::os::unix::ffi::OsStrExt;
-    use std::os::unix::fs::PermissionsExt;
     let h = Home::new();
     build_home(&h);
     // A transcript whose name is not UTF-8, holding a line with one invalid byte.
@@ -587,19 +588,10 @@ fn unreadable_paths_and_odd_names_are_reported_not_hidden() {
     let mark = text.windows(9).position(|w| w == b"CAFE_MARK").expect("mark");
     text[mark + 3] = 0xE9;
     std::fs::write(&odd, &text).expect("write odd");
-    // A transcript name pointing nowhere, and a project directory nobody may list.
+    // A transcript name pointing nowhere (permission denied has its own test below).
     std::os::unix::fs::symlink(h.home.join("nowhere.jsonl"), projects.join("dangling.jsonl")).expect("symlink");
-    let locked = h.home.join(".claude/projects/-src-locked");
-    std::fs::create_dir_all(&locked).expect("mkdir");
-    h.write(
-        ".claude/projects/-src-locked/x.jsonl",
-        &lines(&[json!({"type":"user","uuid":"l1","sessionId":"locked-1","timestamp":"2026-03-03T11:00:00.000Z","message":{"role":"user","content":"behind a locked door"}})]),
-    );
-    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).expect("chmod");
-    let denied = std::fs::read_dir(&locked).is_err();
 
     let out = h.deja(&["index", "--json"]);
-    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o700)).expect("chmod back");
     let report: Value = serde_json::from_slice(&out.stdout).expect("json report");
     assert_eq!(out.status.code(), Some(3), "{report}");
     let claude = &report["harnesses"]["claude"];
@@ -610,11 +602,6 @@ fn unreadable_paths_and_odd_names_are_reported_not_hidden() {
         .map(|u| (u["path"].as_str().unwrap_or("").to_string(), u["reason"].as_str().unwrap_or("").to_string()))
         .collect();
     assert!(unreadable.iter().any(|(p, _)| p.ends_with("dangling.jsonl")), "{unreadable:?}");
-    if denied {
-        assert!(unreadable.iter().any(|(p, r)| p.ends_with("-src-locked") && r.contains("ermission denied")), "{unreadable:?}");
-    } else {
-        eprintln!("running as root: a 0000 directory is still listable, so the permission-denied report is not checked");
-    }
     assert_eq!(claude["repaired_lines"], 1, "{report}");
     let r = h.search("persimmon ripeness");
     assert_eq!(hit_harnesses(&r), vec!["claude"], "the odd name is read and its repaired line kept: {r}");
@@ -677,4 +664,54 @@ fn the_decode_cap_is_set_by_its_variable() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("DEJA_MAX_DECODED_BYTES"), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(hit_harnesses(&h.search("marmalade")), vec!["deepseek"]);
+}
+
+/// Hands every path under `dir` to `uid`/`gid` (`chown -R`).
+#[cfg(unix)]
+fn chown_tree(dir: &Path, uid: u32, gid: u32) {
+    std::os::unix::fs::lchown(dir, Some(uid), Some(gid)).expect("chown");
+    if std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) {
+        for e in std::fs::read_dir(dir).expect("read_dir").flatten() {
+            chown_tree(&e.path(), uid, gid);
+        }
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_directory_that_cannot_be_listed_is_named_with_the_reason() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    let h = Home::new();
+    build_home(&h);
+    let locked = h.home.join(".claude/projects/-src-locked");
+    h.write(".claude/projects/-src-locked/x.jsonl", &lines(&claude_records()));
+    std::fs::create_dir_all(&h.index).expect("index dir");
+    // Root lists any directory: then deja runs as `nobody`, which is really refused, on a
+    // home handed to it.
+    let root = std::fs::metadata("/proc/self").is_ok_and(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0);
+    const NOBODY: u32 = 65534;
+    if root {
+        chown_tree(h._tmp.path(), NOBODY, NOBODY);
+    }
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).expect("chmod");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_deja"));
+    cmd.args(["index", "--json"]).env_clear().env("HOME", &h.home).env("DEJA_INDEX_DIR", &h.index);
+    if root {
+        cmd.uid(NOBODY).gid(NOBODY);
+    }
+    let out = cmd.output().expect("run deja");
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o700)).expect("chmod back");
+    let report: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(out.status.code(), Some(3), "{report}");
+    let unreadable = report["harnesses"]["claude"]["unreadable"].as_array().expect("unreadable");
+    assert!(
+        unreadable.iter().any(|u| u["path"].as_str().is_some_and(|p| p.ends_with("-src-locked"))
+            && u["reason"].as_str().is_some_and(|r| r.contains("ermission denied"))),
+        "{report}"
+    );
+    for id in ["claude", "codex", "deepseek"] {
+        assert_eq!(report["harnesses"][id]["sessions"], 1, "the rest is indexed: {report}");
+    }
 }
