@@ -528,3 +528,190 @@ fn a_reader_that_stops_early_is_no_crash() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+/// One zstd frame of RLE blocks decoding to `decoded` zero bytes (4 bytes on disk per
+/// 128 KiB): what a 263 KB file that expands to 8 GiB is made of.
+fn zstd_rle_bomb(decoded: u64) -> Vec<u8> {
+    deja_core::read::zstd_rle_bomb(decoded)
+}
+
+#[test]
+fn a_decompression_bomb_is_named_and_skipped_and_the_rest_indexed() {
+    let h = Home::new();
+    build_home(&h);
+    let bomb =
+        h.write(".dsh/sessions/--bomb--/session-00000000-0000-4000-8000-0000000b0mb0/session.v4.jsonl.zstd", &zstd_rle_bomb(8 << 30));
+    assert!(std::fs::metadata(&bomb).expect("bomb").len() < 300 << 10, "the bomb is small on disk");
+
+    let out = h.deja(&["index", "--json"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}; stderr: {stderr}"));
+    assert_eq!(out.status.code(), Some(3), "indexed with something unread: {report}");
+    let unreadable = report["harnesses"]["deepseek"]["unreadable"].as_array().expect("unreadable");
+    assert_eq!(unreadable.len(), 1, "{report}");
+    assert!(unreadable[0]["path"].as_str().is_some_and(|p| p.contains("0000000b0mb0")), "{report}");
+    assert!(unreadable[0]["reason"].as_str().is_some_and(|r| r.contains("decompression bomb")), "{report}");
+    for id in ["claude", "codex", "deepseek"] {
+        assert_eq!(report["harnesses"][id]["sessions"], 1, "{id}: {report}");
+    }
+
+    // Searches (and their refresh) keep working, and the bomb is not decoded again.
+    let out = h.deja(&["search", "marmalade", "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(hit_harnesses(&h.search("invoice rounding tests")), vec!["codex"]);
+    let out = h.deja(&["index", "-q"]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(out.stdout.is_empty(), "-q prints no report");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("0000000b0mb0") && stderr.contains("not read again"), "-q still names it: {stderr}");
+
+    // Once it is gone from the store, the run is clean again.
+    std::fs::remove_file(&bomb).expect("remove bomb");
+    let clean = h.deja(&["index", "-q"]);
+    assert_eq!(clean.status.code(), Some(0));
+    assert!(clean.stdout.is_empty() && clean.stderr.is_empty(), "a clean quiet run says nothing");
+}
+
+#[cfg(unix)]
+#[test]
+fn unreadable_paths_and_odd_names_are_reported_not_hidden() {
+    use std::os::unix::ffi::OsStrExt;
+    let h = Home::new();
+    build_home(&h);
+    // A transcript whose name is not UTF-8, holding a line with one invalid byte.
+    let projects = h.home.join(".claude/projects/-src-odd");
+    std::fs::create_dir_all(&projects).expect("mkdir");
+    let odd = projects.join(std::ffi::OsStr::from_bytes(b"caf\xe9-session.jsonl"));
+    let mut text = lines(&[
+        json!({"type":"user","uuid":"o1","sessionId":"odd-1","cwd":"/src/odd","timestamp":"2026-03-03T10:00:00.000Z","message":{"role":"user","content":"persimmon ripeness CAFE_MARK"}}),
+    ]);
+    let mark = text.windows(9).position(|w| w == b"CAFE_MARK").expect("mark");
+    text[mark + 3] = 0xE9;
+    std::fs::write(&odd, &text).expect("write odd");
+    // A transcript name pointing nowhere (permission denied has its own test below).
+    std::os::unix::fs::symlink(h.home.join("nowhere.jsonl"), projects.join("dangling.jsonl")).expect("symlink");
+
+    let out = h.deja(&["index", "--json"]);
+    let report: Value = serde_json::from_slice(&out.stdout).expect("json report");
+    assert_eq!(out.status.code(), Some(3), "{report}");
+    let claude = &report["harnesses"]["claude"];
+    let unreadable: Vec<(String, String)> = claude["unreadable"]
+        .as_array()
+        .expect("unreadable")
+        .iter()
+        .map(|u| (u["path"].as_str().unwrap_or("").to_string(), u["reason"].as_str().unwrap_or("").to_string()))
+        .collect();
+    assert!(unreadable.iter().any(|(p, _)| p.ends_with("dangling.jsonl")), "{unreadable:?}");
+    assert_eq!(claude["repaired_lines"], 1, "{report}");
+    let r = h.search("persimmon ripeness");
+    assert_eq!(hit_harnesses(&r), vec!["claude"], "the odd name is read and its repaired line kept: {r}");
+
+    // The human report names each path too, and `-q` still tells stderr.
+    let text = h.deja(&["index", "--rebuild"]);
+    let stdout = String::from_utf8_lossy(&text.stdout);
+    assert!(stdout.contains("dangling.jsonl") && stdout.contains("could not be read"), "{stdout}");
+    let quiet = h.deja(&["index", "-q"]);
+    assert_eq!(quiet.status.code(), Some(3));
+    assert!(quiet.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&quiet.stderr).contains("dangling.jsonl"));
+
+    // A store root whose own name is not UTF-8 is read, and the JSON report still prints.
+    let odd_root = h.home.join(std::ffi::OsStr::from_bytes(b"projects-\xff"));
+    std::fs::create_dir_all(odd_root.join("-src-app")).expect("mkdir");
+    std::fs::write(odd_root.join("-src-app/s.jsonl"), lines(&claude_records())).expect("write");
+    let out = Command::new(env!("CARGO_BIN_EXE_deja"))
+        .args(["index", "--json", "--harness", "claude"])
+        .env_clear()
+        .env("HOME", &h.home)
+        .env("DEJA_INDEX_DIR", &h.index)
+        .env("DEJA_CLAUDE_ROOT", &odd_root)
+        .output()
+        .expect("run deja");
+    let report: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(out.status.code(), Some(0), "{report}");
+    assert_eq!(report["harnesses"]["claude"]["sessions"], 1, "{report}");
+    assert!(report["harnesses"]["claude"]["roots"][0][0].as_str().is_some_and(|r| r.contains('\u{FFFD}')), "{report}");
+}
+
+#[test]
+fn the_decode_cap_is_set_by_its_variable() {
+    let h = Home::new();
+    build_home(&h);
+    let index = |cap: &str| {
+        Command::new(env!("CARGO_BIN_EXE_deja"))
+            .args(["index", "--json"])
+            .env_clear()
+            .env("HOME", &h.home)
+            .env("DEJA_INDEX_DIR", &h.index)
+            .env("DEJA_MAX_DECODED_BYTES", cap)
+            .output()
+            .expect("run deja")
+    };
+    // An ordinary zstd log of a few KB is over a 1000-byte cap: refused by name.
+    let out = index("1000");
+    let report: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(out.status.code(), Some(3), "{report}");
+    let unreadable = report["harnesses"]["deepseek"]["unreadable"].as_array().expect("unreadable");
+    assert!(unreadable.iter().any(|u| u["reason"].as_str().is_some_and(|r| r.contains("DEJA_MAX_DECODED_BYTES"))), "{report}");
+    assert_eq!(report["harnesses"]["claude"]["sessions"], 1, "uncompressed sources are not affected");
+    // Unchanged and under the same cap, it is named again without being decoded again.
+    let again: Value = serde_json::from_slice(&index("1000").stdout).expect("json");
+    assert!(again["harnesses"]["deepseek"]["unreadable"][0]["reason"].as_str().is_some_and(|r| r.contains("not read again")), "{again}");
+    // A value that is no byte count is said, and the default applies: the log is read,
+    // though it did not change, because the cap did.
+    let out = index("lots");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("DEJA_MAX_DECODED_BYTES"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(hit_harnesses(&h.search("marmalade")), vec!["deepseek"]);
+}
+
+/// Hands every path under `dir` to `uid`/`gid` (`chown -R`).
+#[cfg(unix)]
+fn chown_tree(dir: &Path, uid: u32, gid: u32) {
+    std::os::unix::fs::lchown(dir, Some(uid), Some(gid)).expect("chown");
+    if std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) {
+        for e in std::fs::read_dir(dir).expect("read_dir").flatten() {
+            chown_tree(&e.path(), uid, gid);
+        }
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_directory_that_cannot_be_listed_is_named_with_the_reason() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    let h = Home::new();
+    build_home(&h);
+    let locked = h.home.join(".claude/projects/-src-locked");
+    h.write(".claude/projects/-src-locked/x.jsonl", &lines(&claude_records()));
+    std::fs::create_dir_all(&h.index).expect("index dir");
+    // Root lists any directory: then deja runs as `nobody`, which is really refused, on a
+    // home handed to it.
+    let root = std::fs::metadata("/proc/self").is_ok_and(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0);
+    const NOBODY: u32 = 65534;
+    if root {
+        chown_tree(h._tmp.path(), NOBODY, NOBODY);
+    }
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).expect("chmod");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_deja"));
+    cmd.args(["index", "--json"]).env_clear().env("HOME", &h.home).env("DEJA_INDEX_DIR", &h.index);
+    if root {
+        cmd.uid(NOBODY).gid(NOBODY);
+    }
+    let out = cmd.output().expect("run deja");
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o700)).expect("chmod back");
+    let report: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(out.status.code(), Some(3), "{report}");
+    let unreadable = report["harnesses"]["claude"]["unreadable"].as_array().expect("unreadable");
+    assert!(
+        unreadable.iter().any(|u| u["path"].as_str().is_some_and(|p| p.ends_with("-src-locked"))
+            && u["reason"].as_str().is_some_and(|r| r.contains("ermission denied"))),
+        "{report}"
+    );
+    for id in ["claude", "codex", "deepseek"] {
+        assert_eq!(report["harnesses"][id]["sessions"], 1, "the rest is indexed: {report}");
+    }
+}

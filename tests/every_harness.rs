@@ -92,7 +92,14 @@ fn every_harness_is_found_in_one_shared_home() {
             .expect("run deja")
     };
     let out = deja(&["index"]);
-    assert!(out.status.success(), "deja index: {}", String::from_utf8_lossy(&out.stderr));
+    // The fixture homes hold deliberately broken sources: each is named, and the status
+    // says something went unread (3) while everything else was indexed.
+    assert!(
+        matches!(out.status.code(), Some(0 | 3)),
+        "deja index: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     let mut missing = Vec::new();
     let mut checked = 0;

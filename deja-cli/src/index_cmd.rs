@@ -1,5 +1,7 @@
 //! `deja index`: build or refresh the index, with a progress bar on a terminal and a
-//! per-harness report at the end.
+//! per-harness report at the end. Whatever could not be read is named with the reason,
+//! also under `--quiet` (on stderr), and turns the exit status into
+//! [`EXIT_UNREADABLE`] while everything else is indexed.
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -13,7 +15,27 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::output::{human_bytes, table};
 
+/// The exit status of a run that indexed what it could but left something unread (a
+/// source or directory that could not be read, a source refused as a decompression
+/// bomb). 1 is an error that stopped the run, 2 a usage error (clap's).
+pub const EXIT_UNREADABLE: u8 = 3;
+
+/// `deja index --help`'s closing text: the exit statuses and the decoding caps.
+fn after_help() -> String {
+    use deja_core::read::{MAX_DECODED_BYTES, MAX_DECODED_BYTES_VAR, MAX_DECODE_RATIO, MIN_SOURCE_ALLOWANCE};
+    format!(
+        "Exit status:\n  0  indexed; everything found was read\n  1  error; the index was not updated\n  2  usage error\n  \
+         {EXIT_UNREADABLE}  indexed, but some sources or directories could not be read or were refused; each is named \
+         with the reason in the report (on stderr with --quiet)\n\nA compressed source may decode to {} MiB, beyond \
+         that to {MAX_DECODE_RATIO}× its size, and never to more than {} MiB ({MAX_DECODED_BYTES_VAR}, in bytes, sets \
+         this cap); a larger one is refused as a decompression bomb and not decoded again until it or the cap changes.",
+        MIN_SOURCE_ALLOWANCE >> 20,
+        MAX_DECODED_BYTES >> 20
+    )
+}
+
 #[derive(Args)]
+#[command(after_help = after_help())]
 pub struct IndexArgs {
     /// Index every harness (the default).
     #[arg(long, conflicts_with = "harness")]
@@ -27,7 +49,7 @@ pub struct IndexArgs {
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
-    /// Print nothing but errors.
+    /// No progress and no report; what could not be read still goes to stderr.
     #[arg(long, short)]
     pub quiet: bool,
 }
@@ -97,18 +119,35 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
         Err(IndexRunError::Index(e)) => return Err(e.into()),
     };
     observer.finish();
+    if let Some(problem) = deja_core::read::DecodeLimit::env_problem() {
+        eprintln!("deja: {problem}");
+    }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report_json(&report))?);
     } else if !args.quiet {
         print!("{}", render_report(&report));
+    } else {
+        // `-q` silences progress and the table, never what went unread.
+        for (id, u) in report.unreadable() {
+            eprintln!("deja: unreadable ({id}): {}: {}", u.path.display(), u.reason);
+        }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(exit_status(&report))
+}
+
+/// 0 when everything found was read, [`EXIT_UNREADABLE`] when something was not.
+pub fn exit_status(report: &IndexReport) -> ExitCode {
+    if report.unreadable().next().is_some() {
+        ExitCode::from(EXIT_UNREADABLE)
+    } else {
+        ExitCode::SUCCESS
+    }
 }
 
 pub fn report_json(report: &IndexReport) -> serde_json::Value {
     serde_json::json!({
         "schema_version": 1,
-        "index_dir": report.index_dir,
+        "index_dir": report.index_dir.to_string_lossy(),
         "elapsed_ms": report.elapsed_ms,
         "harnesses": report.harnesses,
     })
@@ -151,6 +190,14 @@ pub fn render_report(report: &IndexReport) -> String {
         if h.locked > 0 {
             out.push_str(&format!("not opened ({id}): {} file(s): {}\n", h.locked, h.locked_reasons.join("; ")));
         }
+    }
+    let repaired: u64 = report.harnesses.values().map(|h| h.repaired_lines).sum();
+    if repaired > 0 {
+        out.push_str(&format!("{repaired} line(s) held invalid UTF-8: each bad byte was replaced with U+FFFD and the line kept\n"));
+    }
+    let unread = report.unreadable().count();
+    if unread > 0 {
+        out.push_str(&format!("{unread} path(s) could not be read (listed above); everything else was indexed\n"));
     }
     let changed: u64 = report.harnesses.values().map(|h| h.parsed + h.resumed).sum();
     let unchanged: u64 = report.harnesses.values().map(|h| h.unchanged).sum();

@@ -12,6 +12,9 @@ use std::sync::Arc;
 pub struct StoreEnv {
     home: PathBuf,
     vars: HashMap<String, String>,
+    /// The exact values of variables that are not UTF-8 (`vars` holds their lossy form),
+    /// so a path in one still names the right directory.
+    os_paths: HashMap<String, PathBuf>,
     /// Directories other harnesses' sessions ran in (see [`StoreEnv::work_dirs`]).
     work_dirs: Arc<[PathBuf]>,
 }
@@ -19,9 +22,25 @@ pub struct StoreEnv {
 impl StoreEnv {
     /// The running process's environment.
     pub fn from_process() -> Self {
-        let vars: HashMap<String, String> = std::env::vars().collect();
-        let home = vars.get("HOME").or_else(|| vars.get("USERPROFILE")).map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/"));
-        StoreEnv { home, vars, work_dirs: Arc::from(Vec::new()) }
+        // `std::env::vars` panics on the first variable that is not UTF-8, anywhere in the
+        // environment; read them raw and keep such values' exact bytes for paths.
+        let mut vars = HashMap::new();
+        let mut os_paths = HashMap::new();
+        for (k, v) in std::env::vars_os() {
+            let Ok(k) = k.into_string() else { continue };
+            match v.into_string() {
+                Ok(v) => {
+                    vars.insert(k, v);
+                }
+                Err(raw) => {
+                    vars.insert(k.clone(), raw.to_string_lossy().into_owned());
+                    os_paths.insert(k, PathBuf::from(raw));
+                }
+            }
+        }
+        let home_of = |k: &str| os_paths.get(k).cloned().or_else(|| vars.get(k).map(PathBuf::from));
+        let home = home_of("HOME").or_else(|| home_of("USERPROFILE")).unwrap_or_else(|| PathBuf::from("/"));
+        StoreEnv { home, vars, os_paths, work_dirs: Arc::from(Vec::new()) }
     }
 
     /// A synthetic environment with only `HOME` set.
@@ -29,10 +48,11 @@ impl StoreEnv {
         let home = home.into();
         let mut vars = HashMap::new();
         vars.insert("HOME".to_string(), home.display().to_string());
-        StoreEnv { home, vars, work_dirs: Arc::from(Vec::new()) }
+        StoreEnv { home, vars, os_paths: HashMap::new(), work_dirs: Arc::from(Vec::new()) }
     }
 
     pub fn set(mut self, key: &str, value: impl Into<String>) -> Self {
+        self.os_paths.remove(key);
         self.vars.insert(key.to_string(), value.into());
         self
     }
@@ -76,7 +96,13 @@ impl StoreEnv {
     /// the XDG base-directory spec says of its variables: it would name a different
     /// place in every directory deja runs in.
     pub fn path_var(&self, key: &str) -> Option<PathBuf> {
-        self.var(key).map(|v| self.expand(v)).filter(|p| p.is_absolute())
+        let v = self.var(key)?;
+        let path = match self.os_paths.get(key) {
+            // Not UTF-8: the exact bytes, `~` expanded only where it is plain text.
+            Some(raw) if !v.starts_with('~') => raw.clone(),
+            _ => self.expand(v),
+        };
+        path.is_absolute().then_some(path)
     }
 
     /// An on/off switch: `1`, `true`, `yes`, `on` are on; `0`, `false`, `no`, `off` are

@@ -154,6 +154,9 @@ pub struct ParseStats {
     pub records: u64,
     /// Records that could not be decoded and were skipped.
     pub skipped: u64,
+    /// Records kept after invalid UTF-8 in them was replaced with U+FFFD.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub repaired: u64,
     /// Bytes of the source that were read.
     pub bytes_read: u64,
     /// Offset just past the last complete record, for the next incremental read of an
@@ -171,6 +174,10 @@ pub struct ParseStats {
     /// earlier copy whole while the other sessions of the source stay as indexed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cursor: Option<String>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl ParseStats {
@@ -213,6 +220,11 @@ pub enum FormatError {
     },
     #[error("{path}: {reason}")]
     Corrupt { path: PathBuf, reason: String },
+    /// Refused without being read to the end: it would decode past the
+    /// [`DecodeLimit`](crate::read::DecodeLimit). Deterministic for the same bytes, so the
+    /// indexer remembers it and does not decode the source again until it changes.
+    #[error("{path}: {reason}")]
+    Refused { path: PathBuf, reason: String },
 }
 
 impl FormatError {
@@ -222,6 +234,25 @@ impl FormatError {
 
     pub fn corrupt(path: &Path, reason: impl Into<String>) -> Self {
         FormatError::Corrupt { path: path.to_path_buf(), reason: reason.into() }
+    }
+
+    /// The path the error is about.
+    pub fn path(&self) -> &Path {
+        match self {
+            FormatError::Io { path, .. } | FormatError::Corrupt { path, .. } | FormatError::Refused { path, .. } => path,
+        }
+    }
+
+    /// What went wrong, without the path (a report that names the path already).
+    pub fn reason(&self) -> String {
+        match self {
+            FormatError::Io { source, .. } => source.to_string(),
+            FormatError::Corrupt { reason, .. } | FormatError::Refused { reason, .. } => reason.clone(),
+        }
+    }
+
+    pub fn refused(path: &Path, reason: impl Into<String>) -> Self {
+        FormatError::Refused { path: path.to_path_buf(), reason: reason.into() }
     }
 }
 

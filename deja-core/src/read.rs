@@ -2,9 +2,17 @@
 //! JSON documents, and small JSON path helpers.
 //!
 //! JSONL survives what live files contain: a torn last line, a UTF-8 BOM, lines of
-//! megabytes and lines that do not decode (counted and reported, never fatal). zstd is
-//! detected by its magic bytes and decoded across all concatenated frames in-process;
-//! a truncated final frame keeps everything decoded before it.
+//! megabytes and lines that do not decode (counted and reported, never fatal); invalid
+//! UTF-8 inside a line is replaced with U+FFFD and the line kept (counted as repaired).
+//! zstd is detected by its magic bytes and decoded across all concatenated frames
+//! in-process; a truncated final frame keeps everything decoded before it.
+//!
+//! Every decoder in the tree is bounded by one [`DecodeLimit`]: a source (or BLOB) may
+//! expand to at most [`MAX_DECODE_RATIO`] times its compressed size (but always to
+//! [`MIN_SOURCE_ALLOWANCE`], a value to [`MIN_VALUE_ALLOWANCE`]) and never beyond
+//! [`MAX_DECODED_BYTES`] (lowered or raised with `DEJA_MAX_DECODED_BYTES`). A 263 KB
+//! file of zstd RLE blocks that claims 8 GiB is refused with [`FormatError::Refused`]
+//! after at most the limit was decoded, instead of aborting the process on allocation.
 
 use std::io::Read;
 use std::path::Path;
@@ -15,6 +23,120 @@ use crate::format::{FormatError, ParseStats};
 
 const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
 const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Decoded bytes of one source or value are capped at this many by default…
+pub const MAX_DECODED_BYTES: u64 = 256 << 20;
+/// …and at this ratio to their compressed size (real JSONL compresses 5–50×; runs of
+/// one byte, which is what bombs are made of, 1000× and far more)…
+pub const MAX_DECODE_RATIO: u64 = 1000;
+/// …except that a whole source may always decode to this much: a session holding one
+/// 50 MB tool output of repeated lines compresses 5000× and is no bomb. Bounded work
+/// either way, and well below what the indexer can hold.
+pub const MIN_SOURCE_ALLOWANCE: u64 = 64 << 20;
+/// …and a single value (a BLOB, a frame) to this much, so a short, highly repetitive
+/// value (a JSON document of blanks) is not mistaken for a bomb.
+pub const MIN_VALUE_ALLOWANCE: u64 = 1 << 20;
+/// The variable that sets [`DecodeLimit::max_bytes`] (a number of bytes).
+pub const MAX_DECODED_BYTES_VAR: &str = "DEJA_MAX_DECODED_BYTES";
+
+/// How far compressed input may expand: the one limit every decoder in the tree uses
+/// (whole sources here, BLOBs in [`crate::sqlite::decode_blob`], frames in adapters).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DecodeLimit {
+    /// Absolute cap on the decoded bytes of one input.
+    pub max_bytes: u64,
+    /// Cap as a multiple of the compressed size.
+    pub ratio: u64,
+    /// Always allowed, whatever the ratio says (still at most `max_bytes`).
+    pub floor: u64,
+}
+
+impl Default for DecodeLimit {
+    /// The limit of a whole source.
+    fn default() -> Self {
+        DecodeLimit { max_bytes: MAX_DECODED_BYTES, ratio: MAX_DECODE_RATIO, floor: MIN_SOURCE_ALLOWANCE }
+    }
+}
+
+impl DecodeLimit {
+    /// The limit of a whole source (a log, a document), with `max_bytes` from
+    /// [`MAX_DECODED_BYTES_VAR`] when it is set to a number (read once per process; see
+    /// [`DecodeLimit::env_problem`] for a bad value).
+    pub fn current() -> DecodeLimit {
+        static CURRENT: std::sync::OnceLock<DecodeLimit> = std::sync::OnceLock::new();
+        *CURRENT.get_or_init(|| {
+            let value = std::env::var(MAX_DECODED_BYTES_VAR).ok();
+            DecodeLimit::from_var(value.as_deref()).unwrap_or_default()
+        })
+    }
+
+    /// The limit of one value inside a source (a BLOB, a frame): [`DecodeLimit::current`]
+    /// with the smaller allowance, since a source may hold thousands of them.
+    pub fn value() -> DecodeLimit {
+        DecodeLimit { floor: MIN_VALUE_ALLOWANCE, ..DecodeLimit::current() }
+    }
+
+    /// The limit a value of [`MAX_DECODED_BYTES_VAR`] asks for; `Err` says why it is not
+    /// a byte count (the defaults apply then).
+    pub fn from_var(value: Option<&str>) -> Result<DecodeLimit, String> {
+        let Some(v) = value.map(str::trim).filter(|v| !v.is_empty()) else { return Ok(DecodeLimit::default()) };
+        match v.parse::<u64>() {
+            Ok(n) if n > 0 => Ok(DecodeLimit { max_bytes: n, ..DecodeLimit::default() }),
+            _ => Err(format!("{MAX_DECODED_BYTES_VAR}={v:?} is not a positive number of bytes; using {MAX_DECODED_BYTES}")),
+        }
+    }
+
+    /// Why the process's [`MAX_DECODED_BYTES_VAR`] was ignored, if it was.
+    pub fn env_problem() -> Option<String> {
+        DecodeLimit::from_var(std::env::var(MAX_DECODED_BYTES_VAR).ok().as_deref()).err()
+    }
+
+    /// The most that `compressed_len` bytes may decode to.
+    pub fn for_input(&self, compressed_len: u64) -> u64 {
+        compressed_len.saturating_mul(self.ratio).max(self.floor).min(self.max_bytes)
+    }
+}
+
+/// Compressed input that would decode past its [`DecodeLimit`]; decoding stopped there.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error(
+    "{compressed} compressed bytes decode to more than {limit} bytes (allowed: {floor} bytes, beyond that {ratio}× the \
+     compressed size, never more than {max} bytes, which {MAX_DECODED_BYTES_VAR} sets); refused as a decompression bomb"
+)]
+pub struct TooLarge {
+    pub compressed: u64,
+    pub limit: u64,
+    pub floor: u64,
+    pub ratio: u64,
+    pub max: u64,
+}
+
+impl TooLarge {
+    /// `compressed` bytes that would decode past `limit`.
+    pub fn new(limit: &DecodeLimit, compressed: u64) -> TooLarge {
+        TooLarge { compressed, limit: limit.for_input(compressed), floor: limit.floor, ratio: limit.ratio, max: limit.max_bytes }
+    }
+}
+
+/// Reads `reader` to its end into `out`, stopping with [`TooLarge`] once more than
+/// `cap` bytes came out. Other read errors end the read and are returned beside what was
+/// read (`Ok(Some(e))`), so a cut stream keeps its decoded prefix.
+pub fn read_bounded(mut reader: impl Read, cap: u64, out: &mut Vec<u8>) -> Result<Option<std::io::Error>, u64> {
+    let mut buf = vec![0u8; 64 << 10];
+    loop {
+        match reader.read(&mut buf) {
+            Ok(0) => return Ok(None),
+            Ok(n) => {
+                if out.len() as u64 + n as u64 > cap {
+                    return Err(cap);
+                }
+                out.extend_from_slice(&buf[..n]);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Ok(Some(e)),
+        }
+    }
+}
 
 /// The decoded bytes of a source.
 #[derive(Debug)]
@@ -36,8 +158,14 @@ fn open_regular(path: &Path) -> Result<std::fs::File, FormatError> {
 
 /// Reads a whole source, decoding zstd frames when the file starts with the zstd
 /// magic. A decode error after some output keeps the output and is reported in
-/// `stats`; a file whose first frame is already broken is an error.
+/// `stats`; a file whose first frame is already broken is an error, and one that
+/// decodes past [`DecodeLimit::current`] is [`FormatError::Refused`].
 pub fn read_source(path: &Path, stats: &mut ParseStats) -> Result<SourceBytes, FormatError> {
+    read_source_limited(path, stats, &DecodeLimit::current())
+}
+
+/// [`read_source`] with an explicit limit.
+pub fn read_source_limited(path: &Path, stats: &mut ParseStats, limit: &DecodeLimit) -> Result<SourceBytes, FormatError> {
     let mut raw = Vec::new();
     open_regular(path)?.read_to_end(&mut raw).map_err(|e| FormatError::io(path, e))?;
     let file_len = raw.len() as u64;
@@ -45,7 +173,7 @@ pub fn read_source(path: &Path, stats: &mut ParseStats) -> Result<SourceBytes, F
     if !raw.starts_with(&ZSTD_MAGIC) {
         return Ok(SourceBytes { bytes: raw, file_len, compressed: false });
     }
-    let (bytes, err) = decode_zstd_frames(&raw);
+    let (bytes, err) = decode_zstd_frames_limited(&raw, limit).map_err(|e| FormatError::refused(path, e.to_string()))?;
     if let Some(err) = err {
         if bytes.is_empty() {
             return Err(FormatError::corrupt(path, format!("zstd: {err}")));
@@ -67,22 +195,24 @@ pub fn read_tail(path: &Path, offset: u64, stats: &mut ParseStats) -> Result<Sou
     Ok(SourceBytes { bytes, file_len, compressed: false })
 }
 
-/// Decodes every concatenated zstd frame, returning the output and the error that
-/// stopped decoding, if any.
-pub fn decode_zstd_frames(raw: &[u8]) -> (Vec<u8>, Option<std::io::Error>) {
-    let mut out = Vec::with_capacity(raw.len() * 4);
-    let mut decoder = match zstd::stream::read::Decoder::new(raw) {
+/// Decodes every concatenated zstd frame within [`DecodeLimit::current`], returning
+/// the output and the error that stopped decoding, if any.
+pub fn decode_zstd_frames(raw: &[u8]) -> Result<(Vec<u8>, Option<std::io::Error>), TooLarge> {
+    decode_zstd_frames_limited(raw, &DecodeLimit::current())
+}
+
+/// [`decode_zstd_frames`] with an explicit limit. Output past the limit is never
+/// buffered: decoding stops as soon as it is exceeded.
+pub fn decode_zstd_frames_limited(raw: &[u8], limit: &DecodeLimit) -> Result<(Vec<u8>, Option<std::io::Error>), TooLarge> {
+    let cap = limit.for_input(raw.len() as u64);
+    let mut out = Vec::with_capacity((raw.len() as u64).saturating_mul(4).min(cap) as usize);
+    let decoder = match zstd::stream::read::Decoder::new(raw) {
         Ok(d) => d,
-        Err(e) => return (out, Some(e)),
+        Err(e) => return Ok((out, Some(e))),
     };
-    let mut buf = vec![0u8; 64 << 10];
-    loop {
-        match decoder.read(&mut buf) {
-            Ok(0) => return (out, None),
-            Ok(n) => out.extend_from_slice(&buf[..n]),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return (out, Some(e)),
-        }
+    match read_bounded(decoder, cap, &mut out) {
+        Ok(err) => Ok((out, err)),
+        Err(_) => Err(TooLarge::new(limit, raw.len() as u64)),
     }
 }
 
@@ -124,9 +254,16 @@ fn for_each_json_line_inner(bytes: &[u8], base: u64, path: &Path, stats: &mut Pa
             continue;
         }
         stats.records += 1;
-        match serde_json::from_slice::<Value>(line) {
-            Ok(v) => {
+        match parse_json_lossy(line) {
+            Ok((v, repaired)) => {
                 stats.end_offset = base + next as u64;
+                if repaired {
+                    stats.repaired += 1;
+                }
+                if repaired && stats.repaired == 1 {
+                    // The count says how many; the first one says where.
+                    stats.problem(format!("{} line {line_no}: invalid UTF-8 replaced with U+FFFD", path.display()));
+                }
                 f(base + start as u64, v);
             }
             Err(e) => {
@@ -142,10 +279,26 @@ fn for_each_json_line_inner(bytes: &[u8], base: u64, path: &Path, stats: &mut Pa
     }
 }
 
-/// Parses a whole-file JSON document (BOM tolerated).
+/// One JSON record; a record that fails only because of invalid UTF-8 is parsed again
+/// with each bad sequence replaced by U+FFFD (`true`: repaired), so one bad byte costs
+/// one character, not the record. Every record reader uses it (count the repairs in
+/// [`ParseStats::repaired`]).
+pub fn parse_json_lossy(line: &[u8]) -> Result<(Value, bool), serde_json::Error> {
+    match serde_json::from_slice::<Value>(line) {
+        Ok(v) => Ok((v, false)),
+        Err(e) if std::str::from_utf8(line).is_ok() => Err(e),
+        Err(e) => match serde_json::from_str::<Value>(&String::from_utf8_lossy(line)) {
+            Ok(v) => Ok((v, true)),
+            Err(_) => Err(e),
+        },
+    }
+}
+
+/// Parses a whole-file JSON document (BOM tolerated; invalid UTF-8 replaced with U+FFFD,
+/// so one bad byte does not cost the whole session).
 pub fn parse_json_document(bytes: &[u8], path: &Path) -> Result<Value, FormatError> {
     let bytes = bytes.strip_prefix(BOM).unwrap_or(bytes);
-    serde_json::from_slice(bytes).map_err(|e| FormatError::corrupt(path, format!("invalid JSON: {e}")))
+    parse_json_lossy(bytes).map(|(v, _)| v).map_err(|e| FormatError::corrupt(path, format!("invalid JSON: {e}")))
 }
 
 /// `v[k0][k1]…` as a string.
@@ -162,9 +315,95 @@ pub fn at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a Value> {
     Some(cur)
 }
 
+/// For tests: one zstd frame of RLE blocks (4 bytes each on disk, 128 KiB decoded) that
+/// decodes to `decoded_bytes` zeros: 8 GiB take 256 KiB, and no encoder has to run.
+#[cfg(any(test, feature = "testkit"))]
+pub fn zstd_rle_bomb(decoded_bytes: u64) -> Vec<u8> {
+    const BLOCK: u64 = 128 << 10;
+    // Frame header: no content size, not single-segment, window 2^17 (= one block).
+    let mut out = vec![0x28, 0xB5, 0x2F, 0xFD, 0x00, 0x38];
+    let mut left = decoded_bytes;
+    while left > 0 {
+        let n = left.min(BLOCK);
+        left -= n;
+        let header = u32::from(left == 0) | (1 << 1) | ((n as u32) << 3);
+        out.extend_from_slice(&header.to_le_bytes()[..3]);
+        out.push(0);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_test_bomb_is_a_real_zstd_frame() {
+        let small = zstd_rle_bomb(300 << 10);
+        assert_eq!(zstd::decode_all(&small[..]).unwrap(), vec![0u8; 300 << 10]);
+    }
+
+    #[test]
+    fn a_bomb_is_refused_by_the_ratio_cap_before_the_absolute_one() {
+        // A value: 1 GiB from 32 KiB; 32 MiB is all the ratio allows, far below the cap.
+        let bomb = zstd_rle_bomb(1 << 30);
+        let value = DecodeLimit { floor: MIN_VALUE_ALLOWANCE, ..DecodeLimit::default() };
+        let err = decode_zstd_frames_limited(&bomb, &value).unwrap_err();
+        assert_eq!(err.limit, bomb.len() as u64 * MAX_DECODE_RATIO);
+        assert!(err.limit < MAX_DECODED_BYTES, "the ratio is what binds here");
+        // The same bytes with no ratio cap decode (to an absolute cap lowered for the test).
+        let no_ratio = DecodeLimit { max_bytes: 2 << 30, ratio: u64::MAX, floor: 0 };
+        assert_eq!(decode_zstd_frames_limited(&zstd_rle_bomb(4 << 20), &no_ratio).unwrap().0.len(), 4 << 20);
+
+        // A source: 4 GiB from 128 KiB is refused at 1000× (128 MiB), between the
+        // allowance every source has and the absolute cap.
+        let bomb = zstd_rle_bomb(4 << 30);
+        let source = DecodeLimit::default();
+        let ratio_limit = bomb.len() as u64 * MAX_DECODE_RATIO;
+        assert!(MIN_SOURCE_ALLOWANCE < ratio_limit && ratio_limit < MAX_DECODED_BYTES);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("session.v4.jsonl.zstd");
+        std::fs::write(&path, &bomb).unwrap();
+        let err = read_source_limited(&path, &mut ParseStats::default(), &source).unwrap_err();
+        assert!(matches!(&err, FormatError::Refused { path: p, .. } if *p == path), "{err}");
+        assert!(err.to_string().contains(&format!("more than {ratio_limit} bytes")), "{err}");
+        assert!(err.to_string().contains("decompression bomb"), "{err}");
+        // Under the allowance a repetitive source is read whatever its ratio.
+        std::fs::write(&path, zstd_rle_bomb(MIN_SOURCE_ALLOWANCE)).unwrap();
+        assert_eq!(read_source_limited(&path, &mut ParseStats::default(), &source).unwrap().bytes.len() as u64, MIN_SOURCE_ALLOWANCE);
+    }
+
+    #[test]
+    fn the_absolute_cap_binds_well_compressed_input_too() {
+        // Ordinary JSONL at an ordinary ratio, over a lowered absolute cap.
+        let mut text = Vec::new();
+        for i in 0..20_000u32 {
+            text.extend(format!("{{\"seq\":{i},\"text\":\"line {}\"}}\n", i.wrapping_mul(2_654_435_761)).into_bytes());
+        }
+        let packed = zstd::encode_all(&text[..], 3).unwrap();
+        let generous = DecodeLimit::default();
+        assert_eq!(decode_zstd_frames_limited(&packed, &generous).unwrap().0, text);
+        let tight = DecodeLimit { max_bytes: text.len() as u64 / 2, ..DecodeLimit::default() };
+        assert!(decode_zstd_frames_limited(&packed, &tight).is_err());
+        assert_eq!(DecodeLimit::from_var(Some("4096")).unwrap().max_bytes, 4096);
+        assert_eq!(DecodeLimit::from_var(None).unwrap(), DecodeLimit::default());
+        assert!(DecodeLimit::from_var(Some("lots")).is_err());
+        assert!(DecodeLimit::from_var(Some("0")).is_err());
+    }
+
+    #[test]
+    fn invalid_utf8_is_replaced_and_the_line_kept() {
+        let bytes = b"{\"a\":\"caf\xe9 ok\"}\n{\"a\":\"fine\"}\n\xff\xfe not json\n";
+        let mut stats = ParseStats::default();
+        let mut seen = Vec::new();
+        for_each_json_line(bytes, 0, Path::new("x.jsonl"), &mut stats, |_, v| seen.push(v["a"].as_str().unwrap_or("").to_string()));
+        assert_eq!(seen, vec!["caf\u{FFFD} ok".to_string(), "fine".to_string()]);
+        assert_eq!(stats.repaired, 1);
+        assert_eq!(stats.skipped, 1, "a line that is not JSON with or without repair is still skipped");
+        assert!(stats.problems.iter().any(|p| p.contains("line 1") && p.contains("U+FFFD")), "{:?}", stats.problems);
+        let doc = parse_json_document(b"{\"title\":\"na\xefve\"}", Path::new("x.json")).unwrap();
+        assert_eq!(doc["title"], "na\u{FFFD}ve", "a document keeps its session too");
+    }
 
     #[test]
     fn jsonl_tolerates_bom_torn_and_garbage() {
@@ -181,12 +420,12 @@ mod tests {
     fn zstd_reads_every_concatenated_frame_and_keeps_a_cut_one() {
         let mut raw = zstd::encode_all(&b"{\"n\":1}\n"[..], 3).unwrap();
         raw.extend(zstd::encode_all(&b"{\"n\":2}\n"[..], 3).unwrap());
-        let (out, err) = decode_zstd_frames(&raw);
+        let (out, err) = decode_zstd_frames(&raw).unwrap();
         assert!(err.is_none());
         assert_eq!(out, b"{\"n\":1}\n{\"n\":2}\n");
         let third = zstd::encode_all(&b"{\"n\":3}\n"[..], 3).unwrap();
         raw.extend(&third[..third.len() - 3]);
-        let (out, err) = decode_zstd_frames(&raw);
+        let (out, err) = decode_zstd_frames(&raw).unwrap();
         assert!(err.is_some());
         assert!(out.starts_with(b"{\"n\":1}\n{\"n\":2}\n"));
     }

@@ -50,14 +50,6 @@ pub const ATTEMPTS: usize = 5;
 /// Backoff before each retry (20 ms growing to 300 ms; about 0.75 s in all).
 const BACKOFF_MS: [u64; ATTEMPTS - 1] = [20, 60, 150, 300];
 
-/// Decompressed BLOBs are capped at this many bytes…
-pub const MAX_BLOB_BYTES: usize = 256 << 20;
-/// …and at this ratio to their compressed size…
-pub const MAX_BLOB_RATIO: usize = 1000;
-/// …except that any BLOB may decode to this much, so small, highly repetitive values
-/// (a short JSON document of blanks) are not mistaken for bombs.
-const MIN_BLOB_LIMIT: usize = 1 << 20;
-
 const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
 
 /// A private, consistent copy of a database and its WAL, opened read-only in effect.
@@ -303,27 +295,30 @@ fn resolve(db: &Path) -> PathBuf {
 /// Why a BLOB could not be decoded.
 #[derive(Debug, thiserror::Error)]
 pub enum BlobError {
-    #[error("compressed value decodes to more than {limit} bytes; refused")]
-    TooLarge { limit: usize },
+    #[error("compressed value: {0}")]
+    TooLarge(#[from] crate::read::TooLarge),
     #[error("zstd: {0}")]
     Zstd(#[from] std::io::Error),
 }
 
 /// A BLOB's bytes: decompressed when it starts with the zstd magic, as is otherwise.
-/// Decompression stops with [`BlobError::TooLarge`] past [`MAX_BLOB_BYTES`] or
-/// [`MAX_BLOB_RATIO`] times the compressed size (at least 1 MiB is always allowed).
+/// Decompression stops with [`BlobError::TooLarge`] past the process's
+/// [`DecodeLimit::value`](crate::read::DecodeLimit::value) (the limit whole sources
+/// have, with a value's smaller allowance).
 pub fn decode_blob(bytes: &[u8]) -> Result<Cow<'_, [u8]>, BlobError> {
+    decode_blob_limited(bytes, &crate::read::DecodeLimit::value())
+}
+
+/// [`decode_blob`] with an explicit limit.
+pub fn decode_blob_limited<'a>(bytes: &'a [u8], limit: &crate::read::DecodeLimit) -> Result<Cow<'a, [u8]>, BlobError> {
     if !bytes.starts_with(&ZSTD_MAGIC) {
         return Ok(Cow::Borrowed(bytes));
     }
-    let limit = bytes.len().saturating_mul(MAX_BLOB_RATIO).clamp(MIN_BLOB_LIMIT, MAX_BLOB_BYTES);
-    let decoder = zstd::stream::read::Decoder::new(bytes)?;
-    let mut out = Vec::with_capacity(bytes.len().saturating_mul(4).min(limit));
-    decoder.take(limit as u64 + 1).read_to_end(&mut out)?;
-    if out.len() > limit {
-        return Err(BlobError::TooLarge { limit });
+    let (out, err) = crate::read::decode_zstd_frames_limited(bytes, limit)?;
+    match err {
+        Some(e) => Err(BlobError::Zstd(e)),
+        None => Ok(Cow::Owned(out)),
     }
-    Ok(Cow::Owned(out))
 }
 
 /// Why a column could not be read as text or JSON.
@@ -724,7 +719,7 @@ mod tests {
         assert_eq!(value_text(ValueRef::Blob(&packed)).unwrap().as_deref(), Some(std::str::from_utf8(doc).unwrap()));
 
         let bomb = zstd::encode_all(&vec![0u8; 64 << 20][..], 19).unwrap();
-        assert!(bomb.len() * MAX_BLOB_RATIO < 64 << 20, "the test bomb exceeds the ratio cap");
+        assert!(bomb.len() as u64 * crate::read::MAX_DECODE_RATIO < 64 << 20, "the test bomb exceeds the ratio cap");
         assert!(matches!(decode_blob(&bomb), Err(BlobError::TooLarge { .. })));
         assert!(decode_blob(&ZSTD_MAGIC).is_err(), "a cut frame is an error");
     }

@@ -469,7 +469,7 @@ fn scrub(v: &mut Value, home: &str) {
 /// 2 retypes one, 3 cuts one record's line; JSON inside zstd is mutated and re-compressed.
 fn mutate(original: &[u8], op: u8, a: u64, b: u64) -> Vec<u8> {
     if original.starts_with(&[0x28, 0xB5, 0x2F, 0xFD]) {
-        let (plain, _) = crate::read::decode_zstd_frames(original);
+        let Ok((plain, _)) = crate::read::decode_zstd_frames(original) else { return original.to_vec() };
         let mutated = mutate(&plain, op, a, b);
         return zstd::encode_all(&mutated[..], 1).unwrap_or(mutated);
     }

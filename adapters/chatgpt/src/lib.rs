@@ -102,7 +102,7 @@ impl HarnessFormat for ChatGptFormat {
         let root = env.deja_root(ID).unwrap_or_else(|| env.home().join(APP_DIR));
         let have_key = env.var(KEY_VAR).is_some_and(|k| !k.trim().is_empty());
         if found.looked_at(&root) {
-            if let Ok(entries) = std::fs::read_dir(&root) {
+            if let Some(entries) = deja_core::discover::read_dir(&root) {
                 for entry in entries.flatten().filter(is_dir_entry) {
                     let name = entry.file_name().to_string_lossy().into_owned();
                     let Some(generation) = dir_generation(&name) else { continue };

@@ -129,7 +129,7 @@ impl HarnessFormat for JetBrainsFormat {
             if !found.looked_at(&root) {
                 continue;
             }
-            let Ok(products) = std::fs::read_dir(&root) else { continue };
+            let Some(products) = deja_core::discover::read_dir(&root) else { continue };
             for product in products.flatten().filter(is_dir_entry) {
                 let dir = product.path();
                 let history = dir.join("aia-task-history");
@@ -399,10 +399,12 @@ fn read_events(
             continue;
         }
         stats.records += 1;
-        let Some(rec) = engine.decode(line).ok().and_then(|raw| serde_json::from_slice::<Value>(&raw).ok()) else {
+        // base64 decodes to less than its input: bounded by the source's own limit.
+        let Some((rec, repaired)) = engine.decode(line).ok().and_then(|raw| deja_core::read::parse_json_lossy(&raw).ok()) else {
             stats.skip(|| format!("{} record {}: not base64 JSON", path.display(), n + 1));
             continue;
         };
+        stats.repaired += u64::from(repaired);
         let kind = str_at(&rec, &["type"]).map(short_type).unwrap_or("");
         match kind {
             "ChatSessionUserPromptEvent" => {

@@ -16,7 +16,7 @@
 use std::path::{Path, PathBuf};
 
 use base64::Engine;
-use deja_core::read::str_at;
+use deja_core::read::{str_at, DecodeLimit, TooLarge};
 use deja_core::{ParseStats, Timestamp};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -38,37 +38,55 @@ pub(crate) struct Record<'a> {
 }
 
 /// Every frame of `bytes`. The second value is true when the file ends inside a frame
-/// (a write in progress); a run that stops being frames ends the read.
-pub(crate) fn decode<'a>(bytes: &'a [u8], path: &Path, stats: &mut ParseStats) -> (Vec<Record<'a>>, bool) {
+/// (a write in progress); a run that stops being frames ends the read. Decoding is held
+/// to `limit`: a frame whose raw size exceeds the ratio to its compressed size is
+/// skipped unallocated, and a file whose frames together decode past the limit for the
+/// whole file is refused ([`TooLarge`]), so thousands of small bomb frames cannot add up.
+pub(crate) fn decode<'a>(
+    bytes: &'a [u8],
+    path: &Path,
+    stats: &mut ParseStats,
+    limit: &DecodeLimit,
+) -> Result<(Vec<Record<'a>>, bool), TooLarge> {
     let mut out = Vec::new();
     let mut off = 0usize;
+    let budget = limit.for_input(bytes.len() as u64);
+    let per_frame = DecodeLimit { floor: deja_core::read::MIN_VALUE_ALLOWANCE, ..*limit };
+    let mut decoded = 0u64;
     while off < bytes.len() {
         let rest = &bytes[off..];
         if rest.len() < HEADER {
-            return (out, MAGIC.starts_with(&rest[..rest.len().min(4)]));
+            return Ok((out, MAGIC.starts_with(&rest[..rest.len().min(4)])));
         }
         if &rest[..4] != MAGIC {
             stats.skip(|| format!("{}: bytes at offset {off} are not an RX4F frame; the rest of the file is not read", path.display()));
-            return (out, false);
+            return Ok((out, false));
         }
         let csize = u32::from_be_bytes([rest[4], rest[5], rest[6], rest[7]]) as usize;
         let rsize = u32::from_be_bytes([rest[8], rest[9], rest[10], rest[11]]) as usize;
         let Some(end) = HEADER.checked_add(csize).filter(|e| *e <= rest.len()) else {
-            return (out, true);
+            return Ok((out, true));
         };
         let framed = &rest[..end];
         off += end;
         stats.records += 1;
-        let raw = if rsize > MAX_RAW {
+        let raw = if rsize > MAX_RAW || rsize as u64 > per_frame.for_input(csize as u64) {
             None
         } else {
+            decoded += rsize as u64;
+            if decoded > budget {
+                return Err(TooLarge::new(limit, bytes.len() as u64));
+            }
             // The raw size bounds the allocation; a frame that decodes to more is damaged.
             zstd::bulk::decompress(&framed[HEADER..], rsize).ok()
         };
-        let value = raw.as_deref().and_then(|r| serde_json::from_slice::<Value>(r).ok());
+        let value = raw.as_deref().and_then(|r| deja_core::read::parse_json_lossy(r).ok()).map(|(v, repaired)| {
+            stats.repaired += u64::from(repaired);
+            v
+        });
         out.push(Record { value, raw: raw.unwrap_or_default(), framed });
     }
-    (out, false)
+    Ok((out, false))
 }
 
 /// The kind of a record: `recordType` on 1.38's records (`batch/begin`, `batch/event`,
@@ -236,7 +254,7 @@ fn referenced(r: &Value, objects: &[PathBuf]) -> Option<Value> {
     }
     objects.iter().find_map(|dir| {
         let bytes = std::fs::read(dir.join(&sha[..2]).join(&sha[2..4]).join(&sha)).ok()?;
-        let bytes = if bytes.starts_with(&[0x28, 0xB5, 0x2F, 0xFD]) { deja_core::read::decode_zstd_frames(&bytes).0 } else { bytes };
+        let bytes = if bytes.starts_with(&[0x28, 0xB5, 0x2F, 0xFD]) { deja_core::read::decode_zstd_frames(&bytes).ok()?.0 } else { bytes };
         serde_json::from_slice(&bytes).ok()
     })
 }

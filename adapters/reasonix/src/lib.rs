@@ -61,7 +61,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use deja_core::discover::{is_dir_entry, is_file_entry};
-use deja_core::read::{for_each_json_line, parse_json_document, read_source, read_tail, str_at};
+use deja_core::read::{for_each_json_line, parse_json_document, read_source, read_tail, str_at, DecodeLimit};
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats,
     SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp,
@@ -277,16 +277,21 @@ fn is_transcript_name(name: &str) -> bool {
 /// The transcripts directly in one `sessions` directory (the `subagents/` tree and dot
 /// directories are never entered).
 fn jsonl_in(dir: &Path, root: usize, out: &mut Vec<Candidate>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Some(entries) = deja_core::discover::read_dir(dir) else { return };
     for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(name) = name.to_str() else { continue };
+        // A name that is not UTF-8 is matched under its lossy form, not skipped.
+        let os_name = entry.file_name();
+        let name = os_name.to_string_lossy();
+        let name = name.as_ref();
         if !is_transcript_name(name) || !is_file_entry(&entry) {
             continue;
         }
         let path = entry.path();
         let id = name.trim_end_matches(".jsonl").to_string();
-        let mut src = SourceRef::file(&path).append_only().with_part(dir.join(format!("{name}.meta")));
+        // The sidecar is named from the file's own bytes, not its lossy form.
+        let mut meta = entry.file_name();
+        meta.push(".meta");
+        let mut src = SourceRef::file(&path).append_only().with_part(dir.join(meta));
         for v0 in [format!("{id}.meta.json"), format!("{id}.events.jsonl")] {
             if dir.join(&v0).is_file() {
                 src = src.with_part(dir.join(v0));
@@ -298,7 +303,7 @@ fn jsonl_in(dir: &Path, root: usize, out: &mut Vec<Candidate>) {
 
 /// The session directories of one 1.x store (`sessions-v4/`, `desktop-sessions-v5/by-id/`).
 fn frames_in(dir: &Path, store: Store, root: usize, out: &mut Vec<Candidate>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Some(entries) = deja_core::discover::read_dir(dir) else { return };
     for entry in entries.flatten().filter(is_dir_entry) {
         if entry.file_name().to_str().is_none_or(|n| n.starts_with('.')) {
             continue;
@@ -334,7 +339,7 @@ fn collect(roots: &[PathBuf], found: &mut Discovery) -> (Vec<Candidate>, HashSet
         frames_in(&root.join("desktop-sessions-v5/by-id"), Store::Desktop, i, &mut cands);
         frames_in(&root.join("sessions-v4"), Store::V4, i, &mut cands);
         jsonl_in(&root.join("sessions"), i, &mut cands);
-        if let Ok(projects) = std::fs::read_dir(root.join("projects")) {
+        if let Some(projects) = deja_core::discover::read_dir(&root.join("projects")) {
             let mut dirs: Vec<PathBuf> = projects.flatten().filter(is_dir_entry).map(|e| e.path()).collect();
             dirs.sort();
             for project in dirs {
@@ -498,7 +503,8 @@ fn parse_frames(src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink)
         objects.push(dir.join(root).join("objects"));
     }
     objects.extend(dir.ancestors().skip(1).take(2).map(|d| d.join(".content-v1/objects")));
-    let (records, torn) = frames::decode(&bytes, path, &mut stats);
+    let (records, torn) =
+        frames::decode(&bytes, path, &mut stats, &DecodeLimit::current()).map_err(|e| FormatError::refused(path, e.to_string()))?;
     let replay = frames::replay(&records, torn, &objects, path, &mut stats);
 
     let mut b = SessionBuilder::new(ID, id.clone(), src.clone());

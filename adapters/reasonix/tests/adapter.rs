@@ -218,3 +218,36 @@ fn release_1_38_11_session_reads_whole() {
     assert!(!s.turns.iter().any(|t| t.text.contains("session-context") || t.text.contains("You are Reasonix")));
     assert_eq!(s.started.map(|t| t.to_rfc3339()).as_deref(), Some("2026-12-01T11:50:08.376Z"), "the manifest's createdAt");
 }
+
+/// An RX4F frame around `z`, claiming `raw` decoded bytes.
+fn bomb_frame(z: &[u8], raw: u32) -> Vec<u8> {
+    let mut out = b"RX4F".to_vec();
+    out.extend((z.len() as u32).to_be_bytes());
+    out.extend(raw.to_be_bytes());
+    out.extend(z);
+    out
+}
+
+#[test]
+fn bomb_frames_are_bounded_one_by_one_and_together() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("sessions-v4/bomb-1/events.frames");
+    std::fs::create_dir_all(log.parent().expect("parent")).expect("mkdir");
+    let parse = || ReasonixFormat.parse(&deja_core::SourceRef::file(&log), &ParseOptions::default(), &mut Vec::new());
+
+    // Each frame stays under the allowance one frame always has (1 MiB), but 400 of
+    // them from 20 KB are 400 MiB: the file as a whole is refused, not decoded.
+    let one_mib = deja_core::read::zstd_rle_bomb(1 << 20);
+    let many: Vec<u8> = (0..400).flat_map(|_| bomb_frame(&one_mib, 1 << 20)).collect();
+    std::fs::write(&log, &many).expect("write");
+    let err = parse().expect_err("refused");
+    assert!(matches!(&err, deja_core::FormatError::Refused { .. }), "{err}");
+    assert!(err.to_string().contains("decompression bomb"), "{err}");
+
+    // One frame claiming 16 MiB from a few hundred bytes is over the ratio: skipped,
+    // never allocated, and the file is still read.
+    let big = deja_core::read::zstd_rle_bomb(16 << 20);
+    std::fs::write(&log, bomb_frame(&big, 16 << 20)).expect("write");
+    let stats = parse().expect("read");
+    assert_eq!(stats.records, 1);
+}

@@ -188,7 +188,7 @@ pub fn legacy_sources(root: &Path) -> Vec<SourceRef> {
 /// `taskHistory.json`) is added to each source's parts when given.
 pub fn task_dir_sources(tasks_dir: &Path, history: Option<&Path>) -> Vec<SourceRef> {
     let mut out = Vec::new();
-    let Ok(entries) = std::fs::read_dir(tasks_dir) else { return out };
+    let Some(entries) = crate::discover::read_dir(tasks_dir) else { return out };
     for entry in entries.flatten() {
         if !is_dir_entry(&entry) {
             continue;
@@ -200,10 +200,16 @@ pub fn task_dir_sources(tasks_dir: &Path, history: Option<&Path>) -> Vec<SourceR
         }
         let mut src = SourceRef::file(&transcript).with_part(&dir);
         src.generation = Some(GENERATION_LEGACY);
-        if let Ok(files) = std::fs::read_dir(&dir) {
+        if let Some(files) = crate::discover::read_dir(&dir) {
             let mut parts: Vec<PathBuf> = files
                 .flatten()
-                .filter(|e| is_file_entry(e) && e.file_name().to_str().is_some_and(|n| n.ends_with(".json") && n != LEGACY_TRANSCRIPT))
+                .filter(|e| {
+                    is_file_entry(e) && {
+                        let n = e.file_name();
+                        let n = n.to_string_lossy();
+                        n.ends_with(".json") && n != LEGACY_TRANSCRIPT
+                    }
+                })
                 .map(|e| e.path())
                 .collect();
             parts.sort();

@@ -66,7 +66,7 @@ pub fn state_dbs(user_dir: &Path, scopes: Scopes) -> Vec<PathBuf> {
         }
     }
     if scopes.workspaces {
-        if let Ok(entries) = std::fs::read_dir(user_dir.join("workspaceStorage")) {
+        if let Some(entries) = crate::discover::read_dir(&user_dir.join("workspaceStorage")) {
             let mut dbs: Vec<PathBuf> = entries
                 .filter_map(Result::ok)
                 .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))

@@ -196,16 +196,16 @@ pub fn discover_sources(d: &VscodeChatDialect, user_dir: &Path) -> Vec<SourceRef
 }
 
 fn subdirs(dir: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let Some(entries) = crate::discover::read_dir(dir) else { return Vec::new() };
     let mut v: Vec<PathBuf> = entries.flatten().filter(is_dir_entry).map(|e| e.path()).collect();
     v.sort();
     v
 }
 
 fn files_in(dir: &Path, keep: impl Fn(&str) -> bool) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let Some(entries) = crate::discover::read_dir(dir) else { return Vec::new() };
     let mut v: Vec<PathBuf> =
-        entries.flatten().filter(|e| is_file_entry(e) && e.file_name().to_str().is_some_and(&keep)).map(|e| e.path()).collect();
+        entries.flatten().filter(|e| is_file_entry(e) && keep(&e.file_name().to_string_lossy())).map(|e| e.path()).collect();
     v.sort();
     v
 }

@@ -69,12 +69,17 @@ pub struct HarnessReport {
     /// Turns written this run.
     pub turns: u64,
     pub skipped_lines: u64,
+    /// Lines kept after invalid UTF-8 in them was replaced with U+FFFD.
+    pub repaired_lines: u64,
     /// Sources read this run that held no session with any turn (e.g. an empty file).
     pub empty_sources: u64,
     pub bytes_read: u64,
+    /// Every source, directory or file that could not be read (discovery's and the
+    /// parsers'), by name and with the reason; the rest of the harness is indexed.
     pub unreadable: Vec<Unreadable>,
     pub problems: Vec<String>,
-    /// Store roots looked at, with whether each exists.
+    /// Store roots looked at, with whether each exists (lossy paths in JSON).
+    #[serde(serialize_with = "lossy_roots")]
     pub roots: Vec<(PathBuf, bool)>,
     /// Files found that could not be opened with what was supplied (see
     /// [`Discovery::locked`](crate::format::Discovery::locked)), and why (distinct, a few).
@@ -82,10 +87,16 @@ pub struct HarnessReport {
     pub locked_reasons: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
-pub struct Unreadable {
-    pub path: PathBuf,
-    pub reason: String,
+pub use crate::discover::Unreadable;
+
+/// A report must serialize whatever the paths are: a root need not be UTF-8.
+fn lossy_roots<S: serde::Serializer>(roots: &[(PathBuf, bool)], s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeSeq;
+    let mut seq = s.serialize_seq(Some(roots.len()))?;
+    for (root, exists) in roots {
+        seq.serialize_element(&(root.to_string_lossy(), exists))?;
+    }
+    seq.end()
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -101,6 +112,10 @@ impl IndexReport {
     }
     pub fn changed(&self) -> bool {
         self.harnesses.values().any(|h| h.parsed + h.resumed > 0)
+    }
+    /// Every path that could not be read, with its harness.
+    pub fn unreadable(&self) -> impl Iterator<Item = (&str, &Unreadable)> {
+        self.harnesses.iter().flat_map(|(id, h)| h.unreadable.iter().map(move |u| (id.as_str(), u)))
     }
 }
 
@@ -328,7 +343,19 @@ fn plan_source(
     let (size, mtime) = (meta.len(), mtime_ns(&meta));
     let parts_fp = super::manifest::parts_fingerprint(&src.parts);
     let plan = match manifest.entries.get(&key) {
-        Some(e) if e.size == size && e.mtime_ns == mtime && e.parts_fp == parts_fp => return Planned::Unchanged,
+        Some(e) if e.size == size && e.mtime_ns == mtime && e.parts_fp == parts_fp => match &e.refused {
+            // Refusing again would mean decoding up to the cap again, on every refresh;
+            // a cap changed since is worth one more try.
+            Some(r) if r.cap == crate::read::DecodeLimit::current().max_bytes => {
+                return Planned::Unreadable(Unreadable {
+                    path: src.path.clone(),
+                    reason: format!("{} (unchanged since; not read again)", r.reason),
+                })
+            }
+            Some(_) => Plan::Full,
+            None => return Planned::Unchanged,
+        },
+        Some(e) if e.refused.is_some() => Plan::Full,
         Some(e) if e.cursor.is_some() => Plan::Cursor { sessions: e.sessions },
         Some(e) if src.append_only && size > e.size && e.sessions == 1 && e.session_id.is_some() => {
             match verify_prefix(&src.path, e.offset, e.prefix_hash) {
@@ -602,30 +629,39 @@ fn work_tags(turn: &Turn) -> Vec<&'static str> {
 }
 
 /// Discovers each adapter's sources and stats them, in parallel.
-fn discover_all(
-    adapters: &[&'static dyn HarnessFormat],
-    env: &StoreEnv,
-) -> Vec<(&'static dyn HarnessFormat, crate::format::Discovery, Vec<std::io::Result<std::fs::Metadata>>)> {
+fn discover_all(adapters: &[&'static dyn HarnessFormat], env: &StoreEnv) -> Vec<Discovered> {
     adapters
         .par_iter()
         .map(|a| {
-            let d = a.discover(env);
+            let (d, mut unreadable) = crate::discover::collecting(|| a.discover(env));
+            if a.discovers_in_work_dirs() {
+                // It walks people's project trees, where a database volume owned by
+                // another user is ordinary and no history: only what it found and could
+                // not open is worth a word, not every directory it could not list.
+                unreadable.retain(|u| !u.reason.starts_with(crate::discover::CANNOT_LIST));
+            }
             let metas: Vec<std::io::Result<std::fs::Metadata>> = d.sources.par_iter().map(|s| std::fs::metadata(&s.path)).collect();
-            (*a, d, metas)
+            Discovered { adapter: *a, discovery: d, unreadable, metas }
         })
         .collect()
 }
 
+/// One adapter's discovery: its sources (with their `stat`s) and the paths its walks
+/// could not read.
+struct Discovered {
+    adapter: &'static dyn HarnessFormat,
+    discovery: crate::format::Discovery,
+    unreadable: Vec<Unreadable>,
+    metas: Vec<std::io::Result<std::fs::Metadata>>,
+}
+
 /// Plans every discovered source against the manifest, filling each harness's report
 /// with what discovery saw; returns the sources to read.
-fn plan_all(
-    discoveries: Vec<(&'static dyn HarnessFormat, crate::format::Discovery, Vec<std::io::Result<std::fs::Metadata>>)>,
-    manifest: &Manifest,
-    report: &mut IndexReport,
-) -> Vec<Job> {
+fn plan_all(discoveries: Vec<Discovered>, manifest: &Manifest, report: &mut IndexReport) -> Vec<Job> {
     let mut jobs = Vec::new();
-    for (adapter, discovery, metas) in discoveries {
+    for Discovered { adapter, discovery, unreadable, metas } in discoveries {
         let hr = report.harnesses.entry(adapter.info().id.to_string()).or_default();
+        hr.unreadable.extend(unreadable);
         hr.roots = discovery.roots.clone();
         hr.sources = discovery.sources.len() as u64;
         hr.locked = discovery.locked.len() as u64;
@@ -690,11 +726,20 @@ impl Run<'_> {
                 let (mut sessions, stats) = match parsed.result {
                     Ok(ok) => ok,
                     Err(e) => {
-                        hr.unreadable.push(Unreadable { path: job.src.path.clone(), reason: e.to_string() });
+                        if let FormatError::Refused { reason, .. } = &e {
+                            // Remembered at this size and mtime: an unchanged bomb is named
+                            // again next run without being decoded again. Sessions indexed
+                            // from an earlier version of the source stay until it changes.
+                            manifest.entries.insert(key.clone(), refused_entry(job, &key, reason));
+                        }
+                        // The path once: the error repeats it unless it is about another file.
+                        let reason = if e.path() == job.src.path { e.reason() } else { e.to_string() };
+                        hr.unreadable.push(Unreadable { path: job.src.path.clone(), reason });
                         continue;
                     }
                 };
                 hr.skipped_lines += stats.skipped;
+                hr.repaired_lines += stats.repaired;
                 if sessions.is_empty() {
                     hr.empty_sources += 1;
                 }
@@ -716,6 +761,7 @@ impl Run<'_> {
                     next_seq: 0,
                     parts_fp: job.parts_fp,
                     cursor: stats.cursor.clone(),
+                    refused: None,
                 };
                 match &job.plan {
                     Plan::Full => {
@@ -830,6 +876,24 @@ impl Run<'_> {
             Ok(())
         })?;
         Ok(())
+    }
+}
+
+/// The manifest entry of a source refused at its current size and mtime.
+fn refused_entry(job: &Job, key: &str, reason: &str) -> SourceEntry {
+    SourceEntry {
+        key: key.to_string(),
+        harness: job.adapter.info().id.to_string(),
+        size: job.size,
+        mtime_ns: job.mtime,
+        offset: 0,
+        prefix_hash: 0,
+        sessions: 0,
+        session_id: None,
+        next_seq: 0,
+        parts_fp: job.parts_fp,
+        cursor: None,
+        refused: Some(super::manifest::Refusal { cap: crate::read::DecodeLimit::current().max_bytes, reason: reason.to_string() }),
     }
 }
 

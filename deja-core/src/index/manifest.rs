@@ -6,6 +6,9 @@
 //! multi-session source (a database) returned, so a refresh re-reads only the sessions
 //! that changed.
 //!
+//! A source refused as a decompression bomb is remembered with the reason, so an
+//! unchanged one is reported on every run without being decoded again (until the cap changes).
+//!
 //! Written atomically after the index commit. Entries of sources that have since
 //! disappeared are kept: their sessions stay searchable.
 
@@ -39,6 +42,18 @@ pub struct SourceEntry {
     pub parts_fp: u64,
     /// The row cursor the parser returned (`ParseStats::cursor`).
     pub cursor: Option<String>,
+    /// Why the source was refused at this size and mtime ([`FormatError::Refused`](crate::FormatError::Refused):
+    /// a decompression bomb), so an unchanged one is reported again without decoding it.
+    pub refused: Option<Refusal>,
+}
+
+/// A source refused under a decode cap: it is read again when the file changes or the
+/// cap does (`DEJA_MAX_DECODED_BYTES` raised to let it in).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Refusal {
+    /// [`DecodeLimit::max_bytes`](crate::read::DecodeLimit::max_bytes) at the time.
+    pub cap: u64,
+    pub reason: String,
 }
 
 #[derive(Debug, Default)]
@@ -87,7 +102,7 @@ impl SourceEntry {
     fn write_line(&self, w: &mut dyn Write) -> std::io::Result<()> {
         writeln!(
             w,
-            "{}\t{}\t{}\t{}\t{}\t{:x}\t{}\t{}\t{}\t{:x}\t{}",
+            "{}\t{}\t{}\t{}\t{}\t{:x}\t{}\t{}\t{}\t{:x}\t{}{}",
             escape(&self.key),
             escape(&self.harness),
             self.size,
@@ -99,6 +114,8 @@ impl SourceEntry {
             self.session_id.as_deref().map(escape).unwrap_or_default(),
             self.parts_fp,
             self.cursor.as_deref().map(escape).unwrap_or_default(),
+            // Only refused sources carry a twelfth field; older readers ignore it.
+            self.refused.as_ref().map(|r| format!("\t{} {}", r.cap, escape(&r.reason))).unwrap_or_default(),
         )
     }
 
@@ -116,7 +133,11 @@ impl SourceEntry {
         // Version 2 lines end here.
         let parts_fp = f.next().and_then(|h| u64::from_str_radix(h, 16).ok()).unwrap_or(0);
         let cursor = f.next().filter(|s| !s.is_empty()).map(unescape);
-        Some(SourceEntry { key, harness, size, mtime_ns, offset, prefix_hash, sessions, session_id, next_seq, parts_fp, cursor })
+        let refused = f
+            .next()
+            .and_then(|r| r.split_once(' '))
+            .and_then(|(cap, reason)| Some(Refusal { cap: cap.parse().ok()?, reason: unescape(reason) }));
+        Some(SourceEntry { key, harness, size, mtime_ns, offset, prefix_hash, sessions, session_id, next_seq, parts_fp, cursor, refused })
     }
 }
 
@@ -221,6 +242,7 @@ mod tests {
                 next_seq: 7,
                 parts_fp: 0x1234,
                 cursor: id.map(|_| "1700000000123\twith tab".to_string()),
+                refused: id.is_none().then(|| Refusal { cap: 1 << 28, reason: "decodes past the cap\trefused".to_string() }),
             };
             m.entries.insert(e.key.clone(), e);
         }
