@@ -1,13 +1,14 @@
 //! End-to-end tests of the `deja` binary, in one test binary: the pipeline over
 //! synthetic homes ([`e2e`]), every adapter's fixture store in one home
 //! ([`every_harness`]), the recall commands ([`recall`]) and the MCP server
-//! ([`mcp`]), and ordinary mistakes and hostile settings ([`misuse`]).
+//! ([`mcp`]), ordinary mistakes and hostile settings ([`misuse`]), and `deja install` and the hooks ([`wiring`]).
 
 mod e2e;
 mod every_harness;
 mod mcp;
 mod misuse;
 mod recall;
+mod wiring;
 
 /// Every adapter crate, linked so the registry in this test binary is the binary's.
 #[path = "../deja-cli/src/adapters.rs"]

@@ -1,0 +1,195 @@
+//! `deja install` / `uninstall` and the hook subcommands, end to end: configs holding
+//! the user's own servers and comments come back byte for byte, a second install changes
+//! nothing, `--dry-run` only prints, relocation variables are honoured (a missing
+//! `CODEX_HOME` is created and removed again), a config that does not parse is left
+//! alone and named; hooks answer in the harness's envelope, once per session, and fail
+//! open on garbage, without an index and while one is being built.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+use crate::e2e::{build_home, Home};
+
+fn deja_in(h: &Home, extra: &[(&str, &Path)], args: &[&str], stdin: Option<&[u8]>) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_deja"));
+    cmd.args(args)
+        .env_clear()
+        .env("HOME", &h.home)
+        .env("DEJA_INDEX_DIR", &h.index)
+        .env("DEJA_DATA_DIR", h.index.with_file_name("data"))
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in extra {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().expect("spawn deja");
+    if let Some(bytes) = stdin {
+        let mut pipe = child.stdin.take().expect("stdin");
+        // A hook may stop reading once it has its value; a closed pipe is no error here.
+        let _ = pipe.write_all(bytes);
+    }
+    child.wait_with_output().expect("wait")
+}
+
+fn snapshot(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                out.insert(p.clone(), b"<dir>".to_vec());
+                stack.push(p);
+            } else {
+                out.insert(p.clone(), std::fs::read(&p).expect("read"));
+            }
+        }
+    }
+    out
+}
+
+const CLAUDE_JSON: &str = "{\n  \"numStartups\": 7,\n  \"mcpServers\": {\n    \"mine\": {\"type\": \"stdio\", \"command\": \"/usr/bin/mine\", \"args\": []}\n  }\n}";
+const SETTINGS: &str = "{\n  // the user's hooks\n  \"hooks\": {\n    \"SessionStart\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"echo hi\"}]}]\n  }\n}\n";
+const CODEX: &str = "# my codex\nmodel = \"o4\"  # pinned\n\n[mcp_servers.mine]\ncommand = \"/usr/bin/mine\"\n";
+
+fn seed(h: &Home) {
+    std::fs::create_dir_all(h.home.join(".claude")).expect("mkdir");
+    std::fs::write(h.home.join(".claude.json"), CLAUDE_JSON).expect("write");
+    std::fs::write(h.home.join(".claude/settings.json"), SETTINGS).expect("write");
+}
+
+#[test]
+fn install_twice_then_uninstall_gives_every_byte_back() {
+    let h = Home::new();
+    seed(&h);
+    let codex_home = h.home.with_file_name("codex-home");
+    std::fs::create_dir_all(&codex_home).expect("mkdir");
+    std::fs::write(codex_home.join("config.toml"), CODEX).expect("write");
+    let env = [("CODEX_HOME", codex_home.as_path())];
+    let before = (snapshot(&h.home), snapshot(&codex_home));
+
+    let dry = deja_in(&h, &env, &["install", "claude-auto", "codex", "--dry-run"], None);
+    assert!(dry.status.success(), "{}", String::from_utf8_lossy(&dry.stderr));
+    let diff = String::from_utf8_lossy(&dry.stdout);
+    assert!(diff.contains("+    \"deja\": {") && diff.contains("+[mcp_servers.deja]"), "{diff}");
+    assert_eq!((snapshot(&h.home), snapshot(&codex_home)), before, "a dry run changes nothing");
+
+    let out = deja_in(&h, &env, &["install", "claude-auto", "codex", "--json"], None);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let claude: Value = serde_json::from_slice(&std::fs::read(h.home.join(".claude.json")).expect("read")).expect("json");
+    assert_eq!(claude["mcpServers"]["deja"]["args"], serde_json::json!(["mcp"]));
+    assert_eq!(claude["mcpServers"]["mine"]["command"], "/usr/bin/mine");
+    let exe = std::fs::canonicalize(env!("CARGO_BIN_EXE_deja")).expect("exe");
+    assert_eq!(claude["mcpServers"]["deja"]["command"], exe.display().to_string(), "the absolute path of the running binary");
+    let settings = std::fs::read_to_string(h.home.join(".claude/settings.json")).expect("read");
+    assert!(settings.contains("// the user's hooks") && settings.contains("echo hi") && settings.contains("hook-prompt"), "{settings}");
+    let codex = std::fs::read_to_string(codex_home.join("config.toml")).expect("read");
+    assert!(codex.starts_with(CODEX) && codex.contains("[mcp_servers.deja]"), "{codex}");
+
+    let again: Value =
+        serde_json::from_slice(&deja_in(&h, &env, &["install", "claude-auto", "codex", "--json"], None).stdout).expect("json");
+    assert!(again["files"].as_array().is_some_and(Vec::is_empty), "a second install changes nothing: {again}");
+
+    let out = deja_in(&h, &env, &["uninstall", "claude", "codex"], None);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!((snapshot(&h.home), snapshot(&codex_home)), before, "uninstall gives every file back byte for byte");
+}
+
+#[test]
+fn a_missing_codex_home_is_created_and_removed_again() {
+    let h = Home::new();
+    let codex_home = h.home.with_file_name("new-codex-home");
+    let env = [("CODEX_HOME", codex_home.as_path())];
+    assert!(deja_in(&h, &env, &["install", "codex"], None).status.success());
+    assert!(codex_home.join("config.toml").is_file(), "Codex refuses a missing CODEX_HOME, so install creates it");
+    assert!(deja_in(&h, &env, &["uninstall", "codex"], None).status.success());
+    assert!(!codex_home.exists(), "the directory install created is gone");
+}
+
+#[test]
+fn a_config_that_does_not_parse_is_left_alone_and_named() {
+    let h = Home::new();
+    seed(&h);
+    let broken = "{\n  \"mcpServers\": {},\n  \"x\": @\n}";
+    std::fs::write(h.home.join(".claude.json"), broken).expect("write");
+    let out = deja_in(&h, &[], &["install", "claude"], None);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains(".claude.json") && err.contains("line 3"), "{err}");
+    assert_eq!(std::fs::read_to_string(h.home.join(".claude.json")).expect("read"), broken);
+}
+
+#[test]
+fn unknown_targets_name_the_known_ones() {
+    let h = Home::new();
+    let out = deja_in(&h, &[], &["install", "claudee"], None);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("unknown target `claudee`") && err.contains("claude-auto"), "{err}");
+}
+
+fn hook(h: &Home, sub: &str, payload: &[u8]) -> Output {
+    deja_in(h, &[], &[sub], Some(payload))
+}
+
+#[test]
+fn hooks_answer_once_per_session_in_the_envelope() {
+    let h = Home::new();
+    build_home(&h);
+    h.json(&["index", "--json"]);
+    let payload =
+        br#"{"session_id":"s-1","cwd":"/src/app","hook_event_name":"UserPromptSubmit","prompt":"why does the nightly build time out"}"#;
+    let out = hook(&h, "hook-prompt", payload);
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+    assert_eq!(v["hookSpecificOutput"]["hookEventName"], "UserPromptSubmit");
+    let block = v["hookSpecificOutput"]["additionalContext"].as_str().expect("context");
+    assert!(block.starts_with("<deja-recall") && block.contains("Untrusted") && block.trim_end().ends_with("</deja-recall>"), "{block}");
+    assert!(block.len() <= 1536, "within the prompt budget: {}", block.len());
+    assert!(hook(&h, "hook-prompt", payload).stdout.is_empty(), "the same block is not injected twice into one session");
+    let other = br#"{"session_id":"s-2","cwd":"/src/app","prompt":"why does the nightly build time out"}"#;
+    let plain = deja_in(&h, &[], &["hook-prompt", "--plain"], Some(other));
+    assert!(String::from_utf8_lossy(&plain.stdout).starts_with("<deja-recall"), "--plain prints the bare block");
+    // Kept open and silent, as Codex does: the hook still answers, within its deadline.
+    let start = br#"{"session_id":"s-3","cwd":"/src/app","source":"startup"}"#;
+    let out = hook(&h, "hook-session-start", start);
+    assert!(out.status.success());
+    if !out.stdout.is_empty() {
+        let v: Value = serde_json::from_slice(&out.stdout).expect("envelope");
+        assert!(v["hookSpecificOutput"]["additionalContext"].as_str().is_some_and(|b| b.len() <= 2048));
+    }
+}
+
+#[test]
+fn hooks_fail_open() {
+    let h = Home::new();
+    build_home(&h);
+    let prompt = br#"{"session_id":"s","cwd":"/src/app","prompt":"why does the nightly build time out"}"#;
+    // No index yet: nothing, exit 0, and no index built inline.
+    for sub in ["hook-session-start", "hook-prompt", "hook-tool", "hook-tool-after"] {
+        let out = hook(&h, sub, prompt);
+        assert!(out.status.success() && out.stdout.is_empty(), "{sub}: {}", String::from_utf8_lossy(&out.stdout));
+    }
+    assert!(!h.index.join("tantivy").exists(), "a hook never builds the index");
+    h.json(&["index", "--json"]);
+    for garbage in [&b"not json at all {{{"[..], b"", &[0xff, 0xfe, 0x00, 0x7b], b"[1,2,3]"] {
+        let out = hook(&h, "hook-prompt", garbage);
+        assert!(out.status.success() && out.stdout.is_empty(), "garbage {garbage:?}: {}", String::from_utf8_lossy(&out.stdout));
+    }
+    // A first build in progress elsewhere (the writer lock held, progress recorded).
+    std::fs::remove_file(h.index.join("manifest")).ok();
+    let lock = std::fs::File::options().read(true).write(true).open(h.index.join("writer.lock")).expect("lock");
+    lock.lock().expect("lock");
+    std::fs::write(h.index.join("first-build"), r#"{"pid":1,"jobs":3,"total_bytes":10,"parsed":1,"parsed_bytes":1}"#).expect("progress");
+    let out = hook(&h, "hook-prompt", prompt);
+    assert!(out.status.success() && out.stdout.is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
+    // An empty HOME: still exit 0 and silent.
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_deja")).arg("hook-prompt").env_clear().env("HOME", "").stdin(Stdio::null()).output().expect("run");
+    assert!(out.status.success() && out.stdout.is_empty());
+}
