@@ -19,6 +19,7 @@
 
 pub mod block;
 pub mod engine;
+pub mod inspect;
 pub mod json;
 #[cfg(feature = "testkit")]
 pub mod kit;
@@ -199,7 +200,7 @@ pub fn shared_skill(cx: &WireContext) -> Edit {
 }
 
 /// A config file deja would not touch.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
     #[error("does not parse at line {line}, column {column}: {message}")]
     Parse { line: usize, column: usize, message: String },
