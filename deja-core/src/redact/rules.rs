@@ -41,6 +41,15 @@ macro_rules! pem_body {
     };
 }
 
+/// What lies between a PEM block's BEGIN and END lines: anything without five dashes
+/// in a row, so the search for the END line stops at the next `-----` (a paste of many
+/// BEGIN lines without END costs one pass, not one per line).
+macro_rules! pem_inner {
+    () => {
+        r"(?:[^-]|-{1,4}[^-])*?"
+    };
+}
+
 /// A name whose value is a secret (case-insensitive, the last word of the name).
 macro_rules! secret_name {
     () => {
@@ -153,7 +162,7 @@ pub static RULES: &[Rule] = &[
     // ---- private key blocks: everything between BEGIN and END goes.
     Rule {
         kind: "pgp_private_key",
-        patterns: &[concat!(r"-----BEGIN PGP PRIVATE KEY BLOCK-----(?:(?s:.*?)-----END PGP PRIVATE KEY BLOCK-----|", pem_body!(), ")")],
+        patterns: &[concat!(r"-----BEGIN PGP PRIVATE KEY BLOCK-----(?:", pem_inner!(), r"-----END PGP PRIVATE KEY BLOCK-----|", pem_body!(), ")")],
         check: None,
         hits: &[(
             "key:\n-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: GnuPG v2\n\nlQOYBF0123456789abcdefABCDEF\n=Xy12\n-----END PGP PRIVATE KEY BLOCK-----\nimported",
@@ -164,7 +173,7 @@ pub static RULES: &[Rule] = &[
     Rule {
         kind: "ssh_private_key",
         patterns: &[
-            concat!(r"-----BEGIN OPENSSH PRIVATE KEY-----(?:(?s:.*?)-----END OPENSSH PRIVATE KEY-----|", pem_body!(), ")"),
+            concat!(r"-----BEGIN OPENSSH PRIVATE KEY-----(?:", pem_inner!(), r"-----END OPENSSH PRIVATE KEY-----|", pem_body!(), ")"),
             r"(?P<pre>Private-Lines: [0-9]+(?:\r?\n|\\n))(?P<s>[A-Za-z0-9+/=]{4,}(?:(?:\r?\n|\\n)[A-Za-z0-9+/=]{16,})*)",
         ],
         check: None,
@@ -186,7 +195,9 @@ pub static RULES: &[Rule] = &[
     Rule {
         kind: "private_key",
         patterns: &[concat!(
-            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----(?:(?s:.*?)-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|",
+            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----(?:",
+            pem_inner!(),
+            r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|",
             pem_body!(),
             ")"
         )],
@@ -498,7 +509,7 @@ pub static RULES: &[Rule] = &[
     },
     Rule {
         kind: "azure_client_secret",
-        patterns: &[r"(?:^|[^A-Za-z0-9_~.-])(?P<s>[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34})(?:[^A-Za-z0-9_~.-]|$)"],
+        patterns: &[r"[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}"],
         check: None,
         hits: &[("AZURE_CLIENT_SECRET hnb8Q~zs0z.1w-NiMg9aW37k5wCnHDepQHgI3HLB here", "AZURE_CLIENT_SECRET [redacted:azure_client_secret] here")],
         misses: &["abc1Q~short"],
@@ -926,7 +937,7 @@ pub static RULES: &[Rule] = &[
         kind: "secret_assignment",
         patterns: &[
             concat!(r"(?i)\b[A-Za-z0-9_.-]*?", secret_name!(), assign!(), value!()),
-            concat!(r"(?i)\bENV[ \t]+[A-Za-z0-9_]*?", secret_name!(), r"[ \t]+", value!()),
+            concat!(r"\bENV[ \t]+(?i:[A-Za-z0-9_]*?", secret_name!(), r")[ \t]+", value!()),
             r"(?:^|[:\s])_auth[ \t]*=[ \t]*(?P<s>[^\s]+)",
             r"(?i)<[A-Za-z0-9_.:-]*?(?:password|passwd|secret|token|api[_.-]?key|apikey|private[_.-]?key|client[_.-]?secret)>(?P<s>[^<\r\n]+)</",
         ],
