@@ -1,12 +1,13 @@
 //! End-to-end tests of the `deja` binary, in one test binary: the pipeline over
 //! synthetic homes ([`e2e`]), every adapter's fixture store in one home
 //! ([`every_harness`]), the recall commands ([`recall`]) and the MCP server
-//! ([`mcp`]).
+//! ([`mcp`]), and every kind of secret kept out of all of them ([`secrets`]).
 
 mod e2e;
 mod every_harness;
 mod mcp;
 mod recall;
+mod secrets;
 
 /// Every adapter crate, linked so the registry in this test binary is the binary's.
 #[path = "../deja-cli/src/adapters.rs"]

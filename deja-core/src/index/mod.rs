@@ -250,6 +250,25 @@ impl IndexView {
         turn
     }
 
+    /// Every stored text of every document, exactly as the index holds it (no
+    /// redaction on the way out): for tests that check what reached the disk, whose
+    /// document store is compressed.
+    #[cfg(any(test, feature = "testkit"))]
+    pub fn stored_texts(&self) -> Result<Vec<String>, IndexError> {
+        let searcher = self.searcher();
+        let addrs = searcher.search(&tantivy::query::AllQuery, &tantivy::collector::DocSetCollector).map_err(self.err())?;
+        let mut out = Vec::new();
+        for addr in addrs {
+            let doc: TantivyDocument = searcher.doc(addr).map_err(self.err())?;
+            for (_, v) in doc.field_values() {
+                if let Some(s) = v.as_str() {
+                    out.push(s.to_string());
+                }
+            }
+        }
+        Ok(out)
+    }
+
     /// A stored turn exactly as the index holds it.
     fn stored_turn(&self, doc: &TantivyDocument) -> Turn {
         let f = &self.fields;

@@ -110,6 +110,13 @@ pub fn kinds() -> impl Iterator<Item = &'static str> {
     RULES.iter().map(|r| r.kind)
 }
 
+/// Every kind's own positive cases, `(kind, text, what redaction makes of it)`: for
+/// end-to-end tests that plant each kind in real harness formats.
+#[cfg(feature = "testkit")]
+pub fn examples() -> impl Iterator<Item = (&'static str, &'static str, &'static str)> {
+    RULES.iter().flat_map(|r| r.hits.iter().map(move |(text, want)| (r.kind, *text, *want)))
+}
+
 /// A value read back from the index (or about to be shown) whose text may hold a
 /// secret: redacted in place. Identifiers (session ids, harness ids, signatures used
 /// as lookup keys) are left as they are; only text a person or model wrote is redacted.
