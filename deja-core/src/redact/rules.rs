@@ -105,7 +105,8 @@ const NOT_SECRETS: &[&str] = &[
 pub(super) fn is_value(secret: &str, after: &str) -> bool {
     let v = secret.trim().trim_matches(|c| c == '"' || c == '\'');
     let Some(first) = v.chars().next() else { return false };
-    if matches!(first, '$' | '<' | '{' | '%' | '-' | '=' | '!' | '*' | '@') {
+    // `:` after the separator is a path (`Token::Eof`, `Password::new`), not a value.
+    if matches!(first, '$' | '<' | '{' | '%' | '-' | '=' | '!' | '*' | '@' | ':') {
         return false;
     }
     if NOT_SECRETS.contains(&v.to_ascii_lowercase().as_str()) {
@@ -981,6 +982,7 @@ pub static RULES: &[Rule] = &[
             "API_KEY=<your-key>",
             "token: xxxxxxxx",
             "--password-file /run/secrets/db",
+            "else { return Token::Eof }; let p = Password::from(raw);",
         ],
     },
 ];
