@@ -251,10 +251,15 @@ pub static RULES: &[Rule] = &[
         patterns: &[
             r#"(?i)\baws[_.-]?(?:secret[_.-]?(?:access[_.-]?)?key|session[_.-]?token)\\?["']?[ \t]*(?::=|=>|=|:)[ \t]*\\?["']?(?P<s>[A-Za-z0-9/+=]{16,})"#,
             r#"\b(?:AKIA|ASIA)[A-Z0-9]{16}["']?[ \t]*[,;:|\t][ \t]*["']?(?P<s>[A-Za-z0-9/+]{40})\b"#,
+            r"(?i)\baws[_.-]?secret[_.-]?access[_.-]?key[ \t]+(?P<s>[A-Za-z0-9/+=]{40})\b",
         ],
         check: None,
         hits: &[
             ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "aws_secret_access_key = [redacted:aws_secret_key]"),
+            (
+                "aws configure set aws_secret_access_key wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+                "aws configure set aws_secret_access_key [redacted:aws_secret_key]",
+            ),
             (
                 "ci,AKIAIOSFODNN7EXAMPLE,wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
                 "ci,[redacted:aws_key],[redacted:aws_secret_key]",
@@ -428,7 +433,7 @@ pub static RULES: &[Rule] = &[
     },
     Rule {
         kind: "npm_token",
-        patterns: &[r"\bnpm_[A-Za-z0-9]{36}\b"],
+        patterns: &[r"\bnpm_[A-Za-z0-9]{36,}\b"],
         check: None,
         hits: &[(
             "//registry.npmjs.org/:_authToken=npm_fL9H2WjQ5TY4MyWuUFjsUNPjc01T5GOBUSZG",
@@ -676,6 +681,112 @@ pub static RULES: &[Rule] = &[
         misses: &["sq0atp-"],
     },
     Rule {
+        kind: "notion_token",
+        patterns: &[r"\b(?:secret_[A-Za-z0-9]{43}|ntn_[A-Za-z0-9]{40,})\b"],
+        check: None,
+        hits: &[
+            ("NOTION secret_C3J27XDCG2LmlZGEONYlgCtjfIZ4SOcMz9CPVNPkNa1", "NOTION [redacted:notion_token]"),
+            ("ntn_Hedcm4pMbXDuCL1mHoOsFaQfDPrAJ71fTquWoGsbeKXgzg", "[redacted:notion_token]"),
+        ],
+        misses: &["secret_key_base and secret_manager_client"],
+    },
+    Rule {
+        kind: "airtable_token",
+        patterns: &[r"\bpat[A-Za-z0-9]{14}\.[a-f0-9]{64}\b"],
+        check: None,
+        hits: &[(
+            "AIRTABLE pat2sye9b2Rann76d.fccd268a29a0d347301ef56e64dc3cd6089065c3146e80a9c222670bbe4f4c54",
+            "AIRTABLE [redacted:airtable_token]",
+        )],
+        misses: &["path.join(a, b)"],
+    },
+    Rule {
+        kind: "fly_token",
+        patterns: &[r"\bfm[12][ar]?_[A-Za-z0-9+/=_-]{32,}"],
+        check: None,
+        hits: &[("Authorization: FlyV1 fm2_NDFyuzX9k1gnneGEYG1+LwiqD9jJBAciI05FhfwKVqlUr5Qrec8TNecj9iNO", "Authorization: FlyV1 [redacted:fly_token]")],
+        misses: &["fm2_short"],
+    },
+    Rule {
+        kind: "netlify_token",
+        patterns: &[r"\bnf[pcuo]_[A-Za-z0-9]{36,}\b"],
+        check: None,
+        hits: &[("netlify deploy --auth nfp_ieeCIxVc57VVTiY96vwfRE5e32A8Yb3FKaNQ", "netlify deploy --auth [redacted:netlify_token]")],
+        misses: &["nfp_config"],
+    },
+    Rule {
+        kind: "render_key",
+        patterns: &[r"\brnd_[A-Za-z0-9]{32}\b"],
+        check: None,
+        hits: &[("RENDER rnd_yyLaMeffOhq4AUvy7VSLDCD1IfHWGbtM", "RENDER [redacted:render_key]")],
+        misses: &["rnd_seed = 42"],
+    },
+    Rule {
+        kind: "planetscale_token",
+        patterns: &[r"\bpscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.-]{32,64}"],
+        check: None,
+        hits: &[("pscale_tkn_fEbo9ShFXNQ6Fq5axtjRNmHkW5vQ7CF5puzQqmOBZZW", "[redacted:planetscale_token]")],
+        misses: &["pscale_tkn_ prefix"],
+    },
+    Rule {
+        kind: "langsmith_key",
+        patterns: &[r"\blsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}\b"],
+        check: None,
+        hits: &[("LANGSMITH 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", "LANGSMITH [redacted:langsmith_key]")],
+        misses: &["lsv2_pt_ keys"],
+    },
+    Rule {
+        kind: "pinecone_key",
+        patterns: &[r"\bpcsk_[A-Za-z0-9_]{40,}"],
+        check: None,
+        hits: &[("PINECONE pcsk_OhCgO_IPOZx9eRmm0EqlTaWEITclorXwIS8HGNWkz2YS5ofA75UyiCDmO46ayJKP4G", "PINECONE [redacted:pinecone_key]")],
+        misses: &["pcsk_ keys"],
+    },
+    Rule {
+        kind: "tavily_key",
+        patterns: &[r"\btvly-(?:dev-|prod-)?[A-Za-z0-9]{20,}"],
+        check: None,
+        hits: &[("TAVILY 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", "TAVILY [redacted:tavily_key]")],
+        misses: &["tvly-python"],
+    },
+    Rule {
+        kind: "mapbox_token",
+        patterns: &[r"\bsk\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"],
+        check: None,
+        hits: &[("MAPBOX sk.eyJ1IjoiZGVtbyIsImEiOiJwGfcCvJAXrF6bnZ3eBZc.wQr8t4_lC4LvGNWAMsI_z0", "MAPBOX [redacted:mapbox_token]")],
+        misses: &["pk.eyJ1IjoiZGVtbyIsImEiOiJwGfcCvJAXrF6bnZ3eBZc.wQr8t4_lC4LvGNWAMsI_z0 is public"],
+    },
+    Rule {
+        kind: "braintree_token",
+        patterns: &[r"\baccess_token\$(?:production|sandbox)\$[0-9a-z]{16}\$[0-9a-f]{32}\b"],
+        check: None,
+        hits: &[(
+            "BT access_token$production$8h6ayb8c7z8h5fke$edc87ff4adfa36d0840164709ab7f3f3",
+            "BT [redacted:braintree_token]",
+        )],
+        misses: &["access_token$production"],
+    },
+    Rule {
+        kind: "facebook_token",
+        patterns: &[r"\bEAA[A-Za-z0-9]{80,}"],
+        check: None,
+        hits: &[(
+            "fb EAA2GNqTmSH4BbyOA0HNkIn3OIOnHn2INL2io6VOZw5luMu57mnXm4gi4piUfqygB18AIYTimzORZbgmKRw609xhTGOWvGR1mZeEgbc",
+            "fb [redacted:facebook_token]",
+        )],
+        misses: &["EAA is the prefix"],
+    },
+    Rule {
+        kind: "firebase_fcm_key",
+        patterns: &[r"\bAAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{100,}"],
+        check: None,
+        hits: &[(
+            "FCM AAAA9syxoAw:APA91buKmhr7jmPY72T3AVbfzx06UVZyvmbPkZyRHJouZrQV3xZAxjRM8mbTgDIMRBZxjX_BpYconEG4ZgzWbmHGJR1m4jfXuX8v_h2_1KZNUK9IKLdbFfu0XgOYgOjC29GFfm7sFog1",
+            "FCM [redacted:firebase_fcm_key]",
+        )],
+        misses: &["AAAA9syxoAw:APA91b"],
+    },
+    Rule {
         kind: "telegram_bot_token",
         patterns: &[r"[0-9]{8,10}:AA[A-Za-z0-9_-]{33}"],
         check: None,
@@ -706,12 +817,13 @@ pub static RULES: &[Rule] = &[
     Rule {
         kind: "authorization_header",
         patterns: &[
-            r#"(?i)\b(?:proxy-)?authorization\\?["']?[ \t]*[:=][ \t]*\\?["']?(?:(?:token|apikey|api-key|key|sso-key|bot|digest|negotiate|ntlm|hmac|otp|ssws|dsn)[ \t]+)?(?P<s>[A-Za-z0-9._~+/=:-]{12,})"#,
+            r#"(?i)\b(?:proxy-)?authorization\\?["']?[ \t]*[:=][ \t]*\\?["']?(?:(?:basic|bearer|token|apikey|api-key|key|sso-key|bot|digest|negotiate|ntlm|hmac|otp|ssws|dsn)[ \t]+)?(?P<s>[A-Za-z0-9._~+/=:-]{12,})"#,
         ],
         check: Some(is_tokenish),
         hits: &[
             ("Authorization: Token 9944b09199c62bcf9418ad846dd0e4bbdfc6ee4b", "Authorization: Token [redacted:authorization_header]"),
             (r#"{"Authorization": "lin_oauth_live_8f2k3j4h5g6f7d8s9a0"}"#, r#"{"Authorization": "[redacted:authorization_header]"}"#),
+            ("Authorization: Basic xY9zQ2wE4rT6yU8i", "Authorization: Basic [redacted:authorization_header]"),
         ],
         misses: &["Authorization: required", "authorization: pending approval", "Authorization: Bearer"],
     },
@@ -868,6 +980,7 @@ pub static RULES: &[Rule] = &[
             r#"(?i)[ \t]-pass(?:in|out)?[ \t]+pass:(?P<s>[^\s"']+)"#,
             concat!(r"(?i)[ \t]-(?:storepass|keypass|srcstorepass|deststorepass|srckeypass|destkeypass)[ \t]+", arg!()),
             r#"\bsmbclient\b[^\r\n|;&]*?[ \t]-U[ \t]*[^\s%"']+%(?P<s>[^\s"']+)"#,
+            r#"\bsqlplus\b[ \t]+(?:-[A-Za-z]+[ \t]+)*[A-Za-z0-9_$#]+/(?P<s>[^\s@/"']+)@"#,
         ],
         check: Some(is_flag_value),
         hits: &[
@@ -875,6 +988,7 @@ pub static RULES: &[Rule] = &[
             ("mongosh --host db -u admin -p M0ngoPw", "mongosh --host db -u admin -p [redacted:cli_password]"),
             ("openssl pkcs12 -export -passout pass:Exp0rtPw -out a.p12", "openssl pkcs12 -export -passout pass:[redacted:cli_password] -out a.p12"),
             ("keytool -list -keystore k.jks -storepass ch4ngeit", "keytool -list -keystore k.jks -storepass [redacted:cli_password]"),
+            ("sqlplus -s scott/T1ger_pw@orcl", "sqlplus -s scott/[redacted:cli_password]@orcl"),
         ],
         misses: &["redis-cli -h cache ping", "mongosh --port 27017", "openssl rand -hex 32"],
     },
@@ -913,6 +1027,13 @@ pub static RULES: &[Rule] = &[
             ("machine git.example.com password n3trcPw login me", "machine git.example.com password [redacted:netrc_password] login me"),
         ],
         misses: &["machine learning password reset", "enter the login password below"],
+    },
+    Rule {
+        kind: "pgpass_password",
+        patterns: &[r"(?m)^[A-Za-z0-9.*_-]*[A-Za-z.*][A-Za-z0-9.*_-]*:(?:[0-9]{1,5}|\*):[^:\s]+:[^:\s]+:(?P<s>[^\s]+)$"],
+        check: None,
+        hits: &[("cat ~/.pgpass\ndb.internal:5432:shop:app:Pgp4ssw0rd\n", "cat ~/.pgpass\ndb.internal:5432:shop:app:[redacted:pgpass_password]\n")],
+        misses: &["10:20:30:40:50", "std::io::Error::other"],
     },
     Rule {
         kind: "docker_config_auth",
