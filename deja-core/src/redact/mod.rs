@@ -8,11 +8,13 @@
 //!
 //! Every pattern is its own regex, asked only whether it matches the text; the regex
 //! engine starts that with a scan for the literal the pattern cannot match without
-//! (`ghp_`, `-----BEGIN`, …), so a pre-check is always implied by the match and a
+//! (`ghp_`, `-----BEGIN`, …). Case-insensitive patterns, whose literal the engine
+//! cannot scan for, name their words in the rule's `needles`, looked for in the
+//! lower-cased text first. Either way the pre-check is implied by the match, so a
 //! secret is found whatever else the text says. Only rules that match then rewrite
-//! the text. (One `RegexSet` over all patterns was measured: it has no such literal
-//! scan and was 2× slower just to say whether anything matched, 25× slower to say
-//! what.) Redaction runs on every turn at index time, and on every way out.
+//! the text. (One `RegexSet` over all patterns was measured: it has no literal scan
+//! and was 2× slower just to say whether anything matched, 25× slower to say what.)
+//! Redaction runs on every turn at index time, and on every way out.
 
 mod rules;
 #[cfg(test)]
@@ -21,6 +23,7 @@ mod tests;
 use std::borrow::Cow;
 use std::sync::LazyLock;
 
+use aho_corasick::AhoCorasick;
 use regex::{Captures, Regex};
 
 use rules::{Rule, RULES};
@@ -31,6 +34,11 @@ const MARK: &str = "[redacted:";
 struct Engine {
     /// Every pattern of every rule, in table order, with the index of its rule.
     patterns: Vec<(usize, Regex)>,
+    /// Every rule's needles, case-insensitively, in one automaton: one pass over the
+    /// text says which rules with needles can match at all.
+    needles: AhoCorasick,
+    /// The rule of each needle in `needles`.
+    needle_rule: Vec<usize>,
 }
 
 /// `\b` in the table means an ASCII word boundary: a Unicode one would make the scan
@@ -46,7 +54,10 @@ static ENGINE: LazyLock<Engine> = LazyLock::new(|| {
             patterns.push((i, Regex::new(&ascii_boundaries(p)).expect("static redaction regex")));
         }
     }
-    Engine { patterns }
+    let (words, needle_rule): (Vec<&str>, Vec<usize>) =
+        RULES.iter().enumerate().flat_map(|(i, r)| r.needles.iter().map(move |n| (*n, i))).unzip();
+    let needles = AhoCorasick::builder().ascii_case_insensitive(true).build(words).expect("static redaction needles");
+    Engine { patterns, needles, needle_rule }
 });
 
 /// The span of the secret in one match: the group `s` (or `s2`, `s3`), else all of it.
@@ -91,14 +102,22 @@ fn apply(rule: &Rule, re: &Regex, text: &str) -> Option<String> {
 
 /// `text` with every secret replaced; borrowed when nothing matched.
 pub fn redact(text: &str) -> Cow<'_, str> {
+    let engine = &*ENGINE;
+    // Which rules' needles the text holds. Looked for once, in the text as given: a
+    // rewrite only replaces secrets with markers, and no rule matches inside a marker.
+    let mut has_needle = vec![false; RULES.len()];
+    for m in engine.needles.find_overlapping_iter(text) {
+        has_needle[engine.needle_rule[m.pattern().as_usize()]] = true;
+    }
     let mut out: Cow<'_, str> = Cow::Borrowed(text);
     // Rules run in table order on the text as the earlier ones left it, so a secret
     // the specific rules named is not renamed by the generic ones.
-    for (i, re) in &ENGINE.patterns {
-        if !re.is_match(&out) {
+    for (i, re) in &engine.patterns {
+        let rule = &RULES[*i];
+        if (!rule.needles.is_empty() && !has_needle[*i]) || !re.is_match(&out) {
             continue;
         }
-        if let Some(s) = apply(&RULES[*i], re, &out) {
+        if let Some(s) = apply(rule, re, &out) {
             out = Cow::Owned(s);
         }
     }

@@ -46,6 +46,22 @@ fn at_least_forty_kinds_each_with_a_hit_and_a_near_miss() {
 }
 
 #[test]
+fn needles_are_lower_case_and_in_every_hit() {
+    for r in RULES {
+        for n in r.needles {
+            assert!(!n.is_empty() && n.to_ascii_lowercase() == *n, "{}: needle {n:?}", r.kind);
+        }
+        if r.needles.is_empty() {
+            continue;
+        }
+        for (input, _) in r.hits {
+            let l = input.to_ascii_lowercase();
+            assert!(r.needles.iter().any(|n| l.contains(n)), "{}: {input:?} holds none of its needles", r.kind);
+        }
+    }
+}
+
+#[test]
 fn every_rule_redacts_its_cases_and_keeps_the_rest() {
     let mut failures = Vec::new();
     for r in RULES {
