@@ -52,13 +52,8 @@ fn at(s: i64) -> Timestamp {
 }
 
 fn write_home(h: &Home, secrets: &[Planted]) {
-    let session = |id: &str, turns: Vec<SynthTurn>| SynthSession {
-        id: id.into(),
-        project: "/src/vault".into(),
-        title: None,
-        started: at(0),
-        turns,
-    };
+    let session =
+        |id: &str, turns: Vec<SynthTurn>| SynthSession { id: id.into(), project: "/src/vault".into(), title: None, started: at(0), turns };
     let mut user = Vec::new();
     let mut shell = Vec::new();
     let mut said = Vec::new();
@@ -176,7 +171,8 @@ fn no_kind_of_secret_is_found_anywhere() {
     }
 
     // The MCP server: recall for each secret, and each session's context.
-    let mut server = h.command(&["mcp"]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("spawn deja mcp");
+    let mut server =
+        h.command(&["mcp"]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("spawn deja mcp");
     let mut stdin = server.stdin.take().expect("stdin");
     let stdout = server.stdout.take().expect("stdout");
     let (tx, rx) = channel();
@@ -199,7 +195,11 @@ fn no_kind_of_secret_is_found_anywhere() {
             }
         }
     };
-    ask(1, "initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "secrets-test", "version": "1"}}));
+    ask(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "secrets-test", "version": "1"}}),
+    );
     let mut next = 2;
     let mut calls: Vec<(String, Value)> = secrets.iter().map(|p| (p.kind.to_string(), json!({"mode": "recall", "q": p.secret}))).collect();
     for id in [CLAUDE_ID, CODEX_ID, DEEPSEEK_ID] {

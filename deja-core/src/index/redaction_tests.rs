@@ -35,7 +35,12 @@ fn turn(seq: u32, role: Role, text: &str) -> Turn {
 
 fn shell(seq: u32, command: &str, exit: i64, output: &str) -> Turn {
     Turn {
-        tool: Some(ToolUse { name: "bash".into(), command: Some(command.into()), exit: Some(ExitStatus::Code(exit)), ..ToolUse::default() }),
+        tool: Some(ToolUse {
+            name: "bash".into(),
+            command: Some(command.into()),
+            exit: Some(ExitStatus::Code(exit)),
+            ..ToolUse::default()
+        }),
         ..turn(seq, Role::ToolCall, output)
     }
 }
@@ -63,7 +68,12 @@ fn leaky_session() -> Session {
         agent: None,
         turns: vec![
             turn(0, Role::User, &format!("zebrafish deploy fails; the key is {STRIPE} and my token {FINE_GRAINED}")),
-            shell(1, &format!("curl -u admin:{CURL_PW} https://api.example.com/deploy"), 22, &format!("curl: (22) The requested URL returned error: 401 for key {STRIPE}")),
+            shell(
+                1,
+                &format!("curl -u admin:{CURL_PW} https://api.example.com/deploy"),
+                22,
+                &format!("curl: (22) The requested URL returned error: 401 for key {STRIPE}"),
+            ),
             turn(2, Role::Assistant, &format!("Fixed: the deploy needs the redis://:{REDIS_PW}@cache URL, so I switched to it.")),
             shell(3, &format!("curl -u admin:{CURL_PW} --fail https://api.example.com/deploy"), 0, "deployed zebrafish"),
             edit,
@@ -91,7 +101,8 @@ fn write_unredacted(paths: &IndexPaths, s: &Session) {
     let sid_hash = xxhash_rust::xxh3::xxh3_64(sid.as_bytes());
     let source = "test-source";
     for t in &s.turns {
-        let extra = TurnExtra { tool: t.tool.clone(), files: t.files.clone(), edit: t.edit.clone(), node: None, partial: false, role: t.role };
+        let extra =
+            TurnExtra { tool: t.tool.clone(), files: t.files.clone(), edit: t.edit.clone(), node: None, partial: false, role: t.role };
         let mut d = doc!(
             f.kind => KIND_TURN,
             f.sid => sid.as_str(),

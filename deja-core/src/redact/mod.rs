@@ -84,7 +84,11 @@ fn apply(rule: &Rule, re: &Regex, text: &str) -> Option<String> {
     for caps in re.captures_iter(text) {
         let (start, end) = secret_span(&caps);
         let secret = &text[start..end];
-        if secret.is_empty() || secret.contains(MARK) || inside_marker(&text[..start]) || rule.check.is_some_and(|check| !check(secret, &text[end..])) {
+        if secret.is_empty()
+            || secret.contains(MARK)
+            || inside_marker(&text[..start])
+            || rule.check.is_some_and(|check| !check(secret, &text[end..]))
+        {
             continue;
         }
         let o = out.get_or_insert_with(|| String::with_capacity(text.len()));

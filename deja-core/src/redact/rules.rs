@@ -97,12 +97,88 @@ macro_rules! same_command {
 
 /// Values that name a type, a placeholder or nothing, rather than being a secret.
 const NOT_SECRETS: &[&str] = &[
-    "***", "<redacted>", "any", "api_key", "apikey", "async", "await", "function", "input", "lambda", "new", "require", "self", "this", "yield",
-    "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize", "f32", "f64", "char", "float", "double", "long",
-    "byte", "vec", "dict", "list", "map", "uuid", "url", "path", "pathbuf", "bool", "boolean", "bytes", "credential", "credentials", "empty",
-    "example", "false", "hidden", "int", "integer", "masked", "no", "none", "null", "nil", "number", "object", "off", "on", "optional",
-    "password", "private_key", "redacted", "required", "secret", "secret_key", "secretbox", "secretstr", "secretstring", "str", "string",
-    "text", "token", "true", "undefined", "unknown", "unset", "value", "yes",
+    "***",
+    "<redacted>",
+    "any",
+    "api_key",
+    "apikey",
+    "async",
+    "await",
+    "function",
+    "input",
+    "lambda",
+    "new",
+    "require",
+    "self",
+    "this",
+    "yield",
+    "u8",
+    "u16",
+    "u32",
+    "u64",
+    "u128",
+    "usize",
+    "i8",
+    "i16",
+    "i32",
+    "i64",
+    "i128",
+    "isize",
+    "f32",
+    "f64",
+    "char",
+    "float",
+    "double",
+    "long",
+    "byte",
+    "vec",
+    "dict",
+    "list",
+    "map",
+    "uuid",
+    "url",
+    "path",
+    "pathbuf",
+    "bool",
+    "boolean",
+    "bytes",
+    "credential",
+    "credentials",
+    "empty",
+    "example",
+    "false",
+    "hidden",
+    "int",
+    "integer",
+    "masked",
+    "no",
+    "none",
+    "null",
+    "nil",
+    "number",
+    "object",
+    "off",
+    "on",
+    "optional",
+    "password",
+    "private_key",
+    "redacted",
+    "required",
+    "secret",
+    "secret_key",
+    "secretbox",
+    "secretstr",
+    "secretstring",
+    "str",
+    "string",
+    "text",
+    "token",
+    "true",
+    "undefined",
+    "unknown",
+    "unset",
+    "value",
+    "yes",
 ];
 
 /// A value after a secret-ish name or flag is a secret unless it is a reference
@@ -132,11 +208,18 @@ pub(super) fn is_value(secret: &str, after: &str) -> bool {
         && v.starts_with(|c: char| c.is_ascii_uppercase())
         && v.chars().all(|c| c.is_ascii_alphabetic())
         && v.chars().any(|c| c.is_ascii_lowercase());
-    if camel && (after.starts_with([')', ',', '>', ';', '|', '}']) || after.starts_with(" =") || after.starts_with(" |") || after.starts_with(" {")) {
+    if camel
+        && (after.starts_with([')', ',', '>', ';', '|', '}'])
+            || after.starts_with(" =")
+            || after.starts_with(" |")
+            || after.starts_with(" {"))
+    {
         return false;
     }
     // `config.password`, `self.token`, `os.environ`: an identifier path without digits.
-    let is_ident = |p: &str| p.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_') && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    let is_ident = |p: &str| {
+        p.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_') && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
     let parts: Vec<&str> = v.split(['.', ':']).filter(|p| !p.is_empty()).collect();
     if parts.len() > 1 && parts.iter().all(|p| is_ident(p)) && !v.chars().any(|c| c.is_ascii_digit()) {
         return false;

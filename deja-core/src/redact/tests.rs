@@ -103,7 +103,8 @@ fn redaction_does_not_depend_on_the_text_around_it() {
     // Unrelated text before and after, ASCII or not, with or without the letters an
     // old pre-check looked for (a fine-grained GitHub token was only redacted when the
     // text happened to contain "gh").
-    let arounds = [("", ""), ("zzz ", " zzz"), ("日本語のテキスト\n", "\nдальше"), ("gh sk- xox AIza glpat- ", " eyJ ="), ("x\n\n", "\n\n")];
+    let arounds =
+        [("", ""), ("zzz ", " zzz"), ("日本語のテキスト\n", "\nдальше"), ("gh sk- xox AIza glpat- ", " eyJ ="), ("x\n\n", "\n\n")];
     let mut failures = Vec::new();
     for r in RULES {
         for (input, want) in r.hits {
@@ -193,7 +194,11 @@ fn values_read_back_are_redacted_in_place() {
         text: "key AKIAIOSFODNN7EXAMPLE".into(),
         time: None,
         node: None,
-        tool: Some(crate::model::ToolUse { name: "bash".into(), command: Some("curl -u a:b3cretpw https://x".into()), ..Default::default() }),
+        tool: Some(crate::model::ToolUse {
+            name: "bash".into(),
+            command: Some("curl -u a:b3cretpw https://x".into()),
+            ..Default::default()
+        }),
         files: Vec::new(),
         edit: None,
         partial: false,
