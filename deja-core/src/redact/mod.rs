@@ -6,15 +6,15 @@
 //! session stays searchable by everything but the secret. The kinds are the rows of
 //! [`rules::RULES`] (docs/redaction.md lists them).
 //!
-//! Every pattern is its own regex, asked only whether it matches the text; the regex
-//! engine starts that with a scan for the literal the pattern cannot match without
-//! (`ghp_`, `-----BEGIN`, …). Case-insensitive patterns, whose literal the engine
-//! cannot scan for, name their words in the rule's `needles`, looked for in the
-//! lower-cased text first. Either way the pre-check is implied by the match, so a
-//! secret is found whatever else the text says. Only rules that match then rewrite
-//! the text. (One `RegexSet` over all patterns was measured: it has no literal scan
-//! and was 2× slower just to say whether anything matched, 25× slower to say what.)
-//! Redaction runs on every turn at index time, and on every way out.
+//! One pass of one case-insensitive Aho-Corasick automaton over the text finds the
+//! literals the patterns cannot match without: each pattern's literal prefixes (read
+//! off the pattern itself, `ghp_`, `-----BEGIN`, …) or, for patterns that start with
+//! a class or ignore case, the words their rule names as `needles`. Only the patterns
+//! whose literal is there run their regex — usually none, and the text is returned
+//! borrowed. The pre-check is implied by the match, so a secret is found whatever
+//! else the text says. (A `RegexSet` over all patterns was measured first: it has no
+//! literal scan and was 2× slower just to say whether anything matched, 25× slower to
+//! say what.) Redaction runs on every turn at index time, and on every way out.
 
 mod rules;
 #[cfg(test)]
@@ -34,11 +34,12 @@ const MARK: &str = "[redacted:";
 struct Engine {
     /// Every pattern of every rule, in table order, with the index of its rule.
     patterns: Vec<(usize, Regex)>,
-    /// Every rule's needles, case-insensitively, in one automaton: one pass over the
-    /// text says which rules with needles can match at all.
-    needles: AhoCorasick,
-    /// The rule of each needle in `needles`.
-    needle_rule: Vec<usize>,
+    /// The literals of every pattern that has some, case-insensitively, in one automaton.
+    literals: AhoCorasick,
+    /// The pattern each literal in `literals` belongs to.
+    literal_pattern: Vec<usize>,
+    /// Patterns with no literal to look for: they always run.
+    always: Vec<bool>,
 }
 
 /// `\b` in the table means an ASCII word boundary: a Unicode one would make the scan
@@ -47,17 +48,50 @@ fn ascii_boundaries(pattern: &str) -> String {
     pattern.replace(r"\b", r"(?-u:\b)")
 }
 
-static ENGINE: LazyLock<Engine> = LazyLock::new(|| {
-    let mut patterns = Vec::new();
-    for (i, rule) in RULES.iter().enumerate() {
-        for p in rule.patterns {
-            patterns.push((i, Regex::new(&ascii_boundaries(p)).expect("static redaction regex")));
+/// The lower-cased literals every match of `pattern` starts with, when the pattern
+/// has a short finite set of them (two bytes or more each).
+fn prefix_literals(pattern: &str) -> Option<Vec<Vec<u8>>> {
+    use regex_syntax::hir::literal::{ExtractKind, Extractor};
+    let hir = regex_syntax::parse(pattern).ok()?;
+    let seq = Extractor::new().kind(ExtractKind::Prefix).extract(&hir);
+    let lits = seq.literals()?;
+    let mut out: Vec<Vec<u8>> = Vec::new();
+    for l in lits {
+        let s = l.as_bytes().to_ascii_lowercase();
+        if s.len() < 2 {
+            return None;
+        }
+        if !out.contains(&s) {
+            out.push(s);
         }
     }
-    let (words, needle_rule): (Vec<&str>, Vec<usize>) =
-        RULES.iter().enumerate().flat_map(|(i, r)| r.needles.iter().map(move |n| (*n, i))).unzip();
-    let needles = AhoCorasick::builder().ascii_case_insensitive(true).build(words).expect("static redaction needles");
-    Engine { patterns, needles, needle_rule }
+    (!out.is_empty() && out.len() <= 64).then_some(out)
+}
+
+static ENGINE: LazyLock<Engine> = LazyLock::new(|| {
+    let mut patterns = Vec::new();
+    let mut words: Vec<Vec<u8>> = Vec::new();
+    let mut literal_pattern = Vec::new();
+    let mut always = Vec::new();
+    for (i, rule) in RULES.iter().enumerate() {
+        for p in rule.patterns {
+            let k = patterns.len();
+            let source = ascii_boundaries(p);
+            let lits = if rule.needles.is_empty() {
+                prefix_literals(&source)
+            } else {
+                Some(rule.needles.iter().map(|n| n.as_bytes().to_vec()).collect())
+            };
+            always.push(lits.is_none());
+            for l in lits.into_iter().flatten() {
+                words.push(l);
+                literal_pattern.push(k);
+            }
+            patterns.push((i, Regex::new(&source).expect("static redaction regex")));
+        }
+    }
+    let literals = AhoCorasick::builder().ascii_case_insensitive(true).build(&words).expect("static redaction literals");
+    Engine { patterns, literals, literal_pattern, always }
 });
 
 /// The span of the secret in one match: the group `s` (or `s2`, `s3`), else all of it.
@@ -107,21 +141,20 @@ fn apply(rule: &Rule, re: &Regex, text: &str) -> Option<String> {
 /// `text` with every secret replaced; borrowed when nothing matched.
 pub fn redact(text: &str) -> Cow<'_, str> {
     let engine = &*ENGINE;
-    // Which rules' needles the text holds. Looked for once, in the text as given: a
-    // rewrite only replaces secrets with markers, and no rule matches inside a marker.
-    let mut has_needle = vec![false; RULES.len()];
-    for m in engine.needles.find_overlapping_iter(text) {
-        has_needle[engine.needle_rule[m.pattern().as_usize()]] = true;
+    // Which patterns' literals the text holds. Looked for once, in the text as given:
+    // a rewrite only replaces secrets with markers, and no rule matches inside one.
+    let mut candidate = engine.always.clone();
+    for m in engine.literals.find_overlapping_iter(text) {
+        candidate[engine.literal_pattern[m.pattern().as_usize()]] = true;
     }
     let mut out: Cow<'_, str> = Cow::Borrowed(text);
     // Rules run in table order on the text as the earlier ones left it, so a secret
     // the specific rules named is not renamed by the generic ones.
-    for (i, re) in &engine.patterns {
-        let rule = &RULES[*i];
-        if (!rule.needles.is_empty() && !has_needle[*i]) || !re.is_match(&out) {
+    for (k, (i, re)) in engine.patterns.iter().enumerate() {
+        if !candidate[k] || !re.is_match(&out) {
             continue;
         }
-        if let Some(s) = apply(rule, re, &out) {
+        if let Some(s) = apply(&RULES[*i], re, &out) {
             out = Cow::Owned(s);
         }
     }
