@@ -1,13 +1,15 @@
 //! End-to-end tests of the `deja` binary, in one test binary: the pipeline over
 //! synthetic homes ([`e2e`]), every adapter's fixture store in one home
 //! ([`every_harness`]), the recall commands ([`recall`]) and the MCP server
-//! ([`mcp`]), ordinary mistakes and hostile settings ([`misuse`]), and `deja install` and the hooks ([`wiring`]).
+//! ([`mcp`]), ordinary mistakes and hostile settings ([`misuse`]), every kind of secret
+//! kept out of all of them ([`secrets`]), and `deja install` and the hooks ([`wiring`]).
 
 mod e2e;
 mod every_harness;
 mod mcp;
 mod misuse;
 mod recall;
+mod secrets;
 mod wiring;
 
 /// Every adapter crate, linked so the registry in this test binary is the binary's.

@@ -196,7 +196,7 @@ fn index_search_grow_and_prune() {
     }
     let claude_shown = h.json(&["show", CLAUDE_SESSION, "--json"]);
     let first = claude_shown["turns"][0]["text"].as_str().expect("text");
-    assert!(first.contains("[redacted:provider_token]") && first.contains("[redacted:aws_key]"), "{first}");
+    assert!(first.contains("[redacted:openai_key]") && first.contains("[redacted:aws_key]"), "{first}");
     assert_no_bytes_under(&h.index, &[b"AKIAIOSFODNN7EXAMPLE", b"akiaiosfodnn7example", b"abcdefghijklmnopqrstuvwx0123"]);
 
     // Work signals: the failed command keeps its exit status.

@@ -136,7 +136,8 @@ pub fn results_json(r: &SearchResults) -> serde_json::Value {
 pub fn render(r: &SearchResults, query: &str) -> String {
     let mut out = String::new();
     if r.hits.is_empty() {
-        out.push_str(&format!("nothing matched `{query}` (tried exact, fuzzy and relevance)\n"));
+        // The query is echoed: a pasted secret is not, here or anywhere else.
+        out.push_str(&format!("nothing matched `{}` (tried exact, fuzzy and relevance)\n", deja_core::redact::redact(query)));
         return out;
     }
     let more = if r.capped { "+" } else { "" };

@@ -18,6 +18,8 @@ pub mod work_dirs;
 
 #[cfg(test)]
 mod incremental_tests;
+#[cfg(test)]
+mod redaction_tests;
 
 use std::path::{Path, PathBuf};
 
@@ -28,6 +30,7 @@ use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::{Index, IndexReader, Searcher, TantivyDocument, Term};
 
 use crate::model::{Role, Timestamp, Turn};
+use crate::redact::Redact;
 use schema::{fields_of, register_tokenizer, Fields, KIND_SESSION, KIND_TURN};
 
 #[derive(Debug, thiserror::Error)]
@@ -119,6 +122,12 @@ impl SessionMeta {
     pub fn key(&self) -> String {
         crate::model::session_key(&self.harness, &self.id)
     }
+
+    /// The metadata stored as JSON on a session document, redacted: an index built
+    /// before a kind of secret was known must not show it now.
+    pub(crate) fn from_stored(json: &str) -> Option<SessionMeta> {
+        serde_json::from_str(json).ok().map(crate::redact::redacted)
+    }
 }
 
 /// The stored extras of a turn document.
@@ -187,7 +196,7 @@ impl IndexView {
         let mut out = Vec::with_capacity(addrs.len());
         for addr in addrs {
             let doc: TantivyDocument = searcher.doc(addr).map_err(self.err())?;
-            if let Some(m) = doc.get_first(self.fields.extra).and_then(|v| v.as_str()).and_then(|s| serde_json::from_str(s).ok()) {
+            if let Some(m) = doc.get_first(self.fields.extra).and_then(|v| v.as_str()).and_then(SessionMeta::from_stored) {
                 out.push(m);
             }
         }
@@ -212,7 +221,7 @@ impl IndexView {
         let top = searcher.search(&q, &TopDocs::with_limit(1).order_by_score()).map_err(self.err())?;
         let Some((_, addr)) = top.first() else { return Ok(None) };
         let doc: TantivyDocument = searcher.doc(*addr).map_err(self.err())?;
-        Ok(doc.get_first(self.fields.extra).and_then(|v| v.as_str()).and_then(|s| serde_json::from_str(s).ok()))
+        Ok(doc.get_first(self.fields.extra).and_then(|v| v.as_str()).and_then(SessionMeta::from_stored))
     }
 
     /// Sessions whose id (or `<harness>:<id>`) starts with `prefix`.
@@ -237,7 +246,36 @@ impl IndexView {
         Ok(turns)
     }
 
+    /// A stored turn, redacted again on the way out (see [`crate::redact`]): every
+    /// surface that shows a turn — `show`, search hits and snippets, recall, MCP —
+    /// reads it through here.
     pub(crate) fn turn_from_doc(&self, doc: &TantivyDocument) -> Turn {
+        let mut turn = self.stored_turn(doc);
+        turn.redact_in_place();
+        turn
+    }
+
+    /// Every stored text of every document, exactly as the index holds it (no
+    /// redaction on the way out): for tests that check what reached the disk, whose
+    /// document store is compressed.
+    #[cfg(any(test, feature = "testkit"))]
+    pub fn stored_texts(&self) -> Result<Vec<String>, IndexError> {
+        let searcher = self.searcher();
+        let addrs = searcher.search(&tantivy::query::AllQuery, &tantivy::collector::DocSetCollector).map_err(self.err())?;
+        let mut out = Vec::new();
+        for addr in addrs {
+            let doc: TantivyDocument = searcher.doc(addr).map_err(self.err())?;
+            for (_, v) in doc.field_values() {
+                if let Some(s) = v.as_str() {
+                    out.push(s.to_string());
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// A stored turn exactly as the index holds it.
+    fn stored_turn(&self, doc: &TantivyDocument) -> Turn {
         let f = &self.fields;
         let extra: TurnExtra =
             doc.get_first(f.extra).and_then(|v| v.as_str()).and_then(|s| serde_json::from_str(s).ok()).unwrap_or_default();

@@ -573,9 +573,7 @@ impl IndexView {
         let mut hits = Vec::new();
         for (_, addr) in top {
             let doc: TantivyDocument = searcher.doc(addr).map_err(|e| IndexError::Query(e.to_string()))?;
-            let Some(meta) =
-                doc.get_first(self.fields.extra).and_then(|v| v.as_str()).and_then(|s| serde_json::from_str::<SessionMeta>(s).ok())
-            else {
+            let Some(meta) = doc.get_first(self.fields.extra).and_then(|v| v.as_str()).and_then(SessionMeta::from_stored) else {
                 continue;
             };
             if !project_matches(&meta, req.project.as_deref()) {
@@ -760,7 +758,7 @@ impl IndexView {
     /// The metadata stored on the session document at `addr`.
     fn meta_at(&self, searcher: &Searcher, addr: DocAddress) -> Result<Option<SessionMeta>, IndexError> {
         let doc: TantivyDocument = searcher.doc(addr).map_err(|e| IndexError::Query(e.to_string()))?;
-        Ok(doc.get_first(self.fields.extra).and_then(|v| v.as_str()).and_then(|s| serde_json::from_str(s).ok()))
+        Ok(doc.get_first(self.fields.extra).and_then(|v| v.as_str()).and_then(SessionMeta::from_stored))
     }
 
     /// The session document of the session with this hash.

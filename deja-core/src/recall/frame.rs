@@ -1,6 +1,6 @@
 //! Making history safe to hand to an agent (or a terminal): every quoted piece is
-//! cleaned into one line — ANSI escapes, control characters, bidi overrides,
-//! zero-width and tag characters removed, `<deja-recall>` tags defused — and an answer
+//! cleaned into one line — secrets redacted, ANSI escapes, control characters, bidi
+//! overrides, zero-width and tag characters removed, `<deja-recall>` tags defused — and an answer
 //! is wrapped in one `<deja-recall>` block that says it is untrusted history, cut on
 //! line boundaries to a byte budget with a note on how to page on.
 //!
@@ -13,6 +13,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::signature::strip_ansi;
+use crate::redact::redact;
 
 /// The one-line preamble of every framed answer.
 pub const PREAMBLE: &str =
@@ -37,7 +38,10 @@ pub fn is_invisible(c: char) -> bool {
 /// One clean line of at most `max_chars` chars (see the module doc). Newlines and
 /// tabs become spaces; runs of whitespace collapse.
 pub fn clean(text: &str, max_chars: usize) -> String {
-    let text = strip_ansi(text);
+    // Redacted before it is flattened and cut, so a key block spanning lines or a
+    // secret at the cut is still recognised whole.
+    let text = redact(text);
+    let text = strip_ansi(&text);
     let mut out = String::with_capacity(text.len().min(max_chars * 4 + 4));
     let mut count = 0usize;
     let mut pending_space = false;
@@ -65,9 +69,9 @@ pub fn clean(text: &str, max_chars: usize) -> String {
 }
 
 /// Multi-line text made safe for a terminal: ANSI escapes, control characters (but
-/// newlines and tabs) and invisible characters removed.
+/// newlines and tabs) and invisible characters removed, and secrets redacted.
 pub fn terminal_safe(text: &str) -> String {
-    strip_ansi(text).chars().filter(|&c| !is_invisible(c) && (!c.is_control() || c == '\n' || c == '\t')).collect()
+    strip_ansi(&redact(text)).chars().filter(|&c| !is_invisible(c) && (!c.is_control() || c == '\n' || c == '\t')).collect()
 }
 
 /// Replaces the `<` of anything that reads as a `<deja-recall>` tag with `‹`.
@@ -145,7 +149,7 @@ pub fn frame(answer: &Answer, offset: usize, budget: usize) -> String {
 
 /// A body line with anything that could break the frame removed.
 fn single_line(line: &str) -> String {
-    let flat: String = line.chars().map(|c| if c.is_control() { ' ' } else { c }).filter(|c| !is_invisible(*c)).collect();
+    let flat: String = redact(line).chars().map(|c| if c.is_control() { ' ' } else { c }).filter(|c| !is_invisible(*c)).collect();
     defuse_tags(&flat)
 }
 

@@ -21,6 +21,7 @@ use crate::index::search::{check_query, SearchRequest, Tier};
 use crate::index::tokenizer::words;
 use crate::index::{IndexError, IndexView, SessionMeta, TurnExtra};
 use crate::model::{FileAction, Role, Timestamp, Turn};
+use crate::redact::{redact, redacted, Redact};
 
 /// The harness id of deja's own notes, ranked a little above transcripts.
 pub const NOTES_HARNESS: &str = "deja";
@@ -168,7 +169,7 @@ pub fn resolve_session(view: &IndexView, q: &str) -> Result<Option<SessionMeta>,
     let mut found: Vec<SessionMeta> = Vec::new();
     for (_, addr) in searcher.search(&query, &TopDocs::with_limit(16).order_by_score()).map_err(qerr)? {
         let doc: TantivyDocument = searcher.doc(addr).map_err(qerr)?;
-        if let Some(m) = stored_str(&doc, f.extra).and_then(|s| serde_json::from_str::<SessionMeta>(&s).ok()) {
+        if let Some(m) = stored_str(&doc, f.extra).and_then(|s| SessionMeta::from_stored(&s)) {
             found.push(m);
         }
     }
@@ -289,7 +290,7 @@ pub fn project_sessions(view: &IndexView, dir: &str, scope: &Scope, limit: usize
     let mut out = Vec::new();
     for (_, addr) in top {
         let doc: TantivyDocument = searcher.doc(addr).map_err(qerr)?;
-        let Some(m) = stored_str(&doc, f.extra).and_then(|s| serde_json::from_str::<SessionMeta>(&s).ok()) else { continue };
+        let Some(m) = stored_str(&doc, f.extra).and_then(|s| SessionMeta::from_stored(&s)) else { continue };
         if project_related(m.project.as_deref(), dir) && scope.admits(&m, None) {
             out.push(m);
         }
@@ -400,11 +401,15 @@ pub fn fixes(view: &IndexView, error_text: &str, scope: &Scope, limit: usize) ->
     hits.sort_by_key(|h| std::cmp::Reverse((h.held, h.fix.verified, h.here, h.time)));
     hits.truncate(limit.max(1));
     let seen = if hits.is_empty() { seen_errors(view, &searcher, &errors, scope)? } else { Vec::new() };
+    // The pasted error lines are echoed back: they get no exemption.
+    let errors = errors.into_iter().map(|(sig, line)| (redact(&sig).into_owned(), redact(&line).into_owned())).collect();
     Ok(FixAnswer { tier, errors, fixes: hits, seen })
 }
 
+/// A stored error → fix pair, redacted on the way out (its signature, a lookup key,
+/// is kept as stored).
 fn stored_fix(doc: &TantivyDocument, f: &crate::index::schema::Fields) -> Option<FixPair> {
-    doc.get_first(f.extra).and_then(|v| v.as_str()).and_then(|s| serde_json::from_str(s).ok())
+    doc.get_first(f.extra).and_then(|v| v.as_str()).and_then(|s| serde_json::from_str(s).ok()).map(redacted)
 }
 
 /// Lowercased words of a line that identify an error (no numbers, no short words).
@@ -490,14 +495,15 @@ fn error_stats(
         harnesses.insert(meta.harness.clone());
         if time >= last {
             last = time;
-            let ev: Option<ErrorEvent> = doc.get_first(f.extra).and_then(|v| v.as_str()).and_then(|s| serde_json::from_str(s).ok());
+            let ev: Option<ErrorEvent> =
+                doc.get_first(f.extra).and_then(|v| v.as_str()).and_then(|s| serde_json::from_str(s).ok()).map(redacted);
             line = ev.map(|e| e.line).or(line);
         }
         sids.insert(sid);
     }
     Ok(ErrorStats {
         seen: SeenError {
-            sig: sig.to_string(),
+            sig: redact(sig).into_owned(),
             line: line.clone().unwrap_or_default(),
             occurrences,
             sessions: sids.len(),
@@ -660,7 +666,8 @@ fn command_stats(
             continue;
         }
         let extra: TurnExtra = stored_str(&doc, f.extra).and_then(|s| serde_json::from_str(&s).ok()).unwrap_or_default();
-        let Some(tool) = extra.tool else { continue };
+        let Some(mut tool) = extra.tool else { continue };
+        tool.command.redact_in_place();
         let Some(cmd) = tool.command.as_deref().filter(|c| !c.contains('\n') && !is_inspection(c)) else { continue };
         let Some(meta) = metas.get(&sid)? else { continue };
         let time = time.filter(|t| *t != 0).map(Timestamp);

@@ -9,6 +9,7 @@ use super::frame::{clean, Answer};
 use super::query::{BlameAnswer, CommandStat, ContextAnswer, FilesAnswer, FixAnswer, FrictionRow, HowAnswer, Orient, RecallAnswer};
 use crate::index::SessionMeta;
 use crate::model::Timestamp;
+use crate::redact::redact;
 
 /// Longest quoted line, in chars.
 const QUOTE: usize = 280;
@@ -318,13 +319,14 @@ pub fn orient(o: &Orient) -> Answer {
     answer("orient", None, header, lines)
 }
 
-/// An answer as plain text: header, then lines.
+/// An answer as plain text: header, then lines (each redacted once more, like a
+/// framed answer's).
 pub fn plain(a: &Answer) -> String {
     let mut out = String::with_capacity(a.header.len() + a.lines.iter().map(|l| l.len() + 1).sum::<usize>() + 1);
-    out.push_str(&a.header);
+    out.push_str(&redact(&a.header));
     out.push('\n');
     for l in &a.lines {
-        out.push_str(l);
+        out.push_str(&redact(l));
         out.push('\n');
     }
     out
@@ -333,14 +335,15 @@ pub fn plain(a: &Answer) -> String {
 /// An answer cut to at most `budget` bytes of plain text on line boundaries.
 pub fn plain_within(a: &Answer, budget: usize) -> String {
     let mut out = String::new();
-    out.push_str(&a.header);
+    out.push_str(&redact(&a.header));
     out.push('\n');
     let mut shown = 0;
     for l in &a.lines {
+        let l = redact(l);
         if out.len() + l.len() + 1 + 48 > budget {
             break;
         }
-        out.push_str(l);
+        out.push_str(&l);
         out.push('\n');
         shown += 1;
     }
