@@ -78,8 +78,14 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         })
         .collect();
     if o.adapters.is_empty() {
-        jobs.push(Job { name: "core readers and parsers".into(), args: ["-p", "deja-core", "--lib", "--", "robustness"].map(String::from).to_vec() });
-        jobs.push(Job { name: "mcp server".into(), args: ["-p", "deja-cli", "--test", "cli", "--", "fuzz_mcp"].map(String::from).to_vec() });
+        jobs.push(Job {
+            name: "core readers and parsers".into(),
+            args: ["-p", "deja-core", "--lib", "--", "robustness"].map(String::from).to_vec(),
+        });
+        jobs.push(Job {
+            name: "mcp server".into(),
+            args: ["-p", "deja-cli", "--test", "cli", "--", "fuzz_mcp"].map(String::from).to_vec(),
+        });
     }
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let profile: &[&str] = if o.release { &["--release"] } else { &[] };

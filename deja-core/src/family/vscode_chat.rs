@@ -470,7 +470,11 @@ fn read_state(
         return;
     }
     // An id with control characters (a NUL, a newline) could not be typed or printed back.
-    let id = text(state, "sessionId").filter(|s| !s.contains(char::is_control)).map(str::to_string).or_else(|| stem(path)).unwrap_or_else(|| "session".to_string());
+    let id = text(state, "sessionId")
+        .filter(|s| !s.contains(char::is_control))
+        .map(str::to_string)
+        .or_else(|| stem(path))
+        .unwrap_or_else(|| "session".to_string());
     let mut b = SessionBuilder::new(d.harness, id.clone(), src.clone());
     b.touch(state.get("creationDate").and_then(Timestamp::from_json));
     b.touch(state.get("lastMessageDate").and_then(Timestamp::from_json));

@@ -153,7 +153,8 @@ pub fn arbitrary_bytes(rng: &mut Rng) -> (Vec<u8>, String) {
         2 => SQLITE_MAGIC.to_vec(),
         _ => Vec::new(),
     };
-    const ALPHABET: &[&str] = &["{", "}", "[", "]", "\"", ":", ",", "\n", "\\", "\\u0000", "null", "1e999", "é", "💥", "\u{FEFF}", "\r\n", " "];
+    const ALPHABET: &[&str] =
+        &["{", "}", "[", "]", "\"", ":", ",", "\n", "\\", "\\u0000", "null", "1e999", "é", "💥", "\u{FEFF}", "\r\n", " "];
     while out.len() < len {
         if flavour == 3 {
             out.extend_from_slice(rng.pick(ALPHABET).as_bytes());
@@ -606,7 +607,13 @@ pub fn build_case(sources: &[SourceRef], home: &Path, family: Family, seed: u64)
     }
     files.sort();
     files.dedup();
-    let src = SourceRef { path: moved(&shape.path), parts: shape.parts.iter().map(|p| moved(p)).collect(), resume: None, cursor: None, ..shape.clone() };
+    let src = SourceRef {
+        path: moved(&shape.path),
+        parts: shape.parts.iter().map(|p| moved(p)).collect(),
+        resume: None,
+        cursor: None,
+        ..shape.clone()
+    };
     // The source's own file most of the time; its other files (a WAL, a session's parts)
     // the rest.
     let target = if src.path.is_file() && (files.len() == 1 || !rng.one_in(4)) {
@@ -751,7 +758,13 @@ fn panic_text(payload: &Box<dyn std::any::Any + Send>) -> String {
 }
 
 /// The properties every parse must hold (see the module doc); the first broken one.
-pub fn check_output(id: &str, src: &SourceRef, input_bytes: usize, sessions: &[Session], stats: &Result<ParseStats, String>) -> Option<String> {
+pub fn check_output(
+    id: &str,
+    src: &SourceRef,
+    input_bytes: usize,
+    sessions: &[Session],
+    stats: &Result<ParseStats, String>,
+) -> Option<String> {
     if let Ok(stats) = stats {
         if stats.skipped > stats.records {
             return Some(format!("stats say {} skipped of {} records", stats.skipped, stats.records));
@@ -784,7 +797,9 @@ pub fn check_output(id: &str, src: &SourceRef, input_bytes: usize, sessions: &[S
             text += serde_json::to_value(t).map(|v| string_bytes(&v)).unwrap_or(0);
         }
         turns += s.turns.len();
-        for field in [Some(&s.id), s.title.as_ref(), s.project.as_ref(), s.parent.as_ref(), s.kind.as_ref(), s.agent.as_ref()].into_iter().flatten() {
+        for field in
+            [Some(&s.id), s.title.as_ref(), s.project.as_ref(), s.parent.as_ref(), s.kind.as_ref(), s.agent.as_ref()].into_iter().flatten()
+        {
             text += field.len();
         }
     }
@@ -823,7 +838,11 @@ pub fn run_family(format: &'static dyn HarnessFormat, sources: &[SourceRef], hom
         let reasoning = seed & 1 == 1;
         let mut ways = vec![Way { include_reasoning: reasoning, resume_at: None, cursor: None }];
         if case.src.append_only {
-            ways.push(Way { include_reasoning: reasoning, resume_at: Some(if len == 0 { 0 } else { (seed >> 1) % (len + 1) }), cursor: None });
+            ways.push(Way {
+                include_reasoning: reasoning,
+                resume_at: Some(if len == 0 { 0 } else { (seed >> 1) % (len + 1) }),
+                cursor: None,
+            });
         }
         let mut i = 0;
         while i < ways.len() {
