@@ -135,7 +135,7 @@ fn line(rng: &mut Rng, n: &mut u64) -> Vec<u8> {
             while !full.is_char_boundary(at) {
                 at -= 1;
             }
-            full[..at].as_bytes().to_vec()
+            full.as_bytes()[..at].to_vec()
         }
         2 => rng.pick(&["null", "1", "\"ping\"", "[]", "[1, 2]", "{}", "[[]]", "true", "{\"jsonrpc\":\"2.0\"}"]).as_bytes().to_vec(),
         3 | 4 => {

@@ -616,9 +616,7 @@ pub fn build_case(sources: &[SourceRef], home: &Path, family: Family, seed: u64)
     };
     // The source's own file most of the time; its other files (a WAL, a session's parts)
     // the rest.
-    let target = if src.path.is_file() && (files.len() == 1 || !rng.one_in(4)) {
-        src.path.clone()
-    } else if files.is_empty() {
+    let target = if files.is_empty() || (src.path.is_file() && (files.len() == 1 || !rng.one_in(4))) {
         src.path.clone()
     } else {
         files[rng.below(files.len())].clone()
@@ -900,7 +898,7 @@ mod tests {
     #[test]
     fn mutations_cover_every_kind() {
         let line = r#"{"type":"user","message":{"content":[{"type":"text","text":"héllo wörld"}]}}"#.as_bytes();
-        let fixture = [&line[..], b"\n", &line[..], b"\n"].concat();
+        let fixture = [line, b"\n", line, b"\n"].concat();
         let whats: Vec<String> = (0..2000).map(|s| mutate_bytes(&fixture, &mut Rng::new(s)).1.what).collect();
         for kind in [
             "source replaced by arbitrary",
