@@ -124,6 +124,8 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         let started = Instant::now();
         let mut cmd = Command::new(&cargo);
         cmd.current_dir(root).arg("test").arg("--quiet").args(profile).args(&job.args).env("DEJA_FUZZ_CASES", o.cases.to_string());
+        // The report names the case and how to replay it; a backtrace of the kit is noise.
+        cmd.env("RUST_BACKTRACE", "0");
         if let Some(seed) = &o.seed {
             cmd.env("DEJA_FUZZ_SEED", seed);
         }

@@ -781,7 +781,9 @@ pub fn check_output(
             return Some(format!("a session says harness {:?}", s.harness));
         }
         if s.id.trim().is_empty() || s.id.contains(['\n', '\r', '\0']) {
-            return Some(format!("a session has the id {:?}", s.id));
+            let shown: String = s.id.chars().take(60).collect();
+            let more = if s.id.chars().count() > 60 { "…" } else { "" };
+            return Some(format!("a session has the id {shown:?}{more}"));
         }
         let mut last: Option<u32> = None;
         for t in &s.turns {
