@@ -1,11 +1,13 @@
 //! End-to-end tests of the `deja` binary, in one test binary: the pipeline over
 //! synthetic homes ([`e2e`]), every adapter's fixture store in one home
 //! ([`every_harness`]), the recall commands ([`recall`]) and the MCP server
-//! ([`mcp`]), ordinary mistakes and hostile settings ([`misuse`]), every kind of secret
-//! kept out of all of them ([`secrets`]), and `deja install` and the hooks ([`wiring`]).
+//! ([`mcp`], and under fuzzing-style input, [`fuzz_mcp`]), ordinary mistakes and hostile
+//! settings ([`misuse`]), every kind of secret kept out of all of them ([`secrets`]), and
+//! `deja install` and the hooks ([`wiring`]).
 
 mod e2e;
 mod every_harness;
+mod fuzz_mcp;
 mod mcp;
 mod misuse;
 mod recall;

@@ -1,17 +1,65 @@
-//! Property tests: the shared readers, tokenizer, stripping and redaction never panic
+//! Property tests: the shared readers and parsers (JSON lines and documents, zstd and
+//! SQLite BLOB decoding, timestamps, apply_patch envelopes, dash-encoded paths, the
+//! command classifier, error mining), the tokenizer, stripping and redaction never panic
 //! on arbitrary input, and redaction never lets a planted secret through.
+//!
+//! Proptest here (rather than the kit's seeded mutator, `testkit/fuzz.rs`): the inputs
+//! are plain byte strings and text, which proptest shrinks to a minimal failing input.
+//! Cases: `DEJA_FUZZ_CASES` (256 by default; `cargo xtask fuzz` runs many more).
 
 use std::path::Path;
 
 use crate::index::tokenizer::words;
-use crate::read::{decode_zstd_frames, for_each_json_line};
+use crate::model::{Role, Turn};
+use crate::read::{decode_zstd_frames, for_each_json_line, parse_json_document};
 use crate::redact::redact;
 use crate::text::InjectedText;
 use crate::ParseStats;
 use proptest::prelude::*;
 
+/// `DEJA_FUZZ_CASES`, else 256.
+fn cases() -> u32 {
+    std::env::var("DEJA_FUZZ_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(256)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    #![proptest_config(ProptestConfig { failure_persistence: None, ..ProptestConfig::with_cases(cases()) })]
+
+    #[test]
+    fn json_documents_and_blobs_survive_any_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..2048), zstd_head in any::<bool>()) {
+        let mut bytes = bytes;
+        if zstd_head {
+            bytes.splice(0..0, [0x28, 0xB5, 0x2F, 0xFD]);
+        }
+        let _ = parse_json_document(&bytes, Path::new("x"));
+        if let Ok(decoded) = crate::sqlite::decode_blob(&bytes) {
+            // A BLOB decodes within its cap (ratio and allowance).
+            prop_assert!(decoded.len() as u64 <= crate::read::DecodeLimit::value().for_input(bytes.len() as u64));
+        }
+    }
+
+    #[test]
+    fn text_parsers_survive_any_string(s in "\\PC{0,300}", cwd in proptest::option::of("[a-z/]{0,20}")) {
+        let _ = crate::time::Timestamp::parse_str(&s);
+        let _ = crate::time::Timestamp::from_json(&serde_json::Value::String(s.clone()));
+        let (files, edits) = crate::patch::parse_apply_patch(&s, cwd.as_deref());
+        prop_assert!(files.len() <= s.len() + 1 && edits.len() <= s.len() + 1);
+        let _ = crate::project::decode_dash_path(&s, Path::new("/nonexistent-deja-root"));
+        let _ = crate::project::dash_fallback_name(&s);
+        let _ = crate::project::two_segment_name(&s);
+        let _ = crate::work::is_meaningful_command(&s);
+        let _ = crate::work::command_key(&s);
+        let _ = crate::work::program_and_verb(&s);
+        let mut turn = Turn::new(Role::ToolCall, s.clone());
+        turn.tool = Some(crate::model::ToolUse { name: "bash".into(), command: Some(s.clone()), ..Default::default() });
+        let _ = crate::recall::mine::turn_errors(&turn);
+    }
+
+    #[test]
+    fn apply_patch_envelopes_survive_mutation(body in "[-+ @*a-z/\\n]{0,300}") {
+        let s = format!("*** Begin Patch\n*** Update File: src/a.rs\n{body}\n*** End Patch");
+        let _ = crate::patch::parse_apply_patch(&s, Some("/w"));
+    }
 
     #[test]
     fn jsonl_reader_survives_any_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..2048), base in 0u64..1_000_000) {

@@ -15,10 +15,16 @@
 //!   (the harness's injected-text rules applied) and snapshotted with insta as
 //!   `tests/snapshots/fixture__<path>.snap`, with the parse stats, so skipped records
 //!   show up in review;
-//! - **arbitrary bytes**: random bytes written where each source lives never panic the
-//!   parser (fully, and resumed mid-file for append-only sources);
-//! - **mutations**: each fixture with records truncated, fields deleted or retyped (JSON
-//!   lines and documents, inside zstd too) never panics the parser;
+//! - **arbitrary bytes** and **mutations** (the fuzz check, [`fuzz`]): each fixture source
+//!   copied into a fresh home with one of its files replaced by arbitrary bytes, or
+//!   mutated (truncated at many offsets including mid-UTF-8 and mid-record, bytes flipped,
+//!   lines deleted, duplicated or swapped, one JSON record's value replaced by null, a
+//!   number, an array, a huge string or deep nesting, or a key dropped, inside zstd too;
+//!   a SQLite fixture's row values mutated the same way, or its raw page bytes), parsed
+//!   fully, with reasoning, resumed mid-file (append-only sources) and from its cursor:
+//!   never a panic or a hang, output bounded by the input, stats consistent with the
+//!   output, every session and turn well formed. A failure names the adapter, fixture,
+//!   seed and mutation, keeps the mutated input, and says how to replay it;
 //! - **store overrides**: each relocation variable (`DEJA_<ID>_ROOT` is required, plus
 //!   every variable in `HarnessInfo::env_vars` and `deja_vars` that is not declared a
 //!   `switch`) moves the store: the fixture store copied elsewhere is found there, and only
@@ -35,20 +41,21 @@
 //!   nothing, uninstall gives every byte back, and relocation variables move the files
 //!   ([`crate::wire::kit`]).
 //!
-//! The property tests run `PROPTEST_CASES` cases (32 by default, so seventy adapters stay
-//! within CI's budget); a longer run is the same test with a larger number.
+//! The fuzz check runs `DEJA_FUZZ_CASES` cases per test (a few by default, so seventy
+//! adapters stay within CI's budget); `cargo xtask fuzz` runs many more.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use proptest::prelude::*;
 use serde_json::Value;
 
 use crate::env::{deja_root_var, StoreEnv};
 use crate::format::{HarnessFormat, ParseOptions, ParseStats};
-use crate::model::{Resume, Role, Session, SourceRef, Timestamp};
+use crate::model::{Role, Session, SourceRef, Timestamp};
 use crate::normalize::{normalize, NormalizeOptions};
 use crate::synth::{SynthSession, SynthTurn};
+
+pub mod fuzz;
 
 /// Expands to the kit's seven tests for one adapter (see the module doc).
 #[macro_export]
@@ -286,81 +293,34 @@ impl Kit {
         }
     }
 
-    /// Random bytes where each source lives never panic the parser.
+    /// Arbitrary bytes in place of one file of each source hold the fuzz properties
+    /// (see [`fuzz`]).
     pub fn check_arbitrary_bytes(&self) {
-        let home = self.home();
-        let shapes = self.sources(&home);
-        assert!(!shapes.is_empty(), "{}: discovery found no source in tests/fixtures/home", self.id());
-        let config = ProptestConfig { cases: cases(), failure_persistence: None, ..ProptestConfig::default() };
-        let mut runner = proptest::test_runner::TestRunner::new(config);
-        let strategy = (0..shapes.len(), proptest::collection::vec(any::<u8>(), 0..4096), any::<u64>());
-        let result = runner.run(&strategy, |(pick, bytes, cut)| {
-            let shape = &shapes[pick];
-            let tmp = tempfile::tempdir().expect("temporary directory");
-            let src = transplant(shape, home.path(), tmp.path());
-            if let Some(parent) = src.path.parent() {
-                std::fs::create_dir_all(parent).expect("mkdir");
-            }
-            std::fs::write(&src.path, &bytes).expect("write");
-            self.parse_every_way(&src, bytes.len() as u64, cut);
-            Ok(())
-        });
-        if let Err(e) = result {
-            panic!("{}: the parser panicked on arbitrary bytes: {e}", self.id());
-        }
+        self.check_fuzz(fuzz::Family::Arbitrary);
     }
 
-    /// Each fixture with records cut, fields deleted or retyped never panics the parser.
+    /// Each fixture source, mutated (see [`fuzz`]), holds the fuzz properties; so does
+    /// each unmutated one, every way it is parsed.
     pub fn check_mutations(&self) {
         let home = self.home();
         let sources = self.sources(&home);
-        let files: Vec<(SourceRef, Vec<u8>)> =
-            sources.iter().filter_map(|s| std::fs::read(&s.path).ok().map(|b| (s.clone(), b))).filter(|(_, b)| !b.is_empty()).collect();
-        assert!(!files.is_empty(), "{}: no readable fixture source", self.id());
-        let config = ProptestConfig { cases: cases(), failure_persistence: None, ..ProptestConfig::default() };
-        let mut runner = proptest::test_runner::TestRunner::new(config);
-        let strategy = (0..files.len(), 0u8..4, any::<u64>(), any::<u64>());
-        let result = runner.run(&strategy, |(pick, op, a, b)| {
-            let (shape, original) = &files[pick];
-            let mutated = mutate(original, op, a, b);
-            let tmp = tempfile::tempdir().expect("temporary directory");
-            let src = transplant(shape, home.path(), tmp.path());
-            // The other parts of the source (a WAL, sibling files) come along unchanged.
-            for part in &shape.parts {
-                if let (Ok(rel), true) = (part.strip_prefix(home.path()), part.is_file()) {
-                    let to = tmp.path().join(rel);
-                    if let Some(parent) = to.parent() {
-                        std::fs::create_dir_all(parent).expect("mkdir");
-                    }
-                    let _ = std::fs::copy(part, to);
-                }
+        for src in &sources {
+            let input = fuzz::input_bytes(src);
+            let (out, stats) = self.parse(src, &ParseOptions { include_reasoning: true });
+            let stats = stats.ok_or_else(|| "error".to_string());
+            if let Some(failure) = fuzz::check_output(self.id(), src, input, &out, &stats) {
+                panic!("{}: the unmutated fixture {} breaks a fuzz property: {failure}", self.id(), rel_name(home.path(), src));
             }
-            if let Some(parent) = src.path.parent() {
-                std::fs::create_dir_all(parent).expect("mkdir");
-            }
-            std::fs::write(&src.path, &mutated).expect("write");
-            self.parse_every_way(&src, mutated.len() as u64, a);
-            Ok(())
-        });
-        if let Err(e) = result {
-            panic!("{}: the parser panicked on a mutated fixture: {e}", self.id());
         }
+        self.check_fuzz(fuzz::Family::Structured);
     }
 
-    /// Parses fully, with and without reasoning, resumed mid-file (append-only sources)
-    /// and from a cursor (sources that returned one). Only a panic fails.
-    fn parse_every_way(&self, src: &SourceRef, len: u64, seed: u64) {
-        for include_reasoning in [false, true] {
-            let opts = ParseOptions { include_reasoning };
-            let (_, stats) = self.parse(src, &opts);
-            if src.append_only {
-                let offset = if len == 0 { 0 } else { seed % (len + 1) };
-                let resumed = SourceRef { resume: Some(Resume { offset, next_seq: 3, session_id: "resumed".into() }), ..src.clone() };
-                let _ = self.parse(&resumed, &opts);
-            }
-            if let Some(cursor) = stats.and_then(|s| s.cursor) {
-                let _ = self.parse(&SourceRef { cursor: Some(cursor), ..src.clone() }, &opts);
-            }
+    fn check_fuzz(&self, family: fuzz::Family) {
+        let home = self.home();
+        let sources = self.sources(&home);
+        assert!(!sources.is_empty(), "{}: discovery found no source in tests/fixtures/home", self.id());
+        if let Err(report) = fuzz::run_family(self.format, &sources, home.path(), family, fuzz::cases()) {
+            panic!("fuzz check failed\n{report}");
         }
     }
 
@@ -429,11 +389,6 @@ impl Kit {
     }
 }
 
-/// `PROPTEST_CASES`, else 32.
-fn cases() -> u32 {
-    std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(32)
-}
-
 /// The source's path (and key) relative to the home, for names and reports.
 fn rel_name(home: &Path, src: &SourceRef) -> String {
     let rel = src.path.strip_prefix(home).unwrap_or(&src.path).display().to_string();
@@ -449,12 +404,6 @@ fn snapshot_stem(rel: &str) -> String {
     rel.replace(['/', '\\'], "__").chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect()
 }
 
-/// The same source moved from one home to another (parts included).
-fn transplant(src: &SourceRef, from: &Path, to: &Path) -> SourceRef {
-    let moved = |p: &Path| p.strip_prefix(from).map(|r| to.join(r)).unwrap_or_else(|_| to.join("source"));
-    SourceRef { path: moved(&src.path), parts: src.parts.iter().map(|p| moved(p)).collect(), resume: None, cursor: None, ..src.clone() }
-}
-
 /// Replaces the temporary home in every string with `~`, so snapshots match anywhere.
 fn scrub(v: &mut Value, home: &str) {
     match v {
@@ -463,46 +412,6 @@ fn scrub(v: &mut Value, home: &str) {
         Value::Object(map) => map.values_mut().for_each(|i| scrub(i, home)),
         _ => {}
     }
-}
-
-/// One mutation of a fixture's bytes: `op` 0 cuts it, 1 deletes a field of one record,
-/// 2 retypes one, 3 cuts one record's line; JSON inside zstd is mutated and re-compressed.
-fn mutate(original: &[u8], op: u8, a: u64, b: u64) -> Vec<u8> {
-    if original.starts_with(&[0x28, 0xB5, 0x2F, 0xFD]) {
-        let Ok((plain, _)) = crate::read::decode_zstd_frames(original) else { return original.to_vec() };
-        let mutated = mutate(&plain, op, a, b);
-        return zstd::encode_all(&mutated[..], 1).unwrap_or(mutated);
-    }
-    let cut = |bytes: &[u8], at: u64| bytes[..(at % (bytes.len() as u64 + 1)) as usize].to_vec();
-    if op == 0 {
-        return cut(original, a);
-    }
-    let text = String::from_utf8_lossy(original);
-    if let Ok(mut doc) = serde_json::from_str::<Value>(&text) {
-        mutate_value(&mut doc, op, a, b);
-        return serde_json::to_vec(&doc).unwrap_or_default();
-    }
-    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
-    if lines.is_empty() {
-        return cut(original, a);
-    }
-    let i = (a % lines.len() as u64) as usize;
-    if op == 3 {
-        let len = lines[i].len() as u64;
-        let mut at = (b % (len + 1)) as usize;
-        while !lines[i].is_char_boundary(at) {
-            at -= 1;
-        }
-        lines[i].truncate(at);
-    } else if let Ok(mut v) = serde_json::from_str::<Value>(&lines[i]) {
-        mutate_value(&mut v, op, a, b);
-        lines[i] = v.to_string();
-    } else {
-        return cut(original, b);
-    }
-    let mut out = lines.join("\n");
-    out.push('\n');
-    out.into_bytes()
 }
 
 /// Discovers `format`'s sources in `env` and parses every one, in discovery order; a
@@ -540,46 +449,6 @@ fn tree_state(dir: &Path) -> std::collections::BTreeMap<PathBuf, (u64, Option<st
     out
 }
 
-/// Deletes (`op` 1) or retypes (`op` 2) one field found by walking `b` down the value.
-fn mutate_value(v: &mut Value, op: u8, a: u64, mut b: u64) {
-    let mut cur = v;
-    for _ in 0..4 {
-        let next_key = match &*cur {
-            Value::Object(m) if !m.is_empty() => m.keys().nth((b % m.len() as u64) as usize).cloned(),
-            _ => None,
-        };
-        let Some(key) = next_key else { break };
-        let Value::Object(map) = cur else { break };
-        let descend = b.is_multiple_of(3) && map.get(&key).is_some_and(|c| c.is_object() || c.is_array());
-        b /= 3;
-        if descend {
-            let Some(child) = map.get_mut(&key) else { return };
-            let is_array = child.as_array().is_some_and(|items| !items.is_empty());
-            cur = if is_array {
-                let n = child.as_array().map_or(1, Vec::len);
-                &mut child[(a % n as u64) as usize]
-            } else {
-                child
-            };
-            continue;
-        }
-        if op == 1 {
-            map.remove(&key);
-        } else {
-            let retyped = match a % 6 {
-                0 => Value::Null,
-                1 => Value::from(-1),
-                2 => Value::from("text"),
-                3 => serde_json::json!([1, "two", {"text": 3}]),
-                4 => serde_json::json!({"text": 1, "content": [null]}),
-                _ => Value::from(1.5e300),
-            };
-            map.insert(key, retyped);
-        }
-        return;
-    }
-}
-
 /// The session the round trip writes: a prompt, a shell command, an answer.
 pub fn sample_session() -> SynthSession {
     let t0 = Timestamp::parse_str("2026-03-02T10:00:00Z").unwrap_or(Timestamp(1_772_445_600_000));
@@ -607,15 +476,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn mutations_stay_within_the_input_shape() {
-        let line = br#"{"type":"user","message":{"content":[{"type":"text","text":"hi"}]}}"#;
-        for op in 0..4 {
-            for a in 0..20 {
-                let m = mutate(line, op, a, a * 7 + 3);
-                assert!(m.len() <= line.len() + 64, "op {op} grew the record too much");
-            }
-        }
-        assert_eq!(mutate(b"abc", 0, 1, 0), b"a");
+    fn snapshot_stems_are_file_names() {
         assert_eq!(snapshot_stem(".claude/projects/-a-b/x.jsonl"), "_claude__projects__-a-b__x_jsonl");
     }
 

@@ -12,6 +12,9 @@
 //!   and `harness-matrix.toml`.
 //! - `cargo xtask new-adapter <id> "<Display Name>"` — scaffolds `adapters/<id>/` and
 //!   registers it everywhere; `cargo xtask remove-adapter <id>` undoes that.
+//! - `cargo xtask fuzz [--cases N] [--adapter ID]` — the long run of the fuzzing-style
+//!   property tests (every adapter's kit mutation checks, the core readers, the MCP
+//!   server) with many cases, in release mode; see `fuzz.rs`.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -20,6 +23,7 @@ use anyhow::{bail, Context, Result};
 
 mod adapters;
 mod bench_corpus;
+mod fuzz;
 mod linked_adapters;
 mod matrix;
 mod scaffold;
@@ -54,6 +58,9 @@ commands:
   new-adapter <id> \"<Name>\"       scaffold adapters/<id>/ (id: lowercase letters, digits, '-'), link it
                                   and add it to harness-matrix.toml; then `cargo test -p deja-adapter-<id>`
   remove-adapter <id>             delete adapters/<id>/, unlink it and drop its harness-matrix.toml entry
+  fuzz [--cases N] [--adapter ID]... [--seed S] [--debug]
+                                  the fuzzing-style property tests (adapter kits, core readers, MCP
+                                  server) with many cases (default 2000), built in release mode
 
 --check regenerates in memory and fails, naming the file, when a committed file differs.
 "
@@ -70,6 +77,7 @@ fn run() -> Result<()> {
         Some("adapters") => adapters::run(&root, check_flag(&args[1..])?),
         Some("matrix") => matrix::run(&root, check_flag(&args[1..])?),
         Some("bench-corpus") => bench_corpus::run(&root, &args[1..]),
+        Some("fuzz") => fuzz::run(&root, &args[1..]),
         Some("new-adapter") => match &args[1..] {
             [id, name] => scaffold::new_adapter(&root, id, name),
             _ => bail!("usage: cargo xtask new-adapter <id> \"<Display Name>\"  (e.g. new-adapter foo \"Foo Code\")"),

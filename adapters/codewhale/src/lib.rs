@@ -197,6 +197,8 @@ impl Parser<'_> {
             Some("assistant" | "assistant_interrupted") => Role::Assistant,
             Some(_) => return,
             None => {
+                // A message read and skipped is a record: stats never skip more than they read.
+                stats.records += 1;
                 stats.skip(|| "message without a role".to_string());
                 return;
             }

@@ -219,6 +219,8 @@ struct ItemReader<'a> {
 impl ItemReader<'_> {
     fn row(&mut self, row: &rusqlite::Row<'_>, stats: &mut ParseStats, out: &mut dyn SessionSink) -> rusqlite::Result<()> {
         let Some(id) = id_text(row.get_ref(0)?) else {
+            // A row read and skipped is a record: stats never skip more than they read.
+            stats.records += 1;
             stats.skip(|| "an item without a readable conversation id".into());
             return Ok(());
         };
@@ -289,6 +291,8 @@ fn read_conversations(conn: &Connection, cols: &[String], stats: &mut ParseStats
     let mut out = HashMap::new();
     while let Some(row) = rows.next()? {
         let Some(id) = id_text(row.get_ref(0)?) else {
+            // A row read and skipped is a record: stats never skip more than they read.
+            stats.records += 1;
             stats.skip(|| "a conversation row without a readable id".into());
             continue;
         };

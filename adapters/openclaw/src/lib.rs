@@ -206,7 +206,8 @@ fn parse_db(src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> 
         let mut stmt = conn.prepare("SELECT session_id, max(seq) FROM transcript_events GROUP BY session_id").map_err(sql_err)?;
         let mut rows = stmt.query([]).map_err(sql_err)?;
         while let Some(row) = rows.next().map_err(sql_err)? {
-            let id = sqlite::value_text(row.get_ref(0).map_err(sql_err)?).ok().flatten();
+            // An empty session_id names no session.
+            let id = sqlite::value_text(row.get_ref(0).map_err(sql_err)?).ok().flatten().filter(|s| !s.trim().is_empty());
             let max = sqlite::value_i64(row.get_ref(1).map_err(sql_err)?);
             if let (Some(id), Some(max)) = (id, max) {
                 current.insert(id, max);

@@ -59,6 +59,8 @@ pub(crate) fn decode<'a>(
             return Ok((out, MAGIC.starts_with(&rest[..rest.len().min(4)])));
         }
         if &rest[..4] != MAGIC {
+            // The undecodable rest is one record, skipped: stats never skip more than they read.
+            stats.records += 1;
             stats.skip(|| format!("{}: bytes at offset {off} are not an RX4F frame; the rest of the file is not read", path.display()));
             return Ok((out, false));
         }

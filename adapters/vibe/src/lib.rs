@@ -211,7 +211,8 @@ fn read_meta(path: &Path, stats: &mut ParseStats) -> Meta {
     let s = |v: Option<&str>| v.map(str::trim).filter(|s| !s.is_empty()).map(str::to_string);
     match parse_json_document(&bytes, path) {
         Ok(v) => Meta {
-            id: s(first_str(&v, &["session_id"])),
+            // An id with control characters (a NUL, a newline) could not be typed or printed back.
+            id: s(first_str(&v, &["session_id"])).filter(|id| !id.contains(char::is_control)),
             parent: s(first_str(&v, &["parent_session_id"])),
             project: s(first_str(&v, &["working_dir"])
                 .or_else(|| str_at(&v, &["environment", "working_directory"]))
@@ -224,7 +225,7 @@ fn read_meta(path: &Path, stats: &mut ParseStats) -> Meta {
             stats.problem(format!("{e}; fields recovered from its text"));
             let text = String::from_utf8_lossy(&bytes);
             Meta {
-                id: scan_str(&text, "session_id"),
+                id: scan_str(&text, "session_id").filter(|id| !id.contains(char::is_control)),
                 parent: scan_str(&text, "parent_session_id"),
                 project: scan_str(&text, "working_dir").or_else(|| scan_str(&text, "working_directory")),
                 title: scan_str(&text, "title"),
@@ -352,7 +353,7 @@ fn parse_unified(src: &SourceRef, out: &mut dyn SessionSink) -> Result<ParseStat
                 ));
             }
         }
-        current_id = first_str(&current, &["session_id"]).map(str::to_string);
+        current_id = first_str(&current, &["session_id"]).filter(|id| !id.contains(char::is_control)).map(str::to_string);
         let generation = match current.get("generation") {
             Some(Value::String(g)) => g.clone(),
             Some(Value::Number(n)) => format!("{:016}", n.as_u64().unwrap_or(0)),

@@ -215,7 +215,8 @@ fn parse_db(src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> 
     let mut rows = stmt.query([]).map_err(sql_err)?;
     while let Some(r) = rows.next().map_err(sql_err)? {
         let text = |i: usize| r.get_ref(i).ok().and_then(|v| sqlite::value_text(v).ok().flatten());
-        let Some(id) = text(0) else { continue };
+        // An empty id names no thread; one with control characters could not be typed back.
+        let Some(id) = text(0).filter(|id| !id.trim().is_empty() && !id.contains(char::is_control)) else { continue };
         if wanted.as_ref().is_some_and(|w| !w.contains(&id)) {
             continue;
         }

@@ -259,7 +259,8 @@ impl TurnReader<'_> {
     fn row(&mut self, row: &rusqlite::Row<'_>, stats: &mut ParseStats, out: &mut dyn SessionSink) -> rusqlite::Result<()> {
         let db = self.src.path.as_path();
         stats.records += 1;
-        let Some(session_id) = sqlite::value_text(row.get_ref(0)?).ok().flatten() else {
+        // An empty id names no session (as for session rows, below).
+        let Some(session_id) = sqlite::value_text(row.get_ref(0)?).ok().flatten().filter(|s| !s.trim().is_empty()) else {
             stats.skip(|| format!("{}: a message row without a session id", db.display()));
             return Ok(());
         };
@@ -566,6 +567,8 @@ fn read_sessions(conn: &Connection, schema: &Schema, stats: &mut ParseStats) -> 
     let text = |v: ValueRef<'_>| sqlite::value_text(v).ok().flatten().map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
     while let Some(row) = rows.next()? {
         let Some(id) = text(row.get_ref(0)?) else {
+            // A row read and skipped is a record: stats never skip more than they read.
+            stats.records += 1;
             stats.skip(|| "a session row without an id".to_string());
             continue;
         };

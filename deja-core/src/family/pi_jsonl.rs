@@ -511,7 +511,8 @@ impl<'a> FileParse<'a> {
         if self.header_id.is_some() {
             return;
         }
-        self.header_id = Some(text_at(v, "id").unwrap_or("").to_string()).filter(|s| !s.is_empty());
+        // An id with control characters (a NUL, a newline) could not be typed or printed back.
+        self.header_id = Some(text_at(v, "id").unwrap_or("").to_string()).filter(|s| !s.is_empty() && !s.contains(char::is_control));
         self.cwd = text_at(v, "cwd").map(str::to_string);
         if let Some(t) = text_at(v, "title") {
             self.title = Some(t.to_string());

@@ -469,7 +469,12 @@ fn read_state(
         stats.skip(|| format!("{}: the session state is not an object", path.display()));
         return;
     }
-    let id = text(state, "sessionId").map(str::to_string).or_else(|| stem(path)).unwrap_or_else(|| "session".to_string());
+    // An id with control characters (a NUL, a newline) could not be typed or printed back.
+    let id = text(state, "sessionId")
+        .filter(|s| !s.contains(char::is_control))
+        .map(str::to_string)
+        .or_else(|| stem(path))
+        .unwrap_or_else(|| "session".to_string());
     let mut b = SessionBuilder::new(d.harness, id.clone(), src.clone());
     b.touch(state.get("creationDate").and_then(Timestamp::from_json));
     b.touch(state.get("lastMessageDate").and_then(Timestamp::from_json));
@@ -881,7 +886,7 @@ fn read_transcript(
         let data = ev.get("data").unwrap_or(&Value::Null);
         match ev.get("type").and_then(Value::as_str).unwrap_or("") {
             "session.start" => {
-                if let Some(id) = text(data, "sessionId") {
+                if let Some(id) = text(data, "sessionId").filter(|s| !s.contains(char::is_control)) {
                     b.set_id(id);
                 }
                 b.touch(data.get("startTime").and_then(Timestamp::from_json));
