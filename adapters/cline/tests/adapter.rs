@@ -18,7 +18,9 @@ deja_core::conformance!(
     // The MCP settings file `deja install` would edit: not a store location.
     switch "CLINE_MCP_SETTINGS_PATH",
     // Moves the legacy roots on Windows only; on the OS the kit runs on it moves nothing.
-    switch "APPDATA"
+    switch "APPDATA",
+    wires "CLINE_DATA_DIR" => ".cline/data",
+    wires "CLINE_DIR" => ".cline"
 );
 
 fn home() -> std::path::PathBuf {

@@ -11,7 +11,8 @@ deja_core::conformance!(
     relocate "DEJA_MUSE_ROOT" => ".local/share/muse/sessions",
     relocate "DEJA_MUSE_ROOTS" => ".local/share/muse/sessions",
     relocate "XDG_DATA_HOME" => ".local/share",
-    switch "DEJA_INCLUDE_SUBAGENTS"
+    switch "DEJA_INCLUDE_SUBAGENTS",
+    wires "XDG_CONFIG_HOME" => ".config"
 );
 
 fn sessions() -> Vec<Session> {
