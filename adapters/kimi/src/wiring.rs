@@ -50,10 +50,8 @@ impl Wiring for KimiWiring {
     }
 
     fn auto(&self, cx: &WireContext) -> Vec<Edit> {
-        let body = format!(
-            "event = \"UserPromptSubmit\"\ncommand = {}\ntimeout = 30\n",
-            toml::quote(&cx.hook_command("hook-prompt --plain"))
-        );
+        let body =
+            format!("event = \"UserPromptSubmit\"\ncommand = {}\ntimeout = 30\n", toml::quote(&cx.hook_command("hook-prompt --plain")));
         vec![Edit::toml_array_item(code_home(cx.env).join("config.toml"), &["hooks"], &["deja", " hook-prompt"], body)]
     }
 
