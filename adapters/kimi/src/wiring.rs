@@ -12,8 +12,8 @@
 //! model (a `SessionStart` hook's goes nowhere). deja's `[[hooks]]` entry is recognised
 //! by its command, so the marker comment the page shows above it is not needed to find
 //! it again (the TOML splice writes no comment). The legacy CLI's `<share>/config.toml`
-//! takes the same tables, but whether it hands hook output to the model is unchecked,
-//! so `kimi-auto` leaves it alone.
+//! takes the same tables and kimi-cli 1.51.0 runs them, but in a `--print` turn against
+//! a mock model their stdout never reached the request, so `kimi-auto` leaves it alone.
 
 use std::path::PathBuf;
 
