@@ -11,10 +11,11 @@
 //! Each reads the harness's payload from stdin — bounded, with a deadline, stopping at
 //! the first complete JSON value, since some hosts keep the pipe open — and answers in
 //! the Claude-shaped envelope (`hookSpecificOutput.additionalContext`) or, with
-//! `--plain`, the bare block. They fail open: any problem (garbage on stdin, no index,
-//! an index being rebuilt, a panic) is exit 0 with no output. They never build or wait
-//! for the index, answer from the last committed one, and never inject the same block
-//! twice into one agent session (a small per-session record under the cache directory).
+//! `--plain`, the bare block (`--antigravity`: Antigravity's `injectSteps` reply). They
+//! fail open: any problem (garbage on stdin, no index, an index being rebuilt, a panic)
+//! is exit 0 with no output. They never build or wait for the index, answer from the
+//! last committed one, and never inject the same block twice into one agent session (a
+//! small per-session record under the cache directory).
 
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
@@ -75,11 +76,15 @@ pub struct HookArgs {
     /// prompt (for harnesses whose session-start context reaches no model).
     #[arg(long)]
     pub digest: bool,
+    /// Antigravity's `PreInvocation` envelope: `{"injectSteps": [{"ephemeralMessage": …}]}`
+    /// on the first invocation only, the project from `workspacePaths[0]`, else `{}`.
+    #[arg(long)]
+    pub antigravity: bool,
 }
 
 /// Runs a hook; whatever happens, exit 0.
 pub fn run(hook: Hook, args: HookArgs) -> ExitCode {
-    let out = std::panic::catch_unwind(|| answer(hook, &args));
+    let out = std::panic::catch_unwind(|| if args.antigravity { Some(antigravity(hook, &args)) } else { answer(hook, &args) });
     if let Ok(Some(text)) = out {
         use std::io::Write;
         let mut stdout = std::io::stdout().lock();
@@ -182,7 +187,7 @@ impl Payload {
             event: str_at(v, &["hook_event_name", "hookEventName"]).map(str::to_string),
             prompt: v.get("prompt").and_then(text_of).or_else(|| v.get("user_prompt").and_then(text_of)),
             source: str_at(v, &["source", "trigger"]).map(str::to_string),
-            file: str_at(input, &["file_path", "path", "notebook_path", "filePath"]).map(str::to_string),
+            file: str_at(input, &["file_path", "path", "notebook_path", "filePath", "absolute_path"]).map(str::to_string),
             command: str_at(input, &["command", "cmd"]).map(str::to_string),
             failure: failure_text(response),
         }
@@ -229,7 +234,39 @@ fn prompt_terms(prompt: &str) -> String {
 }
 
 fn answer(hook: Hook, args: &HookArgs) -> Option<String> {
-    let payload = read_payload(STDIN_DEADLINE).map(|v| Payload::from(&v)).unwrap_or_default();
+    answer_with(hook, args, read_payload(STDIN_DEADLINE))
+}
+
+/// Antigravity runs `PreInvocation` before every model call, in the plugin's folder:
+/// only invocation 1 gets the block, about the project in `workspacePaths[0]`; every
+/// other call, and a payload that does not decode, gets `{}`.
+fn antigravity(hook: Hook, args: &HookArgs) -> String {
+    let block = read_payload(STDIN_DEADLINE).and_then(antigravity_payload).and_then(|v| {
+        let plain = HookArgs { plain: true, antigravity: false, ..args.clone() };
+        answer_with(hook, &plain, Some(v))
+    });
+    antigravity_reply(block)
+}
+
+/// The payload with `cwd` taken from `workspacePaths[0]`, for the first invocation only.
+fn antigravity_payload(mut v: Value) -> Option<Value> {
+    if v.get("invocationNum").and_then(Value::as_u64) != Some(1) {
+        return None;
+    }
+    let dir = v.get("workspacePaths")?.get(0)?.as_str()?.to_string();
+    v.as_object_mut()?.insert("cwd".into(), Value::String(dir));
+    Some(v)
+}
+
+fn antigravity_reply(block: Option<String>) -> String {
+    match block {
+        Some(b) => format!("{}\n", json!({"injectSteps": [{"ephemeralMessage": b}]})),
+        None => "{}\n".to_string(),
+    }
+}
+
+fn answer_with(hook: Hook, args: &HookArgs, payload: Option<Value>) -> Option<String> {
+    let payload = payload.map(|v| Payload::from(&v)).unwrap_or_default();
     let env = StoreEnv::from_process();
     env.check_home().ok()?;
     if hook == Hook::Precompact {
@@ -379,4 +416,25 @@ fn queue_index() {
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn();
+}
+
+#[cfg(test)]
+mod antigravity_tests {
+    use super::*;
+
+    #[test]
+    fn only_the_first_invocation_is_answered_about_the_first_workspace() {
+        let first = json!({"invocationNum": 1, "workspacePaths": ["/src/app", "/src/lib"]});
+        assert_eq!(antigravity_payload(first).and_then(|v| v.get("cwd").cloned()), Some(json!("/src/app")));
+        assert!(antigravity_payload(json!({"invocationNum": 2, "workspacePaths": ["/src/app"]})).is_none());
+        assert!(antigravity_payload(json!({"invocationNum": 1})).is_none());
+        assert!(antigravity_payload(json!("garbage")).is_none());
+    }
+
+    #[test]
+    fn the_reply_injects_an_ephemeral_message_or_nothing() {
+        assert_eq!(antigravity_reply(None), "{}\n");
+        let v: Value = serde_json::from_str(&antigravity_reply(Some("<deja-recall>x</deja-recall>\n".into()))).expect("json");
+        assert_eq!(v["injectSteps"][0]["ephemeralMessage"], "<deja-recall>x</deja-recall>\n");
+    }
 }

@@ -105,6 +105,10 @@ impl HarnessFormat for AntigravityFormat {
         &INFO
     }
 
+    fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
+        Some(&wiring::AntigravityWiring)
+    }
+
     fn discover(&self, env: &StoreEnv) -> Discovery {
         let mut d = Discovery::default();
         for brain in sessions_roots(env) {
@@ -335,6 +339,7 @@ pub fn project_from_files(paths: &[String]) -> Option<String> {
 }
 
 mod synth;
+mod wiring;
 
 impl deja_core::SynthWriter for AntigravityFormat {
     fn write(&self, home: &std::path::Path, session: &deja_core::SynthSession) -> std::io::Result<std::path::PathBuf> {

@@ -42,6 +42,8 @@ use deja_core::{
     StoreEnv, StorePath, ToolMap,
 };
 
+mod wiring;
+
 const ID: &str = "cline";
 /// The legacy VS Code extension's id: its global-storage folder name.
 pub const EXTENSION_ID: &str = "saoudrizwan.claude-dev";
@@ -114,6 +116,10 @@ static INFO: HarnessInfo = HarnessInfo {
 impl HarnessFormat for ClineFormat {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
+    }
+
+    fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
+        Some(&wiring::ClineWiring)
     }
 
     fn discover(&self, env: &StoreEnv) -> Discovery {

@@ -18,7 +18,9 @@ deja_core::conformance!(
     // The MCP settings file `deja install` would edit: not a store location.
     switch "CLINE_MCP_SETTINGS_PATH",
     // Moves the legacy roots on Windows only; on the OS the kit runs on it moves nothing.
-    switch "APPDATA"
+    switch "APPDATA",
+    wires "CLINE_DATA_DIR" => ".cline/data",
+    wires "CLINE_DIR" => ".cline"
 );
 
 fn home() -> std::path::PathBuf {
@@ -175,4 +177,25 @@ fn cli_3_0_65_editor_results_decode_and_relative_paths_join_the_cwd() {
     assert!(refused.tool.as_ref().unwrap().is_error, "success: false inside the string");
     assert!(refused.text.starts_with("Editor operation failed:"), "the error explains an empty result: {}", refused.text);
     assert!(!s.turns.iter().any(|t| t.text.contains("\"query\"")), "no result JSON indexed as text");
+}
+
+/// The plugin names the binary as a JS string literal, quotes and all, and keeps no
+/// placeholder.
+#[test]
+fn the_plugin_names_the_binary_as_a_js_string() {
+    use deja_core::wire::{Edit, WireContext};
+    let env = StoreEnv::with_home("/h");
+    let cx = WireContext { env: &env, exe: "/opt/my \"deja\"/deja".into() };
+    let wiring = ClineFormat.wiring().expect("cline is wired");
+    let plugin = wiring
+        .auto(&cx)
+        .into_iter()
+        .find_map(|e| match e {
+            Edit::OwnedFile { file, contents } if file.ends_with("plugins/deja/index.js") => Some(contents),
+            _ => None,
+        })
+        .expect("the plugin");
+    assert!(plugin.contains(r#"const EXE = "/opt/my \"deja\"/deja";"#), "{plugin}");
+    assert!(!plugin.contains("__DEJA_EXE__"));
+    assert!(plugin.contains("registerMessageBuilder") && plugin.contains("\"hook-prompt\", \"--plain\""));
 }

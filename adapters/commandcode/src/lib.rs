@@ -51,6 +51,8 @@ use deja_core::{
 };
 use serde_json::{json, Value};
 
+mod wiring;
+
 const ID: &str = "commandcode";
 
 /// `<encoded-cwd>/<session>.jsonl`; leave room for nesting the page does not show.
@@ -100,6 +102,10 @@ static INFO: HarnessInfo = HarnessInfo {
 impl HarnessFormat for CommandCodeFormat {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
+    }
+
+    fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
+        Some(&wiring::CommandCodeWiring)
     }
 
     fn discover(&self, env: &StoreEnv) -> Discovery {

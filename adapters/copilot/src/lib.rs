@@ -87,6 +87,10 @@ impl HarnessFormat for CopilotFormat {
         &INFO
     }
 
+    fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
+        Some(&wiring::CopilotWiring)
+    }
+
     fn discover(&self, env: &StoreEnv) -> Discovery {
         let mut found = Discovery::default();
         let root = sessions_root(env);
@@ -322,6 +326,7 @@ fn text<'v>(v: &'v Value, key: &str) -> Option<&'v str> {
 }
 
 mod synth;
+mod wiring;
 
 impl deja_core::SynthWriter for CopilotFormat {
     fn write(&self, home: &std::path::Path, session: &deja_core::SynthSession) -> std::io::Result<std::path::PathBuf> {

@@ -73,6 +73,8 @@ use deja_core::{
 };
 use serde_json::Value;
 
+mod wiring;
+
 const ID: &str = "cursor";
 
 /// Composer rows updated this much before the cursor are still looked at.
@@ -132,6 +134,10 @@ static INFO: HarnessInfo = HarnessInfo {
 impl HarnessFormat for CursorFormat {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
+    }
+
+    fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
+        Some(&wiring::CursorWiring)
     }
 
     fn discover(&self, env: &StoreEnv) -> Discovery {

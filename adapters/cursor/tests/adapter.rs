@@ -16,7 +16,8 @@ deja_core::conformance!(
     relocate "CURSOR_CONFIG_DIR" => ".cursor",
     // Windows only: where %APPDATA% points there.
     switch "APPDATA",
-    switch "DEJA_INCLUDE_SUBAGENTS"
+    switch "DEJA_INCLUDE_SUBAGENTS",
+    wires "CURSOR_CONFIG_DIR" => ".cursor"
 );
 
 fn fixture_home() -> (tempfile::TempDir, Vec<rusqlite::Connection>) {

@@ -43,6 +43,8 @@ use deja_core::{
 };
 use serde_json::{json, Value};
 
+mod wiring;
+
 const ID: &str = "factory";
 
 /// `<slug>/<uuid>.jsonl`; leave room for nesting the page does not show.
@@ -91,6 +93,10 @@ static INFO: HarnessInfo = HarnessInfo {
 impl HarnessFormat for FactoryFormat {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
+    }
+
+    fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
+        Some(&wiring::FactoryWiring)
     }
 
     fn discover(&self, env: &StoreEnv) -> Discovery {

@@ -65,6 +65,8 @@ use quick_xml::events::{BytesStart, Event};
 use quick_xml::{Reader, XmlVersion};
 use serde_json::Value;
 
+mod wiring;
+
 const ID: &str = "jetbrains";
 const COMPONENT: &[u8] = b"<component name=\"ChatSessionStateTemp\"";
 const EVENTS_MAGIC: &str = "AUI_EVENTS_V1";
@@ -113,6 +115,10 @@ static INFO: HarnessInfo = HarnessInfo {
 impl HarnessFormat for JetBrainsFormat {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
+    }
+
+    fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
+        Some(&wiring::JetBrainsWiring)
     }
 
     fn discover(&self, env: &StoreEnv) -> Discovery {

@@ -85,6 +85,10 @@ impl HarnessFormat for JunieFormat {
         &INFO
     }
 
+    fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
+        Some(&wiring::JunieWiring)
+    }
+
     fn discover(&self, env: &StoreEnv) -> Discovery {
         let mut found = Discovery::default();
         let root = sessions_root(env);
@@ -371,6 +375,7 @@ fn text<'v>(v: &'v Value, key: &str) -> Option<&'v str> {
 }
 
 mod synth;
+mod wiring;
 
 impl deja_core::SynthWriter for JunieFormat {
     fn write(&self, home: &std::path::Path, session: &deja_core::SynthSession) -> std::io::Result<std::path::PathBuf> {

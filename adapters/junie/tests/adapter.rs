@@ -9,7 +9,8 @@ use deja_core::{ExitStatus, FileAction, HarnessFormat, ParseOptions, Role, Sessi
 deja_core::conformance!(
     JunieFormat,
     relocate "DEJA_JUNIE_ROOT" => ".junie/sessions",
-    relocate "JUNIE_HOME" => ".junie"
+    relocate "JUNIE_HOME" => ".junie",
+    wires "JUNIE_HOME" => ".junie"
 );
 
 fn fixture_sessions() -> Vec<Session> {

@@ -91,6 +91,10 @@ impl HarnessFormat for KimiFormat {
         &INFO
     }
 
+    fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
+        Some(&wiring::KimiWiring)
+    }
+
     fn discover(&self, env: &StoreEnv) -> Discovery {
         let mut found = Discovery::default();
         let roots = match env.deja_root(ID) {
@@ -172,6 +176,7 @@ pub(crate) fn share_dir_of(session_file: &Path) -> Option<PathBuf> {
 }
 
 mod synth;
+mod wiring;
 
 impl deja_core::SynthWriter for KimiFormat {
     fn write(&self, home: &std::path::Path, session: &deja_core::SynthSession) -> std::io::Result<std::path::PathBuf> {

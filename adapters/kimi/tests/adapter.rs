@@ -10,7 +10,9 @@ deja_core::conformance!(
     KimiFormat,
     relocate "DEJA_KIMI_ROOT" => ".kimi-code/sessions",
     relocate "KIMI_CODE_HOME" => ".kimi-code",
-    relocate "KIMI_SHARE_DIR" => ".kimi"
+    relocate "KIMI_SHARE_DIR" => ".kimi",
+    wires "KIMI_CODE_HOME" => ".kimi-code",
+    wires "KIMI_SHARE_DIR" => ".kimi"
 );
 
 fn fixture_sessions(opts: &ParseOptions) -> Vec<Session> {

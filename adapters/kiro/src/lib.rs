@@ -93,6 +93,8 @@ use deja_core::{
 };
 use serde_json::Value;
 
+mod wiring;
+
 const ID: &str = "kiro";
 /// The headless CLI's database file.
 pub const DB_NAME: &str = "data.sqlite3";
@@ -153,6 +155,10 @@ static INFO: HarnessInfo = HarnessInfo {
 impl HarnessFormat for KiroFormat {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
+    }
+
+    fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
+        Some(&wiring::KiroWiring)
     }
 
     fn discover(&self, env: &StoreEnv) -> Discovery {

@@ -47,6 +47,8 @@ use deja_core::{
 };
 use serde_json::{json, Value};
 
+mod wiring;
+
 const ID: &str = "muse";
 
 /// `YYYY/MM/DD/<id>/subagent/<child>/subagent/<grandchild>/session.jsonl` and a little room.
@@ -91,6 +93,10 @@ static INFO: HarnessInfo = HarnessInfo {
 impl HarnessFormat for MuseFormat {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
+    }
+
+    fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
+        Some(&wiring::MuseWiring)
     }
 
     fn discover(&self, env: &StoreEnv) -> Discovery {

@@ -11,7 +11,8 @@ deja_core::conformance!(
     relocate "DEJA_MUSE_ROOT" => ".local/share/muse/sessions",
     relocate "DEJA_MUSE_ROOTS" => ".local/share/muse/sessions",
     relocate "XDG_DATA_HOME" => ".local/share",
-    switch "DEJA_INCLUDE_SUBAGENTS"
+    switch "DEJA_INCLUDE_SUBAGENTS",
+    wires "XDG_CONFIG_HOME" => ".config"
 );
 
 fn sessions() -> Vec<Session> {
@@ -64,4 +65,28 @@ fn the_synthetic_writer_round_trips_the_exit_status() {
     let shell = s.turns.iter().find(|t| t.role == Role::ToolCall).expect("the shell call");
     assert_eq!(shell.tool.as_ref().and_then(|t| t.exit.clone()), Some(ExitStatus::Code(101)));
     assert_eq!(s.started, Some(sample.started), "microseconds back to milliseconds");
+}
+
+/// Muse loads no server when both keys are present, so deja writes into the legacy
+/// `mcp_servers` where only that key exists, and into `mcpServers` otherwise.
+#[test]
+fn wiring_writes_into_the_servers_key_the_file_uses() {
+    use deja_core::wire::{Edit, WireContext};
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let env = StoreEnv::with_home(tmp.path());
+    let settings = tmp.path().join(".config/muse/settings.json");
+    let wiring = MuseFormat.wiring().expect("muse is wired");
+    let key = |env: &StoreEnv| {
+        let cx = WireContext { env, exe: "/opt/deja".into() };
+        wiring.plain(&cx).into_iter().find_map(|e| match e {
+            Edit::JsonMember { path, .. } => Some(path[0].clone()),
+            _ => None,
+        })
+    };
+    assert_eq!(key(&env).as_deref(), Some("mcpServers"), "no file yet");
+    std::fs::create_dir_all(settings.parent().expect("parent")).expect("mkdir");
+    std::fs::write(&settings, "{\n  // mine\n  \"mcp_servers\": {\"x\": {\"command\": \"x\"}}\n}\n").expect("write");
+    assert_eq!(key(&env).as_deref(), Some("mcp_servers"));
+    std::fs::write(&settings, "{\"mcp_servers\": {}, \"mcpServers\": {}}").expect("write");
+    assert_eq!(key(&env).as_deref(), Some("mcpServers"));
 }

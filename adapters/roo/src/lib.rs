@@ -39,6 +39,8 @@ use deja_core::{
     StoreEnv, StorePath, ToolMap,
 };
 
+mod wiring;
+
 const ID: &str = "roo";
 /// The VS Code extension's id: its global-storage folder name.
 pub const EXTENSION_ID: &str = "rooveterinaryinc.roo-cline";
@@ -114,6 +116,10 @@ static INFO: HarnessInfo = HarnessInfo {
 impl HarnessFormat for RooFormat {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
+    }
+
+    fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
+        Some(&wiring::RooWiring)
     }
 
     fn discover(&self, env: &StoreEnv) -> Discovery {

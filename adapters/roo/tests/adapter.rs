@@ -14,7 +14,8 @@ deja_core::conformance!(
     relocate "DEJA_ROO_CLI_ROOT" => ".vscode-mock/global-storage",
     relocate "XDG_CONFIG_HOME" => ".config",
     // Moves the editor roots on Windows only; on the OS the kit runs on it moves nothing.
-    switch "APPDATA"
+    switch "APPDATA",
+    wires "XDG_CONFIG_HOME" => ".config"
 );
 
 fn home() -> PathBuf {
