@@ -75,6 +75,10 @@ pub struct HookArgs {
     /// prompt (for harnesses whose session-start context reaches no model).
     #[arg(long)]
     pub digest: bool,
+    /// Crush's flat reply `{"version": 1, "context": …}` (no `decision`: an `allow`
+    /// would skip Crush's permission prompt).
+    #[arg(long)]
+    pub crush: bool,
 }
 
 /// Runs a hook; whatever happens, exit 0.
@@ -303,6 +307,9 @@ fn answer(hook: Hook, args: &HookArgs) -> Option<String> {
     if args.plain {
         return Some(block);
     }
+    if args.crush {
+        return Some(crush_reply(&block));
+    }
     let event = payload.event.clone().unwrap_or_else(|| hook.default_event().to_string());
     let receipt = match hook {
         Hook::SessionStart => "deja: recalled this project's past sessions",
@@ -314,6 +321,11 @@ fn answer(hook: Hook, args: &HookArgs) -> Option<String> {
     let _ = &payload.source;
     let v = json!({"systemMessage": receipt, "hookSpecificOutput": {"hookEventName": event, "additionalContext": block}});
     Some(format!("{v}\n"))
+}
+
+/// Crush's hook reply: the block as `context`, and nothing that decides for the user.
+fn crush_reply(block: &str) -> String {
+    format!("{}\n", json!({"version": 1, "context": block}))
 }
 
 /// The framed block alone (no paging note: a hook cannot page).
@@ -379,4 +391,19 @@ fn queue_index() {
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn();
+}
+
+#[cfg(test)]
+mod crush_tests {
+    use super::*;
+
+    #[test]
+    fn crush_reply_is_flat_and_decides_nothing() {
+        let block = "<deja-recall mode=\"blame\">\nsrc/pool.rs was edited before\n</deja-recall>\n";
+        let reply = crush_reply(block);
+        assert!(reply.ends_with('\n'));
+        let v: Value = serde_json::from_str(&reply).expect("one JSON value");
+        assert_eq!(v, json!({"version": 1, "context": block}));
+        assert!(v.get("decision").is_none() && v.get("hookSpecificOutput").is_none());
+    }
 }

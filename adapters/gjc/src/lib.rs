@@ -16,6 +16,8 @@
 //! The `.gjc-managed-session-scope.v2.json` beside a digest directory is not a
 //! transcript. gjc injects nothing into user text that deja knows of.
 
+mod wiring;
+
 use std::path::PathBuf;
 
 use deja_core::family::pi_jsonl::{self, PiDialect, MAX_WALK_DEPTH};
@@ -69,6 +71,10 @@ static INFO: HarnessInfo = HarnessInfo {
 };
 
 impl HarnessFormat for GjcFormat {
+    fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
+        Some(&wiring::GjcWiring)
+    }
+
     fn info(&self) -> &'static HarnessInfo {
         &INFO
     }

@@ -49,6 +49,8 @@
 //! The synthetic writer writes CLI sessions (`family::opencode::write_synthetic`, agent
 //! `code`) into `~/.local/share/kilo/kilo.db`, appending.
 
+mod wiring;
+
 use std::path::{Path, PathBuf};
 
 use deja_core::family::cline_tasks::{self, ClineDialect, LEGACY_TRANSCRIPT, TASK_INJECTED};
@@ -183,6 +185,10 @@ impl HarnessFormat for KiloCodeFormat {
 
     fn synthetic(&self) -> Option<&dyn SynthWriter> {
         Some(self)
+    }
+
+    fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
+        Some(&wiring::KiloWiring)
     }
 }
 

@@ -16,7 +16,8 @@ deja_core::conformance!(
     // A directory in DEJA_KILO_DB means the database in it; the file form is tested below.
     relocate "DEJA_KILO_DB" => ".local/share/kilo",
     relocate "DEJA_KILO_ROOTS" => ".config/Code/User/globalStorage/kilocode.kilo-code",
-    switch "DEJA_INCLUDE_SUBAGENTS"
+    switch "DEJA_INCLUDE_SUBAGENTS",
+    wires "XDG_CONFIG_HOME" => ".config"
 );
 
 /// The fixture home materialized into `to`; the returned writers keep the rows in the live WAL.

@@ -16,6 +16,8 @@
 //! (`pi_jsonl::head_marks_subagent`) to leave them out. Kimchi injects nothing into user
 //! text that deja knows of.
 
+mod wiring;
+
 use std::path::PathBuf;
 
 use deja_core::family::pi_jsonl::{self, DirProject, PiDialect, MAX_WALK_DEPTH};
@@ -77,6 +79,10 @@ static INFO: HarnessInfo = HarnessInfo {
 };
 
 impl HarnessFormat for KimchiFormat {
+    fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
+        Some(&wiring::KimchiWiring)
+    }
+
     fn info(&self) -> &'static HarnessInfo {
         &INFO
     }

@@ -40,6 +40,8 @@
 //! root: the directory holding one directory per agent, whose databases and `sessions/`
 //! are read). OpenClaw injects nothing into the user text that deja knows of.
 
+mod wiring;
+
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -115,6 +117,10 @@ static INFO: HarnessInfo = HarnessInfo {
 };
 
 impl HarnessFormat for OpenclawFormat {
+    fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
+        Some(&wiring::OpenclawWiring)
+    }
+
     fn info(&self) -> &'static HarnessInfo {
         &INFO
     }

@@ -14,7 +14,8 @@ deja_core::conformance!(
     relocate "XDG_DATA_HOME" => ".local/share",
     // A directory in DEJA_OPENCODE_DB means the database in it; the file form is tested below.
     relocate "DEJA_OPENCODE_DB" => ".local/share/opencode",
-    switch "DEJA_INCLUDE_SUBAGENTS"
+    switch "DEJA_INCLUDE_SUBAGENTS",
+    wires "XDG_CONFIG_HOME" => ".config"
 );
 
 /// The fixture home materialized (the `.sql` becomes a live database), and its sessions

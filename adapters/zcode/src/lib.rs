@@ -58,6 +58,8 @@
 //! **Injected text.** None is documented for ZCode; the harness's own injections in the
 //! database are `synthetic` text parts, which the family skips.
 
+mod wiring;
+
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
@@ -131,6 +133,10 @@ static INFO: HarnessInfo = HarnessInfo {
 };
 
 impl HarnessFormat for ZCodeFormat {
+    fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
+        Some(&wiring::ZcodeWiring)
+    }
+
     fn info(&self) -> &'static HarnessInfo {
         &INFO
     }

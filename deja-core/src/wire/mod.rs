@@ -22,6 +22,7 @@ pub mod engine;
 pub mod json;
 #[cfg(feature = "testkit")]
 pub mod kit;
+pub mod pi_extension;
 pub mod toml;
 
 use std::path::{Path, PathBuf};
