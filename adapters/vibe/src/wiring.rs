@@ -6,7 +6,8 @@
 //!
 //! deja's entry is recognised by its name and its `mcp` argument, so one naming an
 //! older binary is adopted. Skills, slash commands and hooks are unknown on the page;
-//! Vibe has no MCP listing, only a turn shows the server loading.
+//! Vibe has no MCP listing, only a turn shows the server loading: on 3.0.2 the system
+//! prompt lists `mcp_deja` among its searchable connector groups.
 
 use std::path::PathBuf;
 
@@ -35,6 +36,6 @@ impl Wiring for VibeWiring {
     }
 
     fn notes(&self) -> &'static [&'static str] {
-        &["Vibe has no MCP listing: start a session and ask it to use the `deja` tool"]
+        &["Vibe has no MCP listing: in a session, `mcp_deja` is among the searchable connector groups"]
     }
 }

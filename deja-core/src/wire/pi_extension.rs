@@ -11,6 +11,11 @@
 //!
 //! Hook calls use `execFileSync` with a 10 s timeout and swallow every error:
 //! extensions run in-process, and a throw would take the session down.
+//!
+//! Checked with pi itself (`@earendil-works/pi-coding-agent` 1.6.0, 2026-12-01), the
+//! loader these harnesses inherit: the module loaded from `~/.pi/agent/extensions/`, and
+//! a `pi -p` turn against a mock model carried the `before_agent_start` message with
+//! deja's `<deja-recall>` block.
 
 use super::{json, WireContext};
 
