@@ -135,3 +135,34 @@ fn a_continued_1_18_33_session_reads_both_prompts_and_the_relative_write() {
     assert_eq!(answers, 2);
     assert!(!s.turns.iter().any(|t| t.role == Role::Reasoning));
 }
+
+/// The config files deja's plain target edits, for the wiring tests.
+fn wired_configs(env: &StoreEnv) -> Vec<std::path::PathBuf> {
+    let wiring = FORMAT.wiring().expect("opencode has wiring");
+    let cx = deja_core::wire::WireContext { env, exe: "/opt/deja/bin/deja".into() };
+    wiring
+        .plain(&cx)
+        .into_iter()
+        .filter_map(|e| match e {
+            deja_core::wire::Edit::JsonMember { file, path, value } => {
+                assert_eq!(path, ["mcp", "deja"]);
+                assert_eq!(value, deja_core::wire::json!({"type": "local", "command": ["/opt/deja/bin/deja", "mcp"]}));
+                Some(file)
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn wiring_edits_opencode_jsonc_only_when_it_is_the_only_config() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join(".config/opencode");
+    std::fs::create_dir_all(&dir).expect("config dir");
+    let env = StoreEnv::with_home(tmp.path());
+    assert_eq!(wired_configs(&env), [dir.join("opencode.json")], "neither exists: opencode.json");
+    std::fs::write(dir.join("opencode.jsonc"), "{ // mine\n}\n").expect("jsonc");
+    assert_eq!(wired_configs(&env), [dir.join("opencode.jsonc")], "only the .jsonc exists");
+    std::fs::write(dir.join("opencode.json"), "{}\n").expect("json");
+    assert_eq!(wired_configs(&env), [dir.join("opencode.json")], "both exist: opencode.json");
+}
