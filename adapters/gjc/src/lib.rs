@@ -62,7 +62,9 @@ static INFO: HarnessInfo = HarnessInfo {
     injected: &InjectedText::NONE,
     capabilities: Capabilities {
         mcp: Capability::Planned("`mcpServers.deja` in `~/.gjc/agent/mcp.json` (tool `mcp__deja_deja`)"),
-        auto_recall: Capability::Planned("pi's extension at `~/.gjc/agent/extensions/deja.ts` (`before_agent_start`, `context`)"),
+        auto_recall: Capability::Planned(
+            "pi's extension at `~/.gjc/agent/extensions/deja.ts` (`before_agent_start`, `tool_result`, `session_compact`)",
+        ),
         skill: Capability::Planned("`~/.gjc/agent/skills/deja-history/SKILL.md` (gjc ignores `~/.agents/skills`)"),
         command: Capability::Planned("`~/.gjc/agent/commands/deja.md` → `/deja`"),
         resume: Capability::Planned("`cd <header cwd> && gjc --resume <id>`"),

@@ -140,7 +140,7 @@ static INFO: HarnessInfo = HarnessInfo {
         ),
         auto_recall: Capability::Planned(
             "`~/.config/kilo/plugins/deja.js` in the opencode 1.x plugin shape: digest folded into the system prompt, \
-             per-prompt recall, file lines and failed-command fixes after a tool, a session-end stamp; the extension's \
+             per-prompt recall, file lines and failed-command fixes after a tool, `hook-precompact` on compaction; the extension's \
              `kilo serve` loads it too; any plugin makes kilo npm-install `@kilocode/plugin` at startup",
         ),
         skill: Capability::Planned("`~/.kilocode/skills/deja-history/SKILL.md`"),

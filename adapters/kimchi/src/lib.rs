@@ -68,7 +68,7 @@ static INFO: HarnessInfo = HarnessInfo {
     capabilities: Capabilities {
         mcp: Capability::Planned("`mcpServers.deja` in `~/.config/kimchi/harness/mcp.json`"),
         auto_recall: Capability::Planned(
-            "pi's extension at `~/.config/kimchi/harness/extensions/deja.ts` (`before_agent_start`, `context`), with \
+            "pi's extension at `~/.config/kimchi/harness/extensions/deja.ts` (`before_agent_start`, `tool_result`, `session_compact`), with \
              Kimchi's `claude-code-hook-adapter` kept off",
         ),
         skill: Capability::Planned("`~/.config/kimchi/harness/skills/deja-history/SKILL.md` (on config `skillPaths`)"),

@@ -104,7 +104,8 @@ static INFO: HarnessInfo = HarnessInfo {
             "a hook pack `<state>/hooks/deja-recall/` (`HOOK.md` + `handler.js` on `agent:bootstrap`, pushing the \
              `hook-session-start` digest onto `bootstrapFiles`) and a plugin `<state>/extensions/deja/` whose \
              `before_prompt_build` handler returns `{prependContext}` from `hook-prompt`; enabled under \
-             `hooks.internal` and `plugins.entries` in `openclaw.json`",
+             `hooks.internal` and `plugins.entries` in `openclaw.json` (the plugin with \
+             `hooks.allowConversationAccess`, without which 2026.9.6 never calls it)",
         ),
         skill: Capability::Planned("the shared `~/.agents/skills/deja-history/SKILL.md`"),
         command: Capability::Planned("via the skill (OpenClaw lists it as a command)"),

@@ -117,7 +117,8 @@ static INFO: HarnessInfo = HarnessInfo {
     injected: &InjectedText::NONE,
     capabilities: Capabilities {
         mcp: Capability::Planned(
-            "`mcp.servers` (nested) in `~/.zcode/cli/setting.json`; before first launch, seed `setting.json` from `config.json` as the runtime would",
+            "`mcp.servers` (nested) in `~/.zcode/cli/setting.json`, which the runtime creates on first launch (migrating \
+             `config.json` once): start ZCode once before installing",
         ),
         auto_recall: Capability::Planned(
             "`hooks.events` in `~/.zcode/cli/setting.json` (SessionStart, UserPromptSubmit, PreToolUse on `Bash|Edit|Write`, \
