@@ -80,6 +80,10 @@ pub struct HookArgs {
     /// on the first invocation only, the project from `workspacePaths[0]`, else `{}`.
     #[arg(long)]
     pub antigravity: bool,
+    /// Crush's flat reply `{"version": 1, "context": …}` (no `decision`: an `allow`
+    /// would skip Crush's permission prompt).
+    #[arg(long)]
+    pub crush: bool,
 }
 
 /// Runs a hook; whatever happens, exit 0.
@@ -340,6 +344,9 @@ fn answer_with(hook: Hook, args: &HookArgs, payload: Option<Value>) -> Option<St
     if args.plain {
         return Some(block);
     }
+    if args.crush {
+        return Some(crush_reply(&block));
+    }
     let event = payload.event.clone().unwrap_or_else(|| hook.default_event().to_string());
     let receipt = match hook {
         Hook::SessionStart => "deja: recalled this project's past sessions",
@@ -351,6 +358,11 @@ fn answer_with(hook: Hook, args: &HookArgs, payload: Option<Value>) -> Option<St
     let _ = &payload.source;
     let v = json!({"systemMessage": receipt, "hookSpecificOutput": {"hookEventName": event, "additionalContext": block}});
     Some(format!("{v}\n"))
+}
+
+/// Crush's hook reply: the block as `context`, and nothing that decides for the user.
+fn crush_reply(block: &str) -> String {
+    format!("{}\n", json!({"version": 1, "context": block}))
 }
 
 /// The framed block alone (no paging note: a hook cannot page).
@@ -436,5 +448,20 @@ mod antigravity_tests {
         assert_eq!(antigravity_reply(None), "{}\n");
         let v: Value = serde_json::from_str(&antigravity_reply(Some("<deja-recall>x</deja-recall>\n".into()))).expect("json");
         assert_eq!(v["injectSteps"][0]["ephemeralMessage"], "<deja-recall>x</deja-recall>\n");
+    }
+}
+
+#[cfg(test)]
+mod crush_tests {
+    use super::*;
+
+    #[test]
+    fn crush_reply_is_flat_and_decides_nothing() {
+        let block = "<deja-recall mode=\"blame\">\nsrc/pool.rs was edited before\n</deja-recall>\n";
+        let reply = crush_reply(block);
+        assert!(reply.ends_with('\n'));
+        let v: Value = serde_json::from_str(&reply).expect("one JSON value");
+        assert_eq!(v, json!({"version": 1, "context": block}));
+        assert!(v.get("decision").is_none() && v.get("hookSpecificOutput").is_none());
     }
 }

@@ -27,6 +27,8 @@
 //! keeps the longest. Because a later append can still grow a reply stored half-way, the
 //! claude-code transcripts are read whole each time (not as append-only tails).
 
+mod wiring;
+
 use std::path::{Path, PathBuf};
 
 use deja_core::family::claude_jsonl::{self, ClaudeDialect, FileHints, CLAUDE_INJECTED, CLAUDE_TOOLS};
@@ -102,6 +104,10 @@ enum Runtime {
 }
 
 impl HarnessFormat for CherrystudioFormat {
+    fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
+        Some(&wiring::CherrystudioWiring)
+    }
+
     fn info(&self) -> &'static HarnessInfo {
         &INFO
     }

@@ -14,7 +14,8 @@ deja_core::conformance!(
     relocate "XDG_CONFIG_HOME" => ".config",
     // Moves the app dir on Windows only; on the OS the kit runs on it moves nothing.
     switch "APPDATA",
-    switch "DEJA_INCLUDE_SUBAGENTS"
+    switch "DEJA_INCLUDE_SUBAGENTS",
+    wires "XDG_CONFIG_HOME" => ".config"
 );
 
 fn home() -> std::path::PathBuf {

@@ -28,6 +28,8 @@
 //! `updated_at`) + `i` ms, and `updated_at` widens the session's last update.
 //! `metadata.parent_session_id` makes the session a `fork` of that id.
 
+mod wiring;
+
 use std::path::{Path, PathBuf};
 
 use deja_core::discover::find_files;
@@ -104,6 +106,10 @@ const KEYS: ToolKeys = ToolKeys {
 };
 
 impl HarnessFormat for CodeWhaleFormat {
+    fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
+        Some(&wiring::CodewhaleWiring)
+    }
+
     fn info(&self) -> &'static HarnessInfo {
         &INFO
     }

@@ -26,6 +26,8 @@
 //! read: `globalStorage/github.copilot-chat/session-store.db` (every id in it also exists
 //! as a transcript).
 
+mod wiring;
+
 use deja_core::family::vscode_chat::{self, VscodeChatDialect, COPILOT_TOOLS};
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, SessionSink,
@@ -113,6 +115,10 @@ static INFO: HarnessInfo = HarnessInfo {
 };
 
 impl HarnessFormat for CopilotChatFormat {
+    fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
+        Some(&wiring::CopilotChatWiring)
+    }
+
     fn info(&self) -> &'static HarnessInfo {
         &INFO
     }

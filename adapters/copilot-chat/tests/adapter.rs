@@ -13,7 +13,8 @@ deja_core::conformance!(
     relocate "DEJA_COPILOT_CHAT_ROOTS" => ".config/Code - Insiders/User",
     relocate "XDG_CONFIG_HOME" => ".config",
     // Moves the User folders on Windows only; on the OS the kit runs on it moves nothing.
-    switch "APPDATA"
+    switch "APPDATA",
+    wires "XDG_CONFIG_HOME" => ".config"
 );
 
 fn home() -> PathBuf {

@@ -34,6 +34,8 @@
 //! `path` or `data_dir` in the registry (Crush writes absolute ones) is taken relative to
 //! the registry's directory.
 
+mod wiring;
+
 use std::collections::HashSet;
 
 use deja_core::read::parse_json_document;
@@ -95,6 +97,10 @@ static INFO: HarnessInfo = HarnessInfo {
 };
 
 impl HarnessFormat for CrushFormat {
+    fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
+        Some(&wiring::CrushWiring)
+    }
+
     fn info(&self) -> &'static HarnessInfo {
         &INFO
     }

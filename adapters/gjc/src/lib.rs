@@ -16,6 +16,8 @@
 //! The `.gjc-managed-session-scope.v2.json` beside a digest directory is not a
 //! transcript. gjc injects nothing into user text that deja knows of.
 
+mod wiring;
+
 use std::path::PathBuf;
 
 use deja_core::family::pi_jsonl::{self, PiDialect, MAX_WALK_DEPTH};
@@ -60,7 +62,9 @@ static INFO: HarnessInfo = HarnessInfo {
     injected: &InjectedText::NONE,
     capabilities: Capabilities {
         mcp: Capability::Planned("`mcpServers.deja` in `~/.gjc/agent/mcp.json` (tool `mcp__deja_deja`)"),
-        auto_recall: Capability::Planned("pi's extension at `~/.gjc/agent/extensions/deja.ts` (`before_agent_start`, `context`)"),
+        auto_recall: Capability::Planned(
+            "pi's extension at `~/.gjc/agent/extensions/deja.ts` (`before_agent_start`, `tool_result`, `session_compact`)",
+        ),
         skill: Capability::Planned("`~/.gjc/agent/skills/deja-history/SKILL.md` (gjc ignores `~/.agents/skills`)"),
         command: Capability::Planned("`~/.gjc/agent/commands/deja.md` → `/deja`"),
         resume: Capability::Planned("`cd <header cwd> && gjc --resume <id>`"),
@@ -69,6 +73,10 @@ static INFO: HarnessInfo = HarnessInfo {
 };
 
 impl HarnessFormat for GjcFormat {
+    fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
+        Some(&wiring::GjcWiring)
+    }
+
     fn info(&self) -> &'static HarnessInfo {
         &INFO
     }

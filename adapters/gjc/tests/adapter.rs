@@ -11,7 +11,8 @@ deja_core::conformance!(
     GjcFormat,
     relocate "DEJA_GJC_ROOT" => ".gjc/agent/sessions",
     relocate "GJC_CODING_AGENT_DIR" => ".gjc/agent",
-    switch "DEJA_INCLUDE_SUBAGENTS"
+    switch "DEJA_INCLUDE_SUBAGENTS",
+    wires "GJC_CODING_AGENT_DIR" => ".gjc/agent"
 );
 
 fn sessions(env: &StoreEnv) -> Vec<Session> {

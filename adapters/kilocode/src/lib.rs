@@ -49,6 +49,8 @@
 //! The synthetic writer writes CLI sessions (`family::opencode::write_synthetic`, agent
 //! `code`) into `~/.local/share/kilo/kilo.db`, appending.
 
+mod wiring;
+
 use std::path::{Path, PathBuf};
 
 use deja_core::family::cline_tasks::{self, ClineDialect, LEGACY_TRANSCRIPT, TASK_INJECTED};
@@ -138,7 +140,7 @@ static INFO: HarnessInfo = HarnessInfo {
         ),
         auto_recall: Capability::Planned(
             "`~/.config/kilo/plugins/deja.js` in the opencode 1.x plugin shape: digest folded into the system prompt, \
-             per-prompt recall, file lines and failed-command fixes after a tool, a session-end stamp; the extension's \
+             per-prompt recall, file lines and failed-command fixes after a tool, `hook-precompact` on compaction; the extension's \
              `kilo serve` loads it too; any plugin makes kilo npm-install `@kilocode/plugin` at startup",
         ),
         skill: Capability::Planned("`~/.kilocode/skills/deja-history/SKILL.md`"),
@@ -183,6 +185,10 @@ impl HarnessFormat for KiloCodeFormat {
 
     fn synthetic(&self) -> Option<&dyn SynthWriter> {
         Some(self)
+    }
+
+    fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
+        Some(&wiring::KiloWiring)
     }
 }
 

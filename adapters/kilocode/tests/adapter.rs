@@ -16,7 +16,8 @@ deja_core::conformance!(
     // A directory in DEJA_KILO_DB means the database in it; the file form is tested below.
     relocate "DEJA_KILO_DB" => ".local/share/kilo",
     relocate "DEJA_KILO_ROOTS" => ".config/Code/User/globalStorage/kilocode.kilo-code",
-    switch "DEJA_INCLUDE_SUBAGENTS"
+    switch "DEJA_INCLUDE_SUBAGENTS",
+    wires "XDG_CONFIG_HOME" => ".config"
 );
 
 /// The fixture home materialized into `to`; the returned writers keep the rows in the live WAL.
@@ -162,4 +163,33 @@ fn a_7_7_9_cli_run_reads_both_prompts_and_an_empty_session_is_nothing() {
     assert_eq!(tool(s, "write")[0].files, vec![FileTouch { path: "/home/u/shop/NOTES.txt".into(), action: FileAction::Write }]);
     assert!(!s.turns.iter().any(|t| t.text.contains("Index: /home/u/shop")), "the write's diff metadata is not text");
     assert_eq!(s.turns.iter().filter(|t| t.role == Role::Assistant).count(), 2);
+}
+
+#[test]
+fn wiring_edits_the_cli_config_and_each_installed_extension() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let env = StoreEnv::with_home(tmp.path());
+    let wiring = KiloCodeFormat.wiring().expect("kilocode has wiring");
+    let cx = deja_core::wire::WireContext { env: &env, exe: "/opt/deja/bin/deja".into() };
+    let members = |cx: &deja_core::wire::WireContext| -> Vec<(std::path::PathBuf, Vec<String>)> {
+        wiring
+            .plain(cx)
+            .into_iter()
+            .filter_map(|e| match e {
+                deja_core::wire::Edit::JsonMember { file, path, .. } => Some((file, path)),
+                _ => None,
+            })
+            .collect()
+    };
+    let cli = tmp.path().join(".config/kilo/kilo.jsonc");
+    assert_eq!(members(&cx), [(cli.clone(), vec!["mcp".to_string(), "deja".to_string()])], "no extension installed");
+    let ext = tmp.path().join(".config/Code/User/globalStorage/kilocode.kilo-code");
+    std::fs::create_dir_all(&ext).expect("extension dir");
+    let found = members(&cx);
+    if cfg!(target_os = "linux") {
+        assert_eq!(
+            found,
+            [(cli, vec!["mcp".into(), "deja".into()]), (ext.join("settings/mcp_settings.json"), vec!["mcpServers".into(), "deja".into()])]
+        );
+    }
 }

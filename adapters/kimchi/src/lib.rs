@@ -16,6 +16,8 @@
 //! (`pi_jsonl::head_marks_subagent`) to leave them out. Kimchi injects nothing into user
 //! text that deja knows of.
 
+mod wiring;
+
 use std::path::PathBuf;
 
 use deja_core::family::pi_jsonl::{self, DirProject, PiDialect, MAX_WALK_DEPTH};
@@ -66,7 +68,7 @@ static INFO: HarnessInfo = HarnessInfo {
     capabilities: Capabilities {
         mcp: Capability::Planned("`mcpServers.deja` in `~/.config/kimchi/harness/mcp.json`"),
         auto_recall: Capability::Planned(
-            "pi's extension at `~/.config/kimchi/harness/extensions/deja.ts` (`before_agent_start`, `context`), with \
+            "pi's extension at `~/.config/kimchi/harness/extensions/deja.ts` (`before_agent_start`, `tool_result`, `session_compact`), with \
              Kimchi's `claude-code-hook-adapter` kept off",
         ),
         skill: Capability::Planned("`~/.config/kimchi/harness/skills/deja-history/SKILL.md` (on config `skillPaths`)"),
@@ -77,6 +79,10 @@ static INFO: HarnessInfo = HarnessInfo {
 };
 
 impl HarnessFormat for KimchiFormat {
+    fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
+        Some(&wiring::KimchiWiring)
+    }
+
     fn info(&self) -> &'static HarnessInfo {
         &INFO
     }

@@ -25,6 +25,8 @@
 //! omp writes to) change nothing here. Beyond the sub-agent template line omp injects nothing
 //! into user text that deja knows of.
 
+mod wiring;
+
 use std::path::{Path, PathBuf};
 
 use deja_core::family::pi_jsonl::{self, PiDialect, MAX_WALK_DEPTH};
@@ -91,6 +93,10 @@ static INFO: HarnessInfo = HarnessInfo {
 };
 
 impl HarnessFormat for OmpFormat {
+    fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
+        Some(&wiring::OmpWiring)
+    }
+
     fn info(&self) -> &'static HarnessInfo {
         &INFO
     }

@@ -40,6 +40,8 @@
 //! root: the directory holding one directory per agent, whose databases and `sessions/`
 //! are read). OpenClaw injects nothing into the user text that deja knows of.
 
+mod wiring;
+
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -102,7 +104,8 @@ static INFO: HarnessInfo = HarnessInfo {
             "a hook pack `<state>/hooks/deja-recall/` (`HOOK.md` + `handler.js` on `agent:bootstrap`, pushing the \
              `hook-session-start` digest onto `bootstrapFiles`) and a plugin `<state>/extensions/deja/` whose \
              `before_prompt_build` handler returns `{prependContext}` from `hook-prompt`; enabled under \
-             `hooks.internal` and `plugins.entries` in `openclaw.json`",
+             `hooks.internal` and `plugins.entries` in `openclaw.json` (the plugin with \
+             `hooks.allowConversationAccess`, without which 2026.9.6 never calls it)",
         ),
         skill: Capability::Planned("the shared `~/.agents/skills/deja-history/SKILL.md`"),
         command: Capability::Planned("via the skill (OpenClaw lists it as a command)"),
@@ -115,6 +118,10 @@ static INFO: HarnessInfo = HarnessInfo {
 };
 
 impl HarnessFormat for OpenclawFormat {
+    fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
+        Some(&wiring::OpenclawWiring)
+    }
+
     fn info(&self) -> &'static HarnessInfo {
         &INFO
     }

@@ -12,7 +12,8 @@ use deja_core::{ExitStatus, HarnessFormat, ParseOptions, Role, Session, SourceRe
 deja_core::conformance!(
     OpenclawFormat,
     relocate "DEJA_OPENCLAW_ROOT" => ".openclaw/agents",
-    relocate "OPENCLAW_STATE_DIR" => ".openclaw"
+    relocate "OPENCLAW_STATE_DIR" => ".openclaw",
+    wires "OPENCLAW_STATE_DIR" => ".openclaw"
 );
 
 fn fixture_home() -> (tempfile::TempDir, Vec<rusqlite::Connection>) {

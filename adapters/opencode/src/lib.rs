@@ -38,6 +38,8 @@
 //! `~/.local/share/opencode/opencode.db`, in opencode 1.18's tables; each call appends a
 //! session (one database holds them all).
 
+mod wiring;
+
 use deja_core::family::opencode::{DbLocation, OpencodeAdapter, OpencodeDialect};
 use deja_core::{Capabilities, Capability, HarnessInfo, InjectedText, Os, StorePath};
 
@@ -92,6 +94,6 @@ static INFO: HarnessInfo = HarnessInfo {
 /// The opencode adapter: the opencode family's whole adapter with this harness's metadata,
 /// dialect and store location.
 pub static FORMAT: OpencodeAdapter =
-    OpencodeAdapter { info: &INFO, dialect: DIALECT, location: LOCATION, synthetic_agent: "build", wiring: None };
+    OpencodeAdapter { info: &INFO, dialect: DIALECT, location: LOCATION, synthetic_agent: "build", wiring: Some(&wiring::OpencodeWiring) };
 
 deja_core::inventory::submit!(deja_core::Registration(&FORMAT));

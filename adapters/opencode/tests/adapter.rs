@@ -14,7 +14,8 @@ deja_core::conformance!(
     relocate "XDG_DATA_HOME" => ".local/share",
     // A directory in DEJA_OPENCODE_DB means the database in it; the file form is tested below.
     relocate "DEJA_OPENCODE_DB" => ".local/share/opencode",
-    switch "DEJA_INCLUDE_SUBAGENTS"
+    switch "DEJA_INCLUDE_SUBAGENTS",
+    wires "XDG_CONFIG_HOME" => ".config"
 );
 
 /// The fixture home materialized (the `.sql` becomes a live database), and its sessions
@@ -133,4 +134,35 @@ fn a_continued_1_18_33_session_reads_both_prompts_and_the_relative_write() {
     let answers = s.turns.iter().filter(|t| t.role == Role::Assistant).count();
     assert_eq!(answers, 2);
     assert!(!s.turns.iter().any(|t| t.role == Role::Reasoning));
+}
+
+/// The config files deja's plain target edits, for the wiring tests.
+fn wired_configs(env: &StoreEnv) -> Vec<std::path::PathBuf> {
+    let wiring = FORMAT.wiring().expect("opencode has wiring");
+    let cx = deja_core::wire::WireContext { env, exe: "/opt/deja/bin/deja".into() };
+    wiring
+        .plain(&cx)
+        .into_iter()
+        .filter_map(|e| match e {
+            deja_core::wire::Edit::JsonMember { file, path, value } => {
+                assert_eq!(path, ["mcp", "deja"]);
+                assert_eq!(value, deja_core::wire::json!({"type": "local", "command": ["/opt/deja/bin/deja", "mcp"]}));
+                Some(file)
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn wiring_edits_opencode_jsonc_only_when_it_is_the_only_config() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join(".config/opencode");
+    std::fs::create_dir_all(&dir).expect("config dir");
+    let env = StoreEnv::with_home(tmp.path());
+    assert_eq!(wired_configs(&env), [dir.join("opencode.json")], "neither exists: opencode.json");
+    std::fs::write(dir.join("opencode.jsonc"), "{ // mine\n}\n").expect("jsonc");
+    assert_eq!(wired_configs(&env), [dir.join("opencode.jsonc")], "only the .jsonc exists");
+    std::fs::write(dir.join("opencode.json"), "{}\n").expect("json");
+    assert_eq!(wired_configs(&env), [dir.join("opencode.json")], "both exist: opencode.json");
 }

@@ -18,6 +18,8 @@
 //! `Command exited with code N` exit line is kept for a bash tool. Children follow
 //! `DEJA_INCLUDE_SUBAGENTS`. prime injects nothing into user text that deja knows of.
 
+mod wiring;
+
 use std::path::{Path, PathBuf};
 
 use deja_core::family::pi_jsonl::{self, DirProject, PiDialect, MAX_WALK_DEPTH};
@@ -84,6 +86,10 @@ static INFO: HarnessInfo = HarnessInfo {
 };
 
 impl HarnessFormat for PrimeFormat {
+    fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
+        Some(&wiring::PrimeWiring)
+    }
+
     fn info(&self) -> &'static HarnessInfo {
         &INFO
     }

@@ -13,7 +13,8 @@ deja_core::conformance!(
     relocate "PRIME_AGENT_SESSION_DIR" => ".prime/agent/sessions",
     relocate "PRIME_AGENT_CODING_AGENT_SESSION_DIR" => ".prime/agent/sessions",
     relocate "PRIME_AGENT_CODING_AGENT_DIR" => ".prime/agent",
-    switch "DEJA_INCLUDE_SUBAGENTS"
+    switch "DEJA_INCLUDE_SUBAGENTS",
+    wires "PRIME_AGENT_CODING_AGENT_DIR" => ".prime/agent"
 );
 
 fn env() -> StoreEnv {

@@ -19,6 +19,8 @@
 //! files are not transcripts. Senpi injects nothing else into user text that deja knows
 //! of.
 
+mod wiring;
+
 use std::path::PathBuf;
 
 use deja_core::family::pi_jsonl::{self, PiDialect, MAX_WALK_DEPTH};
@@ -79,6 +81,10 @@ static INFO: HarnessInfo = HarnessInfo {
 };
 
 impl HarnessFormat for SenpiFormat {
+    fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
+        Some(&wiring::SenpiWiring)
+    }
+
     fn info(&self) -> &'static HarnessInfo {
         &INFO
     }

@@ -11,7 +11,8 @@ deja_core::conformance!(
     SenpiFormat,
     relocate "DEJA_SENPI_ROOT" => ".senpi/agent/sessions",
     relocate "SENPI_CODING_AGENT_DIR" => ".senpi/agent",
-    switch "DEJA_INCLUDE_SUBAGENTS"
+    switch "DEJA_INCLUDE_SUBAGENTS",
+    wires "SENPI_CODING_AGENT_DIR" => ".senpi/agent"
 );
 
 fn home() -> std::path::PathBuf {

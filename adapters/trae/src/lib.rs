@@ -26,6 +26,8 @@
 //! Not read: TRAE CLI 1.x (CoCo) `events.jsonl` (another format), and the TRAE IDE's
 //! chats (a SQLCipher-encrypted database).
 
+mod wiring;
+
 use std::path::PathBuf;
 
 use deja_core::family::codex_rollout::{self, CodexDialect, RolloutStore, Speech};
@@ -120,6 +122,10 @@ pub fn sessions_root(env: &StoreEnv) -> PathBuf {
 }
 
 impl HarnessFormat for TraeFormat {
+    fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
+        Some(&wiring::TraeWiring)
+    }
+
     fn info(&self) -> &'static HarnessInfo {
         &INFO
     }

@@ -10,7 +10,9 @@ deja_core::conformance!(
     TraeFormat,
     relocate "DEJA_TRAE_ROOT" => ".trae/cli/sessions",
     relocate "TRAECLI_HOME" => ".trae/cli",
-    relocate "TRAE_HOME" => ".trae"
+    relocate "TRAE_HOME" => ".trae",
+    wires "TRAE_HOME" => ".trae",
+    wires "TRAECLI_HOME" => ".trae/cli"
 );
 
 fn home() -> std::path::PathBuf {

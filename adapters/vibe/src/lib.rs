@@ -54,6 +54,8 @@
 //! parse still yields `session_id`, `working_dir`/`working_directory`, `parent_session_id`
 //! and `title` recovered one by one from its text.
 
+mod wiring;
+
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -118,6 +120,10 @@ static INFO: HarnessInfo = HarnessInfo {
 };
 
 impl HarnessFormat for VibeFormat {
+    fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
+        Some(&wiring::VibeWiring)
+    }
+
     fn info(&self) -> &'static HarnessInfo {
         &INFO
     }

@@ -58,6 +58,8 @@
 //! **Injected text.** None is documented for ZCode; the harness's own injections in the
 //! database are `synthetic` text parts, which the family skips.
 
+mod wiring;
+
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
@@ -115,7 +117,8 @@ static INFO: HarnessInfo = HarnessInfo {
     injected: &InjectedText::NONE,
     capabilities: Capabilities {
         mcp: Capability::Planned(
-            "`mcp.servers` (nested) in `~/.zcode/cli/setting.json`; before first launch, seed `setting.json` from `config.json` as the runtime would",
+            "`mcp.servers` (nested) in `~/.zcode/cli/setting.json`, which the runtime creates on first launch (migrating \
+             `config.json` once): start ZCode once before installing",
         ),
         auto_recall: Capability::Planned(
             "`hooks.events` in `~/.zcode/cli/setting.json` (SessionStart, UserPromptSubmit, PreToolUse on `Bash|Edit|Write`, \
@@ -131,6 +134,10 @@ static INFO: HarnessInfo = HarnessInfo {
 };
 
 impl HarnessFormat for ZCodeFormat {
+    fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
+        Some(&wiring::ZcodeWiring)
+    }
+
     fn info(&self) -> &'static HarnessInfo {
         &INFO
     }

@@ -44,6 +44,8 @@
 //! `FLATPAK_XDG_DATA_HOME`, `XDG_DATA_HOME`, `LOCALAPPDATA` per OS. `DEJA_ZED_CONFIG`
 //! moves only the settings `deja install` would edit.
 
+mod wiring;
+
 use std::collections::HashSet;
 use std::path::PathBuf;
 
@@ -96,6 +98,10 @@ static INFO: HarnessInfo = HarnessInfo {
 };
 
 impl HarnessFormat for ZedFormat {
+    fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
+        Some(&wiring::ZedWiring)
+    }
+
     fn info(&self) -> &'static HarnessInfo {
         &INFO
     }

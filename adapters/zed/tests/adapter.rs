@@ -17,7 +17,8 @@ deja_core::conformance!(
     // The settings file `deja install` would edit: not a store location.
     switch "DEJA_ZED_CONFIG",
     // Moves the data directory on Windows only; on the OS the kit runs on it moves nothing.
-    switch "LOCALAPPDATA"
+    switch "LOCALAPPDATA",
+    wires "XDG_CONFIG_HOME" => ".config"
 );
 
 fn fixture_home() -> (tempfile::TempDir, Vec<rusqlite::Connection>) {

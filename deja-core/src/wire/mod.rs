@@ -23,6 +23,7 @@ pub mod inspect;
 pub mod json;
 #[cfg(feature = "testkit")]
 pub mod kit;
+pub mod pi_extension;
 pub mod toml;
 
 use std::path::{Path, PathBuf};
@@ -228,9 +229,11 @@ pub const SKILL_NAME: &str = "deja-history";
 /// The text of the `deja-history` skill.
 pub fn skill_text(cx: &WireContext) -> String {
     format!(
-        "---\nname: {SKILL_NAME}\ndescription: Search and recall the user's past coding-agent sessions on this machine \
+        // The description is a double-quoted YAML scalar: unquoted, its `: ` would be a
+        // mapping and strict frontmatter parsers (Copilot CLI's) skip the whole skill.
+        "---\nname: {SKILL_NAME}\ndescription: \"Search and recall the user's past coding-agent sessions on this machine \
          (every harness): what was decided, which command fixed an error, who touched a file. Use before re-solving a \
-         problem, when the user says \"like last time\", or when an error looks familiar.\n---\n\n\
+         problem, when the user refers to earlier work, or when an error looks familiar.\"\n---\n\n\
          # deja: memory of past sessions\n\n\
          Prefer the MCP tool `deja` when it is available (`mode`: recall, context, blame, fix, how, orient, \
          remember, handoff; `q`: the question). Otherwise run the CLI:\n\n\

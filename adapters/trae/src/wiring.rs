@@ -1,0 +1,56 @@
+//! Trae CLI's wiring (its page, "Wiring"), with `<cli>` =
+//! `${TRAECLI_HOME:-${TRAE_HOME:-~/.trae}/cli}`:
+//!
+//! | target | file | what |
+//! | --- | --- | --- |
+//! | `trae` | `~/.agents/skills/deja-history/SKILL.md` | the shared skill, also the `/deja-history <query>` command |
+//! | `trae-auto` | `<cli>/hooks.json` | Codex hooks (timeouts in seconds): `SessionStart`, `UserPromptSubmit`, `PreToolUse`, `PostToolUseFailure` (`Bash`), `PreCompact` |
+//!
+//! Not done from the page: the MCP server (`traecli.toml`'s table name is not in the
+//! material), the status line, and the IDE targets (`trae-ide`, another app's files).
+
+use std::path::PathBuf;
+
+use deja_core::wire::{json, shared_skill, Edit, Surface, WireContext, Wiring};
+use deja_core::StoreEnv;
+
+pub struct TraeWiring;
+
+/// `${TRAE_HOME:-~/.trae}`.
+fn trae_home(env: &StoreEnv) -> PathBuf {
+    env.path_var("TRAE_HOME").unwrap_or_else(|| env.home().join(".trae"))
+}
+
+/// `${TRAECLI_HOME:-<trae home>/cli}`.
+fn cli_home(env: &StoreEnv) -> PathBuf {
+    env.path_var("TRAECLI_HOME").unwrap_or_else(|| trae_home(env).join("cli"))
+}
+
+impl Wiring for TraeWiring {
+    fn surfaces(&self) -> &'static [Surface] {
+        &[Surface::AutoRecall, Surface::Skill, Surface::Command]
+    }
+
+    fn present(&self, env: &StoreEnv) -> bool {
+        trae_home(env).is_dir() || cli_home(env).is_dir()
+    }
+
+    fn plain(&self, cx: &WireContext) -> Vec<Edit> {
+        vec![shared_skill(cx)]
+    }
+
+    fn auto(&self, cx: &WireContext) -> Vec<Edit> {
+        let hooks = cli_home(cx.env).join("hooks.json");
+        vec![
+            cx.claude_hook(&hooks, "SessionStart", None, "hook-session-start", json!({"timeout": 10})),
+            cx.claude_hook(&hooks, "UserPromptSubmit", None, "hook-prompt", json!({"timeout": 10})),
+            cx.claude_hook(&hooks, "PreToolUse", Some("Bash|apply_patch|Edit|Write"), "hook-tool", json!({"timeout": 10})),
+            cx.claude_hook(&hooks, "PostToolUseFailure", Some("Bash"), "hook-tool-after", json!({"timeout": 10})),
+            cx.claude_hook(&hooks, "PreCompact", None, "hook-precompact", json!({"timeout": 10})),
+        ]
+    }
+
+    fn notes(&self) -> &'static [&'static str] {
+        &["trae-auto: Trae runs the hooks once you trust them at TUI start-up"]
+    }
+}
