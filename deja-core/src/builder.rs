@@ -140,9 +140,36 @@ impl SessionBuilder {
         self.push(turn)
     }
 
-    /// The finished session, or `None` when it has no turns (such sessions are not
-    /// emitted).
-    pub fn finish(self) -> Option<Session> {
-        (!self.session.turns.is_empty()).then_some(self.session)
+    /// The finished session, or `None` when it has no turns or no id (such sessions are
+    /// not emitted). Control characters in the id (a damaged row's binary cell) become
+    /// U+FFFD: an id is printed on lines of its own and keys the index, so it must be
+    /// one line, and the same damaged id must map to the same session every time.
+    pub fn finish(mut self) -> Option<Session> {
+        if self.session.turns.is_empty() || self.session.id.trim().is_empty() {
+            return None;
+        }
+        if self.session.id.chars().any(char::is_control) {
+            self.session.id = self.session.id.chars().map(|c| if c.is_control() { '\u{FFFD}' } else { c }).collect();
+        }
+        Some(self.session)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Role;
+
+    fn one_turn(id: &str) -> Option<Session> {
+        let mut b = SessionBuilder::new("h", id, SourceRef::file("/x"));
+        b.push(Turn::new(Role::User, "hello"));
+        b.finish()
+    }
+
+    #[test]
+    fn damaged_ids_are_one_line_and_empty_ones_are_not_emitted() {
+        assert_eq!(one_turn("a\nb\0c").map(|s| s.id), Some("a\u{FFFD}b\u{FFFD}c".to_string()));
+        assert!(one_turn("  ").is_none());
+        assert_eq!(one_turn("ses_1").map(|s| s.id), Some("ses_1".to_string()));
     }
 }

@@ -207,6 +207,8 @@ fn parse_db(src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> 
     let mut rows = stmt.query([]).map_err(sql_err)?;
     while let Some(row) = rows.next().map_err(sql_err)? {
         let Ok(Some(id)) = sqlite::column_text(row, 0) else {
+            // A row read is a record, whatever its id: skipped counts never exceed records.
+            stats.records += 1;
             stats.skip(|| "a conversation row without a readable id".into());
             continue;
         };
