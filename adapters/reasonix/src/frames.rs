@@ -218,8 +218,12 @@ pub(crate) fn replay(records: &[Record<'_>], torn: bool, objects: &[PathBuf], pa
             _ => stats.skip(|| format!("{}: frame {i} stands outside any batch", path.display())),
         }
     }
-    if open.is_some() || torn {
+    if open.is_some() {
         stats.skip(|| format!("{}: the last batch has no batch/end yet (a write in progress); ignored", path.display()));
+    } else if torn {
+        // A frame cut at the end is a write in progress, like a torn last line: it is
+        // read again next time, so it is noted, not counted as a skipped record.
+        stats.problem(format!("{}: the last frame is still being written; read next time", path.display()));
     }
     out
 }
