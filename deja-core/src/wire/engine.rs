@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{block, json, toml, ConfigError, Edit, WireError};
+use super::{block, json, toml, yaml, ConfigError, Edit, WireError};
 
 /// What the engine remembers between runs (`<state dir>/state.json`).
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
@@ -411,6 +411,7 @@ fn check(path: &Path, text: &str, edits: &[&Edit]) -> Result<(), ConfigError> {
     match edits.iter().find(|e| !matches!(e, Edit::Dir { .. } | Edit::OwnedFile { .. })) {
         Some(Edit::JsonMember { .. } | Edit::JsonArrayItem { .. }) => json::check(text),
         Some(Edit::TomlTable { .. } | Edit::TomlArrayItem { .. }) => toml::check(text),
+        Some(Edit::YamlMember { .. } | Edit::YamlListItem { .. } | Edit::YamlListBlock { .. }) => yaml::check(text),
         _ => Ok(()),
     }
 }
@@ -425,6 +426,11 @@ fn apply(text: &str, edit: &Edit) -> Result<String, ConfigError> {
         Edit::TomlArrayItem { path, marker, body, .. } => {
             toml::upsert_array_table(text, &strs(path), &|t| marker.iter().all(|m| t.contains(m.as_str())), body)
         }
+        Edit::YamlMember { path, body, .. } => yaml::set_member(text, &strs(path), body),
+        Edit::YamlListItem { path, marker, body, .. } => {
+            yaml::upsert_item(text, &strs(path), &|t| marker.iter().all(|m| t.contains(m.as_str())), body)
+        }
+        Edit::YamlListBlock { start, end, body, .. } => yaml::set_list_block(text, start, end, body),
         Edit::Block { start, end, body, .. } => Ok(block::set_block(text, start, end, body)),
         Edit::OwnedFile { .. } | Edit::Dir { .. } => Ok(text.to_string()),
     }
@@ -447,6 +453,11 @@ fn strip(bytes: &[u8], edits: &[&Edit], original: Option<&[u8]>) -> Result<Vec<u
             Edit::TomlArrayItem { path, marker, .. } => {
                 toml::remove_array_tables(&text, &strs(path), &|t| marker.iter().all(|m| t.contains(m.as_str())))?
             }
+            Edit::YamlMember { path, .. } => yaml::remove_member(&text, &strs(path))?,
+            Edit::YamlListItem { path, marker, .. } => {
+                yaml::remove_items(&text, &strs(path), &|t| marker.iter().all(|m| t.contains(m.as_str())))?
+            }
+            Edit::YamlListBlock { start, end, .. } => yaml::remove_list_block(&text, start, end)?,
             Edit::Block { start, end, .. } => block::remove_block(&text, start, end),
             Edit::OwnedFile { .. } | Edit::Dir { .. } => text,
         };

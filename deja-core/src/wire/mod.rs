@@ -12,7 +12,8 @@
 //! | --- | --- | --- | --- |
 //! | JSON, JSONC, JSON5 | [`json`] | `jsonc-parser` CST | comments, order, indentation and final newline kept; the file's own indent for new members |
 //! | TOML | [`toml`] | `toml_edit` | comments, order, whitespace kept; a new table appended |
-//! | YAML lists, Markdown | [`block`] | marked lines | only the marked lines change |
+//! | YAML | [`yaml`] | `saphyr-parser` positions, line splices | comments, order, indentation, line endings kept; the file's own indent step and list style for new lines |
+//! | Markdown, other text | [`block`] | marked lines | only the marked lines change |
 //!
 //! Byte-for-byte uninstall is the engine's job ([`engine`]), not the splices': it keeps
 //! the file as it was and re-derives every file from it.
@@ -23,6 +24,7 @@ pub mod json;
 #[cfg(feature = "testkit")]
 pub mod kit;
 pub mod toml;
+pub mod yaml;
 
 use std::path::{Path, PathBuf};
 
@@ -44,6 +46,18 @@ pub enum Edit {
     /// deja's entry in a TOML array of tables (`[[hooks.hooks]]`), recognised by holding
     /// every `marker` string, holding exactly `body`'s keys.
     TomlArrayItem { file: PathBuf, path: Vec<String>, marker: Vec<String>, body: String },
+    /// A member of a YAML mapping: `path` leads from the top-level mapping to the
+    /// member's key; `body` is the value as YAML written at column 0 with a two-space
+    /// step (`command: "x"\nargs:\n  - mcp\n`) or one scalar, re-indented to the file's.
+    YamlMember { file: PathBuf, path: Vec<String>, body: String },
+    /// deja's item in a YAML list at `path` (aider's `read:`, Continue's `mcpServers:`),
+    /// recognised by its text holding every `marker` string; `body` is the item without
+    /// its `- `. A scalar or a one-line flow list there becomes a block list.
+    YamlListItem { file: PathBuf, path: Vec<String>, marker: Vec<String>, body: String },
+    /// deja's marked block of items in a file whose top level is a YAML list (the
+    /// DeepSeek Harness layer): a bare `[]` is replaced, and `[]` written back when the
+    /// block was the last thing in it.
+    YamlListBlock { file: PathBuf, start: String, end: String, body: String },
     /// deja's block of lines, between a start and an end marker line.
     Block { file: PathBuf, start: String, end: String, body: String },
     /// A file deja owns whole: a skill, a slash command, a plugin. A copy the user
@@ -60,6 +74,9 @@ impl Edit {
             | Edit::JsonArrayItem { file, .. }
             | Edit::TomlTable { file, .. }
             | Edit::TomlArrayItem { file, .. }
+            | Edit::YamlMember { file, .. }
+            | Edit::YamlListItem { file, .. }
+            | Edit::YamlListBlock { file, .. }
             | Edit::Block { file, .. }
             | Edit::OwnedFile { file, .. } => file,
             Edit::Dir { path } => path,
@@ -90,6 +107,23 @@ impl Edit {
             marker: marker.iter().map(|s| s.to_string()).collect(),
             body: body.into(),
         }
+    }
+
+    pub fn yaml_member(file: impl Into<PathBuf>, path: &[&str], body: impl Into<String>) -> Edit {
+        Edit::YamlMember { file: file.into(), path: path.iter().map(|s| s.to_string()).collect(), body: body.into() }
+    }
+
+    pub fn yaml_list_item(file: impl Into<PathBuf>, path: &[&str], marker: &[&str], body: impl Into<String>) -> Edit {
+        Edit::YamlListItem {
+            file: file.into(),
+            path: path.iter().map(|s| s.to_string()).collect(),
+            marker: marker.iter().map(|s| s.to_string()).collect(),
+            body: body.into(),
+        }
+    }
+
+    pub fn yaml_list_block(file: impl Into<PathBuf>, start: &str, end: &str, body: impl Into<String>) -> Edit {
+        Edit::YamlListBlock { file: file.into(), start: start.to_string(), end: end.to_string(), body: body.into() }
     }
 
     pub fn block(file: impl Into<PathBuf>, start: &str, end: &str, body: impl Into<String>) -> Edit {
