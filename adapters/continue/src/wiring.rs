@@ -4,8 +4,10 @@
 //! | --- | --- | --- |
 //! | `continue` | `config.yaml` | deja's item in the `mcpServers:` list (found again by `name: deja`): `<exe> mcp` |
 //! | `continue` | `config.yaml` | deja's item in the `prompts:` list → `/deja` |
-//! | `continue` | `skills/deja-history/SKILL.md` | the skill (named in the `Skills` tool description) |
+//! | `continue` | `skills/deja-history/SKILL.md` | the skill, where the page says `cn` reads skills |
 //!
+//! The skill surface is not claimed: in a `cn --auto -p` turn (1.5.47) the `Skills` tool
+//! listed no skill with this file in place, so it is written but not counted as working.
 //! No `continue-auto`: `cn` 1.5.47 loads Claude-shaped hook settings but never fires them.
 
 use std::path::PathBuf;
@@ -25,7 +27,7 @@ fn quoted(s: &str) -> String {
 
 impl Wiring for ContinueWiring {
     fn surfaces(&self) -> &'static [Surface] {
-        &[Surface::Mcp, Surface::Skill, Surface::Command]
+        &[Surface::Mcp, Surface::Command]
     }
 
     fn present(&self, env: &StoreEnv) -> bool {
