@@ -127,3 +127,15 @@ fn what_cannot_be_spliced_is_refused_with_a_position() {
     assert!(matches!(upsert_item("read: {a: 1}\n", &["read"], &ours, "deja"), Err(ConfigError::Shape(_))));
 }
 
+
+#[test]
+fn the_skill_frontmatter_is_strict_yaml() {
+    let env = crate::StoreEnv::with_home("/h");
+    let cx = super::super::WireContext { env: &env, exe: "/opt/deja bin/deja".into() };
+    let text = super::super::skill_text(&cx);
+    let front = text.split("---\n").nth(1).unwrap_or_default();
+    let root = parse(front).unwrap().unwrap();
+    let Kind::Map { entries, .. } = &root.kind else { panic!("{front}") };
+    let description = entries.iter().find(|(k, _)| key_name(k) == Some("description")).map(|(_, v)| &v.kind);
+    assert!(matches!(description, Some(Kind::Scalar { value, .. }) if value.contains("(every harness): what")), "{front}");
+}
