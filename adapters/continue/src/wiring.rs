@@ -53,10 +53,7 @@ impl Wiring for ContinueWiring {
                 &config,
                 &["prompts"],
                 &["name: deja\n"],
-                format!(
-                    "name: deja\ndescription: Search past coding-agent sessions on this machine (deja)\nprompt: {}\n",
-                    quoted(&prompt)
-                ),
+                format!("name: deja\ndescription: Search past coding-agent sessions on this machine (deja)\nprompt: {}\n", quoted(&prompt)),
             ),
             Edit::owned_file(home.join("skills").join(SKILL_NAME).join("SKILL.md"), skill_text(cx)),
         ]

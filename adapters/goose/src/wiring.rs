@@ -65,10 +65,7 @@ impl Wiring for GooseWiring {
             Edit::yaml_member(
                 &config,
                 &["extensions", "deja"],
-                format!(
-                    "enabled: true\ntype: stdio\nname: deja\ncmd: {}\nargs:\n  - \"mcp\"\ntimeout: 60\n",
-                    quoted(&cx.exe())
-                ),
+                format!("enabled: true\ntype: stdio\nname: deja\ncmd: {}\nargs:\n  - \"mcp\"\ntimeout: 60\n", quoted(&cx.exe())),
             ),
             Edit::owned_file(&recipe_path, recipe(cx)),
             Edit::yaml_list_item(

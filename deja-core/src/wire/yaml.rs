@@ -40,9 +40,18 @@ struct Pos {
 #[derive(Debug)]
 enum Kind {
     /// A scalar: its value and whether it is YAML's null written as nothing, `~` or `null`.
-    Scalar { value: String, null: bool },
-    Map { flow: bool, entries: Vec<(Node, Node)> },
-    Seq { flow: bool, items: Vec<Node> },
+    Scalar {
+        value: String,
+        null: bool,
+    },
+    Map {
+        flow: bool,
+        entries: Vec<(Node, Node)>,
+    },
+    Seq {
+        flow: bool,
+        items: Vec<Node>,
+    },
     Alias,
 }
 
@@ -149,16 +158,16 @@ fn parse(text: &str) -> Result<Option<Node>, ConfigError> {
         .filter(|(_, (e, _))| matches!(e, Event::Scalar(..) | Event::MappingStart(..) | Event::SequenceStart(..) | Event::Alias(_)))
         .map(|(i, _)| i)
         .collect();
-    while i < events.len() && !matches!(events[i].0, Event::Scalar(..) | Event::MappingStart(..) | Event::SequenceStart(..) | Event::Alias(_))
+    while i < events.len()
+        && !matches!(events[i].0, Event::Scalar(..) | Event::MappingStart(..) | Event::SequenceStart(..) | Event::Alias(_))
     {
         i += 1;
     }
     if i >= events.len() {
         return Ok(None);
     }
-    let next_line = |last: usize| -> Option<usize> {
-        content.iter().find(|&&c| c > last).map(|&c| events[c].1.start.line().saturating_sub(1))
-    };
+    let next_line =
+        |last: usize| -> Option<usize> { content.iter().find(|&&c| c > last).map(|&c| events[c].1.start.line().saturating_sub(1)) };
     fn build(
         events: &[(Event, Span)],
         i: &mut usize,
@@ -460,7 +469,9 @@ fn locate<'n>(root: Option<&'n Node>, path: &[&str], lines: &Lines, style: Style
                     node.start.line + 1
                 )))
             }
-            _ => return Err(ConfigError::Shape(format!("`{}` is not a mapping", if depth == 0 { "the top level".into() } else { here() }))),
+            _ => {
+                return Err(ConfigError::Shape(format!("`{}` is not a mapping", if depth == 0 { "the top level".into() } else { here() })))
+            }
         }
     }
     Err(ConfigError::Shape("empty path".into()))
@@ -468,13 +479,7 @@ fn locate<'n>(root: Option<&'n Node>, path: &[&str], lines: &Lines, style: Style
 
 /// A member whose value is an empty placeholder (`key:`, `key: ~`, `key: {}`): the new
 /// members go on the lines right after the key, the placeholder is cleared.
-fn empty_placeholder<'n>(
-    value: &Node,
-    key: Option<&Node>,
-    depth: usize,
-    lines: &Lines,
-    style: Style,
-) -> Result<Located<'n>, ConfigError> {
+fn empty_placeholder<'n>(value: &Node, key: Option<&Node>, depth: usize, lines: &Lines, style: Style) -> Result<Located<'n>, ConfigError> {
     let Some(k) = key else {
         // The whole document is `{}` or null.
         return Ok(Located::Missing { depth, at: lines.text.len(), col: 0, clear: clear_range(value, lines) });

@@ -127,7 +127,6 @@ fn what_cannot_be_spliced_is_refused_with_a_position() {
     assert!(matches!(upsert_item("read: {a: 1}\n", &["read"], &ours, "deja"), Err(ConfigError::Shape(_))));
 }
 
-
 #[test]
 fn the_skill_frontmatter_is_strict_yaml() {
     let env = crate::StoreEnv::with_home("/h");
