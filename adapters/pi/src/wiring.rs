@@ -78,7 +78,7 @@ export default function (pi: any) {{
   }});
 }}
 "#,
-        exe = Value::from(cx.exe()).to_string()
+        exe = Value::from(cx.exe())
     )
 }
 
