@@ -13,3 +13,4 @@ mod discovery;
 mod properties;
 mod roundtrip;
 mod snapshots;
+mod wiring;
