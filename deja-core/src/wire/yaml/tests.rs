@@ -138,3 +138,31 @@ fn the_skill_frontmatter_is_strict_yaml() {
     let description = entries.iter().find(|(k, _)| key_name(k) == Some("description")).map(|(_, v)| &v.kind);
     assert!(matches!(description, Some(Kind::Scalar { value, .. }) if value.contains("(every harness): what")), "{front}");
 }
+
+#[test]
+fn the_engine_round_trips_yaml_and_strips_only_deja_from_a_rewritten_file() {
+    use std::collections::{BTreeMap, BTreeSet};
+    let tmp = tempfile::tempdir().unwrap();
+    let config = tmp.path().join("config.yaml");
+    let user = "# goose\nextensions:\n  developer:\n    enabled: true\n";
+    std::fs::write(&config, user).unwrap();
+    let edits: BTreeMap<String, Vec<super::super::Edit>> = [(
+        "goose".to_string(),
+        vec![
+            super::super::Edit::yaml_member(&config, &["extensions", "deja"], "cmd: \"/bin/deja\"\n"),
+            super::super::Edit::yaml_list_item(&config, &["slash_commands"], &["command: deja"], "command: deja\n"),
+        ],
+    )]
+    .into_iter()
+    .collect();
+    let engine = super::super::engine::Engine::new(tmp.path().join("state"));
+    let on: BTreeSet<String> = ["goose".to_string()].into_iter().collect();
+    engine.apply(&engine.plan(&on, &edits, false).unwrap()).unwrap();
+    let installed = std::fs::read_to_string(&config).unwrap();
+    assert!(installed.contains("  deja:\n    cmd: \"/bin/deja\"\n") && installed.contains("slash_commands:\n  - command: deja\n"));
+    assert!(engine.plan(&on, &edits, false).unwrap().is_noop(), "a second install changes nothing");
+    // The harness rewrites the file: its change stays, deja's entries go.
+    std::fs::write(&config, format!("{installed}GOOSE_MODEL: new\n")).unwrap();
+    engine.apply(&engine.plan(&BTreeSet::new(), &edits, false).unwrap()).unwrap();
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), format!("{user}GOOSE_MODEL: new\n"));
+}
