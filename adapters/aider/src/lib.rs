@@ -61,6 +61,7 @@ use std::path::PathBuf;
 use chrono::{Local, NaiveDateTime, TimeZone};
 use deja_core::discover::find_files;
 use deja_core::read::read_source;
+mod wiring;
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, Role,
     SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolUse, Turn,
@@ -110,6 +111,10 @@ static INFO: HarnessInfo = HarnessInfo {
 impl HarnessFormat for AiderFormat {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
+    }
+
+    fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
+        Some(&wiring::AiderWiring)
     }
 
     fn discover(&self, env: &StoreEnv) -> Discovery {

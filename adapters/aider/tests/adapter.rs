@@ -10,7 +10,8 @@ deja_core::conformance!(
     AiderFormat,
     relocate "DEJA_AIDER_ROOT" => "src",
     relocate "DEJA_AIDER_ROOTS" => "projects",
-    relocate "AIDER_CHAT_HISTORY_FILE" => "src/app"
+    relocate "AIDER_CHAT_HISTORY_FILE" => "src/app",
+    wires "XDG_CONFIG_HOME" => ".config"
 );
 
 fn home() -> std::path::PathBuf {

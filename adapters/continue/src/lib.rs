@@ -35,6 +35,7 @@ use deja_core::{
     SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolMap, Turn,
 };
 use serde_json::Value;
+mod wiring;
 
 const ID: &str = "continue";
 const LIST: &str = "sessions.json";
@@ -91,6 +92,10 @@ const KEYS: ToolKeys = ToolKeys {
 impl HarnessFormat for ContinueFormat {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
+    }
+
+    fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
+        Some(&wiring::ContinueWiring)
     }
 
     fn discover(&self, env: &StoreEnv) -> Discovery {

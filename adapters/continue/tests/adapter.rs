@@ -10,7 +10,8 @@ use deja_core::{FileAction, HarnessFormat, ParseOptions, Role, Session, SourceRe
 deja_core::conformance!(
     ContinueFormat,
     relocate "DEJA_CONTINUE_ROOT" => ".continue/sessions",
-    relocate "CONTINUE_GLOBAL_DIR" => ".continue"
+    relocate "CONTINUE_GLOBAL_DIR" => ".continue",
+    wires "CONTINUE_GLOBAL_DIR" => ".continue"
 );
 
 fn fixture_sessions() -> Vec<Session> {

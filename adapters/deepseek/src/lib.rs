@@ -42,6 +42,7 @@ pub use deja_core::family::dsh_log::{generation_name, pick_generation, Generatio
 use std::path::{Path, PathBuf};
 
 use deja_core::family::dsh_log;
+mod wiring;
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, SessionSink,
     SourceRef, StoreEnv, StorePath, SynthSession, SynthWriter,
@@ -99,6 +100,10 @@ static INFO: HarnessInfo = HarnessInfo {
 impl HarnessFormat for DeepSeek {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
+    }
+
+    fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
+        Some(&wiring::DeepSeekWiring)
     }
 
     fn discover(&self, env: &StoreEnv) -> Discovery {

@@ -4,7 +4,8 @@
 deja_core::conformance!(
     deja_adapter_deepseek::DeepSeek,
     relocate "DEJA_DEEPSEEK_ROOT" => ".dsh/sessions",
-    relocate "DSH_HOME" => ".dsh"
+    relocate "DSH_HOME" => ".dsh",
+    wires "DSH_HOME" => ".dsh"
 );
 
 mod common;
@@ -12,3 +13,4 @@ mod discovery;
 mod properties;
 mod roundtrip;
 mod snapshots;
+mod wiring;

@@ -45,6 +45,7 @@ use deja_core::{
     ParseStats, Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolMap, Turn,
 };
 use serde_json::Value;
+mod wiring;
 
 const ID: &str = "goose";
 const DB_NAME: &str = "sessions.db";
@@ -98,6 +99,10 @@ static INFO: HarnessInfo = HarnessInfo {
 impl HarnessFormat for GooseFormat {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
+    }
+
+    fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
+        Some(&wiring::GooseWiring)
     }
 
     fn discover(&self, env: &StoreEnv) -> Discovery {

@@ -19,7 +19,8 @@ deja_core::conformance!(
     // `goose_path_root_moves_the_data_directory` below checks it.
     switch "GOOSE_PATH_ROOT",
     // Moves the data directory on Windows only; on the OS the kit runs on it moves nothing.
-    switch "APPDATA"
+    switch "APPDATA",
+    wires "XDG_CONFIG_HOME" => ".config"
 );
 
 fn fixture_home() -> (tempfile::TempDir, Vec<rusqlite::Connection>) {

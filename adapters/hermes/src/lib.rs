@@ -46,6 +46,7 @@ use deja_core::{
 use deja_core::{Edit, FileAction, FileTouch};
 use rusqlite::Connection;
 use serde_json::Value;
+mod wiring;
 
 const ID: &str = "hermes";
 const DB_NAME: &str = "state.db";
@@ -111,6 +112,10 @@ static INFO: HarnessInfo = HarnessInfo {
 impl HarnessFormat for HermesFormat {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
+    }
+
+    fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
+        Some(&wiring::HermesWiring)
     }
 
     fn discover(&self, env: &StoreEnv) -> Discovery {

@@ -15,7 +15,8 @@ deja_core::conformance!(
     relocate "HERMES_HOME" => ".hermes",
     relocate "DEJA_HERMES_PROFILES_ROOT" => ".hermes/profiles",
     // A directory in DEJA_HERMES_DB means the state.db in it.
-    relocate "DEJA_HERMES_DB" => ".hermes/profiles/ops"
+    relocate "DEJA_HERMES_DB" => ".hermes/profiles/ops",
+    wires "HERMES_HOME" => ".hermes"
 );
 
 fn fixture_home() -> (tempfile::TempDir, Vec<rusqlite::Connection>) {

@@ -29,6 +29,7 @@ use deja_core::{
     SourceRef, StoreEnv, StorePath, SynthSession, SynthWriter,
 };
 use serde_json::Value;
+mod wiring;
 
 const ID: &str = "pi";
 
@@ -97,6 +98,10 @@ static INFO: HarnessInfo = HarnessInfo {
 impl HarnessFormat for PiFormat {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
+    }
+
+    fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
+        Some(&wiring::PiWiring)
     }
 
     fn discover(&self, env: &StoreEnv) -> Discovery {

@@ -12,7 +12,8 @@ deja_core::conformance!(
     relocate "DEJA_PI_ROOT" => ".pi/agent/sessions",
     relocate "PI_CODING_AGENT_DIR" => ".pi/agent",
     relocate "PI_CODING_AGENT_SESSION_DIR" => ".pi/agent/sessions",
-    switch "DEJA_INCLUDE_SUBAGENTS"
+    switch "DEJA_INCLUDE_SUBAGENTS",
+    wires "PI_CODING_AGENT_DIR" => ".pi/agent"
 );
 
 fn sessions_with(opts: &ParseOptions) -> Vec<Session> {

@@ -69,6 +69,7 @@ use deja_core::{
 use serde_json::Value;
 
 pub use frames::MAGIC as FRAME_MAGIC;
+mod wiring;
 
 /// The adapter id.
 pub const ID: &str = "reasonix";
@@ -136,6 +137,10 @@ static INFO: HarnessInfo = HarnessInfo {
 impl HarnessFormat for ReasonixFormat {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
+    }
+
+    fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
+        Some(&wiring::ReasonixWiring)
     }
 
     fn discover(&self, env: &StoreEnv) -> Discovery {

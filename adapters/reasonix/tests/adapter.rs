@@ -16,7 +16,8 @@ deja_core::conformance!(
     relocate "REASONIX_HOME" => ".reasonix",
     relocate "XDG_CONFIG_HOME" => ".config",
     // Moves the state root on Windows only; on the OS the kit runs on it moves nothing.
-    switch "APPDATA"
+    switch "APPDATA",
+    wires "REASONIX_HOME" => ".reasonix"
 );
 
 fn fixture_home() -> PathBuf {

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{block, json, toml, ConfigError, Edit, WireError};
+use super::{block, json, toml, yaml, ConfigError, Edit, WireError};
 
 /// What the engine remembers between runs (`<state dir>/state.json`).
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
@@ -406,16 +406,17 @@ fn write_following_links(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 /// Checks the file parses in the syntax its edits use.
-fn check(path: &Path, text: &str, edits: &[&Edit]) -> Result<(), ConfigError> {
+pub(crate) fn check(path: &Path, text: &str, edits: &[&Edit]) -> Result<(), ConfigError> {
     let _ = path;
     match edits.iter().find(|e| !matches!(e, Edit::Dir { .. } | Edit::OwnedFile { .. })) {
         Some(Edit::JsonMember { .. } | Edit::JsonArrayItem { .. }) => json::check(text),
         Some(Edit::TomlTable { .. } | Edit::TomlArrayItem { .. }) => toml::check(text),
+        Some(Edit::YamlMember { .. } | Edit::YamlListItem { .. } | Edit::YamlListBlock { .. }) => yaml::check(text),
         _ => Ok(()),
     }
 }
 
-fn apply(text: &str, edit: &Edit) -> Result<String, ConfigError> {
+pub(crate) fn apply(text: &str, edit: &Edit) -> Result<String, ConfigError> {
     match edit {
         Edit::JsonMember { path, value, .. } => json::set_member(text, &strs(path), value),
         Edit::JsonArrayItem { path, marker, value, .. } => {
@@ -425,6 +426,11 @@ fn apply(text: &str, edit: &Edit) -> Result<String, ConfigError> {
         Edit::TomlArrayItem { path, marker, body, .. } => {
             toml::upsert_array_table(text, &strs(path), &|t| marker.iter().all(|m| t.contains(m.as_str())), body)
         }
+        Edit::YamlMember { path, body, .. } => yaml::set_member(text, &strs(path), body),
+        Edit::YamlListItem { path, marker, body, .. } => {
+            yaml::upsert_item(text, &strs(path), &|t| marker.iter().all(|m| t.contains(m.as_str())), body)
+        }
+        Edit::YamlListBlock { start, end, body, .. } => yaml::set_list_block(text, start, end, body),
         Edit::Block { start, end, body, .. } => Ok(block::set_block(text, start, end, body)),
         Edit::OwnedFile { .. } | Edit::Dir { .. } => Ok(text.to_string()),
     }
@@ -433,7 +439,7 @@ fn apply(text: &str, edit: &Edit) -> Result<String, ConfigError> {
 /// The file with every deja edit that could be in it taken out. A JSON member the file
 /// held before deja's first change (a setting deja flipped, such as Gemini's
 /// `hooksConfig.enabled`) gets its `original` value back instead of going.
-fn strip(bytes: &[u8], edits: &[&Edit], original: Option<&[u8]>) -> Result<Vec<u8>, ConfigError> {
+pub(crate) fn strip(bytes: &[u8], edits: &[&Edit], original: Option<&[u8]>) -> Result<Vec<u8>, ConfigError> {
     let mut text = String::from_utf8(bytes.to_vec()).map_err(|_| ConfigError::Shape("not UTF-8 text".into()))?;
     let original = original.and_then(|b| std::str::from_utf8(b).ok());
     for e in edits {
@@ -447,6 +453,11 @@ fn strip(bytes: &[u8], edits: &[&Edit], original: Option<&[u8]>) -> Result<Vec<u
             Edit::TomlArrayItem { path, marker, .. } => {
                 toml::remove_array_tables(&text, &strs(path), &|t| marker.iter().all(|m| t.contains(m.as_str())))?
             }
+            Edit::YamlMember { path, .. } => yaml::remove_member(&text, &strs(path))?,
+            Edit::YamlListItem { path, marker, .. } => {
+                yaml::remove_items(&text, &strs(path), &|t| marker.iter().all(|m| t.contains(m.as_str())))?
+            }
+            Edit::YamlListBlock { start, end, .. } => yaml::remove_list_block(&text, start, end)?,
             Edit::Block { start, end, .. } => block::remove_block(&text, start, end),
             Edit::OwnedFile { .. } | Edit::Dir { .. } => text,
         };

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{block, json, toml, ConfigError, Edit};
+use super::{engine, ConfigError, Edit};
 
 /// The state of one edit on disk.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,10 +46,6 @@ fn read(path: &Path) -> Option<String> {
     std::fs::read(path).ok().map(|b| String::from_utf8_lossy(&b).into_owned())
 }
 
-fn strs(path: &[String]) -> Vec<&str> {
-    path.iter().map(String::as_str).collect()
-}
-
 /// What differs between deja's entry on disk and the one this binary would write.
 fn differs(found: &str, exe: &str) -> String {
     if found.contains(exe) {
@@ -60,6 +56,10 @@ fn differs(found: &str, exe: &str) -> String {
 }
 
 /// The state of `edit` on disk; `exe` is this binary's path as the edits name it.
+/// Read through the engine's own splices, so every syntax is judged alike: an edit is
+/// wired when applying it again would change nothing, stale when the file holds deja's
+/// entry in another form (taking deja's entries out would change it), missing
+/// otherwise.
 pub fn inspect(edit: &Edit, exe: &str) -> EditState {
     let Some(text) = read(edit.file()) else {
         return match edit {
@@ -68,58 +68,23 @@ pub fn inspect(edit: &Edit, exe: &str) -> EditState {
         };
     };
     match edit {
-        Edit::JsonMember { path, value, .. } => match json::get_member(&text, &strs(path)) {
-            Err(e) => EditState::Broken(e),
-            Ok(None) => EditState::Missing,
-            Ok(Some(found)) if &found == value => EditState::Wired,
-            Ok(Some(found)) => EditState::Stale(differs(&found.to_string(), exe)),
-        },
-        Edit::JsonArrayItem { path, marker, value, .. } => match json::get_member(&text, &strs(path)) {
-            Err(e) => EditState::Broken(e),
-            Ok(Some(serde_json::Value::Array(items))) => {
-                let ours: Vec<&serde_json::Value> = items.iter().filter(|v| super::engine::matches_marker(v, marker)).collect();
-                match ours.first() {
-                    None => EditState::Missing,
-                    Some(v) if *v == value => EditState::Wired,
-                    Some(v) => EditState::Stale(differs(&v.to_string(), exe)),
-                }
-            }
-            Ok(_) => EditState::Missing,
-        },
-        Edit::TomlTable { path, body, .. } => match toml::has_table(&text, &strs(path)) {
-            Err(e) => EditState::Broken(e),
-            Ok(false) => EditState::Missing,
-            Ok(true) => match toml::set_table(&text, &strs(path), body) {
-                Ok(same) if same == text => EditState::Wired,
-                _ => EditState::Stale(differs(&text, exe)),
-            },
-        },
-        Edit::TomlArrayItem { path, marker, body, .. } => {
-            let is_ours = |t: &str| marker.iter().all(|m| t.contains(m.as_str()));
-            match toml::upsert_array_table(&text, &strs(path), &is_ours, body) {
-                Err(e) => EditState::Broken(e),
-                Ok(same) if same == text => EditState::Wired,
-                Ok(_) if marker.iter().all(|m| text.contains(m.as_str())) => EditState::Stale(differs(&text, exe)),
-                Ok(_) => EditState::Missing,
-            }
-        }
-        Edit::Block { start, end, body, .. } => {
-            if !block::has_block(&text, start, end) {
-                EditState::Missing
-            } else if block::set_block(&text, start, end, body) == text {
-                EditState::Wired
-            } else {
-                EditState::Stale(differs(&text, exe))
-            }
-        }
+        Edit::Dir { .. } => return EditState::Wired,
         Edit::OwnedFile { contents, .. } => {
-            if text == *contents {
-                EditState::Wired
-            } else {
-                EditState::Stale(differs(&text, exe))
-            }
+            return if text == *contents { EditState::Wired } else { EditState::Stale(differs(&text, exe)) };
         }
-        Edit::Dir { .. } => EditState::Wired,
+        _ => {}
+    }
+    if let Err(e) = engine::check(edit.file(), &text, &[edit]) {
+        return EditState::Broken(e);
+    }
+    match engine::apply(&text, edit) {
+        Err(e) => EditState::Broken(e),
+        Ok(again) if again == text => EditState::Wired,
+        Ok(_) => match engine::strip(text.as_bytes(), &[edit], None) {
+            Ok(stripped) if stripped != text.as_bytes() => EditState::Stale(differs(&text, exe)),
+            Ok(_) => EditState::Missing,
+            Err(e) => EditState::Broken(e),
+        },
     }
 }
 

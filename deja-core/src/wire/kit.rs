@@ -38,6 +38,27 @@ fn seed(edit: &Edit) -> Option<String> {
             let table = if parent.is_empty() { USER_MARK.to_string() } else { format!("{parent}.{USER_MARK}") };
             Some(format!("# {USER_MARK}: the user's comment\nmodel = \"mine\"  # pinned\n\n[{table}]\ncommand = \"mine\"\n"))
         }
+        Edit::YamlMember { path, .. } | Edit::YamlListItem { path, .. } => {
+            // The parents of deja's member, the last holding the user's own entry (a
+            // list item for a list), and a top-level key of theirs after it.
+            let mut text = format!("# {USER_MARK}: the user's comment\n");
+            let parents = &path[..path.len().saturating_sub(1)];
+            for (depth, key) in parents.iter().enumerate() {
+                text.push_str(&format!("{}{key}:\n", "  ".repeat(depth)));
+            }
+            let pad = "  ".repeat(parents.len());
+            match (edit, path.last()) {
+                (Edit::YamlListItem { .. }, Some(key)) => {
+                    text.push_str(&format!("{pad}{key}:\n{pad}  - \"{USER_MARK}\"  # pinned\n"));
+                }
+                _ => text.push_str(&format!("{pad}{USER_MARK}: true  # pinned\n")),
+            }
+            if !parents.is_empty() || matches!(edit, Edit::YamlListItem { .. }) {
+                text.push_str("theme: dark\n");
+            }
+            Some(text)
+        }
+        Edit::YamlListBlock { .. } => Some(format!("# {USER_MARK}: the user's comment\n- {USER_MARK}: true\n")),
         Edit::Block { .. } => Some(format!("# {USER_MARK}: the user's comment\n{USER_MARK}: true\n")),
         Edit::OwnedFile { .. } | Edit::Dir { .. } => None,
     }
