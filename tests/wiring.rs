@@ -193,3 +193,40 @@ fn hooks_fail_open() {
         Command::new(env!("CARGO_BIN_EXE_deja")).arg("hook-prompt").env_clear().env("HOME", "").stdin(Stdio::null()).output().expect("run");
     assert!(out.status.success() && out.stdout.is_empty());
 }
+
+#[test]
+fn doctor_tells_wired_from_stale_and_broken() {
+    let h = Home::new();
+    seed(&h);
+    assert!(deja_in(&h, &[], &["install", "claude"], None).status.success());
+    let target = |v: &Value, id: &str, t: &str| -> Value {
+        v["harnesses"]
+            .as_array()
+            .and_then(|hs| hs.iter().find(|x| x["id"] == id))
+            .and_then(|x| x["wiring"].as_array())
+            .and_then(|ts| ts.iter().find(|x| x["target"] == t))
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    let out = deja_in(&h, &[], &["doctor", "--json"], None);
+    let v: Value = serde_json::from_slice(&out.stdout).expect("doctor json");
+    assert_eq!(target(&v, "claude", "claude")["state"], "wired", "{v}");
+    assert_eq!(target(&v, "claude", "claude-auto")["state"], "not wired");
+    assert!(v["index"]["writer_lock"].is_string());
+    // The binary moved: the entry names another one.
+    let moved = std::fs::read_to_string(h.home.join(".claude.json")).expect("read").replace(env!("CARGO_BIN_EXE_deja"), "/old/place/deja");
+    let exe = std::fs::canonicalize(env!("CARGO_BIN_EXE_deja")).expect("exe").display().to_string();
+    let moved = moved.replace(&exe, "/old/place/deja");
+    std::fs::write(h.home.join(".claude.json"), moved).expect("write");
+    let v: Value = serde_json::from_slice(&deja_in(&h, &[], &["doctor", "--json"], None).stdout).expect("json");
+    let t = target(&v, "claude", "claude");
+    assert_eq!(t["state"], "stale", "{t}");
+    assert_eq!(t["fix"], "deja install claude");
+    std::fs::write(h.home.join(".claude.json"), "{\n  \"mcpServers\": @\n}").expect("write");
+    let out = deja_in(&h, &[], &["doctor", "--json"], None);
+    assert_eq!(out.status.code(), Some(1), "problems give a non-zero status");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let t = target(&v, "claude", "claude");
+    assert_eq!(t["state"], "broken", "{t}");
+    assert!(t["detail"].to_string().contains("line 2"), "{t}");
+}

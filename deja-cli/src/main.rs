@@ -6,6 +6,7 @@
 mod adapters;
 mod bench;
 mod demo;
+mod doctor;
 mod harnesses;
 mod hooks;
 mod index_cmd;
@@ -84,6 +85,8 @@ enum Command {
     Install(install::InstallArgs),
     /// Take out what `deja install` wrote.
     Uninstall(install::UninstallArgs),
+    /// What deja sees and what is wired: stores, sessions, each harness's wiring, the index.
+    Doctor(doctor::DoctorArgs),
     /// Hook for a harness's session start: this project's digest (wired by `deja install <id>-auto`).
     #[command(name = "hook-session-start")]
     HookSessionStart(hooks::HookArgs),
@@ -246,6 +249,7 @@ fn main() -> ExitCode {
         Command::HookPrecompact(a) => Ok(hooks::run(hooks::Hook::Precompact, a)),
         Command::Install(a) => install::install(a),
         Command::Uninstall(a) => install::uninstall(a),
+        Command::Doctor(a) => doctor::run(a),
         Command::Mcp(a) => mcp::run(a),
         Command::Bench(a) => bench::run(a),
     };

@@ -88,9 +88,13 @@ pub fn inspect(edit: &Edit, exe: &str) -> EditState {
     }
 }
 
-/// The state of a target from its edits' states.
-pub fn target_state(edits: &[Edit], exe: &str) -> TargetState {
-    let states: Vec<(PathBuf, EditState)> = edits.iter().map(|e| (e.file().to_path_buf(), inspect(e, exe))).collect();
+/// The state of a target from its edits' states. Files `shared` says several harnesses
+/// write (the `~/.agents/skills` skill) do not make a target look wired on their own:
+/// another harness's install put them there.
+pub fn target_state(edits: &[Edit], exe: &str, shared: &dyn Fn(&Path) -> bool) -> TargetState {
+    let own: Vec<&Edit> = edits.iter().filter(|e| !shared(e.file())).collect();
+    let judged: Vec<&Edit> = if own.is_empty() { edits.iter().collect() } else { own };
+    let states: Vec<(PathBuf, EditState)> = judged.iter().map(|e| (e.file().to_path_buf(), inspect(e, exe))).collect();
     let broken: Vec<(PathBuf, ConfigError)> =
         states.iter().filter_map(|(p, s)| if let EditState::Broken(e) = s { Some((p.clone(), e.clone())) } else { None }).collect();
     if !broken.is_empty() {
@@ -129,6 +133,6 @@ mod tests {
         std::fs::write(&f, "{\n  \"mcpServers\": @\n}").unwrap();
         assert!(matches!(inspect(&edit, "/bin/deja"), EditState::Broken(ConfigError::Parse { line: 2, .. })));
         let skill = Edit::owned_file(tmp.path().join("SKILL.md"), "x");
-        assert_eq!(target_state(&[edit, skill], "/bin/deja").label(), "broken");
+        assert_eq!(target_state(&[edit, skill], "/bin/deja", &|_| false).label(), "broken");
     }
 }
