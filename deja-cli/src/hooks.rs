@@ -158,7 +158,6 @@ struct Payload {
     cwd: Option<String>,
     event: Option<String>,
     prompt: Option<String>,
-    source: Option<String>,
     file: Option<String>,
     command: Option<String>,
     /// For `hook-tool-after`: the tool's output when it failed.
@@ -190,7 +189,6 @@ impl Payload {
             cwd: str_at(v, &["cwd", "workspace", "project_dir"]).map(str::to_string),
             event: str_at(v, &["hook_event_name", "hookEventName"]).map(str::to_string),
             prompt: v.get("prompt").and_then(text_of).or_else(|| v.get("user_prompt").and_then(text_of)),
-            source: str_at(v, &["source", "trigger"]).map(str::to_string),
             file: str_at(input, &["file_path", "path", "notebook_path", "filePath", "absolute_path"]).map(str::to_string),
             command: str_at(input, &["command", "cmd"]).map(str::to_string),
             failure: failure_text(response),
@@ -355,7 +353,6 @@ fn answer_with(hook: Hook, args: &HookArgs, payload: Option<Value>) -> Option<St
         Hook::ToolAfter => "deja: this error was fixed before",
         Hook::Precompact => "",
     };
-    let _ = &payload.source;
     let v = json!({"systemMessage": receipt, "hookSpecificOutput": {"hookEventName": event, "additionalContext": block}});
     Some(format!("{v}\n"))
 }

@@ -218,7 +218,7 @@ fn finish(engine: &Engine, plan: &Plan, named: &[String], dry_run: bool, json: b
             "command": verb,
             "dry_run": dry_run,
             "targets": named,
-            "installed": plan_targets(plan),
+            "installed": plan.targets(),
             "files": plan.changes.iter().map(|c| serde_json::json!({
                 "path": c.path, "action": action(c), "kept_because": c.kept,
                 "diff": dry_run.then(|| c.unified_diff()),
@@ -253,8 +253,4 @@ fn finish(engine: &Engine, plan: &Plan, named: &[String], dry_run: bool, json: b
         eprintln!("deja: left {} untouched: it {}", r.path.display(), r.error);
     }
     Ok(if plan.refused.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
-}
-
-fn plan_targets(plan: &Plan) -> Vec<String> {
-    plan.targets().iter().cloned().collect()
 }

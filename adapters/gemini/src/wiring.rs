@@ -15,7 +15,7 @@
 
 use std::path::PathBuf;
 
-use deja_core::wire::{json, shared_skill, Edit, Surface, WireContext, Wiring};
+use deja_core::wire::{json, shared_skill, to_pretty, Edit, Surface, WireContext, Wiring};
 use deja_core::StoreEnv;
 
 pub struct GeminiWiring;
@@ -56,8 +56,8 @@ impl Wiring for GeminiWiring {
         let hook = |sub: &str| json!([{"hooks": [{"type": "command", "command": cx.hook_command(sub), "timeout": 10000}]}]);
         let hooks = json!({"hooks": {"SessionStart": hook("hook-session-start"), "BeforeAgent": hook("hook-prompt")}});
         vec![
-            Edit::owned_file(ext.join("gemini-extension.json"), format!("{}\n", pretty(&manifest))),
-            Edit::owned_file(ext.join("hooks/hooks.json"), format!("{}\n", pretty(&hooks))),
+            Edit::owned_file(ext.join("gemini-extension.json"), format!("{}\n", to_pretty(&manifest))),
+            Edit::owned_file(ext.join("hooks/hooks.json"), format!("{}\n", to_pretty(&hooks))),
             Edit::json_member(home.join("settings.json"), &["hooksConfig", "enabled"], json!(true)),
         ]
     }
@@ -65,9 +65,4 @@ impl Wiring for GeminiWiring {
     fn notes(&self) -> &'static [&'static str] {
         &["Gemini starts no MCP server in an untrusted folder: trust the folder (or set GEMINI_CLI_TRUST_WORKSPACE=true); `gemini mcp list` should show `✓ deja … Connected`"]
     }
-}
-
-fn pretty(v: &deja_core::wire::Value) -> String {
-    // Serialising a `Value` cannot fail.
-    deja_core::wire::to_pretty(v)
 }

@@ -238,7 +238,7 @@ impl Engine {
                 Some(b) => String::from_utf8(b.clone()).map_err(|_| config_err(ConfigError::Shape("not UTF-8 text".into())))?,
                 None => String::new(),
             };
-            check(path, &text, all).map_err(config_err)?;
+            check(&text, all).map_err(config_err)?;
             for e in active {
                 text = apply(&text, e).map_err(config_err)?;
             }
@@ -406,8 +406,7 @@ fn write_following_links(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 /// Checks the file parses in the syntax its edits use.
-pub(crate) fn check(path: &Path, text: &str, edits: &[&Edit]) -> Result<(), ConfigError> {
-    let _ = path;
+pub(crate) fn check(text: &str, edits: &[&Edit]) -> Result<(), ConfigError> {
     match edits.iter().find(|e| !matches!(e, Edit::Dir { .. } | Edit::OwnedFile { .. })) {
         Some(Edit::JsonMember { .. } | Edit::JsonArrayItem { .. }) => json::check(text),
         Some(Edit::TomlTable { .. } | Edit::TomlArrayItem { .. }) => toml::check(text),

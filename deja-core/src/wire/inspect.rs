@@ -74,7 +74,7 @@ pub fn inspect(edit: &Edit, exe: &str) -> EditState {
         }
         _ => {}
     }
-    if let Err(e) = engine::check(edit.file(), &text, &[edit]) {
+    if let Err(e) = engine::check(&text, &[edit]) {
         return EditState::Broken(e);
     }
     match engine::apply(&text, edit) {

@@ -24,6 +24,7 @@ pub mod inspect;
 pub mod json;
 #[cfg(feature = "testkit")]
 pub mod kit;
+pub mod opencode_plugin;
 pub mod pi_extension;
 pub mod toml;
 pub mod yaml;
