@@ -12,17 +12,13 @@
 
 use std::path::PathBuf;
 
-use deja_core::wire::{skill_text, Edit, Surface, Value, WireContext, Wiring, SKILL_NAME};
+use deja_core::wire::{skill_text, yaml, Edit, Surface, WireContext, Wiring, SKILL_NAME};
 use deja_core::StoreEnv;
 
 pub struct ContinueWiring;
 
 fn continue_home(env: &StoreEnv) -> PathBuf {
     env.path_var("CONTINUE_GLOBAL_DIR").unwrap_or_else(|| env.home().join(".continue"))
-}
-
-fn quoted(s: &str) -> String {
-    Value::from(s).to_string()
 }
 
 impl Wiring for ContinueWiring {
@@ -47,13 +43,16 @@ impl Wiring for ContinueWiring {
                 &config,
                 &["mcpServers"],
                 &["name: deja\n"],
-                format!("name: deja\ncommand: {}\nargs:\n  - mcp\n", quoted(&cx.exe())),
+                format!("name: deja\ncommand: {}\nargs:\n  - mcp\n", yaml::quote(&cx.exe())),
             ),
             Edit::yaml_list_item(
                 &config,
                 &["prompts"],
                 &["name: deja\n"],
-                format!("name: deja\ndescription: Search past coding-agent sessions on this machine (deja)\nprompt: {}\n", quoted(&prompt)),
+                format!(
+                    "name: deja\ndescription: Search past coding-agent sessions on this machine (deja)\nprompt: {}\n",
+                    yaml::quote(&prompt)
+                ),
             ),
             Edit::owned_file(home.join("skills").join(SKILL_NAME).join("SKILL.md"), skill_text(cx)),
         ]

@@ -18,7 +18,7 @@
 
 use std::path::PathBuf;
 
-use deja_core::wire::{shared_skill, Edit, Surface, Value, WireContext, Wiring};
+use deja_core::wire::{shared_skill, yaml, Edit, Surface, WireContext, Wiring};
 use deja_core::StoreEnv;
 
 pub struct DeepSeekWiring;
@@ -34,11 +34,6 @@ fn plugin_dir(env: &StoreEnv) -> PathBuf {
     dsh_home(env).join("plugins/deja")
 }
 
-/// A YAML / JavaScript double-quoted string (JSON's escaping is valid in both).
-fn quoted(s: &str) -> String {
-    Value::from(s).to_string()
-}
-
 /// The layer's block: deja's rows inside one `insert:` entry (a bare row would address
 /// an existing row and fail with `entry "mcp-deja" not found`).
 fn layer_block(cx: &WireContext, auto: bool) -> String {
@@ -46,11 +41,11 @@ fn layer_block(cx: &WireContext, auto: bool) -> String {
     let mut body = format!(
         "- insert:\n    - id: mcp-deja\n      name: '@deepseek-ai/dsh-mcp-client'\n      config:\n        serverName: deja\n        \
          transport: stdio\n        command: {exe}\n        args: ['mcp']\n    - id: deja-command\n      name: {command}\n",
-        exe = quoted(&cx.exe()),
-        command = quoted(&dir.join("command.js").display().to_string()),
+        exe = yaml::quote(&cx.exe()),
+        command = yaml::quote(&dir.join("command.js").display().to_string()),
     );
     if auto {
-        body.push_str(&format!("    - id: deja-auto\n      name: {}\n", quoted(&dir.join("auto.js").display().to_string())));
+        body.push_str(&format!("    - id: deja-auto\n      name: {}\n", yaml::quote(&dir.join("auto.js").display().to_string())));
     }
     body
 }
@@ -88,7 +83,7 @@ export function apply(ctx) {{
 apply.inject = inject;
 export default apply;
 "#,
-        exe = quoted(&cx.exe())
+        exe = yaml::quote(&cx.exe())
     )
 }
 
@@ -224,7 +219,7 @@ export function apply(ctx) {{
 apply.inject = inject;
 export default apply;
 "#,
-        exe = quoted(&cx.exe())
+        exe = yaml::quote(&cx.exe())
     )
 }
 

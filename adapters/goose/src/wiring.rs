@@ -13,7 +13,7 @@
 
 use std::path::PathBuf;
 
-use deja_core::wire::{shared_skill, Edit, Surface, Value, WireContext, Wiring};
+use deja_core::wire::{shared_skill, yaml, Edit, Surface, WireContext, Wiring};
 use deja_core::StoreEnv;
 
 pub struct GooseWiring;
@@ -31,11 +31,6 @@ fn config_dir(env: &StoreEnv) -> PathBuf {
         }
     }
     env.home().join(".config/goose")
-}
-
-/// A YAML double-quoted string (JSON's escaping is valid YAML).
-fn quoted(s: &str) -> String {
-    Value::from(s).to_string()
 }
 
 fn recipe(cx: &WireContext) -> String {
@@ -65,14 +60,14 @@ impl Wiring for GooseWiring {
             Edit::yaml_member(
                 &config,
                 &["extensions", "deja"],
-                format!("enabled: true\ntype: stdio\nname: deja\ncmd: {}\nargs:\n  - \"mcp\"\ntimeout: 60\n", quoted(&cx.exe())),
+                format!("enabled: true\ntype: stdio\nname: deja\ncmd: {}\nargs:\n  - \"mcp\"\ntimeout: 60\n", yaml::quote(&cx.exe())),
             ),
             Edit::owned_file(&recipe_path, recipe(cx)),
             Edit::yaml_list_item(
                 &config,
                 &["slash_commands"],
                 &["command: \"deja\""],
-                format!("command: \"deja\"\nrecipe_path: {}\n", quoted(&recipe_path.display().to_string())),
+                format!("command: \"deja\"\nrecipe_path: {}\n", yaml::quote(&recipe_path.display().to_string())),
             ),
             shared_skill(cx),
         ]

@@ -9,18 +9,13 @@
 
 use std::path::PathBuf;
 
-use deja_core::wire::{skill_text, Edit, Surface, WireContext, Wiring, SKILL_NAME};
+use deja_core::wire::{skill_text, yaml, Edit, Surface, WireContext, Wiring, SKILL_NAME};
 use deja_core::StoreEnv;
 
 pub struct HermesWiring;
 
 fn hermes_home(env: &StoreEnv) -> PathBuf {
     env.path_var("HERMES_HOME").unwrap_or_else(|| env.home().join(".hermes"))
-}
-
-/// A YAML (and Python) double-quoted string: JSON's escaping is valid in both.
-fn quoted(s: &str) -> String {
-    deja_core::wire::Value::from(s).to_string()
 }
 
 const PLUGIN_YAML: &str = "name: deja\nversion: 1.0.0\ndescription: Recall from past coding-agent sessions on this machine (deja)\n\
@@ -74,7 +69,7 @@ def register(ctx):
     ctx.register_hook("pre_llm_call", recall)
     ctx.register_command("deja", handler=search, description="Search past coding-agent sessions (deja)")
 "#,
-        exe = quoted(&cx.exe())
+        exe = yaml::quote(&cx.exe())
     )
 }
 
@@ -93,7 +88,7 @@ impl Wiring for HermesWiring {
             Edit::yaml_member(
                 home.join("config.yaml"),
                 &["mcp_servers", "deja"],
-                format!("command: {}\nargs:\n  - mcp\nenabled: true\n", quoted(&cx.exe())),
+                format!("command: {}\nargs:\n  - mcp\nenabled: true\n", yaml::quote(&cx.exe())),
             ),
             Edit::owned_file(home.join("skills").join(SKILL_NAME).join("SKILL.md"), skill_text(cx)),
         ]

@@ -224,6 +224,13 @@ fn parse(text: &str) -> Result<Option<Node>, ConfigError> {
     Ok(Some(root))
 }
 
+/// `s` as a YAML double-quoted string (a Windows path's backslashes escaped), for
+/// values deja writes into YAML.
+pub fn quote(s: &str) -> String {
+    // A JSON string is a valid YAML double-quoted scalar, escapes included.
+    serde_json::Value::from(s).to_string()
+}
+
 /// Checks that `text` parses as YAML, reporting where it does not.
 pub fn check(text: &str) -> Result<(), ConfigError> {
     parse(&text.replace("\r\n", "\n")).map(|_| ())
