@@ -2,12 +2,13 @@
 //! synthetic homes ([`e2e`]), every adapter's fixture store in one home
 //! ([`every_harness`]), the recall commands ([`recall`]) and the MCP server
 //! ([`mcp`], and under fuzzing-style input, [`fuzz_mcp`]), ordinary mistakes and hostile
-//! settings ([`misuse`]), every kind of secret kept out of all of them ([`secrets`]), and
+//! settings ([`misuse`]), resume commands and `deja handoff` ([`handoff`]), every kind of secret kept out of all of them ([`secrets`]), and
 //! `deja install` and the hooks ([`wiring`]).
 
 mod e2e;
 mod every_harness;
 mod fuzz_mcp;
+mod handoff;
 mod mcp;
 mod misuse;
 mod recall;

@@ -64,9 +64,9 @@ fn lines(values: &[Value]) -> Vec<u8> {
     out
 }
 
-const CLAUDE_SESSION: &str = "5f0c7e2a-1111-4222-8333-944445555666";
-const CODEX_THREAD: &str = "0199aa00-1111-7222-8333-944445555666";
-const DSH_SESSION: &str = "1234abcd-0000-4000-8000-000000000000";
+pub(crate) const CLAUDE_SESSION: &str = "5f0c7e2a-1111-4222-8333-944445555666";
+pub(crate) const CODEX_THREAD: &str = "0199aa00-1111-7222-8333-944445555666";
+pub(crate) const DSH_SESSION: &str = "1234abcd-0000-4000-8000-000000000000";
 
 fn claude_records() -> Vec<Value> {
     vec![

@@ -7,6 +7,7 @@ mod adapters;
 mod bench;
 mod demo;
 mod doctor;
+mod handoff;
 mod harnesses;
 mod hooks;
 mod index_cmd;
@@ -55,8 +56,10 @@ enum Command {
                             their tail; rewritten ones are parsed again. Sessions whose source file was deleted stay \
                             searchable. Only one `deja index` writes at a time; a second one waits.")]
     Index(index_cmd::IndexArgs),
-    /// Print a whole session (an id prefix is enough).
+    /// Print a whole session (an id prefix is enough), with the command that resumes it.
     Show(show::ShowArgs),
+    /// Start a harness with a past session's digest as its first prompt (or print it to paste).
+    Handoff(handoff::HandoffArgs),
     /// List the harnesses deja reads, their stores on this machine, and session counts.
     Harnesses(harnesses::HarnessesArgs),
     /// Run the whole pipeline on a synthetic home with every harness that has a synthetic writer (touches nothing of yours).
@@ -232,6 +235,7 @@ fn main() -> ExitCode {
         Command::Search(a) => search_cmd::run(SearchArgs { shorthand, ..a }),
         Command::Index(a) => index_cmd::run(a),
         Command::Show(a) => show::run(a),
+        Command::Handoff(a) => handoff::run(a),
         Command::Harnesses(a) => harnesses::run(a),
         Command::Demo(a) => demo::run(a),
         Command::Ctx(a) => recall_cmd::ctx(a),

@@ -1,4 +1,5 @@
-//! Small shared pieces of human output: dates, ages, tables, and the `--since` parser.
+//! Small shared pieces of human output: dates, ages, tables, resume commands, and the
+//! `--since` parser.
 
 use anyhow::{bail, Result};
 use deja_core::Timestamp;
@@ -6,6 +7,15 @@ use deja_core::Timestamp;
 /// `2026-03-02 10:00` in UTC, or `-`.
 pub fn short_time(t: Option<Timestamp>) -> String {
     t.and_then(|t| t.to_datetime()).map_or_else(|| "-".to_string(), |d| d.format("%Y-%m-%d %H:%M").to_string())
+}
+
+/// A session's resume command as JSON: `{command, argv, dir?, note?}`, or `null` with the
+/// reason beside it in `resume_unavailable`, so a script can tell "none" from "unknown".
+pub fn resume_json(meta: &deja_core::index::SessionMeta) -> (serde_json::Value, Option<String>) {
+    match deja_core::launch::resume_for(meta) {
+        Ok(r) => (serde_json::to_value(r).unwrap_or(serde_json::Value::Null), None),
+        Err(why) => (serde_json::Value::Null, Some(why)),
+    }
 }
 
 /// Parses `30d`, `12h`, `2w`, `90m`, or a date `2026-01-02` (or any timestamp shape).

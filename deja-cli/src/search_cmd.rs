@@ -102,6 +102,7 @@ pub fn results_json(r: &SearchResults) -> serde_json::Value {
         .hits
         .iter()
         .map(|h| {
+            let (resume, unavailable) = crate::output::resume_json(&h.session);
             serde_json::json!({
                 "session": {
                     "harness": h.session.harness,
@@ -113,6 +114,8 @@ pub fn results_json(r: &SearchResults) -> serde_json::Value {
                     "updated": h.session.updated,
                     "parent": h.session.parent,
                 },
+                "resume": resume,
+                "resume_unavailable": unavailable,
                 "score": h.score,
                 "snippets": h.snippets,
                 "turns": h.turns.iter().take(5).map(|t| {
@@ -155,6 +158,10 @@ pub fn render(r: &SearchResults, query: &str) -> String {
         out.push_str(&format!("    {}  {}\n", id_short, clean(s.project.as_deref().unwrap_or("-"), 200)));
         for sn in &h.snippets {
             out.push_str(&format!("    │ {}\n", clean(sn, 400)));
+        }
+        if let Ok(r) = deja_core::launch::resume_for(s) {
+            let note = r.note.map(|n| format!("  ({n})")).unwrap_or_default();
+            out.push_str(&format!("    ↻ {}\n", clean(&format!("{}{note}", r.command), 400)));
         }
     }
     out

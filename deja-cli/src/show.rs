@@ -1,10 +1,11 @@
-//! `deja show ID`: the whole normalized session, as text or JSON.
+//! `deja show ID`: the whole normalized session, as text or JSON, with the command that
+//! resumes it in its harness.
 
 use std::process::ExitCode;
 
 use anyhow::{bail, Result};
 use clap::Args;
-use deja_core::index::{IndexPaths, IndexView};
+use deja_core::index::{IndexPaths, IndexView, SessionMeta};
 use deja_core::{Role, StoreEnv};
 
 use deja_core::recall::frame::terminal_safe as safe;
@@ -20,24 +21,38 @@ pub struct ShowArgs {
     pub json: bool,
 }
 
+/// The one session `id` names: the whole id, `<harness>:<id>`, or a unique prefix; an
+/// ambiguous prefix lists the candidates.
+pub fn find_one(view: &IndexView, id: &str) -> Result<SessionMeta> {
+    let mut found = view.find_sessions_by_prefix(id)?;
+    if let Some(exact) = found.iter().position(|m| m.id == id || m.key() == id) {
+        found = vec![found.swap_remove(exact)];
+    }
+    match found.len() {
+        0 => bail!("no session id starts with `{id}`"),
+        1 => Ok(found.remove(0)),
+        n => {
+            let list: Vec<String> = found.iter().take(10).map(|m| format!("  {}  {}", m.key(), m.title.as_deref().unwrap_or(""))).collect();
+            bail!("`{id}` matches {n} sessions; give more of the id:\n{}", list.join("\n"));
+        }
+    }
+}
+
 pub fn run(args: ShowArgs) -> Result<ExitCode> {
     let env = StoreEnv::from_process();
     let view = IndexView::open(&IndexPaths::new(env.index_dir()))?;
-    let mut found = view.find_sessions_by_prefix(&args.id)?;
-    if let Some(exact) = found.iter().position(|m| m.id == args.id || m.key() == args.id) {
-        found = vec![found.swap_remove(exact)];
-    }
-    let meta = match found.len() {
-        0 => bail!("no session id starts with `{}`", args.id),
-        1 => found.remove(0),
-        n => {
-            let list: Vec<String> = found.iter().take(10).map(|m| format!("  {}  {}", m.key(), m.title.as_deref().unwrap_or(""))).collect();
-            bail!("`{}` matches {n} sessions; give more of the id:\n{}", args.id, list.join("\n"));
-        }
-    };
+    let meta = find_one(&view, &args.id)?;
     let turns = view.session_turns(&meta.key())?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&serde_json::json!({"schema_version": 1, "session": meta, "turns": turns}))?);
+        let (resume, unavailable) = crate::output::resume_json(&meta);
+        let doc = serde_json::json!({
+            "schema_version": 1,
+            "session": meta,
+            "resume": resume,
+            "resume_unavailable": unavailable,
+            "turns": turns,
+        });
+        println!("{}", serde_json::to_string_pretty(&doc)?);
         return Ok(ExitCode::SUCCESS);
     }
     println!("{}  [{}]", safe(meta.title.as_deref().unwrap_or("(untitled)")), meta.harness);
@@ -47,6 +62,15 @@ pub fn run(args: ShowArgs) -> Result<ExitCode> {
     println!("source   {}", safe(&meta.path));
     if let Some(p) = &meta.parent {
         println!("parent   {}", safe(p));
+    }
+    match deja_core::launch::resume_for(&meta) {
+        Ok(r) => {
+            println!("resume   {}", safe(&r.command));
+            if let Some(note) = &r.note {
+                println!("         ({})", safe(note));
+            }
+        }
+        Err(why) => println!("resume   - ({})", safe(&why)),
     }
     for t in &turns {
         let label = match t.role {

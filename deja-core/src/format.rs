@@ -276,7 +276,18 @@ pub struct HarnessInfo {
     pub format_summary: &'static str,
     /// Text this harness injects about itself (stripped at ingest, for this harness only).
     pub injected: &'static InjectedText,
+    /// The wiring surfaces; resume and handoff are derived from [`launch`](Self::launch).
     pub capabilities: Capabilities,
+    /// How a found session is reopened in this harness, and how it starts with a prompt.
+    pub launch: crate::launch::Launch,
+}
+
+impl HarnessInfo {
+    /// Every capability the matrix reports, resume and handoff derived from `launch`.
+    pub fn named_capabilities(&self) -> [(&'static str, Capability); 6] {
+        let [mcp, auto, skill, command] = self.capabilities.named();
+        [mcp, auto, skill, command, ("resume", self.launch.resume_capability()), ("handoff", self.launch.handoff_capability())]
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -347,20 +358,12 @@ pub struct Capabilities {
     pub auto_recall: Capability,
     pub skill: Capability,
     pub command: Capability,
-    pub resume: Capability,
-    pub handoff: Capability,
 }
 
 impl Capabilities {
-    pub fn named(&self) -> [(&'static str, Capability); 6] {
-        [
-            ("mcp", self.mcp),
-            ("auto-recall", self.auto_recall),
-            ("skill", self.skill),
-            ("command", self.command),
-            ("resume", self.resume),
-            ("handoff", self.handoff),
-        ]
+    /// The four wiring surfaces by name, as the static description states them.
+    pub fn named(&self) -> [(&'static str, Capability); 4] {
+        [("mcp", self.mcp), ("auto-recall", self.auto_recall), ("skill", self.skill), ("command", self.command)]
     }
 }
 

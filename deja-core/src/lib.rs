@@ -13,6 +13,7 @@ pub mod family;
 pub mod format;
 pub mod fsutil;
 pub mod index;
+pub mod launch;
 pub mod model;
 pub mod normalize;
 pub mod patch;

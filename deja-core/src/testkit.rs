@@ -92,6 +92,10 @@ macro_rules! conformance {
         fn conformance_wiring() {
             deja_conformance_kit().check_wiring();
         }
+        #[test]
+        fn conformance_resume() {
+            deja_conformance_kit().check_resume();
+        }
     };
 }
 
@@ -263,6 +267,52 @@ impl Kit {
     pub fn sessions(&self, env: impl Fn(&Path) -> StoreEnv, opts: &ParseOptions) -> Vec<Session> {
         let home = self.home();
         read_all(self.format, &env(home.path()), opts)
+    }
+
+    /// Every fixture session gets a resume command or a reason, as the adapter's `launch`
+    /// declares: a harness that always resumes (or resumes by key) reopens its fixture
+    /// sessions with its own program, and one that does not refuses them all.
+    pub fn check_resume(&self) {
+        use crate::launch::{resume_command, Resume};
+        let launch = self.format.info().launch;
+        // The home stays alive: a harness that resumes by key reads it beside the transcript.
+        let home = self.home();
+        let sessions: Vec<Session> = self.sources(&home).iter().flat_map(|src| self.parse(src, &ParseOptions::default()).0).collect();
+        let mut resumable = Vec::new();
+        for s in &sessions {
+            let meta = crate::index::SessionMeta {
+                harness: s.harness.clone(),
+                id: s.id.clone(),
+                title: s.title.clone(),
+                project: s.project.clone(),
+                path: s.source.manifest_key(),
+                started: s.started,
+                updated: s.updated,
+                parent: s.parent.clone(),
+                kind: s.kind.clone(),
+                agent: s.agent.clone(),
+                turns: s.turns.len() as u32,
+            };
+            match (resume_command(&launch.resume, &meta), &launch.resume) {
+                (Ok(cmd), Resume::Always(spec) | Resume::ByKey { spec, .. }) => {
+                    assert_eq!(cmd.argv.first().map(String::as_str), spec.argv.first().copied(), "{}: {cmd:?}", self.id());
+                    resumable.push(cmd);
+                }
+                (Ok(cmd), _) => resumable.push(cmd),
+                (Err(why), Resume::Always(_)) => panic!("{}: session {} should always resume: {why}", self.id(), s.id),
+                (Err(why), _) => assert!(!why.is_empty(), "{}: an empty reason", self.id()),
+            }
+        }
+        match launch.resume {
+            Resume::Unsupported(_) | Resume::Unknown => {
+                assert!(resumable.is_empty(), "{}: declares no resume but made {resumable:?}", self.id())
+            }
+            // A per-session pick may depend on this machine (a directory that must exist).
+            Resume::PerSession { .. } => {}
+            Resume::Always(_) | Resume::ByKey { .. } => {
+                assert!(!resumable.is_empty(), "{}: no fixture session is resumable", self.id())
+            }
+        }
     }
 
     /// Reading changes nothing and is not disturbed by a writer (see the module doc).

@@ -60,6 +60,7 @@ use std::path::PathBuf;
 
 use chrono::{Local, NaiveDateTime, TimeZone};
 use deja_core::discover::find_files;
+use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::read::read_source;
 mod wiring;
 use deja_core::{
@@ -103,8 +104,10 @@ static INFO: HarnessInfo = HarnessInfo {
         ),
         skill: Capability::Unsupported("`--read`/CONVENTIONS.md put a file in every message; no on-demand catalogue"),
         command: Capability::Unsupported("built-in slash-command set only (aider issue 894)"),
-        resume: Capability::Unsupported("the history file is a log aider appends to, not a session it reopens"),
-        handoff: Capability::Planned("exec: `aider --message <prompt>`"),
+    },
+    launch: Launch {
+        resume: Resume::Unsupported("the history file is a log aider appends to, not a session it reopens"),
+        handoff: Handoff::Exec(&["aider", "--message", "{prompt}"]),
     },
 };
 

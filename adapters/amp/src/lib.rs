@@ -28,6 +28,7 @@ use std::path::PathBuf;
 
 use deja_core::discover::find_files;
 use deja_core::family::json_docs::{call_turn, first_str, json_arg, ToolKeys};
+use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::patch::parse_apply_patch;
 use deja_core::read::{at, parse_json_document, read_source, str_at};
 use deja_core::{
@@ -68,9 +69,8 @@ static INFO: HarnessInfo = HarnessInfo {
         ),
         skill: Capability::Unknown,
         command: Capability::Unknown,
-        resume: Capability::Planned("`amp threads continue <id>`"),
-        handoff: Capability::Planned("exec: `amp` with the digest as its first prompt"),
     },
+    launch: Launch { resume: Resume::Always(ResumeSpec::anywhere(&["amp", "threads", "continue", "{id}"])), handoff: Handoff::Paste("the page says exec but names no start-with-prompt argument") },
 };
 
 /// Amp's tool names (bundle 0.0.1774959077).

@@ -32,6 +32,7 @@
 
 use std::path::{Path, PathBuf};
 
+use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::read::{for_each_json_line, read_source};
 use deja_core::{
     Capabilities, Capability, Discovery, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions,
@@ -73,8 +74,10 @@ static INFO: HarnessInfo = HarnessInfo {
         ),
         skill: Capability::Planned("`~/.gemini/config/plugins/deja/skills/deja-history/SKILL.md` (needs the plugin's `plugin.json`)"),
         command: Capability::Planned("via the plugin skill (`agy plugin validate` turns commands into skills)"),
-        resume: Capability::Planned("`agy --conversation <id>`"),
-        handoff: Capability::Planned("exec: `agy -i \"<prompt>\"`"),
+    },
+    launch: Launch {
+        resume: Resume::Always(ResumeSpec::anywhere(&["agy", "--conversation", "{id}"])),
+        handoff: Handoff::Exec(&["agy", "-i", "{prompt}"]),
     },
 };
 

@@ -46,6 +46,7 @@ use aes_gcm::{Aes256Gcm, Nonce};
 use base64::Engine;
 use deja_core::discover::{find_files, is_dir_entry};
 use deja_core::family::json_docs::first_str;
+use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::read::{at, parse_json_document, read_source, str_at};
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Locked, Os, ParseOptions, ParseStats, Role,
@@ -87,9 +88,8 @@ static INFO: HarnessInfo = HarnessInfo {
         auto_recall: Capability::Unknown,
         skill: Capability::Unknown,
         command: Capability::Unknown,
-        resume: Capability::Unknown,
-        handoff: Capability::Planned("paste: deja prints the handoff digest for the user to paste"),
     },
+    launch: Launch { resume: Resume::Unknown, handoff: Handoff::Paste("no start-with-prompt command is known") },
 };
 
 impl HarnessFormat for ChatGptFormat {

@@ -34,6 +34,7 @@ use std::path::{Path, PathBuf};
 use deja_core::family::claude_jsonl::{self, ClaudeDialect, FileHints, CLAUDE_INJECTED, CLAUDE_TOOLS};
 use deja_core::family::dsh_log;
 use deja_core::family::pi_jsonl::{self, DirProject, PiDialect, MAX_WALK_DEPTH};
+use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, Os, ParseOptions, ParseStats, Role, Session, SessionSink,
     SourceRef, StoreEnv, StorePath,
@@ -90,9 +91,8 @@ static INFO: HarnessInfo = HarnessInfo {
         auto_recall: Capability::Unknown,
         skill: Capability::Planned("`~/.agents/skills/deja-history/SKILL.md`, enabled per agent by the user"),
         command: Capability::Unsupported("slash commands are the app's own"),
-        resume: Capability::Unsupported("sessions are picked in the app's UI"),
-        handoff: Capability::Planned("paste: deja prints the handoff digest for the user to paste"),
     },
+    launch: Launch { resume: Resume::Unsupported("sessions are picked in the app's UI"), handoff: Handoff::Paste("an app with no start-with-prompt command") },
 };
 
 /// Which runtime's reader a root is walked and a file is read with.

@@ -10,6 +10,8 @@
 mod wiring;
 
 use deja_core::family::claude_jsonl::{ClaudeAdapter, ClaudeDialect, CLAUDE_INJECTED, CLAUDE_TOOLS};
+use deja_core::index::SessionMeta;
+use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::{Capabilities, Capability, HarnessInfo, Os, StorePath};
 
 const ID: &str = "claude";
@@ -39,9 +41,8 @@ static INFO: HarnessInfo = HarnessInfo {
         ),
         skill: Capability::Planned("${CLAUDE_CONFIG_DIR:-~/.claude}/skills/deja-history/SKILL.md"),
         command: Capability::Planned("/deja: ${CLAUDE_CONFIG_DIR:-~/.claude}/commands/deja.md (written by claude-auto)"),
-        resume: Capability::Planned("`cd <dir> && claude --resume <id>`"),
-        handoff: Capability::Planned("exec: `claude \"<prompt>\"`"),
     },
+    launch: Launch { resume: Resume::PerSession { doc: "`cd <dir> && claude --resume <id>` (sub-agent runs: their parent)", pick: resume_unless_subagent }, handoff: Handoff::Exec(&["claude", "{prompt}"]) },
 };
 
 /// Claude Code in the Claude-shaped JSONL family.
@@ -53,3 +54,8 @@ pub const DIALECT: ClaudeDialect =
 pub static FORMAT: ClaudeAdapter = ClaudeAdapter { info: &INFO, dialect: DIALECT, wiring: Some(&wiring::ClaudeWiring) };
 
 deja_core::inventory::submit!(deja_core::Registration(&FORMAT));
+
+/// A sub-agent run has no transcript of its own to reopen: its parent is resumed.
+fn resume_unless_subagent(session: &SessionMeta) -> Result<ResumeSpec, &'static str> {
+    deja_core::launch::not_a_subagent(session).map(|()| ResumeSpec::in_dir(&["claude", "--resume", "{id}"]))
+}

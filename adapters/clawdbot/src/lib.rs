@@ -20,6 +20,7 @@ use std::path::Path;
 
 use deja_core::family::pi_jsonl::{self, DirProject, PiDialect, MAX_WALK_DEPTH};
 use deja_core::family::pi_synth::{ExitReport, FileName, PiLayout, PiSynth, PiTools, ProjectDir};
+use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::SynthWriter;
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, SessionSink,
@@ -68,9 +69,8 @@ static INFO: HarnessInfo = HarnessInfo {
         auto_recall: Capability::Unsupported("superseded by OpenClaw's wiring"),
         skill: Capability::Unsupported("superseded by OpenClaw's wiring"),
         command: Capability::Unsupported("superseded by OpenClaw's wiring"),
-        resume: Capability::Unknown,
-        handoff: Capability::Planned("paste: deja prints the handoff digest for the user to paste"),
     },
+    launch: Launch { resume: Resume::Unknown, handoff: Handoff::Paste("no start-with-prompt command is known") },
 };
 
 impl HarnessFormat for ClawdbotFormat {

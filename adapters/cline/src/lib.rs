@@ -37,6 +37,8 @@ use std::path::PathBuf;
 use deja_core::family::cline_tasks::{
     self, global_storage_roots, legacy_sources, modern_sources, newest_generation_per_task, path_list, ClineDialect, TASK_INJECTED,
 };
+use deja_core::index::SessionMeta;
+use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, Os, ParseOptions, ParseStats, SessionSink, SourceRef,
     StoreEnv, StorePath, ToolMap,
@@ -108,9 +110,8 @@ static INFO: HarnessInfo = HarnessInfo {
         ),
         skill: Capability::Planned("inside the plugin: `~/.cline/plugins/deja/skills/deja-history/SKILL.md` (with the plugin only)"),
         command: Capability::Planned("`/deja` registered by the plugin (`api.registerCommand`)"),
-        resume: Capability::Planned("modern sessions: `cline --id <sessionId>`; legacy `cline-task-*` reopen only from the extension's history UI"),
-        handoff: Capability::Planned("exec: `cline \"<prompt>\"` runs headlessly with the digest as its prompt"),
     },
+    launch: Launch { resume: Resume::PerSession { doc: "modern sessions: `cline --id <id>`; legacy `cline-task-*` reopen only from the extension's history UI", pick: resume_modern }, handoff: Handoff::Exec(&["cline", "{prompt}"]) },
 };
 
 impl HarnessFormat for ClineFormat {
@@ -160,4 +161,12 @@ fn data_dir(env: &StoreEnv) -> PathBuf {
 /// The legacy extension roots: `DEJA_CLINE_ROOTS`, else every editor host's global storage.
 fn legacy_roots(env: &StoreEnv) -> Vec<PathBuf> {
     path_list(env, "DEJA_CLINE_ROOTS").unwrap_or_else(|| global_storage_roots(env, EXTENSION_ID))
+}
+
+/// Legacy extension tasks (`cline-task-*`) reopen only from the extension's history UI.
+fn resume_modern(session: &SessionMeta) -> Result<ResumeSpec, &'static str> {
+    if session.id.starts_with("cline-task-") {
+        return Err("legacy extension tasks reopen only from the extension's history UI");
+    }
+    Ok(ResumeSpec::anywhere(&["cline", "--id", "{id}"]))
 }

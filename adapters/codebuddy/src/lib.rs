@@ -41,6 +41,8 @@ use std::path::{Path, PathBuf};
 
 use deja_core::discover::find_files;
 use deja_core::family::claude_jsonl::{tool_call_turn, CLAUDE_INJECTED};
+use deja_core::index::SessionMeta;
+use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::project::{dash_fallback_name, decode_dash_path};
 use deja_core::read::{for_each_json_line, read_source, read_tail};
 use deja_core::work::ToolMap;
@@ -93,8 +95,13 @@ static INFO: HarnessInfo = HarnessInfo {
         ),
         skill: Capability::Unknown,
         command: Capability::Unknown,
-        resume: Capability::Planned("`cd <cwd> && codebuddy -c -r <id>`; not for WorkBuddy sessions or sub-agent runs"),
-        handoff: Capability::Planned("exec: a new CodeBuddy session started with the handoff digest"),
+    },
+    launch: Launch {
+        resume: Resume::PerSession {
+            doc: "`cd <cwd> && codebuddy -c -r <id>`; not for WorkBuddy sessions or sub-agent runs",
+            pick: resume_codebuddy,
+        },
+        handoff: Handoff::Paste("the page says exec but names no start-with-prompt argument"),
     },
 };
 
@@ -416,4 +423,17 @@ fn split_exit_footer(output: &str) -> (Option<ExitStatus>, &str) {
     let Some(code) = last.trim().strip_prefix("Exit Code:") else { return (None, output) };
     let exit = code.trim().parse::<i64>().ok().map(ExitStatus::Code);
     (exit, head.trim_end())
+}
+
+/// `-r` finds a session only from its own folder, so an unknown or missing folder is
+/// refused; WorkBuddy sessions and sub-agent runs have no resume.
+fn resume_codebuddy(session: &SessionMeta) -> Result<ResumeSpec, &'static str> {
+    if session.path.contains(".workbuddy") {
+        return Err("WorkBuddy sessions have no resume");
+    }
+    deja_core::launch::not_a_subagent(session)?;
+    match session.project.as_deref() {
+        Some(dir) if std::path::Path::new(dir).is_dir() => Ok(ResumeSpec::in_dir(&["codebuddy", "-c", "-r", "{id}"])),
+        _ => Err("codebuddy -r finds a session only from its own folder, which is unknown or not on this machine"),
+    }
 }

@@ -31,6 +31,7 @@ use std::path::{Path, PathBuf};
 
 use deja_core::discover::is_dir_entry;
 use deja_core::family::json_docs::first_str;
+use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::model::{cap_text, MAX_EDIT_BYTES};
 use deja_core::read::{parse_json_document, read_source, str_at};
 use deja_core::{
@@ -70,9 +71,8 @@ static INFO: HarnessInfo = HarnessInfo {
         auto_recall: Capability::Unknown,
         skill: Capability::Unknown,
         command: Capability::Unknown,
-        resume: Capability::Unknown,
-        handoff: Capability::Planned("paste: deja prints the handoff digest for the user to paste"),
     },
+    launch: Launch { resume: Resume::Unknown, handoff: Handoff::Paste("no start-with-prompt command is known") },
 };
 
 impl HarnessFormat for CodebuffFormat {

@@ -34,6 +34,7 @@ use std::path::{Path, PathBuf};
 
 use deja_core::discover::find_files;
 use deja_core::family::json_docs::{call_turn, first_str, json_arg, text_blocks, ToolKeys};
+use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::model::{cap_text, MAX_EDIT_BYTES};
 use deja_core::patch::join_cwd;
 use deja_core::read::{parse_json_document, read_source, str_at};
@@ -85,9 +86,8 @@ static INFO: HarnessInfo = HarnessInfo {
         ),
         skill: Capability::Planned("shared ~/.agents/skills/deja-history/SKILL.md"),
         command: Capability::Planned("/deja: ~/.codewhale/commands/deja.md (always under $HOME; no description frontmatter)"),
-        resume: Capability::Planned("`cd <metadata.workspace> && codewhale --resume <id>`"),
-        handoff: Capability::Planned("exec: `codewhale \"<prompt>\"`"),
     },
+    launch: Launch { resume: Resume::Always(ResumeSpec::in_dir(&["codewhale", "--resume", "{id}"])), handoff: Handoff::Exec(&["codewhale", "{prompt}"]) },
 };
 
 /// CodeWhale's tool names, old (before 0.9.6) and new.

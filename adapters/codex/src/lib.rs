@@ -46,6 +46,8 @@ use deja_core::family::codex_rollout::{self, CodexDialect, RolloutStore, CODEX_T
 use deja_core::family::codex_synth::{self, RolloutLayout};
 use deja_core::format::{Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, Os, ParseOptions, ParseStats};
 use deja_core::format::{SessionSink, StorePath};
+use deja_core::index::SessionMeta;
+use deja_core::launch::{source_file, Handoff, Launch, Resume, ResumeSpec};
 use deja_core::{InjectedText, SourceRef, StoreEnv, SynthSession, SynthWriter};
 
 /// The adapter id.
@@ -86,8 +88,10 @@ static INFO: HarnessInfo = HarnessInfo {
         command: Capability::Unsupported(
             "custom prompts are deprecated upstream; the deja-history skill is invocable as `$deja-history` or from `/skills`",
         ),
-        resume: Capability::Planned("`codex resume <id>` (not for history-only sessions)"),
-        handoff: Capability::Planned("exec: `codex \"<prompt>\"`"),
+    },
+    launch: Launch {
+        resume: Resume::PerSession { doc: "`codex resume <id>` (not for history-only sessions)", pick: resume_rollouts },
+        handoff: Handoff::Exec(&["codex", "{prompt}"]),
     },
 };
 
@@ -141,4 +145,12 @@ impl SynthWriter for CodexFormat {
     fn write(&self, home: &Path, session: &SynthSession) -> std::io::Result<PathBuf> {
         codex_synth::write_rollout(&RolloutLayout::CODEX, home, session)
     }
+}
+
+/// A `history.jsonl` entry with no rollout is not a session Codex can reopen.
+fn resume_rollouts(session: &SessionMeta) -> Result<ResumeSpec, &'static str> {
+    if source_file(session).ends_with("history.jsonl") {
+        return Err("a history.jsonl entry with no rollout has no session to resume");
+    }
+    Ok(ResumeSpec::anywhere(&["codex", "resume", "{id}"]))
 }

@@ -40,6 +40,7 @@ use std::path::{Path, PathBuf};
 
 use deja_core::discover::find_files;
 use deja_core::family::claude_jsonl::tool_call_turn;
+use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::project::{dash_fallback_name, decode_dash_path};
 use deja_core::read::{for_each_json_line, read_source, read_tail};
 use deja_core::synth::dash_encode;
@@ -94,9 +95,8 @@ static INFO: HarnessInfo = HarnessInfo {
         ),
         skill: Capability::Planned("`~/.commandcode/skills/deja-history/SKILL.md`"),
         command: Capability::Planned("`~/.commandcode/commands/deja.md` → `/deja`"),
-        resume: Capability::Planned("`cd <header cwd> && cmd --resume <id>`, else `cmd --session <id>`"),
-        handoff: Capability::Planned("exec: a new Command Code session started with the handoff digest"),
     },
+    launch: Launch { resume: Resume::Always(ResumeSpec::in_dir(&["cmd", "--resume", "{id}"]).or_elsewhere(&["cmd", "--session", "{id}"])), handoff: Handoff::Paste("the page says exec but names no start-with-prompt argument") },
 };
 
 impl HarnessFormat for CommandCodeFormat {

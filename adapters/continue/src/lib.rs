@@ -29,6 +29,7 @@ use std::path::{Path, PathBuf};
 
 use deja_core::discover::find_files;
 use deja_core::family::json_docs::{call_turn, file_mtime, json_arg, text_blocks, ToolKeys};
+use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::read::{parse_json_document, read_source, str_at};
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, Role,
@@ -67,9 +68,8 @@ static INFO: HarnessInfo = HarnessInfo {
         auto_recall: Capability::Blocked("cn loads Claude-shaped hook settings but never fires them (1.5.47)"),
         skill: Capability::Planned("~/.continue/skills/deja-history/SKILL.md"),
         command: Capability::Planned("`prompts:` entry in config.yaml → /deja"),
-        resume: Capability::Planned("`cd <workspace> && cn --fork <sessionId>` (forks: the history returns under a new id)"),
-        handoff: Capability::Planned("exec: `cn \"<prompt>\"`"),
     },
+    launch: Launch { resume: Resume::Always(ResumeSpec::in_dir(&["cn", "--fork", "{id}"]).with_note("cn forks the session: its history continues under a new id")), handoff: Handoff::Exec(&["cn", "{prompt}"]) },
 };
 
 /// Continue's tool names. `cn` 1.5.47 runs commands through `Bash`; the editor extensions'

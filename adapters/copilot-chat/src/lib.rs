@@ -29,6 +29,7 @@
 mod wiring;
 
 use deja_core::family::vscode_chat::{self, VscodeChatDialect, COPILOT_TOOLS};
+use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, SessionSink,
     SourceRef, StoreEnv, StorePath,
@@ -107,10 +108,12 @@ static INFO: HarnessInfo = HarnessInfo {
         ),
         skill: Capability::Planned("`<User>/prompts/deja.instructions.md` with `applyTo: \"**\"` (custom instructions in every chat)"),
         command: Capability::Planned("`<User>/prompts/deja.prompt.md` → `/deja`"),
-        resume: Capability::Unsupported(
+    },
+    launch: Launch {
+        resume: Resume::Unsupported(
             "no resume by id: Chat: Show Chats… lists only the open workspace's chats, so deja names the folder to open (`code <dir>`)",
         ),
-        handoff: Capability::Planned("exec: `code chat -m agent <prompt>`"),
+        handoff: Handoff::Exec(&["code", "chat", "-m", "agent", "{prompt}"]),
     },
 };
 

@@ -28,6 +28,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use deja_core::discover::find_files;
+use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::model::{cap_text, MAX_EDIT_BYTES};
 use deja_core::read::{for_each_json_line, read_source, read_tail};
 use deja_core::{
@@ -77,8 +78,10 @@ static INFO: HarnessInfo = HarnessInfo {
         auto_recall: Capability::Unsupported("Copilot CLI runs hooks but drops the context they return, so nothing reaches the model"),
         skill: Capability::Planned("${COPILOT_HOME:-~/.copilot}/skills/deja-history/SKILL.md, loaded on demand"),
         command: Capability::Planned("through the skill: `/deja-history`"),
-        resume: Capability::Planned("`copilot --resume=<sessionId>`"),
-        handoff: Capability::Planned("exec: `copilot -p \"<prompt>\"`"),
+    },
+    launch: Launch {
+        resume: Resume::Always(ResumeSpec::anywhere(&["copilot", "--resume={id}"])),
+        handoff: Handoff::Exec(&["copilot", "-p", "{prompt}"]),
     },
 };
 

@@ -28,6 +28,7 @@ use std::path::{Path, PathBuf};
 
 use deja_core::discover::find_files;
 use deja_core::family::json_docs::{call_turn, first_str, json_arg, text_blocks, ToolKeys};
+use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::read::{for_each_json_line, parse_json_document, read_source, str_at};
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, Role,
@@ -70,9 +71,8 @@ static INFO: HarnessInfo = HarnessInfo {
         auto_recall: Capability::Unknown,
         skill: Capability::Unknown,
         command: Capability::Unknown,
-        resume: Capability::Unknown,
-        handoff: Capability::Planned("paste: deja prints the handoff digest for the user to paste"),
     },
+    launch: Launch { resume: Resume::Unknown, handoff: Handoff::Paste("no start-with-prompt command is known") },
 };
 
 /// Cortex Code's tools; `snowflake_sql_execute` runs SQL, recorded as its command.

@@ -25,6 +25,7 @@ use std::path::{Path, PathBuf};
 
 use deja_core::discover::find_files;
 use deja_core::family::claude_jsonl::{self, discover_projects, ClaudeDialect, CLAUDE_INJECTED, CLAUDE_TOOLS};
+use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::read::{for_each_json_line, read_source};
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, Os, ParseOptions, ParseStats, Session, SessionSink,
@@ -79,8 +80,10 @@ static INFO: HarnessInfo = HarnessInfo {
         auto_recall: Capability::Unknown,
         skill: Capability::Unknown,
         command: Capability::Unknown,
-        resume: Capability::Unsupported("sessions resume only inside the Claude Desktop app"),
-        handoff: Capability::Planned("paste: deja prints the handoff digest for the user to paste"),
+    },
+    launch: Launch {
+        resume: Resume::Unsupported("sessions resume only inside the Claude Desktop app"),
+        handoff: Handoff::Paste("an app with no start-with-prompt command"),
     },
 };
 

@@ -38,6 +38,7 @@ mod wiring;
 
 use std::collections::HashSet;
 
+use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::read::parse_json_document;
 use deja_core::sqlite::{self, Snapshot};
 use deja_core::{
@@ -91,8 +92,12 @@ static INFO: HarnessInfo = HarnessInfo {
         ),
         skill: Capability::Planned("`~/.agents/skills/deja-history/SKILL.md`"),
         command: Capability::Planned("`~/.config/crush/commands/deja.md` → `/user:deja`"),
-        resume: Capability::Planned("`cd <project> && crush --session <uuid>` (only while the project's store exists)"),
-        handoff: Capability::Planned("exec: `crush run \"<prompt>\"`"),
+    },
+    launch: Launch {
+        resume: Resume::Always(
+            ResumeSpec::in_dir(&["crush", "--session", "{id}"]).with_note("only while the project's .crush store exists"),
+        ),
+        handoff: Handoff::Exec(&["crush", "run", "{prompt}"]),
     },
 };
 

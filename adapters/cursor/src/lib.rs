@@ -63,6 +63,8 @@ use std::path::{Path, PathBuf};
 use deja_core::discover::find_files;
 use deja_core::family::json_docs::{first_str, text_blocks};
 use deja_core::family::vscdb::{self, Scopes};
+use deja_core::index::SessionMeta;
+use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::model::{cap_text, MAX_EDIT_BYTES};
 use deja_core::project::{dash_fallback_name, decode_dash_path};
 use deja_core::read::{for_each_json_line, read_source};
@@ -124,10 +126,13 @@ static INFO: HarnessInfo = HarnessInfo {
             "the shared `~/.agents/skills/deja-history/SKILL.md` (an older `~/.cursor/skills/deja-history` is removed)",
         ),
         command: Capability::Planned("`${CURSOR_CONFIG_DIR:-~/.cursor}/commands/deja.md`"),
-        resume: Capability::Planned(
-            "CLI chats only: `cd <resolved project dir> && cursor-agent --resume <id>`; IDE composers reopen only in the editor",
-        ),
-        handoff: Capability::Planned("exec: `cursor-agent \"<prompt>\"`"),
+    },
+    launch: Launch {
+        resume: Resume::PerSession {
+            doc: "CLI chats: `cd <dir> && cursor-agent --resume <id>`; IDE composers reopen only in the editor",
+            pick: resume_cli_chats,
+        },
+        handoff: Handoff::Exec(&["cursor-agent", "{prompt}"]),
     },
 };
 
@@ -433,4 +438,13 @@ fn transcript_project(path: &Path) -> Option<String> {
         Some(p) => Some(p.display().to_string()),
         None => Some(dash_fallback_name(encoded)).filter(|n| !n.is_empty()),
     }
+}
+
+/// Only CLI chats (`agent-transcripts`) reopen from a terminal; IDE composers are another
+/// id namespace, reopened in the editor.
+fn resume_cli_chats(session: &SessionMeta) -> Result<ResumeSpec, &'static str> {
+    if !session.path.contains("agent-transcripts") {
+        return Err("IDE composers reopen only in the editor");
+    }
+    Ok(ResumeSpec::in_dir(&["cursor-agent", "--resume", "{id}"]))
 }

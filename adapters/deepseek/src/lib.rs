@@ -39,6 +39,7 @@
 mod synth;
 
 pub use deja_core::family::dsh_log::{generation_name, pick_generation, GenerationName};
+use deja_core::launch::{Handoff, Launch, Resume};
 use std::path::{Path, PathBuf};
 
 use deja_core::family::dsh_log;
@@ -90,10 +91,12 @@ static INFO: HarnessInfo = HarnessInfo {
             "$DSH_HOME/plugins/deja/command.js registers /deja with ctx.commands.register, named from cordis.patch.yml \
              (web profile only; headless has no command plane)",
         ),
-        resume: Capability::Unsupported(
+    },
+    launch: Launch {
+        resume: Resume::Unsupported(
             "dsh has no resume command: headless takes a task and exits, web takes only server flags (its sidebar reopens conversations)",
         ),
-        handoff: Capability::Planned("paste the digest; a later dsh release adds exec: `dsh --profile headless \"<prompt>\"`"),
+        handoff: Handoff::Paste("dsh's headless profile takes no prompt yet; a later release adds `dsh --profile headless <prompt>`"),
     },
 };
 

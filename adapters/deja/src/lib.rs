@@ -27,6 +27,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::read::{for_each_json_line, read_source};
 pub use deja_core::recall::query::{NOTE_BY_AGENT, NOTE_BY_PERSON, NOTE_UNSOURCED};
 use deja_core::{
@@ -97,13 +98,10 @@ static INFO: HarnessInfo = HarnessInfo {
         transcripts, notes agents wrote through MCP (or of unrecorded origin) are shown as unverified.",
     // Notes are the user's own words; deja injects nothing into them.
     injected: &InjectedText::NONE,
-    capabilities: Capabilities {
-        mcp: NOT_A_HARNESS,
-        auto_recall: NOT_A_HARNESS,
-        skill: NOT_A_HARNESS,
-        command: NOT_A_HARNESS,
-        resume: NOT_A_HARNESS,
-        handoff: NOT_A_HARNESS,
+    capabilities: Capabilities { mcp: NOT_A_HARNESS, auto_recall: NOT_A_HARNESS, skill: NOT_A_HARNESS, command: NOT_A_HARNESS },
+    launch: Launch {
+        resume: Resume::Unsupported("deja's own notes: there is no agent to reopen them in"),
+        handoff: Handoff::Unsupported("deja's own notes: there is no agent to hand a session to"),
     },
 };
 

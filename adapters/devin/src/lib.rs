@@ -65,6 +65,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use deja_core::family::json_docs::{self, call_turn, first_str, json_arg, text_blocks, COMMON_KEYS};
+use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::sqlite::{self, Snapshot};
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, Role,
@@ -116,9 +117,8 @@ static INFO: HarnessInfo = HarnessInfo {
         auto_recall: Capability::Unknown,
         skill: Capability::Unknown,
         command: Capability::Unknown,
-        resume: Capability::Unknown,
-        handoff: Capability::Planned("paste: the page gives no start-with-prompt command"),
     },
+    launch: Launch { resume: Resume::Unknown, handoff: Handoff::Paste("the page gives no start-with-prompt command") },
 };
 
 impl HarnessFormat for DevinFormat {

@@ -32,6 +32,7 @@ use std::path::{Path, PathBuf};
 
 use deja_core::discover::find_files;
 use deja_core::family::claude_jsonl::tool_call_turn_with;
+use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::project::{dash_fallback_name, decode_dash_path};
 use deja_core::read::{for_each_json_line, read_source, read_tail};
 use deja_core::synth::dash_encode;
@@ -85,9 +86,8 @@ static INFO: HarnessInfo = HarnessInfo {
         auto_recall: Capability::Unknown,
         skill: Capability::Unknown,
         command: Capability::Unknown,
-        resume: Capability::Unknown,
-        handoff: Capability::Planned("paste: deja prints the handoff digest for the user to paste"),
     },
+    launch: Launch { resume: Resume::Unknown, handoff: Handoff::Paste("no start-with-prompt command is known") },
 };
 
 impl HarnessFormat for FactoryFormat {

@@ -29,6 +29,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
+use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::model::{cap_text, MAX_EDIT_BYTES};
 use deja_core::patch::join_cwd;
 use deja_core::read::{at, str_at};
@@ -80,9 +81,8 @@ static INFO: HarnessInfo = HarnessInfo {
         auto_recall: Capability::Unknown,
         skill: Capability::Unknown,
         command: Capability::Unknown,
-        resume: Capability::Unknown,
-        handoff: Capability::Planned("paste: deja prints the handoff digest for the user to paste"),
     },
+    launch: Launch { resume: Resume::Unknown, handoff: Handoff::Paste("no start-with-prompt command is known") },
 };
 
 impl HarnessFormat for ForgeFormat {

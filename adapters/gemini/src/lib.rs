@@ -45,6 +45,7 @@ use std::path::{Path, PathBuf};
 
 use deja_core::discover::find_files;
 use deja_core::family::gemini_chat::{self, GeminiDialect, GEMINI_TOOLS};
+use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::read::{for_each_json_line, parse_json_document, read_source};
 use deja_core::{
     Capabilities, Capability, Discovery, ExitStatus, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats,
@@ -94,8 +95,10 @@ static INFO: HarnessInfo = HarnessInfo {
         ),
         skill: Capability::Planned("shared `~/.agents/skills/deja-history/SKILL.md` (not also `<home>/skills/`)"),
         command: Capability::Planned("`<home>/commands/deja.toml` with `prompt = '''…{{args}}…'''`"),
-        resume: Capability::Planned("`gemini --resume <uuid>` from the session's working directory"),
-        handoff: Capability::Planned("exec: `gemini -i \"<prompt>\"`"),
+    },
+    launch: Launch {
+        resume: Resume::Always(ResumeSpec::anywhere(&["gemini", "--resume", "{id}"])),
+        handoff: Handoff::Exec(&["gemini", "-i", "{prompt}"]),
     },
 };
 

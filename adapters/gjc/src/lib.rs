@@ -22,6 +22,7 @@ use std::path::PathBuf;
 
 use deja_core::family::pi_jsonl::{self, PiDialect, MAX_WALK_DEPTH};
 use deja_core::family::pi_synth::{PiLayout, PiSynth, ProjectDir};
+use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::SynthWriter;
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, SessionSink,
@@ -67,8 +68,12 @@ static INFO: HarnessInfo = HarnessInfo {
         ),
         skill: Capability::Planned("`~/.gjc/agent/skills/deja-history/SKILL.md` (gjc ignores `~/.agents/skills`)"),
         command: Capability::Planned("`~/.gjc/agent/commands/deja.md` → `/deja`"),
-        resume: Capability::Planned("`cd <header cwd> && gjc --resume <id>`"),
-        handoff: Capability::Planned("exec: `gjc \"<prompt>\"`"),
+    },
+    launch: Launch {
+        resume: Resume::Always(
+            ResumeSpec::in_dir(&["gjc", "--resume", "{id}"]).with_note("outside its project gjc offers to fork the session"),
+        ),
+        handoff: Handoff::Exec(&["gjc", "{prompt}"]),
     },
 };
 

@@ -38,6 +38,7 @@ use std::path::PathBuf;
 
 use deja_core::discover::find_files;
 use deja_core::family::claude_jsonl::tool_call_turn_with;
+use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::read::{for_each_json_line, read_source};
 use deja_core::sqlite::{self, Snapshot};
 use deja_core::{
@@ -91,8 +92,10 @@ static INFO: HarnessInfo = HarnessInfo {
         ),
         skill: Capability::Planned("`~/.agents/skills/deja-history/SKILL.md`"),
         command: Capability::Planned("`slash_commands: - command: \"deja\"` in `config.yaml`, pointing at `<config>/deja-recipe.yaml`"),
-        resume: Capability::Planned("`goose session --resume --session-id <id>`"),
-        handoff: Capability::Planned("exec: `goose run -t \"<prompt>\"`"),
+    },
+    launch: Launch {
+        resume: Resume::Always(ResumeSpec::anywhere(&["goose", "session", "--resume", "--session-id", "{id}"])),
+        handoff: Handoff::Exec(&["goose", "run", "-t", "{prompt}"]),
     },
 };
 

@@ -25,6 +25,7 @@
 use std::path::{Path, PathBuf};
 
 use deja_core::discover::is_dir_entry;
+use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::read::{for_each_json_line, read_source, read_tail};
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, Role,
@@ -63,9 +64,8 @@ static INFO: HarnessInfo = HarnessInfo {
         auto_recall: Capability::Unknown,
         skill: Capability::Unknown,
         command: Capability::Unknown,
-        resume: Capability::Unknown,
-        handoff: Capability::Planned("paste: deja prints the handoff digest for the user to paste"),
     },
+    launch: Launch { resume: Resume::Unknown, handoff: Handoff::Paste("no start-with-prompt command is known") },
 };
 
 impl HarnessFormat for GptmeFormat {

@@ -61,6 +61,7 @@ use std::path::Path;
 
 use deja_core::discover::find_files;
 use deja_core::family::json_docs::text_blocks;
+use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::model::{cap_text, MAX_MESSAGE_BYTES};
 use deja_core::read::{for_each_json_line, read_source};
 use deja_core::sqlite::{self, Snapshot};
@@ -119,9 +120,8 @@ static INFO: HarnessInfo = HarnessInfo {
              `~/.agents/skills/deja-history/SKILL.md`",
         ),
         command: Capability::Planned("through the skill: Grok Build lists user-invocable skills as slash commands"),
-        resume: Capability::Unknown,
-        handoff: Capability::Planned("exec: `grok \"<prompt>\"`"),
     },
+    launch: Launch { resume: Resume::Unknown, handoff: Handoff::Exec(&["grok", "{prompt}"]) },
 };
 
 impl HarnessFormat for GrokFormat {

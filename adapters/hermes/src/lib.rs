@@ -38,6 +38,7 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
+use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::sqlite::{self, Snapshot};
 use deja_core::{
     Capabilities, Capability, Discovery, ExitStatus, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats,
@@ -104,8 +105,10 @@ static INFO: HarnessInfo = HarnessInfo {
         ),
         skill: Capability::Planned("`<home>/skills/deja-history/SKILL.md` (top level, not inside the plugin)"),
         command: Capability::Planned("`/deja`, registered by the plugin with `ctx.register_command`"),
-        resume: Capability::Planned("`hermes --resume <session_id>`"),
-        handoff: Capability::Planned("paste: Hermes documents no start-with-prompt flag"),
+    },
+    launch: Launch {
+        resume: Resume::Always(ResumeSpec::anywhere(&["hermes", "--resume", "{id}"])),
+        handoff: Handoff::Paste("Hermes documents no start-with-prompt flag"),
     },
 };
 

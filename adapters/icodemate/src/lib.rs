@@ -24,6 +24,7 @@
 //! opencode 1.18's tables.
 
 use deja_core::family::opencode::{DbLocation, OpencodeAdapter, OpencodeDialect};
+use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::{Capabilities, Capability, HarnessInfo, InjectedText, Os, StorePath};
 
 const ID: &str = "icodemate";
@@ -56,9 +57,8 @@ static INFO: HarnessInfo = HarnessInfo {
         auto_recall: Capability::Unknown,
         skill: Capability::Unknown,
         command: Capability::Unknown,
-        resume: Capability::Unknown,
-        handoff: Capability::Planned("paste: deja prints the handoff digest for the user to paste"),
     },
+    launch: Launch { resume: Resume::Unknown, handoff: Handoff::Paste("no start-with-prompt command is known") },
 };
 
 /// The icodemate adapter: the opencode family's whole adapter with this harness's metadata,

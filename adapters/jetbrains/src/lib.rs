@@ -55,6 +55,7 @@ use std::path::Path;
 
 use base64::Engine;
 use deja_core::discover::{find_files, is_dir_entry};
+use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::patch::join_cwd;
 use deja_core::read::{read_source, str_at};
 use deja_core::{
@@ -107,8 +108,10 @@ static INFO: HarnessInfo = HarnessInfo {
         auto_recall: Capability::Blocked("no hook runner in plugin 262.10968.170"),
         skill: Capability::Unknown,
         command: Capability::Blocked("custom commands only from a project's .aiassistant/commands"),
-        resume: Capability::Unsupported("chats are reopened from the IDE's chat history"),
-        handoff: Capability::Planned("paste: deja prints the handoff digest for the user to paste"),
+    },
+    launch: Launch {
+        resume: Resume::Unsupported("chats are reopened from the IDE's chat history"),
+        handoff: Handoff::Paste("an IDE chat with no start-with-prompt command"),
     },
 };
 

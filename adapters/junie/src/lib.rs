@@ -31,6 +31,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use deja_core::discover::is_dir_entry;
+use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::model::{cap_text, MAX_EDIT_BYTES};
 use deja_core::read::{for_each_json_line, parse_json_document, read_source};
 use deja_core::{
@@ -75,8 +76,10 @@ static INFO: HarnessInfo = HarnessInfo {
         ),
         skill: Capability::Planned("shared ~/.agents/skills/deja-history/SKILL.md, read beside Junie's own skills/"),
         command: Capability::Planned("$JUNIE_HOME/commands/deja.md → `/deja`"),
-        resume: Capability::Planned("`cd <projectDir> && junie --session-id <id> --resume`"),
-        handoff: Capability::Planned("exec: junie runs with the handoff packet as its task"),
+    },
+    launch: Launch {
+        resume: Resume::Always(ResumeSpec::in_dir(&["junie", "--session-id", "{id}", "--resume"])),
+        handoff: Handoff::Exec(&["junie", "{prompt}"]),
     },
 };
 

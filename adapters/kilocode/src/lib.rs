@@ -55,6 +55,8 @@ use std::path::{Path, PathBuf};
 
 use deja_core::family::cline_tasks::{self, ClineDialect, LEGACY_TRANSCRIPT, TASK_INJECTED};
 use deja_core::family::opencode::{self, DbLocation, OpencodeDialect, WITHOUT_SUBAGENTS_KEY};
+use deja_core::index::SessionMeta;
+use deja_core::launch::{source_file, Handoff, Launch, Resume, ResumeSpec};
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, Os, ParseOptions, ParseStats, Session, SessionSink,
     SourceRef, StoreEnv, StorePath, SynthSession, SynthWriter, ToolMap,
@@ -145,9 +147,8 @@ static INFO: HarnessInfo = HarnessInfo {
         ),
         skill: Capability::Planned("`~/.kilocode/skills/deja-history/SKILL.md`"),
         command: Capability::Planned("`~/.config/kilo/commands/deja.md` → `/deja`"),
-        resume: Capability::Planned("CLI sessions: `cd <session dir> && kilo -s <id>`; extension tasks are refused (reopen from Kilo's history)"),
-        handoff: Capability::Planned("exec: the `kilo` CLI with the prompt"),
     },
+    launch: Launch { resume: Resume::PerSession { doc: "CLI sessions: `cd <dir> && kilo -s <id>`; extension tasks reopen from Kilo's history view", pick: resume_cli_sessions }, handoff: Handoff::Exec(&["kilo", "run", "{prompt}"]) },
 };
 
 impl HarnessFormat for KiloCodeFormat {
@@ -229,4 +230,12 @@ impl SessionSink for TopLevelOnly<'_> {
             self.0.session(session);
         }
     }
+}
+
+/// CLI sessions live in `kilo.db`; extension tasks reopen from Kilo's history view.
+fn resume_cli_sessions(session: &SessionMeta) -> Result<ResumeSpec, &'static str> {
+    if !source_file(session).ends_with(".db") {
+        return Err("extension tasks reopen from Kilo's history view");
+    }
+    Ok(ResumeSpec::in_dir(&["kilo", "-s", "{id}"]))
 }

@@ -22,6 +22,7 @@ use std::path::PathBuf;
 
 use deja_core::family::pi_jsonl::{self, DirProject, PiDialect, MAX_WALK_DEPTH};
 use deja_core::family::pi_synth::{PiLayout, PiSynth};
+use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::SynthWriter;
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, SessionSink,
@@ -73,9 +74,8 @@ static INFO: HarnessInfo = HarnessInfo {
         ),
         skill: Capability::Planned("`~/.config/kimchi/harness/skills/deja-history/SKILL.md` (on config `skillPaths`)"),
         command: Capability::Planned("`/deja` registered by the extension"),
-        resume: Capability::Planned("`cd <header cwd> && kimchi --session <id>`"),
-        handoff: Capability::Planned("exec: `kimchi \"<prompt>\"`"),
     },
+    launch: Launch { resume: Resume::Always(ResumeSpec::in_dir(&["kimchi", "--session", "{id}"])), handoff: Handoff::Exec(&["kimchi", "{prompt}"]) },
 };
 
 impl HarnessFormat for KimchiFormat {

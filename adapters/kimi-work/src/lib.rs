@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 
 use deja_core::discover::{find_files, is_dir_entry};
 use deja_core::family::kimi_wire::{self, KimiWireDialect, KIMI_TOOLS};
+use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, SessionSink,
     SourceRef, StoreEnv, StorePath,
@@ -78,9 +79,8 @@ static INFO: HarnessInfo = HarnessInfo {
         auto_recall: Capability::Unknown,
         skill: Capability::Unknown,
         command: Capability::Unknown,
-        resume: Capability::Unsupported("conversations reopen in the desktop app only"),
-        handoff: Capability::Planned("paste: deja prints the handoff digest for the user to paste into the app"),
     },
+    launch: Launch { resume: Resume::Unsupported("conversations reopen in the desktop app only"), handoff: Handoff::Paste("a desktop app with no start-with-prompt command") },
 };
 
 impl HarnessFormat for KimiWorkFormat {

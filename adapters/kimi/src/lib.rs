@@ -25,6 +25,7 @@ use std::path::{Path, PathBuf};
 
 use deja_core::discover::find_files;
 use deja_core::family::kimi_wire::{self, KimiWireDialect, KIMI_TOOLS};
+use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, SessionSink,
     SourceRef, StoreEnv, StorePath,
@@ -81,8 +82,10 @@ static INFO: HarnessInfo = HarnessInfo {
         ),
         skill: Capability::Planned("shared ~/.agents/skills/deja-history/SKILL.md"),
         command: Capability::Planned("through the skill: `/skill:deja-history`"),
-        resume: Capability::Planned("`kimi --session <sessionId>`"),
-        handoff: Capability::Planned("exec: `kimi -p \"<prompt>\"`"),
+    },
+    launch: Launch {
+        resume: Resume::Always(ResumeSpec::anywhere(&["kimi", "--session", "{id}"])),
+        handoff: Handoff::Exec(&["kimi", "-p", "{prompt}"]),
     },
 };
 

@@ -84,6 +84,8 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use deja_core::discover::{find_files, is_dir_entry};
+use deja_core::index::SessionMeta;
+use deja_core::launch::{source_file, Handoff, Launch, Resume, ResumeSpec};
 use deja_core::model::{cap_text, MAX_EDIT_BYTES, MAX_MESSAGE_BYTES};
 use deja_core::read::{for_each_json_line, parse_json_document, read_source, read_tail, str_at};
 use deja_core::sqlite::{self, Snapshot};
@@ -144,12 +146,8 @@ static INFO: HarnessInfo = HarnessInfo {
         ),
         skill: Capability::Planned("`~/.kiro/skills/deja-history/SKILL.md`"),
         command: Capability::Planned("`~/.kiro/prompts/deja.md` (`/deja`, or `@deja` on V2)"),
-        resume: Capability::Planned(
-            "CLI: `cd <cwd> && kiro-cli chat --resume-id <sessionId>`; V3 `sess_` sessions: `kiro-cli --v3 chat --resume-id sess_<uuid>`; \
-             database rows: `kiro-cli chat --resume-id <conversation_id>` in the row's directory; IDE sessions: none",
-        ),
-        handoff: Capability::Planned("exec: a new `kiro-cli chat` started with the handoff digest"),
     },
+    launch: Launch { resume: Resume::PerSession { doc: "CLI: `cd <dir> && kiro-cli chat --resume-id <id>`; V3: `kiro-cli --v3 chat --resume-id sess_<uuid>`; IDE sessions reopen in the app", pick: resume_kiro }, handoff: Handoff::Paste("the page says exec but names no start-with-prompt argument") },
 };
 
 impl HarnessFormat for KiroFormat {
@@ -854,5 +852,17 @@ impl DbCursor {
 impl std::fmt::Display for DbCursor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}", serde_json::json!({"updated": self.updated, "rowid": self.rowid}))
+    }
+}
+
+/// CLI transcripts and database rows reopen with `chat --resume-id`, V3 `sess_` sessions
+/// with `--v3`; IDE sessions only in the app.
+fn resume_kiro(session: &SessionMeta) -> Result<ResumeSpec, &'static str> {
+    if session.id.starts_with("sess_") {
+        Ok(ResumeSpec::in_dir(&["kiro-cli", "--v3", "chat", "--resume-id", "{id}"]))
+    } else if session.path.contains("sessions/cli") || source_file(session).ends_with("data.sqlite3") {
+        Ok(ResumeSpec::in_dir(&["kiro-cli", "chat", "--resume-id", "{id}"]).with_note("needs kiro-cli 2.2.0 or later"))
+    } else {
+        Err("IDE sessions reopen in the Kiro app")
     }
 }

@@ -38,6 +38,8 @@
 use std::path::{Path, PathBuf};
 
 use deja_core::discover::find_files;
+use deja_core::index::SessionMeta;
+use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::model::{cap_text, MAX_EDIT_BYTES};
 use deja_core::read::{for_each_json_line, read_source};
 use deja_core::{
@@ -85,8 +87,13 @@ static INFO: HarnessInfo = HarnessInfo {
         ),
         skill: Capability::Planned("`~/.agents/skills/deja-history/SKILL.md` (also `/deja-history` in the slash menu)"),
         command: Capability::Unsupported("no user-level commands directory; commands come only from `.muse-plugin` plugins"),
-        resume: Capability::Planned("`cd <workspace_root> && muse resume <id>`; sub-agents are not resumable"),
-        handoff: Capability::Planned("exec: a new Muse session started with the handoff digest"),
+    },
+    launch: Launch {
+        resume: Resume::PerSession {
+            doc: "`cd <workspace_root> && muse resume <id>` (sub-agents: their parent)",
+            pick: resume_unless_subagent,
+        },
+        handoff: Handoff::Paste("the page says exec but names no start-with-prompt argument"),
     },
 };
 
@@ -418,4 +425,9 @@ fn bash_result(raw: &str) -> (String, Option<ExitStatus>) {
         }
         _ => (raw.to_string(), None),
     }
+}
+
+/// Sub-agents are not resumable (`has no saved log`): their parent is.
+fn resume_unless_subagent(session: &SessionMeta) -> Result<ResumeSpec, &'static str> {
+    deja_core::launch::not_a_subagent(session).map(|()| ResumeSpec::in_dir(&["muse", "resume", "{id}"]))
 }

@@ -43,6 +43,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
 use deja_core::family::json_docs::{first_str, guessed_call_turn, json_arg};
+use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::sqlite::{self, RowCursor, Snapshot};
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, Role,
@@ -84,9 +85,8 @@ static INFO: HarnessInfo = HarnessInfo {
         auto_recall: Capability::Unknown,
         skill: Capability::Unknown,
         command: Capability::Unknown,
-        resume: Capability::Unknown,
-        handoff: Capability::Planned("paste: deja prints the handoff digest for the user to paste"),
     },
+    launch: Launch { resume: Resume::Unknown, handoff: Handoff::Paste("no start-with-prompt command is known") },
 };
 
 impl HarnessFormat for OmnigentFormat {

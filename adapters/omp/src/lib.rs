@@ -31,6 +31,7 @@ use std::path::{Path, PathBuf};
 
 use deja_core::family::pi_jsonl::{self, PiDialect, MAX_WALK_DEPTH};
 use deja_core::family::pi_synth::{ExitReport, PiLayout, PiSynth, ProjectDir};
+use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::SynthWriter;
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, SessionSink,
@@ -87,8 +88,10 @@ static INFO: HarnessInfo = HarnessInfo {
         ),
         skill: Capability::Planned("shared `~/.agents/skills/deja-history/SKILL.md`"),
         command: Capability::Planned("`~/.omp/agent/commands/deja.md` (`$ARGUMENTS`)"),
-        resume: Capability::Planned("`omp --resume <id>`"),
-        handoff: Capability::Planned("exec: `omp \"<prompt>\"`"),
+    },
+    launch: Launch {
+        resume: Resume::Always(ResumeSpec::anywhere(&["omp", "--resume", "{id}"])),
+        handoff: Handoff::Exec(&["omp", "{prompt}"]),
     },
 };
 

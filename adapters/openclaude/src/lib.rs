@@ -11,6 +11,7 @@
 //! input keys are Claude Code's, and so is the text it injects.
 
 use deja_core::family::claude_jsonl::{ClaudeAdapter, ClaudeDialect, CLAUDE_INJECTED, CLAUDE_TOOLS};
+use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::{Capabilities, Capability, HarnessInfo, Os, StorePath};
 
 const ID: &str = "openclaude";
@@ -39,9 +40,8 @@ static INFO: HarnessInfo = HarnessInfo {
         auto_recall: Capability::Unknown,
         skill: Capability::Unknown,
         command: Capability::Unknown,
-        resume: Capability::Unknown,
-        handoff: Capability::Planned("paste: deja prints the handoff digest for the user to paste"),
     },
+    launch: Launch { resume: Resume::Unknown, handoff: Handoff::Paste("no start-with-prompt command is known") },
 };
 
 /// The openclaude adapter: the Claude-shaped family's whole adapter with this harness's

@@ -46,6 +46,8 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use deja_core::family::pi_jsonl::{self, DirProject, PiDialect, MAX_WALK_DEPTH};
+use deja_core::index::SessionMeta;
+use deja_core::launch::{source_file, Handoff, Launch, Resume, ResumeSpec};
 use deja_core::sqlite::{self, Snapshot};
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, Session,
@@ -109,11 +111,14 @@ static INFO: HarnessInfo = HarnessInfo {
         ),
         skill: Capability::Planned("the shared `~/.agents/skills/deja-history/SKILL.md`"),
         command: Capability::Planned("via the skill (OpenClaw lists it as a command)"),
-        resume: Capability::Planned(
-            "`openclaw chat --session <key>`, the key from `session_nodes` (`current_session_id`) or, in older stores, \
-             `sessions.json`; keys validated against `[A-Za-z0-9][A-Za-z0-9._:-]*`",
-        ),
-        handoff: Capability::Planned("paste: OpenClaw has no start-with-prompt flag deja uses"),
+    },
+    launch: Launch {
+        resume: Resume::ByKey {
+            doc: "`openclaw chat --session <key>` (the key `sessions.json` or the database gives the session)",
+            spec: ResumeSpec::anywhere(&["openclaw", "chat", "--session", "{id}"]),
+            key: resume_key,
+        },
+        handoff: Handoff::Paste("OpenClaw has no start-with-prompt flag deja uses"),
     },
 };
 
@@ -296,4 +301,35 @@ fn schema_agent(conn: &Connection) -> Option<String> {
     conn.query_row("SELECT agent_id FROM schema_meta WHERE agent_id IS NOT NULL LIMIT 1", [], |r| r.get::<_, String>(0))
         .ok()
         .filter(|a| !a.trim().is_empty())
+}
+
+/// The key OpenClaw resumes by: the `sessions.json` entry beside the transcript whose
+/// `sessionId` is this session, or the database's `session_nodes` row. Keys hold colons,
+/// so anything outside `[A-Za-z0-9][A-Za-z0-9._:-]*` is refused.
+fn resume_key(session: &SessionMeta) -> Result<String, &'static str> {
+    let path = std::path::Path::new(source_file(session));
+    let key = if path.extension().is_some_and(|e| e == "sqlite") {
+        key_in_database(path, &session.id)
+    } else {
+        path.parent().and_then(|dir| key_in_sessions_json(&dir.join("sessions.json"), &session.id))
+    };
+    let key = key.ok_or("no session key names this session, so it is not resumable")?;
+    let valid = key.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && key.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '-'));
+    if valid {
+        Ok(key)
+    } else {
+        Err("the session key holds characters OpenClaw does not use")
+    }
+}
+
+fn key_in_sessions_json(file: &std::path::Path, id: &str) -> Option<String> {
+    let text = std::fs::read_to_string(file).ok()?;
+    let map: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&text).ok()?;
+    map.iter().find(|(_, v)| v.get("sessionId").and_then(|s| s.as_str()) == Some(id)).map(|(k, _)| k.clone())
+}
+
+fn key_in_database(db: &std::path::Path, id: &str) -> Option<String> {
+    let conn = Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).ok()?;
+    conn.query_row("SELECT session_key FROM session_nodes WHERE current_session_id = ?1", [id], |row| row.get(0)).ok()
 }

@@ -41,6 +41,7 @@
 mod wiring;
 
 use deja_core::family::opencode::{DbLocation, OpencodeAdapter, OpencodeDialect};
+use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::{Capabilities, Capability, HarnessInfo, InjectedText, Os, StorePath};
 
 const ID: &str = "opencode";
@@ -86,8 +87,10 @@ static INFO: HarnessInfo = HarnessInfo {
         ),
         skill: Capability::Planned("`${XDG_CONFIG_HOME:-~/.config}/opencode/skills/deja-history/SKILL.md`"),
         command: Capability::Planned("`${XDG_CONFIG_HOME:-~/.config}/opencode/commands/deja.md` (frontmatter `description`, `$ARGUMENTS`)"),
-        resume: Capability::Planned("`cd <session directory> && opencode -s <id>`"),
-        handoff: Capability::Planned("exec: `opencode --prompt \"<prompt>\"`"),
+    },
+    launch: Launch {
+        resume: Resume::Always(ResumeSpec::in_dir(&["opencode", "-s", "{id}"])),
+        handoff: Handoff::Exec(&["opencode", "--prompt", "{prompt}"]),
     },
 };
 

@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 
 use deja_core::family::pi_jsonl::{self, PiDialect, MAX_WALK_DEPTH};
 use deja_core::family::pi_synth::{self, PiLayout};
+use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, SessionSink,
     SourceRef, StoreEnv, StorePath, SynthSession, SynthWriter,
@@ -90,8 +91,10 @@ static INFO: HarnessInfo = HarnessInfo {
         ),
         skill: Capability::Planned("`~/.pi/agent/skills/deja-history/SKILL.md`"),
         command: Capability::Planned("`/deja` registered by the extension with `pi.registerCommand`"),
-        resume: Capability::Planned("`cd <decoded project> && pi --session <id>`"),
-        handoff: Capability::Planned("exec: `pi \"<prompt>\"`"),
+    },
+    launch: Launch {
+        resume: Resume::Always(ResumeSpec::in_dir(&["pi", "--session", "{id}"])),
+        handoff: Handoff::Exec(&["pi", "{prompt}"]),
     },
 };
 

@@ -17,6 +17,7 @@
 //! mutation log is replayed from its start every time (compaction rewrites it).
 
 use deja_core::family::vscode_chat::{self, VscodeChatDialect, COPILOT_TOOLS};
+use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, SessionSink,
     SourceRef, StoreEnv, StorePath,
@@ -63,8 +64,10 @@ static INFO: HarnessInfo = HarnessInfo {
         auto_recall: Capability::Unknown,
         skill: Capability::Unknown,
         command: Capability::Unknown,
-        resume: Capability::Unsupported("chats reopen only inside the IDE"),
-        handoff: Capability::Planned("paste: deja prints the handoff digest for the user to paste"),
+    },
+    launch: Launch {
+        resume: Resume::Unsupported("chats reopen only inside the IDE"),
+        handoff: Handoff::Paste("an IDE chat with no start-with-prompt command"),
     },
 };
 

@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 
 use deja_core::family::pi_jsonl::{self, DirProject, PiDialect, MAX_WALK_DEPTH};
 use deja_core::family::pi_synth::{FileName, PiLayout, PiSynth, PiTools, ProjectDir};
+use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::SynthWriter;
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, SessionSink,
@@ -80,8 +81,10 @@ static INFO: HarnessInfo = HarnessInfo {
         ),
         skill: Capability::Planned("`~/.agents/skills/deja-history/SKILL.md`"),
         command: Capability::Planned("`/deja <query>` registered by the extension"),
-        resume: Capability::Planned("`cd <cwd> && prime-agent --resume <id>`"),
-        handoff: Capability::Planned("exec: `prime-agent \"<prompt>\"`"),
+    },
+    launch: Launch {
+        resume: Resume::Always(ResumeSpec::in_dir(&["prime-agent", "--resume", "{id}"]).or_elsewhere(&["prime-agent", "--fork", "{id}"])),
+        handoff: Handoff::Exec(&["prime-agent", "{prompt}"]),
     },
 };
 

@@ -26,6 +26,7 @@ use std::path::{Path, PathBuf};
 
 use deja_core::discover::find_files;
 use deja_core::family::claude_jsonl::{self, ClaudeDialect, FileHints, CLAUDE_INJECTED, CLAUDE_TOOLS};
+use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, Os, ParseOptions, ParseStats, Session, SessionSink,
     SourceRef, StoreEnv, StorePath, SynthSession, SynthWriter,
@@ -70,9 +71,8 @@ static INFO: HarnessInfo = HarnessInfo {
         auto_recall: Capability::Unknown,
         skill: Capability::Unknown,
         command: Capability::Unknown,
-        resume: Capability::Unknown,
-        handoff: Capability::Planned("paste: deja prints the handoff digest for the user to paste"),
     },
+    launch: Launch { resume: Resume::Unknown, handoff: Handoff::Paste("no start-with-prompt command is known") },
 };
 
 impl HarnessFormat for QoderFormat {

@@ -33,6 +33,7 @@ use std::path::{Path, PathBuf};
 
 use deja_core::discover::find_files;
 use deja_core::family::gemini_chat::{self, GeminiDialect, GEMINI_TOOLS};
+use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::project::{dash_fallback_name, decode_dash_path};
 use deja_core::read::{for_each_json_line, read_source, read_tail};
 use deja_core::{
@@ -73,8 +74,10 @@ static INFO: HarnessInfo = HarnessInfo {
         ),
         skill: Capability::Planned("shared `~/.agents/skills/deja-history/SKILL.md`"),
         command: Capability::Planned("via the skill (listed under `/skills`)"),
-        resume: Capability::Planned("`cd <project dir> && qwen -r <id>`"),
-        handoff: Capability::Planned("exec: `qwen -i \"<prompt>\"`"),
+    },
+    launch: Launch {
+        resume: Resume::Always(ResumeSpec::in_dir(&["qwen", "-r", "{id}"])),
+        handoff: Handoff::Exec(&["qwen", "-i", "{prompt}"]),
     },
 };
 

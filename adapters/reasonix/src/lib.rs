@@ -61,6 +61,8 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use deja_core::discover::{is_dir_entry, is_file_entry};
+use deja_core::index::SessionMeta;
+use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::read::{for_each_json_line, parse_json_document, read_source, read_tail, str_at, DecodeLimit};
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats,
@@ -126,12 +128,8 @@ static INFO: HarnessInfo = HarnessInfo {
         ),
         skill: Capability::Planned("`skills/deja-history/SKILL.md` inside the deja plugin package"),
         command: Capability::Planned("`commands/deja.md` inside the deja plugin package, run as `/deja:deja`"),
-        resume: Capability::Planned(
-            "`cd <workspace> && reasonix --resume <id>`; a JSONL session with no workspace: `reasonix --resume <path-to-jsonl>`; \
-             1.x global and desktop sessions have none",
-        ),
-        handoff: Capability::Planned("exec: `reasonix run <prompt>`"),
     },
+    launch: Launch { resume: Resume::PerSession { doc: "`cd <workspace> && reasonix --resume <id>`; a JSONL session with no workspace: `reasonix --resume <path>`; 1.x global and desktop sessions have none", pick: resume_reasonix }, handoff: Handoff::Exec(&["reasonix", "run", "{prompt}"]) },
 };
 
 impl HarnessFormat for ReasonixFormat {
@@ -603,4 +601,20 @@ fn mentions(v: &Value, id: &str) -> bool {
         Value::Object(map) => map.iter().any(|(k, c)| k == id || mentions(c, id)),
         _ => false,
     }
+}
+
+/// Project sessions reopen in their workspace; a JSONL session with no workspace by its
+/// path; 1.x global and desktop sessions have no resume.
+fn resume_reasonix(session: &SessionMeta) -> Result<ResumeSpec, &'static str> {
+    let path = session.path.replace('\\', "/");
+    if path.contains("desktop-sessions") {
+        return Err("desktop sessions reopen in the app");
+    }
+    if path.contains("/sessions-v4/") && !path.contains("/projects/") {
+        return Err("1.x global sessions have no resume");
+    }
+    if path.ends_with(".jsonl") && session.project.is_none() {
+        return Ok(ResumeSpec::anywhere(&["reasonix", "--resume", "{path}"]));
+    }
+    Ok(ResumeSpec::in_dir(&["reasonix", "--resume", "{id}"]))
 }

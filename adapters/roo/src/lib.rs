@@ -34,6 +34,7 @@ use deja_core::family::cline_tasks::{
     self, editor_user_dir, legacy_sources, newest_generation_per_task, path_list, task_dir_sources, ClineDialect, EDITOR_HOSTS,
     TASK_INJECTED,
 };
+use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, Os, ParseOptions, ParseStats, SessionSink, SourceRef,
     StoreEnv, StorePath, ToolMap,
@@ -108,9 +109,8 @@ static INFO: HarnessInfo = HarnessInfo {
         ),
         skill: Capability::Planned("the shared `~/.agents/skills/deja-history/SKILL.md`"),
         command: Capability::Planned("`~/.roo/commands/deja.md` (markdown, `$ARGUMENTS`)"),
-        resume: Capability::Unsupported("no CLI reopens a task by id; only the extension's history UI"),
-        handoff: Capability::Planned("paste: deja prints the handoff digest for the user to paste"),
     },
+    launch: Launch { resume: Resume::Unsupported("no CLI reopens a task by id; only the extension's history UI"), handoff: Handoff::Paste("an editor extension with no start-with-prompt command") },
 };
 
 impl HarnessFormat for RooFormat {

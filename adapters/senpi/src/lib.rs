@@ -25,6 +25,7 @@ use std::path::PathBuf;
 
 use deja_core::family::pi_jsonl::{self, PiDialect, MAX_WALK_DEPTH};
 use deja_core::family::pi_synth::{PiLayout, PiSynth};
+use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::SynthWriter;
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, SessionSink,
@@ -75,8 +76,10 @@ static INFO: HarnessInfo = HarnessInfo {
         ),
         skill: Capability::Planned("`~/.agents/skills/deja-history/SKILL.md` only (a second copy under `<agent>/skills` collides)"),
         command: Capability::Planned("`/deja` registered by the extension"),
-        resume: Capability::Planned("`cd <header cwd> && senpi --session <id>`"),
-        handoff: Capability::Planned("exec: `senpi \"<prompt>\"`"),
+    },
+    launch: Launch {
+        resume: Resume::Always(ResumeSpec::in_dir(&["senpi", "--session", "{id}"])),
+        handoff: Handoff::Exec(&["senpi", "{prompt}"]),
     },
 };
 

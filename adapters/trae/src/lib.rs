@@ -32,6 +32,8 @@ use std::path::PathBuf;
 
 use deja_core::family::codex_rollout::{self, CodexDialect, RolloutStore, Speech};
 use deja_core::family::codex_synth::{RolloutLayout, RolloutSynth};
+use deja_core::index::SessionMeta;
+use deja_core::launch::{source_file, Handoff, Launch, Resume, ResumeSpec};
 use deja_core::work::ToolMap;
 use deja_core::SynthWriter;
 use deja_core::{
@@ -80,8 +82,10 @@ static INFO: HarnessInfo = HarnessInfo {
         ),
         skill: Capability::Planned("shared `~/.agents/skills/deja-history/SKILL.md`"),
         command: Capability::Planned("the skill runs as `/deja-history <query>` (TRAE has no custom-prompt directory)"),
-        resume: Capability::Planned("`traex resume <id>` (not for history-only sessions)"),
-        handoff: Capability::Planned("exec: `traex` opens the TUI with the packet as the first prompt"),
+    },
+    launch: Launch {
+        resume: Resume::PerSession { doc: "`traex resume <id>` (not for history-only sessions)", pick: resume_rollouts },
+        handoff: Handoff::Exec(&["traex", "{prompt}"]),
     },
 };
 
@@ -145,3 +149,11 @@ impl HarnessFormat for TraeFormat {
 
 /// The synthetic writer: TRAE CLI 0.200 rollouts under `~/.trae/cli/sessions`.
 static SYNTH: RolloutSynth = RolloutSynth(RolloutLayout::TRAE);
+
+/// A `history.jsonl` entry with no rollout is not a session TRAE can reopen.
+fn resume_rollouts(session: &SessionMeta) -> Result<ResumeSpec, &'static str> {
+    if source_file(session).ends_with("history.jsonl") {
+        return Err("a history.jsonl entry with no rollout has no session to resume");
+    }
+    Ok(ResumeSpec::anywhere(&["traex", "resume", "{id}"]))
+}

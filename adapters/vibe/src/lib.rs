@@ -61,6 +61,7 @@ use std::path::{Path, PathBuf};
 
 use deja_core::discover::{find_files, is_dir_entry};
 use deja_core::family::json_docs::{call_turn, first_str, json_arg, text_blocks, ToolKeys, COMMON_KEYS};
+use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::read::{at, for_each_json_line, parse_json_document, read_source, read_tail, str_at};
 use deja_core::{
     Capabilities, Capability, Discovery, ExitStatus, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats,
@@ -114,9 +115,8 @@ static INFO: HarnessInfo = HarnessInfo {
         auto_recall: Capability::Unknown,
         skill: Capability::Unknown,
         command: Capability::Unknown,
-        resume: Capability::Unknown,
-        handoff: Capability::Planned("paste: deja prints the handoff digest for the user to paste"),
     },
+    launch: Launch { resume: Resume::Unknown, handoff: Handoff::Paste("no start-with-prompt command is known") },
 };
 
 impl HarnessFormat for VibeFormat {

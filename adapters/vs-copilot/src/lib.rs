@@ -28,6 +28,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 
 use deja_core::discover::find_files;
+use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::read::{for_each_json_line, read_source, str_at};
 use deja_core::{
     Capabilities, Capability, Discovery, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions,
@@ -71,8 +72,10 @@ static INFO: HarnessInfo = HarnessInfo {
         auto_recall: Capability::Unknown,
         skill: Capability::Unknown,
         command: Capability::Unknown,
-        resume: Capability::Unsupported("sessions live in the IDE only"),
-        handoff: Capability::Planned("paste: deja prints the handoff digest for the user to paste"),
+    },
+    launch: Launch {
+        resume: Resume::Unsupported("sessions live in the IDE only"),
+        handoff: Handoff::Paste("an IDE chat with no start-with-prompt command"),
     },
 };
 

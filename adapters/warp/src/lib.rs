@@ -42,6 +42,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
+use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::sqlite::{self, Snapshot};
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, Role,
@@ -89,9 +90,8 @@ static INFO: HarnessInfo = HarnessInfo {
         auto_recall: Capability::Unknown,
         skill: Capability::Unknown,
         command: Capability::Unknown,
-        resume: Capability::Unknown,
-        handoff: Capability::Planned("paste: Warp is a GUI terminal with no known start-with-prompt command"),
     },
+    launch: Launch { resume: Resume::Unknown, handoff: Handoff::Paste("Warp is a GUI terminal with no known start-with-prompt command") },
 };
 
 impl HarnessFormat for WarpFormat {

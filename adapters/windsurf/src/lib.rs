@@ -29,6 +29,7 @@ use deja_core::family::cline_tasks::{editor_user_dir, path_list};
 use deja_core::family::json_docs::file_mtime;
 use deja_core::family::vscdb::{self, Scopes};
 use deja_core::family::vscode_chat::{VscodeChatDialect, COPILOT_TOOLS};
+use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::sqlite::{self, Snapshot};
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, Session,
@@ -75,8 +76,10 @@ static INFO: HarnessInfo = HarnessInfo {
         auto_recall: Capability::Unknown,
         skill: Capability::Unknown,
         command: Capability::Unknown,
-        resume: Capability::Unsupported("chats reopen only in the editor's UI"),
-        handoff: Capability::Planned("paste: deja prints the handoff digest for the user to paste"),
+    },
+    launch: Launch {
+        resume: Resume::Unsupported("chats reopen only in the editor's UI"),
+        handoff: Handoff::Paste("an editor with no start-with-prompt command"),
     },
 };
 

@@ -67,6 +67,8 @@ use std::time::SystemTime;
 
 use deja_core::discover::find_files;
 use deja_core::family::opencode::{self, OpencodeDialect, CLAUDE_NAMED_TOOLS, WITHOUT_SUBAGENTS_KEY};
+use deja_core::index::SessionMeta;
+use deja_core::launch::{source_file, Handoff, Launch, Resume, ResumeSpec};
 use deja_core::project::{dash_fallback_name, decode_dash_path};
 use deja_core::read::{for_each_json_line, parse_json_document, read_source, read_tail, str_at};
 use deja_core::sqlite::{self, Snapshot};
@@ -126,10 +128,13 @@ static INFO: HarnessInfo = HarnessInfo {
         ),
         skill: Capability::Planned("`~/.agents/skills/deja-history/SKILL.md` (ZCode scans `~/.zcode/skills`, then `~/.agents/skills`)"),
         command: Capability::Planned("`~/.zcode/commands/deja.md` (`$ARGUMENTS` expanded)"),
-        resume: Capability::Planned(
-            "CLI database sessions: `cd <dir> && zcode --resume <sess_id>`; JSONL transcripts have none; legacy snapshots after `/restore-legacy-sessions`",
-        ),
-        handoff: Capability::Planned("exec: a new `zcode` session started with the handoff digest"),
+    },
+    launch: Launch {
+        resume: Resume::PerSession {
+            doc: "CLI database sessions: `cd <dir> && zcode --resume <sess_id>`; JSONL transcripts have none",
+            pick: resume_db_sessions,
+        },
+        handoff: Handoff::Paste("the page says exec but names no start-with-prompt argument"),
     },
 };
 
@@ -329,4 +334,13 @@ fn read_session_ids(db: &Path) -> HashSet<String> {
         }
     }
     ids
+}
+
+/// Only the CLI database's sessions reopen by id; legacy snapshots need
+/// `/restore-legacy-sessions` in zcode first.
+fn resume_db_sessions(session: &SessionMeta) -> Result<ResumeSpec, &'static str> {
+    if !source_file(session).ends_with(".sqlite") {
+        return Err("JSONL transcripts and legacy snapshots have no resume (run /restore-legacy-sessions in zcode first)");
+    }
+    Ok(ResumeSpec::in_dir(&["zcode", "--resume", "{id}"]))
 }

@@ -49,6 +49,7 @@ mod wiring;
 use std::collections::HashSet;
 use std::path::PathBuf;
 
+use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::sqlite::{self, Snapshot};
 use deja_core::{
     Capabilities, Capability, Discovery, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions,
@@ -92,8 +93,10 @@ static INFO: HarnessInfo = HarnessInfo {
         auto_recall: Capability::Unsupported("the agent has no lifecycle hook: nothing runs before a prompt is sent"),
         skill: Capability::Planned("`~/.agents/skills/deja-history/SKILL.md` (Zed 1.4.2+ loads Agent Skills globally)"),
         command: Capability::Planned("via the skill: `/` in the agent panel lists skills by name"),
-        resume: Capability::Unsupported("no `zed` CLI flag reopens a thread by id"),
-        handoff: Capability::Planned("paste: Zed has no CLI prompt entry"),
+    },
+    launch: Launch {
+        resume: Resume::Unsupported("no `zed` CLI flag reopens a thread by id"),
+        handoff: Handoff::Paste("Zed has no CLI prompt entry"),
     },
 };
 

@@ -37,9 +37,8 @@ static INFO: HarnessInfo = HarnessInfo {
         auto_recall: Capability::Unknown,
         skill: Capability::Unknown,
         command: Capability::Unknown,
-        resume: Capability::Unknown,
-        handoff: Capability::Unknown,
     },
+    launch: crate::launch::Launch::UNKNOWN,
 };
 
 fn rows(path: &Path) -> Vec<(String, i64, String)> {

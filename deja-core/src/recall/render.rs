@@ -36,6 +36,11 @@ pub fn session_label(m: &SessionMeta) -> String {
     )
 }
 
+/// `    resume: cd /src/app && claude --resume 5f0c…`, when the harness reopens the session.
+fn resume_row(m: &SessionMeta) -> Option<String> {
+    crate::launch::resume_for(m).ok().map(|r| format!("    resume: `{}`", clean(&r.command, 300)))
+}
+
 /// What a note not written by the person is, said wherever it is shown.
 fn note_origin(m: &SessionMeta) -> &'static str {
     if !super::query::is_unverified_note(m) {
@@ -71,6 +76,7 @@ pub fn recall(r: &RecallAnswer, query: &str) -> Answer {
     let mut lines = Vec::new();
     for (i, h) in r.hits.iter().enumerate() {
         lines.push(format!("[{}] {}", i + 1, session_label(&h.session)));
+        lines.extend(resume_row(&h.session));
         for s in &h.snippets {
             lines.push(quote(s));
         }
@@ -134,17 +140,23 @@ pub fn digest_lines(d: &Digest) -> Vec<String> {
 pub fn context(c: &ContextAnswer) -> Answer {
     let how = if c.by_id { "by id".to_string() } else { format!("best match, {}", c.tier.as_str()) };
     let header = format!("context ({how}): {} · {} turns", session_label(&c.session), c.digest.turns);
-    answer("context", Some(c.tier.as_str()), header, digest_lines(&c.digest))
+    let mut lines = digest_lines(&c.digest);
+    lines.extend(resume_section(&c.session));
+    answer("context", Some(c.tier.as_str()), header, lines)
 }
 
 pub fn handoff(c: &ContextAnswer, project: &str) -> Answer {
-    let header = format!(
-        "handoff: the latest session in {} — {} · {} turns. Continue from \"Ended\" and \"Next\".",
-        clean(project, 120),
-        session_label(&c.session),
-        c.digest.turns
-    );
-    answer("handoff", None, header, digest_lines(&c.digest))
+    let which = if c.by_id { "a past session".to_string() } else { format!("the latest session in {}", clean(project, 120)) };
+    let header =
+        format!("handoff: {which} — {} · {} turns. Continue from \"Ended\" and \"Next\".", session_label(&c.session), c.digest.turns);
+    let mut lines = digest_lines(&c.digest);
+    lines.extend(resume_section(&c.session));
+    answer("handoff", None, header, lines)
+}
+
+/// The digest's last section: how to reopen the session itself.
+fn resume_section(m: &SessionMeta) -> Vec<String> {
+    resume_row(m).map_or_else(Vec::new, |row| vec!["## Resume".to_string(), format!("- {}", row.trim_start())])
 }
 
 pub fn fix(r: &FixAnswer) -> Answer {

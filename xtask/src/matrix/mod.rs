@@ -217,7 +217,7 @@ verify = "Run `deja harnesses`."
         write(dir.path(), &generate(dir.path(), &before, &ids(), &notes, README_TEXT).expect("generate"), false).expect("write");
 
         let mut caps: Capabilities = before[0].capabilities;
-        caps.handoff = Capability::Unsupported("no way to start it with a prompt");
+        caps.command = Capability::Planned("a `/deja` command file");
         let after = [testing::info_with("alpha", caps), testing::info("beta")];
         let readme = std::fs::read_to_string(dir.path().join(README)).expect("readme");
         let regenerated = generate(dir.path(), &after, &ids(), &notes, &readme).expect("generate");

@@ -134,7 +134,7 @@ indexes and searches them.</p>
             html_escape(h.info.id),
             checked_html(h.notes)
         ));
-        for (_, cap) in h.info.capabilities.named() {
+        for (_, cap) in h.info.named_capabilities() {
             b.push_str(&format!("<td>{}</td>", badge(cap.status(), cap.reason())));
         }
         b.push_str("</tr>\n");
@@ -181,7 +181,7 @@ fn harness(h: &Harness, prev: Option<&Harness>, next: Option<&Harness>) -> Strin
     b.push_str("</section>\n");
 
     b.push_str("<section id=\"capabilities\">\n<h2>Capabilities</h2>\n<table class=\"caps\">\n<thead><tr><th>Surface</th><th>Status</th><th>Detail</th></tr></thead>\n<tbody>\n");
-    for (name, cap) in info.capabilities.named() {
+    for (name, cap) in info.named_capabilities() {
         let detail = if cap.reason().is_empty() { "—".to_string() } else { html_inline(cap.reason()) };
         b.push_str(&format!(
             "<tr><th scope=\"row\">{}</th><td>{}</td><td>{detail}</td></tr>\n",

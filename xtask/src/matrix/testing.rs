@@ -1,6 +1,7 @@
 //! Test-only builders of adapter metadata, so the matrix can be rendered and checked
 //! for harnesses that are not in the registry.
 
+use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::{Capabilities, Capability, HarnessInfo, Os, StorePath};
 
 /// A plausible `HarnessInfo` for `id`, leaked to get the `'static` the trait hands out.
@@ -12,8 +13,6 @@ pub fn info(id: &str) -> &'static HarnessInfo {
             auto_recall: Capability::Unknown,
             skill: Capability::Planned("shared `~/.agents/skills/deja-history/SKILL.md`"),
             command: Capability::Unsupported("no custom commands | only built-ins"),
-            resume: Capability::Planned("`alpha --resume <id>`"),
-            handoff: Capability::Planned("paste"),
         },
     )
 }
@@ -33,5 +32,9 @@ pub fn info_with(id: &str, capabilities: Capabilities) -> &'static HarnessInfo {
         format_summary: "One JSON object per line; `user` and `assistant` records carry the text.",
         injected: &deja_core::InjectedText::NONE,
         capabilities,
+        launch: Launch {
+            resume: Resume::Always(ResumeSpec::anywhere(&["alpha", "--resume", "{id}"])),
+            handoff: Handoff::Paste("no start-with-prompt command is known"),
+        },
     }))
 }
