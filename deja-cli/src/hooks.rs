@@ -33,6 +33,9 @@ use serde_json::{json, Value};
 
 /// The largest payload read; past it the hook gives up (fails open).
 const MAX_STDIN: usize = 4 << 20;
+/// The project sessions a hook's digest reads (recent sessions, recurring errors,
+/// working commands): `deja orient` reads 300, which costs a second on a large history.
+const HOOK_ORIENT_SCAN: usize = 40;
 /// How long a hook waits for its payload.
 const STDIN_DEADLINE: Duration = Duration::from_millis(300);
 
@@ -291,7 +294,7 @@ fn answer_with(hook: Hook, args: &HookArgs, payload: Option<Value>) -> Option<St
     match hook {
         Hook::SessionStart => {
             let dir = here.clone()?;
-            let o = query::orient(&view, &dir, &scope, 4).ok()?;
+            let o = query::orient_over(&view, &dir, &scope, 4, HOOK_ORIENT_SCAN).ok()?;
             if !o.sessions.is_empty() || !o.notes.is_empty() {
                 answers.push(render::orient(&o));
             }
@@ -300,7 +303,7 @@ fn answer_with(hook: Hook, args: &HookArgs, payload: Option<Value>) -> Option<St
             let terms = prompt_terms(payload.prompt.as_deref()?);
             if args.digest && !seen_any(&env, payload.session.as_deref()) {
                 if let Some(dir) = &here {
-                    if let Ok(o) = query::orient(&view, dir, &scope, 3) {
+                    if let Ok(o) = query::orient_over(&view, dir, &scope, 3, HOOK_ORIENT_SCAN) {
                         if !o.sessions.is_empty() || !o.notes.is_empty() {
                             answers.push(render::orient(&o));
                         }

@@ -7,6 +7,8 @@
 //! - `index` — cold index throughput, peak memory, no-change and 1%-growth re-index
 //!   times, index size, against read-only and parse-only baselines;
 //! - `search` — latency per query class in process and end to end, needle recall;
+//! - `hooks` — each hook subcommand end to end on Claude Code payloads, against a bare
+//!   process start;
 //! - `locomo` — LoCoMo session-level retrieval (hit@k, MRR) through the real pipeline;
 //! - `rows` — a refresh of a large database in which one session grew (row cursors).
 //!
@@ -14,6 +16,7 @@
 
 mod corpus;
 mod gen;
+mod hooks_bench;
 mod index_bench;
 mod locomo;
 mod rows_bench;
@@ -34,6 +37,7 @@ use clap::{Args, Subcommand};
                   deja bench corpus --out /tmp/deja-bench/c200 --size 200MB --seed 1\n  \
                   deja bench index  --corpus /tmp/deja-bench/c200\n  \
                   deja bench search --corpus /tmp/deja-bench/c200\n  \
+                  deja bench hooks  --corpus /tmp/deja-bench/c200\n  \
                   deja bench locomo --data locomo10.json\n\n\
                   The figures, the machine they were taken on and how to read them: docs/benchmarks.md"
 )]
@@ -55,6 +59,8 @@ enum BenchCommand {
     Index(index_bench::IndexBenchArgs),
     /// Search latency per query class (in process and end to end) and needle recall.
     Search(search_bench::SearchBenchArgs),
+    /// Each hook subcommand end to end (p50/p95 per hook) against a bare process start.
+    Hooks(hooks_bench::HooksBenchArgs),
     /// LoCoMo session-level retrieval (hit@1/5/10, MRR) through the real pipeline.
     #[command(long_about = "LoCoMo session-level retrieval through the production path: every conversation session is \
                             written as a real harness transcript with its own date, indexed by the real indexer, and each \
@@ -76,6 +82,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
         BenchCommand::Corpus(a) => corpus::run(a),
         BenchCommand::Index(a) => index_bench::run(a),
         BenchCommand::Search(a) => search_bench::run(a),
+        BenchCommand::Hooks(a) => hooks_bench::run(a),
         BenchCommand::Locomo(a) => locomo::run(a),
         BenchCommand::Rows(a) => rows_bench::run(a),
     }

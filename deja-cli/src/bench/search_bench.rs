@@ -53,9 +53,9 @@ pub struct SearchBenchArgs {
     pub json: bool,
 }
 
-struct Query {
-    class: &'static str,
-    text: String,
+pub(super) struct Query {
+    pub(super) class: &'static str,
+    pub(super) text: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -129,7 +129,7 @@ fn nonsense_word(rng: &mut Rng) -> String {
     (0..rng.range(5, 7)).map(|_| CONSONANTS[rng.below(CONSONANTS.len())] as char).collect()
 }
 
-fn queries(corpus: &Corpus, per_class: usize) -> Vec<Query> {
+pub(super) fn queries(corpus: &Corpus, per_class: usize) -> Vec<Query> {
     let g = corpus.generator();
     let files = &corpus.manifest.files;
     let mut rng = Rng::derive(g.seed, STREAM_QUERY, 0);
@@ -194,7 +194,7 @@ fn queries(corpus: &Corpus, per_class: usize) -> Vec<Query> {
 }
 
 /// Builds the index when it is missing.
-fn ensure_index(corpus: &Corpus, index: &Path, say: &dyn Fn(String)) -> Result<()> {
+pub(super) fn ensure_index(corpus: &Corpus, index: &Path, say: &dyn Fn(String)) -> Result<()> {
     let paths = IndexPaths::new(index);
     if paths.exists() {
         return Ok(());

@@ -473,7 +473,13 @@ fn error_stats(
     only: Option<&HashSet<String>>,
 ) -> Result<ErrorStats, IndexError> {
     let f = view.fields;
-    let q = BooleanQuery::new(vec![(Occur::Must, term(f.kind, KIND_ERROR)), (Occur::Must, term(f.sig, sig))]);
+    let mut clauses = vec![(Occur::Must, term(f.kind, KIND_ERROR)), (Occur::Must, term(f.sig, sig))];
+    // Restricted to some sessions, only their documents are read: a signature common
+    // across the whole history has thousands.
+    if let Some(only) = only {
+        clauses.push((Occur::Must, any_session(&f, only)));
+    }
+    let q = BooleanQuery::new(clauses);
     let mut metas = Metas::new(view, searcher);
     let mut sids: BTreeSet<String> = BTreeSet::new();
     let mut harnesses: BTreeSet<String> = BTreeSet::new();
@@ -988,7 +994,13 @@ pub const ORIENT_AGENT_NOTES: usize = 3;
 /// A project's recent sessions with their outcome and decisions, its notes, the
 /// errors that recur in it, and the commands that work there.
 pub fn orient(view: &IndexView, dir: &str, scope: &Scope, limit: usize) -> Result<Orient, IndexError> {
-    let all = project_sessions(view, dir, scope, ORIENT_SCAN_SESSIONS)?;
+    orient_over(view, dir, scope, limit, ORIENT_SCAN_SESSIONS)
+}
+
+/// [`orient`] over the project's `scan` most recent sessions only: what a hook, which
+/// must answer in tens of milliseconds, can afford to read.
+pub fn orient_over(view: &IndexView, dir: &str, scope: &Scope, limit: usize, scan: usize) -> Result<Orient, IndexError> {
+    let all = project_sessions(view, dir, scope, scan.max(limit))?;
     let (notes, transcripts): (Vec<SessionMeta>, Vec<SessionMeta>) = all.iter().cloned().partition(|m| m.harness == NOTES_HARNESS);
     let mut sessions = Vec::new();
     for meta in transcripts.into_iter().take(limit.max(1)) {

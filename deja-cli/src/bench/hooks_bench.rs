@@ -1,0 +1,227 @@
+//! `deja bench hooks`: the latency a harness pays for each hook subcommand, end to end
+//! (one spawned `deja hook-…` per call, process start, reading the payload and the
+//! answer included), against a bare `deja --version` measured in the same run.
+//!
+//! Payloads are Claude Code's hook JSON, built from the corpus: a project directory its
+//! sessions ran in, prompts drawn from the search benchmark's query classes (its questions
+//! and key words), an edited file under that project, and a failed command whose output is
+//! one of the corpus's own stack-trace lines. Every call has a fresh `session_id`, so the
+//! once-per-session record never short-cuts the work: each measures a real answer. The
+//! output size is checked against each hook's budget as well.
+
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use deja_core::index::{IndexPaths, IndexView};
+use serde::Serialize;
+use serde_json::json;
+
+use super::corpus::Corpus;
+use super::search_bench::{ensure_index, queries};
+use super::stats::{Latency, Machine};
+
+#[derive(Args)]
+pub struct HooksBenchArgs {
+    /// The corpus directory (from `deja bench corpus`).
+    #[arg(long, value_name = "DIR")]
+    pub corpus: PathBuf,
+    /// The index to answer from (default: `<corpus>/index`; built when missing).
+    #[arg(long, value_name = "DIR")]
+    pub index: Option<PathBuf>,
+    /// Calls per hook.
+    #[arg(long, default_value_t = 40)]
+    pub calls: usize,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// One hook subcommand's figures.
+#[derive(Debug, Serialize)]
+struct HookResult {
+    hook: &'static str,
+    budget_bytes: usize,
+    latency: Latency,
+    /// p50 over the bare process start's p50.
+    p50_over_start: f64,
+    /// Calls that injected a block.
+    answered: usize,
+    largest_answer_bytes: usize,
+}
+
+#[derive(Debug, Serialize)]
+struct HooksBench {
+    machine: Machine,
+    load_before: String,
+    load_after: String,
+    corpus_bytes: u64,
+    projects: usize,
+    process_start: Latency,
+    hooks: Vec<HookResult>,
+}
+
+/// The hooks measured: name, budget, and the payload of call `i` in `project`.
+type PayloadFn = fn(usize, &str, &Inputs) -> serde_json::Value;
+
+struct Inputs {
+    prompts: Vec<String>,
+    errors: Vec<String>,
+}
+
+const HOOKS: [(&str, usize, PayloadFn); 4] = [
+    ("hook-session-start", 2048, |i, cwd, _| json!({"session_id": sid(i), "cwd": cwd, "hook_event_name": "SessionStart", "source": "startup"})),
+    ("hook-prompt", 1536, |i, cwd, inp| {
+        json!({"session_id": sid(i), "cwd": cwd, "hook_event_name": "UserPromptSubmit", "prompt": pick(&inp.prompts, i)})
+    }),
+    ("hook-tool", 480, |i, cwd, _| {
+        json!({"session_id": sid(i), "cwd": cwd, "hook_event_name": "PreToolUse", "tool_name": "Edit",
+               "tool_input": {"file_path": format!("{cwd}/src/main.rs"), "old_string": "a", "new_string": "b"}})
+    }),
+    ("hook-tool-after", 480, |i, cwd, inp| {
+        json!({"session_id": sid(i), "cwd": cwd, "hook_event_name": "PostToolUse", "tool_name": "Bash",
+               "tool_input": {"command": "cargo test"},
+               "tool_response": {"stdout": "", "stderr": pick(&inp.errors, i), "exit_code": 101}})
+    }),
+];
+
+fn sid(i: usize) -> String {
+    format!("bench-{i:08}")
+}
+
+fn pick(list: &[String], i: usize) -> &str {
+    list.get(i % list.len().max(1)).map_or("why does the build fail", String::as_str)
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg").map_or_else(|_| "unknown".to_string(), |s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+}
+
+/// Spawns `deja <args>` with `stdin` piped in; returns the time and what it printed.
+fn spawn(corpus: &Corpus, index: &std::path::Path, data: &std::path::Path, args: &[&str], stdin: &[u8]) -> Result<(Duration, Vec<u8>)> {
+    let exe = std::env::current_exe().context("locating the deja binary")?;
+    let t = Instant::now();
+    let mut child = Command::new(&exe)
+        .args(args)
+        .env_clear()
+        .env("HOME", corpus.home())
+        .env("DEJA_INDEX_DIR", index)
+        .env("DEJA_DATA_DIR", data)
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .with_context(|| format!("running {}", exe.display()))?;
+    if let Some(mut pipe) = child.stdin.take() {
+        // A hook stops reading at its first complete value; a closed pipe is no error.
+        let _ = pipe.write_all(stdin);
+    }
+    let out = child.wait_with_output().context("waiting for the hook")?;
+    let took = t.elapsed();
+    if !out.status.success() {
+        bail!("`deja {}` exited with {} (hooks fail open with 0)", args.join(" "), out.status);
+    }
+    Ok((took, out.stdout))
+}
+
+pub fn run(args: HooksBenchArgs) -> Result<ExitCode> {
+    let result = measure(&args)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&result)?);
+    } else {
+        print!("{}", render(&result));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn measure(args: &HooksBenchArgs) -> Result<HooksBench> {
+    let corpus = Corpus::open(&args.corpus)?;
+    let index = args.index.clone().unwrap_or_else(|| corpus.dir.join("index"));
+    let say = |s: String| {
+        if !args.json {
+            eprintln!("{s}");
+        }
+    };
+    ensure_index(&corpus, &index, &say)?;
+    let projects: Vec<String> = {
+        let view = IndexView::open(&IndexPaths::new(&index))?;
+        let all: BTreeSet<String> = view.all_sessions(None)?.into_iter().filter_map(|m| m.project).collect();
+        all.into_iter().collect()
+    };
+    if projects.is_empty() {
+        bail!("the corpus's sessions name no project directory");
+    }
+    let qs = queries(&corpus, args.calls.max(1));
+    let of = |classes: &[&str]| -> Vec<String> { qs.iter().filter(|q| classes.contains(&q.class)).map(|q| q.text.clone()).collect() };
+    let inputs = Inputs {
+        prompts: of(&["needle (question)", "two common words", "rare word", "typo"]),
+        errors: of(&["pasted error line"]),
+    };
+    // The once-per-session records go to a scratch directory, not the corpus's.
+    let data = tempfile::tempdir().context("a scratch data directory")?;
+    let load_before = load_average();
+    let start: Result<Vec<Duration>> = (0..args.calls.max(20)).map(|_| spawn(&corpus, &index, data.path(), &["--version"], b"").map(|r| r.0)).collect();
+    let process_start = Latency::of(&start?);
+    let mut hooks = Vec::new();
+    for (hook, budget, payload) in HOOKS {
+        say(format!("{hook}: {} calls…", args.calls));
+        // One untimed call warms the binary and the index files.
+        spawn(&corpus, &index, data.path(), &[hook], payload(usize::MAX / 2, &projects[0], &inputs).to_string().as_bytes())?;
+        let (mut samples, mut answered, mut largest) = (Vec::new(), 0, 0);
+        for i in 0..args.calls.max(1) {
+            let body = payload(i, &projects[i % projects.len()], &inputs).to_string();
+            let (took, out) = spawn(&corpus, &index, data.path(), &[hook], body.as_bytes())?;
+            samples.push(took);
+            if !out.is_empty() {
+                answered += 1;
+                largest = largest.max(out.len());
+            }
+        }
+        let latency = Latency::of(&samples);
+        let p50_over_start = if process_start.p50_ms > 0.0 { latency.p50_ms / process_start.p50_ms } else { 0.0 };
+        hooks.push(HookResult { hook, budget_bytes: budget, latency, p50_over_start, answered, largest_answer_bytes: largest });
+    }
+    Ok(HooksBench {
+        machine: Machine::here(),
+        load_before,
+        load_after: load_average(),
+        corpus_bytes: corpus.manifest.bytes,
+        projects: projects.len(),
+        process_start,
+        hooks,
+    })
+}
+
+fn render(r: &HooksBench) -> String {
+    let mut out = format!(
+        "{}\nload average {} → {}; corpus {} bytes, {} projects\nprocess start (`deja --version`): p50 {:.1} ms, p95 {:.1} ms\n\n",
+        r.machine.line(),
+        r.load_before,
+        r.load_after,
+        r.corpus_bytes,
+        r.projects,
+        r.process_start.p50_ms,
+        r.process_start.p95_ms
+    );
+    out.push_str("| hook | p50 / p95 / max ms | p50 ÷ process start | answered | largest output (envelope included) / block budget |\n| --- | --- | --- | --- | --- |\n");
+    for h in &r.hooks {
+        out.push_str(&format!(
+            "| {} | {:.1} / {:.1} / {:.1} | {:.1}× | {}/{} | {} / {} B |\n",
+            h.hook,
+            h.latency.p50_ms,
+            h.latency.p95_ms,
+            h.latency.max_ms,
+            h.p50_over_start,
+            h.answered,
+            h.latency.n,
+            h.largest_answer_bytes,
+            h.budget_bytes
+        ));
+    }
+    out
+}
