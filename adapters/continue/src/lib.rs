@@ -65,7 +65,7 @@ static INFO: HarnessInfo = HarnessInfo {
             "`mcpServers:` list entry named `deja` (`<exe> mcp`) in ${CONTINUE_GLOBAL_DIR:-~/.continue}/config.yaml; a failing server aborts headless `cn -p`",
         ),
         auto_recall: Capability::Blocked("cn loads Claude-shaped hook settings but never fires them (1.5.47)"),
-        skill: Capability::Planned("~/.continue/skills/deja-history/SKILL.md"),
+        skill: Capability::Planned("${CONTINUE_GLOBAL_DIR:-~/.continue}/skills/deja-history/SKILL.md, named in cn's `Skills` tool and offered as /deja-history"),
         command: Capability::Planned("`prompts:` entry in config.yaml → /deja"),
         resume: Capability::Planned("`cd <workspace> && cn --fork <sessionId>` (forks: the history returns under a new id)"),
         handoff: Capability::Planned("exec: `cn \"<prompt>\"`"),
