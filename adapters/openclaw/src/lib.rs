@@ -107,8 +107,10 @@ static INFO: HarnessInfo = HarnessInfo {
              `hooks.internal` and `plugins.entries` in `openclaw.json` (the plugin with \
              `hooks.allowConversationAccess`, without which 2026.9.6 never calls it)",
         ),
-        skill: Capability::Planned("the shared `~/.agents/skills/deja-history/SKILL.md`"),
-        command: Capability::Planned("via the skill (OpenClaw lists it as a command)"),
+        skill: Capability::Planned(
+            "the shared `~/.agents/skills/deja-history/SKILL.md` (`<state>/skills/` when OPENCLAW_STATE_DIR moves the state dir)",
+        ),
+        command: Capability::Planned("via the skill: OpenClaw offers `deja-history` as a command (\"Available as command: yes\")"),
         resume: Capability::Planned(
             "`openclaw chat --session <key>`, the key from `session_nodes` (`current_session_id`) or, in older stores, \
              `sessions.json`; keys validated against `[A-Za-z0-9][A-Za-z0-9._:-]*`",

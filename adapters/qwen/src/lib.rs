@@ -72,7 +72,7 @@ static INFO: HarnessInfo = HarnessInfo {
             "`settings.json` `hooks.UserPromptSubmit` → `hook-prompt` (timeout in ms); SessionStart context is never consumed",
         ),
         skill: Capability::Planned("shared `~/.agents/skills/deja-history/SKILL.md`"),
-        command: Capability::Planned("via the skill (listed under `/skills`)"),
+        command: Capability::Planned("via the skill: listed under `/skills`, run as `/deja-history <words>`"),
         resume: Capability::Planned("`cd <project dir> && qwen -r <id>`"),
         handoff: Capability::Planned("exec: `qwen -i \"<prompt>\"`"),
     },
