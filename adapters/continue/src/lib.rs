@@ -66,7 +66,7 @@ static INFO: HarnessInfo = HarnessInfo {
             "`mcpServers:` list entry named `deja` (`<exe> mcp`) in ${CONTINUE_GLOBAL_DIR:-~/.continue}/config.yaml; a failing server aborts headless `cn -p`",
         ),
         auto_recall: Capability::Blocked("cn loads Claude-shaped hook settings but never fires them (1.5.47)"),
-        skill: Capability::Planned("~/.continue/skills/deja-history/SKILL.md"),
+        skill: Capability::Planned("${CONTINUE_GLOBAL_DIR:-~/.continue}/skills/deja-history/SKILL.md, named in cn's `Skills` tool and offered as /deja-history"),
         command: Capability::Planned("`prompts:` entry in config.yaml → /deja"),
     },
     launch: Launch { resume: Resume::Always(ResumeSpec::in_dir(&["cn", "--fork", "{id}"]).with_note("cn forks the session: its history continues under a new id")), handoff: Handoff::Exec(&["cn", "{prompt}"]) },

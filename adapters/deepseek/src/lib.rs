@@ -83,13 +83,13 @@ static INFO: HarnessInfo = HarnessInfo {
         ),
         auto_recall: Capability::Planned(
             "deja install deepseek-auto writes the plugin $DSH_HOME/plugins/deja/auto.js (named from cordis.patch.yml): \
-             ctx.systemPrompt.context runs `deja hook-prompt --plain`, and tools/post-execute adds hook-tool / hook-tool-after \
-             lines as additionalContexts",
+             `deja hook-prompt --plain` runs when the loop claims the user's prompt (agent/inbox/claimed) and its block is \
+             ctx.systemPrompt.context, and tools/post-execute adds hook-tool / hook-tool-after lines as additionalContexts",
         ),
         skill: Capability::Planned("shared ~/.agents/skills/deja-history/SKILL.md, which dsh splices into its skill catalogue"),
         command: Capability::Planned(
             "$DSH_HOME/plugins/deja/command.js registers /deja with ctx.commands.register, named from cordis.patch.yml \
-             (web profile only; headless has no command plane)",
+             (the registry is mounted in every profile; only the web profile has a UI that dispatches it)",
         ),
     },
     launch: Launch {

@@ -8,13 +8,21 @@
 //! | `deepseek` | `plugins/deja/command.js` | `/deja` (`ctx.commands.register`, `apply.inject = ["commands"]`; the web profile's command plane) |
 //! | `deepseek` | `cordis.patch.yml` | deja's marked block of `insert:` rows: `mcp-deja` (`@deepseek-ai/dsh-mcp-client`, `<exe> mcp` over stdio) and `deja-command`; a bare `[]` layer is replaced, and `[]` written back when the block goes |
 //! | `deepseek` | `~/.agents/skills/deja-history/SKILL.md` | the shared skill, which dsh splices into its skill catalogue |
-//! | `deepseek-auto` | `plugins/deja/auto.js` + the `deja-auto` row | recall through `ctx.systemPrompt.context` (`<exe> hook-prompt --plain` for the latest user prompt, in the session header's cwd), and after tool calls `hook-tool` / `hook-tool-after` lines through `tools/post-execute` `additionalContexts` |
+//! | `deepseek-auto` | `plugins/deja/auto.js` + the `deja-auto` row | recall through `ctx.systemPrompt.context` (`<exe> hook-prompt --plain` for the user's prompt, in the session header's cwd, looked up when the loop claims the prompt from the inbox), and after tool calls `hook-tool` / `hook-tool-after` lines through `tools/post-execute` `additionalContexts` |
 //!
 //! The plugin files are written before the layer that names them and outlive it (the
 //! engine orders owned files first on install and last on removal): a row naming a
 //! missing file fails the whole profile load. Both targets write the same block, so
 //! dropping back from `deepseek-auto` to `deepseek` rewrites it without the `deja-auto`
 //! row before `auto.js` goes.
+//!
+//! Checked against dsh 0.1.0-rc.8 (2026-12-01): its agent loop claims the turn's
+//! messages from the inbox (`agent/inbox/claimed`, a synchronous emit), then assembles
+//! the system prompt and its dynamic context, and only then runs `agent/pre-step`. So
+//! `auto.js` runs the hook in the claim listener, keyed by agent (one web process serves
+//! many sessions), and the context provider reads it from the assembly's `agent`; a
+//! block computed in `agent/pre-step` would only reach the model one step later. The
+//! tool hooks carry the session id, so one error's fix is added once per session.
 
 use std::path::PathBuf;
 
@@ -120,7 +128,7 @@ function hook(sub, payload) {{
 function textOf(content) {{
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
-  return content.map((b) => (b && b.type === "text" && typeof b.text === "string" ? b.text : "")).filter(Boolean).join("\n");
+  return content.map((b) => (b && (b.type === undefined || b.type === "text") && typeof b.text === "string" ? b.text : "")).filter(Boolean).join("\n");
 }}
 
 /** The session's workspace: its header's cwd (one web process serves many), else ours. */
@@ -150,23 +158,22 @@ function userMessage(text) {{
 }}
 
 export function apply(ctx) {{
-  let asked = "";
-  let block = "";
+  // Per agent (one web process serves many sessions): the latest user prompt and its block.
+  const recall = new WeakMap();
 
-  // Watch the request for the latest user prompt (the answer is left as it is: a
-  // message added here would be dropped by a later listener).
-  ctx.on("agent/pre-step", async ({{ agent }}, next) => {{
-    const decision = await next();
+  // The loop claims the turn's messages from the inbox, then assembles the system
+  // prompt and its dynamic context, then runs `agent/pre-step`: the block has to be
+  // ready at the claim, so it is looked up there (synchronously; the hook is bounded).
+  // A message added in `agent/pre-step` instead would be dropped by a later listener.
+  ctx.on("agent/inbox/claimed", ({{ agent, message }}) => {{
     try {{
-      const messages = Array.isArray(decision?.messages) ? decision.messages : [];
-      const last = [...messages].reverse().find((m) => m?.role === "user" && m?.source?.kind === "user");
-      const prompt = last ? textOf(last.content) : "";
-      if (prompt && prompt !== asked) {{
-        asked = prompt;
-        block = hook("hook-prompt", {{ prompt, cwd: cwdOf(agent), session_id: sessionOf(agent) }});
-      }}
+      if (message?.role !== "user" || message?.source?.kind !== "user") return;
+      const prompt = textOf(message.content).trim();
+      const seen = recall.get(agent);
+      if (!prompt || seen?.prompt === prompt) return;
+      const block = hook("hook-prompt", {{ prompt, cwd: cwdOf(agent), session_id: sessionOf(agent) }});
+      recall.set(agent, {{ prompt, block }});
     }} catch {{}}
-    return decision;
   }});
 
   ctx.effect(
@@ -175,7 +182,10 @@ export function apply(ctx) {{
         name: "deja-recall",
         order: 900,
         // `{{{{name}}}}` groups are prompt variables to dsh: keep recalled text literal.
-        text: () => block.replaceAll("{{{{", "{{ {{"),
+        text: (assembly) => {{
+          const block = (assembly?.agent && recall.get(assembly.agent)?.block) || "";
+          return block.replaceAll("{{{{", "{{ {{");
+        }},
       }}),
     "deja-recall.context()",
   );
@@ -190,7 +200,7 @@ export function apply(ctx) {{
       if (FILE_TOOLS.has(tool)) {{
         const path = args.path ?? args.file_path ?? args.filePath;
         if (typeof path === "string" && path) {{
-          line = hook("hook-tool", {{ tool_name: tool, tool_input: {{ file_path: path }}, cwd }});
+          line = hook("hook-tool", {{ tool_name: tool, tool_input: {{ file_path: path }}, cwd, session_id: sessionOf(exec?.agent) }});
         }}
       }} else if (SHELL_TOOLS.has(tool)) {{
         const out = textOf(result?.content);
@@ -206,6 +216,7 @@ export function apply(ctx) {{
             tool_input: {{ command: String(args.command ?? args.cmd ?? "") }},
             tool_response: response,
             cwd,
+            session_id: sessionOf(exec?.agent),
           }});
         }}
       }}

@@ -46,6 +46,12 @@ fn the_layer_block_replaces_the_empty_list_and_gives_it_back() {
     assert!(auto.contains("- id: deja-auto"), "{auto}");
     let plugins = dsh.join("plugins/deja");
     assert!(plugins.join("auto.js").is_file() && plugins.join("command.js").is_file());
+    // dsh 0.1.0-rc.8 assembles the dynamic context after claiming the prompt and before
+    // `agent/pre-step`: the block is looked up at the claim, and the tool hooks carry the
+    // session so one error's fix is added once.
+    let auto_js = std::fs::read_to_string(plugins.join("auto.js")).expect("auto.js");
+    assert!(auto_js.contains(r#"ctx.on("agent/inbox/claimed""#) && !auto_js.contains("agent/pre-step\""), "{auto_js}");
+    assert_eq!(auto_js.matches("session_id: sessionOf(").count(), 3, "{auto_js}");
     let package = std::fs::read_to_string(plugins.join("package.json")).expect("package.json");
     assert!(package.contains("\"type\": \"module\""), "{package}");
 

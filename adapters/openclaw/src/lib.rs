@@ -109,8 +109,10 @@ static INFO: HarnessInfo = HarnessInfo {
              `hooks.internal` and `plugins.entries` in `openclaw.json` (the plugin with \
              `hooks.allowConversationAccess`, without which 2026.9.6 never calls it)",
         ),
-        skill: Capability::Planned("the shared `~/.agents/skills/deja-history/SKILL.md`"),
-        command: Capability::Planned("via the skill (OpenClaw lists it as a command)"),
+        skill: Capability::Planned(
+            "the shared `~/.agents/skills/deja-history/SKILL.md` (`<state>/skills/` when OPENCLAW_STATE_DIR moves the state dir)",
+        ),
+        command: Capability::Planned("via the skill: OpenClaw offers `deja-history` as a command (\"Available as command: yes\")"),
     },
     launch: Launch {
         resume: Resume::ByKey {

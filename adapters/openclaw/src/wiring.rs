@@ -4,7 +4,7 @@
 //! | target | file | what |
 //! | --- | --- | --- |
 //! | `openclaw` | `<state>/openclaw.json` (JSON5) | `mcp.servers.deja` = `<exe> mcp` |
-//! | `openclaw` | `~/.agents/skills/deja-history/SKILL.md` | the shared skill (also offered as a command) |
+//! | `openclaw` | `~/.agents/skills/deja-history/SKILL.md` | the shared skill, also the `/deja-history` command; under a relocated `OPENCLAW_STATE_DIR`, `<state>/skills/deja-history/SKILL.md` |
 //! | `openclaw-auto` | `<state>/hooks/deja-recall/{HOOK.md,handler.js}` | hook pack on `agent:bootstrap`: the digest as a Project Context file |
 //! | `openclaw-auto` | `<state>/extensions/deja/{package.json,openclaw.plugin.json,index.mjs}` | plugin: `before_prompt_build` → `prependContext` with the prompt's recall |
 //! | `openclaw-auto` | `<state>/openclaw.json` | `hooks.internal.enabled`, `hooks.internal.entries.deja-recall.enabled`, `plugins.entries.deja` = `{enabled, hooks.allowConversationAccess}` |
@@ -12,7 +12,9 @@
 //! Beyond the page: OpenClaw 2026.9.6 runs a non-bundled plugin's `before_prompt_build`
 //! only when `plugins.entries.deja.hooks.allowConversationAccess` is `true` (without it the
 //! plugin is listed `enabled` and never called); the session id is in the hook's second
-//! argument, not the event.
+//! argument, not the event. It reads the personal skills root `~/.agents/skills` only
+//! when the state dir is the default `~/.openclaw` (`isDefaultStateDir`); a relocated
+//! state dir reads its own managed `<state>/skills` instead, so the skill goes there.
 //!
 //! `openclaw.json` is JSON5; the engine's CST splice (jsonc-parser) reads comments,
 //! unquoted keys and trailing commas and changes only deja's members. `plugins.allow`
@@ -20,7 +22,7 @@
 
 use std::path::PathBuf;
 
-use deja_core::wire::{json, shared_skill, to_pretty, Edit, Surface, WireContext, Wiring};
+use deja_core::wire::{json, shared_skill, skill_text, to_pretty, Edit, Surface, WireContext, Wiring, SKILL_NAME};
 use deja_core::StoreEnv;
 
 pub struct OpenclawWiring;
@@ -108,7 +110,7 @@ export default {{
 
 impl Wiring for OpenclawWiring {
     fn surfaces(&self) -> &'static [Surface] {
-        &[Surface::Mcp, Surface::AutoRecall, Surface::Skill]
+        &[Surface::Mcp, Surface::AutoRecall, Surface::Skill, Surface::Command]
     }
 
     fn present(&self, env: &StoreEnv) -> bool {
@@ -116,7 +118,15 @@ impl Wiring for OpenclawWiring {
     }
 
     fn plain(&self, cx: &WireContext) -> Vec<Edit> {
-        vec![Edit::json_member(state_dir(cx.env).join("openclaw.json"), &["mcp", "servers", "deja"], cx.mcp_entry(false)), shared_skill(cx)]
+        let state = state_dir(cx.env);
+        // 2026.9.6 reads `~/.agents/skills` only when the state dir is the default one;
+        // under a relocated `OPENCLAW_STATE_DIR` the skill goes to its managed `<state>/skills`.
+        let skill = if state == cx.env.home().join(".openclaw") {
+            shared_skill(cx)
+        } else {
+            Edit::owned_file(state.join("skills").join(SKILL_NAME).join("SKILL.md"), skill_text(cx))
+        };
+        vec![Edit::json_member(state.join("openclaw.json"), &["mcp", "servers", "deja"], cx.mcp_entry(false)), skill]
     }
 
     fn auto(&self, cx: &WireContext) -> Vec<Edit> {

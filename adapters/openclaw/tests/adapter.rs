@@ -135,3 +135,23 @@ fn the_release_2026_9_6_store_reads_completely() {
     assert!(!s.turns.iter().any(|t| t.role == Role::Reasoning));
     assert!(!s.turns.iter().any(|t| t.text.contains("bootstrap-context") || t.text.contains("SYSTEM PROMPT COPY")));
 }
+
+/// OpenClaw 2026.9.6 reads `~/.agents/skills` only for the default state dir: with
+/// `OPENCLAW_STATE_DIR` elsewhere the skill goes to that dir's managed `skills/`.
+#[test]
+fn the_skill_follows_a_relocated_state_dir() {
+    use deja_core::wire::{Edit, WireContext};
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let home = tmp.path().join("home");
+    let skill_of = |env: &StoreEnv| {
+        let cx = WireContext { env, exe: "/opt/deja/deja".into() };
+        let edits = OpenclawFormat.wiring().expect("openclaw has wiring").plain(&cx);
+        edits.iter().map(Edit::file).find(|f| f.ends_with("SKILL.md")).map(Path::to_path_buf).expect("a skill")
+    };
+    assert_eq!(skill_of(&StoreEnv::with_home(&home)), home.join(".agents/skills/deja-history/SKILL.md"));
+    let default = StoreEnv::with_home(&home).set("OPENCLAW_STATE_DIR", home.join(".openclaw").display().to_string());
+    assert_eq!(skill_of(&default), home.join(".agents/skills/deja-history/SKILL.md"));
+    let state = tmp.path().join("state");
+    let moved = StoreEnv::with_home(&home).set("OPENCLAW_STATE_DIR", state.display().to_string());
+    assert_eq!(skill_of(&moved), state.join("skills/deja-history/SKILL.md"));
+}

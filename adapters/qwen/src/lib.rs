@@ -73,7 +73,7 @@ static INFO: HarnessInfo = HarnessInfo {
             "`settings.json` `hooks.UserPromptSubmit` → `hook-prompt` (timeout in ms); SessionStart context is never consumed",
         ),
         skill: Capability::Planned("shared `~/.agents/skills/deja-history/SKILL.md`"),
-        command: Capability::Planned("via the skill (listed under `/skills`)"),
+        command: Capability::Planned("via the skill: listed under `/skills`, run as `/deja-history <words>`"),
     },
     launch: Launch {
         resume: Resume::Always(ResumeSpec::in_dir(&["qwen", "-r", "{id}"])),

@@ -3,7 +3,7 @@
 //! | target | file | what |
 //! | --- | --- | --- |
 //! | `qwen` | `settings.json` | `mcpServers.deja` = `<exe> mcp` |
-//! | `qwen` | `~/.agents/skills/deja-history/SKILL.md` | the shared skill (also Qwen's `/skills` command) |
+//! | `qwen` | `~/.agents/skills/deja-history/SKILL.md` | the shared skill, listed under `/skills` and run as `/deja-history <words>` (Qwen loads skills as slash commands) |
 //! | `qwen-auto` | `settings.json` | `hooks.UserPromptSubmit` → `hook-prompt` (timeout in ms; SessionStart context is never consumed) |
 
 use std::path::PathBuf;
@@ -19,7 +19,7 @@ fn qwen_home(env: &StoreEnv) -> PathBuf {
 
 impl Wiring for QwenWiring {
     fn surfaces(&self) -> &'static [Surface] {
-        &[Surface::Mcp, Surface::AutoRecall, Surface::Skill]
+        &[Surface::Mcp, Surface::AutoRecall, Surface::Skill, Surface::Command]
     }
 
     fn present(&self, env: &StoreEnv) -> bool {

@@ -6,7 +6,7 @@
 //! | target | file | what |
 //! | --- | --- | --- |
 //! | `zed` | `settings.json` (JSONC) | `context_servers.deja = {"command": "<exe>", "args": ["mcp"]}` |
-//! | `zed` | `~/.agents/skills/deja-history/SKILL.md` | the shared skill (Zed's Agent Skills; `/` lists it by name) |
+//! | `zed` | `~/.agents/skills/deja-history/SKILL.md` | the shared skill (Zed's Agent Skills), also the slash command: `/` in the agent panel lists skills by their frontmatter name |
 //!
 //! No auto target: Zed's agent has no lifecycle hook, nothing runs before a prompt.
 
@@ -32,7 +32,7 @@ fn settings(env: &StoreEnv) -> PathBuf {
 
 impl Wiring for ZedWiring {
     fn surfaces(&self) -> &'static [Surface] {
-        &[Surface::Mcp, Surface::Skill]
+        &[Surface::Mcp, Surface::Skill, Surface::Command]
     }
 
     fn present(&self, env: &StoreEnv) -> bool {

@@ -74,10 +74,16 @@ struct Inputs {
 }
 
 const HOOKS: [(&str, usize, PayloadFn); 4] = [
-    ("hook-session-start", 2048, |i, cwd, _| json!({"session_id": sid(i), "cwd": cwd, "hook_event_name": "SessionStart", "source": "startup"})),
-    ("hook-prompt", 1536, |i, cwd, inp| {
-        json!({"session_id": sid(i), "cwd": cwd, "hook_event_name": "UserPromptSubmit", "prompt": pick(&inp.prompts, i)})
-    }),
+    (
+        "hook-session-start",
+        2048,
+        |i, cwd, _| json!({"session_id": sid(i), "cwd": cwd, "hook_event_name": "SessionStart", "source": "startup"}),
+    ),
+    (
+        "hook-prompt",
+        1536,
+        |i, cwd, inp| json!({"session_id": sid(i), "cwd": cwd, "hook_event_name": "UserPromptSubmit", "prompt": pick(&inp.prompts, i)}),
+    ),
     ("hook-tool", 480, |i, cwd, _| {
         json!({"session_id": sid(i), "cwd": cwd, "hook_event_name": "PreToolUse", "tool_name": "Edit",
                "tool_input": {"file_path": format!("{cwd}/src/main.rs"), "old_string": "a", "new_string": "b"}})
@@ -98,7 +104,8 @@ fn pick(list: &[String], i: usize) -> &str {
 }
 
 fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg").map_or_else(|_| "unknown".to_string(), |s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+    std::fs::read_to_string("/proc/loadavg")
+        .map_or_else(|_| "unknown".to_string(), |s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
 }
 
 /// Spawns `deja <args>` with `stdin` piped in; returns the time and what it printed.
@@ -158,14 +165,13 @@ fn measure(args: &HooksBenchArgs) -> Result<HooksBench> {
     }
     let qs = queries(&corpus, args.calls.max(1));
     let of = |classes: &[&str]| -> Vec<String> { qs.iter().filter(|q| classes.contains(&q.class)).map(|q| q.text.clone()).collect() };
-    let inputs = Inputs {
-        prompts: of(&["needle (question)", "two common words", "rare word", "typo"]),
-        errors: of(&["pasted error line"]),
-    };
+    let inputs =
+        Inputs { prompts: of(&["needle (question)", "two common words", "rare word", "typo"]), errors: of(&["pasted error line"]) };
     // The once-per-session records go to a scratch directory, not the corpus's.
     let data = tempfile::tempdir().context("a scratch data directory")?;
     let load_before = load_average();
-    let start: Result<Vec<Duration>> = (0..args.calls.max(20)).map(|_| spawn(&corpus, &index, data.path(), &["--version"], b"").map(|r| r.0)).collect();
+    let start: Result<Vec<Duration>> =
+        (0..args.calls.max(20)).map(|_| spawn(&corpus, &index, data.path(), &["--version"], b"").map(|r| r.0)).collect();
     let process_start = Latency::of(&start?);
     let mut hooks = Vec::new();
     for (hook, budget, payload) in HOOKS {
