@@ -536,14 +536,17 @@ mod codewhale_tests {
 
     #[test]
     fn a_tool_call_gets_additional_context_and_no_decision() {
-        let v: Value = serde_json::from_str(&codewhale_reply(Hook::Tool, None, "<deja-recall>x</deja-recall>\n").expect("reply")).expect("json");
+        let v: Value =
+            serde_json::from_str(&codewhale_reply(Hook::Tool, None, "<deja-recall>x</deja-recall>\n").expect("reply")).expect("json");
         assert_eq!(v, json!({"additionalContext": "<deja-recall>x</deja-recall>\n"}));
         assert!(codewhale_reply(Hook::ToolAfter, None, "x").is_none() && codewhale_reply(Hook::SessionStart, None, "x").is_none());
     }
 
     #[test]
     fn payloads_come_from_stdin_text_or_the_tool_variables() {
-        let p = Payload::from(&codewhale_payload(json!({"event": "message_submit", "text": "why pgbouncer", "workspace": "/w", "session_id": "s"})));
+        let p = Payload::from(&codewhale_payload(
+            json!({"event": "message_submit", "text": "why pgbouncer", "workspace": "/w", "session_id": "s"}),
+        ));
         assert_eq!((p.prompt.as_deref(), p.cwd.as_deref(), p.session.as_deref()), (Some("why pgbouncer"), Some("/w"), Some("s")));
         let vars = |k: &str| match k {
             "DEEPSEEK_TOOL_NAME" => Some("edit_file".to_string()),
