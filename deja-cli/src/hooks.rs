@@ -87,11 +87,24 @@ pub struct HookArgs {
     /// would skip Crush's permission prompt).
     #[arg(long)]
     pub crush: bool,
+    /// CodeWhale's hooks: `message_submit` (stdin `text`) answers `{"text": <the text,
+    /// then the block>}`, `tool_call_before` (its call in `DEEPSEEK_TOOL_*` variables,
+    /// no stdin) answers `{"additionalContext": …}` with no `decision`.
+    #[arg(long)]
+    pub codewhale: bool,
 }
 
 /// Runs a hook; whatever happens, exit 0.
 pub fn run(hook: Hook, args: HookArgs) -> ExitCode {
-    let out = std::panic::catch_unwind(|| if args.antigravity { Some(antigravity(hook, &args)) } else { answer(hook, &args) });
+    let out = std::panic::catch_unwind(|| {
+        if args.antigravity {
+            Some(antigravity(hook, &args))
+        } else if args.codewhale {
+            codewhale(hook, &args)
+        } else {
+            answer(hook, &args)
+        }
+    });
     if let Ok(Some(text)) = out {
         use std::io::Write;
         let mut stdout = std::io::stdout().lock();
@@ -360,6 +373,52 @@ fn answer_with(hook: Hook, args: &HookArgs, payload: Option<Value>) -> Option<St
     Some(format!("{v}\n"))
 }
 
+/// CodeWhale: the payload from stdin (`message_submit`) or, for a tool call, from the
+/// variables CodeWhale sets; the block in the event's own reply.
+fn codewhale(hook: Hook, args: &HookArgs) -> Option<String> {
+    let payload = match read_payload(STDIN_DEADLINE) {
+        Some(v) => codewhale_payload(v),
+        None => codewhale_env_payload(&|k| std::env::var(k).ok())?,
+    };
+    let text = payload.get("text").and_then(Value::as_str).map(str::to_string);
+    let plain = HookArgs { plain: true, codewhale: false, ..args.clone() };
+    let block = answer_with(hook, &plain, Some(payload))?;
+    codewhale_reply(hook, text.as_deref(), &block)
+}
+
+/// `message_submit` names the prompt `text`.
+fn codewhale_payload(mut v: Value) -> Value {
+    if let Some(obj) = v.as_object_mut() {
+        if !obj.contains_key("prompt") {
+            if let Some(text) = obj.get("text").cloned() {
+                obj.insert("prompt".into(), text);
+            }
+        }
+    }
+    v
+}
+
+/// A tool call as CodeWhale passes it to `tool_call_before`: `DEEPSEEK_TOOL_NAME`,
+/// `DEEPSEEK_TOOL_ARGS` (JSON), `CODEWHALE_SESSION_ID`, `DEEPSEEK_WORKSPACE`.
+fn codewhale_env_payload(var: &dyn Fn(&str) -> Option<String>) -> Option<Value> {
+    let tool = var("DEEPSEEK_TOOL_NAME")?;
+    let input = var("DEEPSEEK_TOOL_ARGS").and_then(|a| serde_json::from_str::<Value>(&a).ok()).unwrap_or(Value::Null);
+    let session = var("CODEWHALE_SESSION_ID").or_else(|| var("DEEPSEEK_SESSION_ID"));
+    Some(json!({"tool_name": tool, "tool_input": input, "session_id": session, "cwd": var("DEEPSEEK_WORKSPACE")}))
+}
+
+/// `message_submit` replaces the submitted text: the person's text first, the block
+/// after it. A tool call gets `additionalContext` (appended to the tool result) and no
+/// `decision` (absent means allow). Other events' stdout reaches no model.
+fn codewhale_reply(hook: Hook, text: Option<&str>, block: &str) -> Option<String> {
+    let v = match hook {
+        Hook::Prompt => json!({"text": format!("{}\n\n{block}", text?.trim_end())}),
+        Hook::Tool => json!({"additionalContext": block}),
+        _ => return None,
+    };
+    Some(format!("{v}\n"))
+}
+
 /// Crush's hook reply: the block as `context`, and nothing that decides for the user.
 fn crush_reply(block: &str) -> String {
     format!("{}\n", json!({"version": 1, "context": block}))
@@ -463,5 +522,44 @@ mod crush_tests {
         let v: Value = serde_json::from_str(&reply).expect("one JSON value");
         assert_eq!(v, json!({"version": 1, "context": block}));
         assert!(v.get("decision").is_none() && v.get("hookSpecificOutput").is_none());
+    }
+}
+
+#[cfg(test)]
+mod codewhale_tests {
+    use super::*;
+
+    #[test]
+    fn message_submit_keeps_the_text_first_and_appends_the_block() {
+        let block = "<deja-recall mode=\"recall\">\npgbouncer pool size\n</deja-recall>\n";
+        let v: Value = serde_json::from_str(&codewhale_reply(Hook::Prompt, Some("why pgbouncer\n"), block).expect("reply")).expect("json");
+        assert_eq!(v, json!({"text": format!("why pgbouncer\n\n{block}")}));
+        assert!(codewhale_reply(Hook::Prompt, None, block).is_none(), "no text to keep, nothing replaced");
+    }
+
+    #[test]
+    fn a_tool_call_gets_additional_context_and_no_decision() {
+        let v: Value =
+            serde_json::from_str(&codewhale_reply(Hook::Tool, None, "<deja-recall>x</deja-recall>\n").expect("reply")).expect("json");
+        assert_eq!(v, json!({"additionalContext": "<deja-recall>x</deja-recall>\n"}));
+        assert!(codewhale_reply(Hook::ToolAfter, None, "x").is_none() && codewhale_reply(Hook::SessionStart, None, "x").is_none());
+    }
+
+    #[test]
+    fn payloads_come_from_stdin_text_or_the_tool_variables() {
+        let p = Payload::from(&codewhale_payload(
+            json!({"event": "message_submit", "text": "why pgbouncer", "workspace": "/w", "session_id": "s"}),
+        ));
+        assert_eq!((p.prompt.as_deref(), p.cwd.as_deref(), p.session.as_deref()), (Some("why pgbouncer"), Some("/w"), Some("s")));
+        let vars = |k: &str| match k {
+            "DEEPSEEK_TOOL_NAME" => Some("edit_file".to_string()),
+            "DEEPSEEK_TOOL_ARGS" => Some(r#"{"path":"src/pool.rs"}"#.to_string()),
+            "CODEWHALE_SESSION_ID" => Some("s1".to_string()),
+            "DEEPSEEK_WORKSPACE" => Some("/w".to_string()),
+            _ => None,
+        };
+        let p = Payload::from(&codewhale_env_payload(&vars).expect("payload"));
+        assert_eq!((p.file.as_deref(), p.cwd.as_deref(), p.session.as_deref()), (Some("src/pool.rs"), Some("/w"), Some("s1")));
+        assert!(codewhale_env_payload(&|_| None).is_none(), "no tool call, nothing to answer");
     }
 }

@@ -37,6 +37,8 @@ use deja_core::{
 };
 use serde_json::Value;
 
+mod wiring;
+
 const ID: &str = "amp";
 
 /// The Amp adapter.
@@ -63,14 +65,19 @@ static INFO: HarnessInfo = HarnessInfo {
         2026-03-31 threads live server-side; only the `amp-auto` plugin writes them back locally.",
     injected: &InjectedText::NONE,
     capabilities: Capabilities {
-        mcp: Capability::Planned("`amp.mcpServers.deja` in ${XDG_CONFIG_HOME:-~/.config}/amp/settings.json (or $AMP_SETTINGS_FILE)"),
-        auto_recall: Capability::Planned(
-            "`deja install amp-auto`: an `@ampcode/plugin` plugin on agent.start (digest + recall), tool.result, agent.end (writes threads/<id>.json)",
+        mcp: Capability::Planned(
+            "`\"amp.mcpServers\".deja` `{command, args: [\"mcp\"]}` in $AMP_SETTINGS_FILE, else \
+             ${XDG_CONFIG_HOME:-~/.config}/amp/settings.json",
         ),
+        // The page: the plugin goes "next to `settings.json`; exact file name unknown".
+        auto_recall: Capability::Unknown,
         skill: Capability::Unknown,
         command: Capability::Unknown,
     },
-    launch: Launch { resume: Resume::Always(ResumeSpec::anywhere(&["amp", "threads", "continue", "{id}"])), handoff: Handoff::Paste("the page says exec but names no start-with-prompt argument") },
+    launch: Launch {
+        resume: Resume::Always(ResumeSpec::anywhere(&["amp", "threads", "continue", "{id}"])),
+        handoff: Handoff::Paste("the page says exec but names no start-with-prompt argument"),
+    },
 };
 
 /// Amp's tool names (bundle 0.0.1774959077).
@@ -84,6 +91,10 @@ const TOOLS: ToolMap = ToolMap {
 const KEYS: ToolKeys = ToolKeys { command: &["cmd", "command"], path: &["path"], old: &["old_str"], new: &["new_str", "content"] };
 
 impl HarnessFormat for AmpFormat {
+    fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
+        Some(&wiring::AmpWiring)
+    }
+
     fn info(&self) -> &'static HarnessInfo {
         &INFO
     }

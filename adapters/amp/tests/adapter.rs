@@ -10,7 +10,8 @@ deja_core::conformance!(
     AmpFormat,
     relocate "DEJA_AMP_ROOT" => ".local/share/amp/threads",
     relocate "AMP_DATA_HOME" => ".local/share/amp",
-    relocate "XDG_DATA_HOME" => ".local/share"
+    relocate "XDG_DATA_HOME" => ".local/share",
+    wires "XDG_CONFIG_HOME" => ".config"
 );
 
 fn sessions(opts: &ParseOptions) -> Vec<Session> {
@@ -63,4 +64,16 @@ fn fallbacks_and_rejected_files() {
     assert_eq!(session(&all, "T-0003").project.as_deref(), Some("remote repo question"));
     assert!(!all.iter().any(|s| s.id == "T-0004" || s.id == "extra"), "trailing data rejects the file");
     assert!(!all.iter().any(|s| s.title.as_deref() == Some("no id here")));
+}
+
+#[test]
+fn amp_settings_file_moves_the_mcp_entry() {
+    let wiring = AmpFormat.wiring().expect("amp has wiring");
+    let env = StoreEnv::with_home("/h").set("AMP_SETTINGS_FILE", "/etc/amp/mine.json");
+    let cx = deja_core::wire::WireContext { env: &env, exe: "/bin/deja".into() };
+    let files: Vec<_> = wiring.plain(&cx).iter().map(|e| e.file().to_path_buf()).collect();
+    assert_eq!(files, vec![std::path::PathBuf::from("/etc/amp/mine.json")]);
+    let env = StoreEnv::with_home("/h");
+    let cx = deja_core::wire::WireContext { env: &env, exe: "/bin/deja".into() };
+    assert_eq!(wiring.plain(&cx)[0].file(), Path::new("/h/.config/amp/settings.json"));
 }

@@ -52,6 +52,8 @@ use deja_core::{
 };
 use serde_json::{json, Value};
 
+mod wiring;
+
 const ID: &str = "codebuddy";
 
 /// `<mangled-cwd>/<session>/subagents/agent-<id>.jsonl` is three levels below a root.
@@ -88,10 +90,14 @@ static INFO: HarnessInfo = HarnessInfo {
     injected: &CLAUDE_INJECTED,
     capabilities: Capabilities {
         mcp: Capability::Planned(
-            "MCP server entry in `<config>/.mcp.json` (first existing of `.mcp.json`, `mcp.json`, `~/.codebuddy.json`)",
+            "`mcpServers.deja` `{type: stdio, command, args: [\"mcp\"]}` in the first existing of `<config>/.mcp.json`, \
+             `<config>/mcp.json`, `~/.codebuddy.json`, else a new `<config>/.mcp.json` (`<config>` = \
+             `${CODEBUDDY_CONFIG_DIR:-~/.codebuddy}`)",
         ),
         auto_recall: Capability::Planned(
-            "Claude-shaped hooks in `<config>/settings.json`: SessionStart, UserPromptSubmit, PostToolUse(+Failure), PreCompact",
+            "`codebuddy-auto`: Claude-shaped hooks in `<config>/settings.json` (timeouts in seconds): SessionStart, \
+             UserPromptSubmit, PostToolUse(+Failure) on Bash|PowerShell → `hook-tool-after`, PostToolUse on \
+             Read|Edit|Write|MultiEdit → `hook-tool`, PreCompact",
         ),
         skill: Capability::Unknown,
         command: Capability::Unknown,
@@ -106,6 +112,10 @@ static INFO: HarnessInfo = HarnessInfo {
 };
 
 impl HarnessFormat for CodeBuddyFormat {
+    fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
+        Some(&wiring::CodebuddyWiring)
+    }
+
     fn info(&self) -> &'static HarnessInfo {
         &INFO
     }

@@ -12,7 +12,8 @@ deja_core::conformance!(
     relocate "DEJA_CODEBUDDY_ROOTS" => ".workbuddy/projects",
     relocate "CODEBUDDY_CONFIG_DIR" => ".codebuddy",
     relocate "WORKBUDDY_CONFIG_DIR" => ".workbuddy",
-    switch "DEJA_INCLUDE_SUBAGENTS"
+    switch "DEJA_INCLUDE_SUBAGENTS",
+    wires "CODEBUDDY_CONFIG_DIR" => ".codebuddy"
 );
 
 fn home() -> std::path::PathBuf {
@@ -81,4 +82,41 @@ fn the_synthetic_writer_round_trips_the_exit_status() {
     let shell = s.turns.iter().find(|t| t.role == Role::ToolCall).expect("the shell call");
     assert_eq!(shell.tool.as_ref().and_then(|t| t.exit.clone()), Some(ExitStatus::Code(101)));
     assert!(!shell.text.contains("Exit Code"), "the footer is cut");
+}
+
+#[test]
+fn the_mcp_entry_goes_into_the_first_mcp_file_that_exists() {
+    let wiring = CodeBuddyFormat.wiring().expect("codebuddy has wiring");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let env = StoreEnv::with_home(tmp.path());
+    let cx = deja_core::wire::WireContext { env: &env, exe: "/bin/deja".into() };
+    let mcp = |cx: &deja_core::wire::WireContext| wiring.plain(cx)[0].file().to_path_buf();
+    assert_eq!(mcp(&cx), tmp.path().join(".codebuddy/.mcp.json"), "none exists: a new <config>/.mcp.json");
+    std::fs::write(tmp.path().join(".codebuddy.json"), "{}").expect("write");
+    assert_eq!(mcp(&cx), tmp.path().join(".codebuddy.json"));
+    std::fs::create_dir_all(tmp.path().join(".codebuddy")).expect("mkdir");
+    std::fs::write(tmp.path().join(".codebuddy/mcp.json"), "{}").expect("write");
+    assert_eq!(mcp(&cx), tmp.path().join(".codebuddy/mcp.json"));
+    std::fs::write(tmp.path().join(".codebuddy/.mcp.json"), "{}").expect("write");
+    assert_eq!(mcp(&cx), tmp.path().join(".codebuddy/.mcp.json"));
+}
+
+#[test]
+fn hook_tool_and_hook_tool_after_share_post_tool_use_without_adopting_each_other() {
+    let wiring = CodeBuddyFormat.wiring().expect("codebuddy has wiring");
+    let env = StoreEnv::with_home("/h");
+    let cx = deja_core::wire::WireContext { env: &env, exe: "/bin/deja".into() };
+    let post: Vec<_> = wiring
+        .auto(&cx)
+        .into_iter()
+        .filter_map(|e| match e {
+            deja_core::wire::Edit::JsonArrayItem { path, marker, value, .. } if path == ["hooks", "PostToolUse"] => Some((marker, value)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(post.len(), 2);
+    for (marker, _) in &post {
+        let adopted = post.iter().filter(|(_, v)| deja_core::wire::engine::matches_marker(v, marker)).count();
+        assert_eq!(adopted, 1, "{marker:?} must recognise exactly its own entry");
+    }
 }

@@ -79,15 +79,21 @@ static INFO: HarnessInfo = HarnessInfo {
     injected: &INJECTED,
     capabilities: Capabilities {
         mcp: Capability::Planned(
-            "`servers.deja` in ${CODEWHALE_HOME:-~/.codewhale}/mcp.json, plus `mcp_deja_deja` in `[tools] always_load` of config.toml",
+            "`servers.deja` `{command, args: [\"mcp\"]}` in ${CODEWHALE_HOME:-~/.codewhale}/mcp.json, plus `mcp_deja_deja` \
+             added to `[tools] always_load` in config.toml",
         ),
         auto_recall: Capability::Planned(
-            "`deja install codewhale-auto`: `[[hooks.hooks]]` in config.toml for message_submit, tool_call_before, tool_call_after, session_end (TUI only)",
+            "`deja install codewhale-auto`: `[[hooks.hooks]]` in config.toml (TUI only): message_submit → `hook-prompt --digest \
+             --codewhale` (the text kept first, recall appended), tool_call_before → `hook-tool --codewhale` \
+             (`additionalContext`, no `decision`)",
         ),
         skill: Capability::Planned("shared ~/.agents/skills/deja-history/SKILL.md"),
         command: Capability::Planned("/deja: ~/.codewhale/commands/deja.md (always under $HOME; no description frontmatter)"),
     },
-    launch: Launch { resume: Resume::Always(ResumeSpec::in_dir(&["codewhale", "--resume", "{id}"])), handoff: Handoff::Exec(&["codewhale", "{prompt}"]) },
+    launch: Launch {
+        resume: Resume::Always(ResumeSpec::in_dir(&["codewhale", "--resume", "{id}"])),
+        handoff: Handoff::Exec(&["codewhale", "{prompt}"]),
+    },
 };
 
 /// CodeWhale's tool names, old (before 0.9.6) and new.

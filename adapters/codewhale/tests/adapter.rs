@@ -83,3 +83,36 @@ fn legacy_root_is_read_unless_codewhale_home_is_set() {
     assert!(!isolated.iter().any(|s| s.id == "legacy-7"), "CODEWHALE_HOME turns the legacy root off");
     assert!(!all.iter().any(|s| s.id == "torn"));
 }
+
+#[test]
+fn codewhale_home_moves_the_configs_but_not_the_command() {
+    let wiring = CodeWhaleFormat.wiring().expect("codewhale has wiring");
+    let env = StoreEnv::with_home("/h").set("CODEWHALE_HOME", "/srv/whale");
+    let cx = deja_core::wire::WireContext { env: &env, exe: "/bin/deja".into() };
+    let files: std::collections::BTreeSet<_> =
+        wiring.plain(&cx).iter().chain(wiring.auto(&cx).iter()).map(|e| e.file().to_path_buf()).collect();
+    for f in ["/srv/whale/mcp.json", "/srv/whale/config.toml", "/h/.codewhale/commands/deja.md"] {
+        assert!(files.contains(Path::new(f)), "{f} in {files:?}");
+    }
+}
+
+#[test]
+fn the_tool_is_loaded_eagerly_and_the_hooks_use_codewhale_s_envelope() {
+    let wiring = CodeWhaleFormat.wiring().expect("codewhale has wiring");
+    let env = StoreEnv::with_home("/h");
+    let cx = deja_core::wire::WireContext { env: &env, exe: "/bin/deja".into() };
+    let plain = wiring.plain(&cx);
+    assert!(plain.iter().any(|e| matches!(e, deja_core::wire::Edit::TomlArrayValue { path, item, .. }
+        if path == &["tools", "always_load"] && item == "mcp_deja_deja")));
+    let bodies: Vec<String> = wiring
+        .auto(&cx)
+        .into_iter()
+        .filter_map(|e| match e {
+            deja_core::wire::Edit::TomlArrayItem { path, body, .. } if path == ["hooks", "hooks"] => Some(body),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(bodies.len(), 2);
+    assert!(bodies[0].contains("event = \"message_submit\"") && bodies[0].contains("hook-prompt --digest --codewhale"));
+    assert!(bodies[1].contains("event = \"tool_call_before\"") && bodies[1].contains("hook-tool --codewhale"));
+}

@@ -84,11 +84,13 @@ static INFO: HarnessInfo = HarnessInfo {
     injected: &InjectedText::NONE,
     capabilities: Capabilities {
         mcp: Capability::Planned(
-            "an entry under `mcp` (not `mcpServers`) in `~/.config/crush/crush.json`; the tool arrives as `mcp_deja_deja`",
+            "`mcp.deja` `{type: stdio, command, args: [\"mcp\"]}` in `${CRUSH_GLOBAL_CONFIG:-${XDG_CONFIG_HOME:-~/.config}/crush}/crush.json` \
+             (not `mcpServers`); the tool arrives as `mcp_deja_deja`",
         ),
         auto_recall: Capability::Planned(
-            "one `PreToolUse` hook running `deja hook-tool --crush` (matcher `^(bash|edit|write|multiedit)$`), replying \
-             `{\"version\":1,\"context\":…}` with no `decision`; the recall rides the next tool result",
+            "`crush-auto`: one `hooks.PreToolUse` entry in crush.json running `deja hook-tool --crush` (matcher \
+             `^(bash|edit|write|multiedit)$`), replying `{\"version\":1,\"context\":…}` with no `decision`; Crush appends \
+             the recall to the tool result",
         ),
         skill: Capability::Planned("`~/.agents/skills/deja-history/SKILL.md`"),
         command: Capability::Planned("`~/.config/crush/commands/deja.md` → `/user:deja`"),

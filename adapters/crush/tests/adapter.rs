@@ -97,3 +97,14 @@ fn the_cursor_re_reads_only_a_grown_session() {
     assert_eq!(grown.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(), vec!["942c0d6e-0000-4000-8000-000000000002"]);
     assert_eq!(grown[0].turns.len(), 3, "the grown session is re-read whole");
 }
+
+#[test]
+fn crush_global_config_moves_crush_json_but_not_the_commands() {
+    let wiring = CrushFormat.wiring().expect("crush has wiring");
+    let env = StoreEnv::with_home("/h").set("CRUSH_GLOBAL_CONFIG", "/etc/crush");
+    let cx = deja_core::wire::WireContext { env: &env, exe: "/bin/deja".into() };
+    let files: Vec<_> = wiring.plain(&cx).iter().chain(wiring.auto(&cx).iter()).map(|e| e.file().to_path_buf()).collect();
+    assert!(files.contains(&Path::new("/etc/crush/crush.json").to_path_buf()), "{files:?}");
+    assert!(files.contains(&Path::new("/h/.config/crush/commands/deja.md").to_path_buf()), "{files:?}");
+    assert!(!files.iter().any(|f| f == Path::new("/h/.config/crush/crush.json")), "{files:?}");
+}

@@ -71,6 +71,8 @@ use deja_core::{
 };
 use serde_json::Value;
 
+mod wiring;
+
 const ID: &str = "grok";
 const DB_NAME: &str = "grok.db";
 const LOG_NAME: &str = "updates.jsonl";
@@ -119,12 +121,19 @@ static INFO: HarnessInfo = HarnessInfo {
             "a marked guidance block in `${GROK_HOME:-~/.grok}/GROK.md` and `AGENTS.md`, plus \
              `~/.agents/skills/deja-history/SKILL.md`",
         ),
-        command: Capability::Planned("through the skill: Grok Build lists user-invocable skills as slash commands"),
+        command: Capability::Planned(
+            "through the skill: Grok Build lists skills whose frontmatter makes them user-invocable as slash commands; \
+             the shared skill's frontmatter does not say so yet",
+        ),
     },
     launch: Launch { resume: Resume::Unknown, handoff: Handoff::Exec(&["grok", "{prompt}"]) },
 };
 
 impl HarnessFormat for GrokFormat {
+    fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
+        Some(&wiring::GrokWiring)
+    }
+
     fn info(&self) -> &'static HarnessInfo {
         &INFO
     }

@@ -14,7 +14,8 @@ deja_core::conformance!(
     relocate "DEJA_GROK_ROOT" => ".grok/sessions",
     relocate "GROK_HOME" => ".grok",
     // Names one file, not a directory of sources: checked by `deja_grok_db_pins_the_database`.
-    switch "DEJA_GROK_DB"
+    switch "DEJA_GROK_DB",
+    wires "GROK_HOME" => ".grok"
 );
 
 fn fixture_home() -> (tempfile::TempDir, Vec<rusqlite::Connection>) {

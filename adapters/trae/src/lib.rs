@@ -72,8 +72,8 @@ static INFO: HarnessInfo = HarnessInfo {
     injected: &INJECTED,
     capabilities: Capabilities {
         mcp: Capability::Planned(
-            "`${TRAE_HOME:-~/.trae}/traecli.toml` Codex-style `[mcp_servers.deja]` stdio entry running `<exe> mcp` (table \
-             name presumed); `traecli exec` refuses MCP calls under approval policy `never`",
+            "`[mcp_servers.deja]` `command = \"<exe>\"`, `args = [\"mcp\"]` in `${TRAE_HOME:-~/.trae}/traecli.toml` (Codex-style; \
+             the table the page presumes); `traecli exec` refuses MCP calls under approval policy `never`",
         ),
         auto_recall: Capability::Planned(
             "Codex hooks in `${TRAECLI_HOME:-${TRAE_HOME:-~/.trae}/cli}/hooks.json`, trusted at TUI start-up: SessionStart → \

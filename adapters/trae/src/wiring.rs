@@ -3,15 +3,19 @@
 //!
 //! | target | file | what |
 //! | --- | --- | --- |
+//! | `trae` | `${TRAE_HOME:-~/.trae}/traecli.toml` | `[mcp_servers.deja]` `command = "<exe>"`, `args = ["mcp"]` |
 //! | `trae` | `~/.agents/skills/deja-history/SKILL.md` | the shared skill, also the `/deja-history <query>` command |
 //! | `trae-auto` | `<cli>/hooks.json` | Codex hooks (timeouts in seconds): `SessionStart`, `UserPromptSubmit`, `PreToolUse`, `PostToolUseFailure` (`Bash`), `PreCompact` |
 //!
-//! Not done from the page: the MCP server (`traecli.toml`'s table name is not in the
-//! material), the status line, and the IDE targets (`trae-ide`, another app's files).
+//! The page calls `traecli.toml` Codex-style TOML and presumes the table
+//! `[mcp_servers.deja]`; that is also the table two public TRAE CLI integrations write
+//! (`command`, `args`, no `type`). `traecli exec` refuses MCP calls under approval policy
+//! `never`. Not done from the page: the status line, and the IDE targets (`trae-ide`,
+//! another app's files).
 
 use std::path::PathBuf;
 
-use deja_core::wire::{json, shared_skill, Edit, Surface, WireContext, Wiring};
+use deja_core::wire::{json, shared_skill, toml, Edit, Surface, WireContext, Wiring};
 use deja_core::StoreEnv;
 
 pub struct TraeWiring;
@@ -28,7 +32,7 @@ fn cli_home(env: &StoreEnv) -> PathBuf {
 
 impl Wiring for TraeWiring {
     fn surfaces(&self) -> &'static [Surface] {
-        &[Surface::AutoRecall, Surface::Skill, Surface::Command]
+        &[Surface::Mcp, Surface::AutoRecall, Surface::Skill, Surface::Command]
     }
 
     fn present(&self, env: &StoreEnv) -> bool {
@@ -36,7 +40,8 @@ impl Wiring for TraeWiring {
     }
 
     fn plain(&self, cx: &WireContext) -> Vec<Edit> {
-        vec![shared_skill(cx)]
+        let body = format!("command = {}\nargs = [\"mcp\"]\n", toml::quote(&cx.exe()));
+        vec![Edit::toml_table(trae_home(cx.env).join("traecli.toml"), &["mcp_servers", "deja"], body), shared_skill(cx)]
     }
 
     fn auto(&self, cx: &WireContext) -> Vec<Edit> {
@@ -51,6 +56,9 @@ impl Wiring for TraeWiring {
     }
 
     fn notes(&self) -> &'static [&'static str] {
-        &["trae-auto: Trae runs the hooks once you trust them at TUI start-up"]
+        &[
+            "Restart traecli to load deja's MCP server (`traecli exec` refuses MCP calls under approval policy `never`)",
+            "trae-auto: Trae runs the hooks once you trust them at TUI start-up",
+        ]
     }
 }

@@ -409,7 +409,7 @@ fn write_following_links(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 pub(crate) fn check(text: &str, edits: &[&Edit]) -> Result<(), ConfigError> {
     match edits.iter().find(|e| !matches!(e, Edit::Dir { .. } | Edit::OwnedFile { .. })) {
         Some(Edit::JsonMember { .. } | Edit::JsonArrayItem { .. }) => json::check(text),
-        Some(Edit::TomlTable { .. } | Edit::TomlArrayItem { .. }) => toml::check(text),
+        Some(Edit::TomlTable { .. } | Edit::TomlArrayItem { .. } | Edit::TomlArrayValue { .. }) => toml::check(text),
         Some(Edit::YamlMember { .. } | Edit::YamlListItem { .. } | Edit::YamlListBlock { .. }) => yaml::check(text),
         _ => Ok(()),
     }
@@ -425,6 +425,7 @@ pub(crate) fn apply(text: &str, edit: &Edit) -> Result<String, ConfigError> {
         Edit::TomlArrayItem { path, marker, body, .. } => {
             toml::upsert_array_table(text, &strs(path), &|t| marker.iter().all(|m| t.contains(m.as_str())), body)
         }
+        Edit::TomlArrayValue { path, item, .. } => toml::add_array_value(text, &strs(path), item),
         Edit::YamlMember { path, body, .. } => yaml::set_member(text, &strs(path), body),
         Edit::YamlListItem { path, marker, body, .. } => {
             yaml::upsert_item(text, &strs(path), &|t| marker.iter().all(|m| t.contains(m.as_str())), body)
@@ -452,6 +453,7 @@ pub(crate) fn strip(bytes: &[u8], edits: &[&Edit], original: Option<&[u8]>) -> R
             Edit::TomlArrayItem { path, marker, .. } => {
                 toml::remove_array_tables(&text, &strs(path), &|t| marker.iter().all(|m| t.contains(m.as_str())))?
             }
+            Edit::TomlArrayValue { path, item, .. } => toml::remove_array_value(&text, &strs(path), item)?,
             Edit::YamlMember { path, .. } => yaml::remove_member(&text, &strs(path))?,
             Edit::YamlListItem { path, marker, .. } => {
                 yaml::remove_items(&text, &strs(path), &|t| marker.iter().all(|m| t.contains(m.as_str())))?

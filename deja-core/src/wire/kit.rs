@@ -38,6 +38,11 @@ fn seed(edit: &Edit) -> Option<String> {
             let table = if parent.is_empty() { USER_MARK.to_string() } else { format!("{parent}.{USER_MARK}") };
             Some(format!("# {USER_MARK}: the user's comment\nmodel = \"mine\"  # pinned\n\n[{table}]\ncommand = \"mine\"\n"))
         }
+        Edit::TomlArrayValue { path, .. } => {
+            let (key, parents) = path.split_last()?;
+            let table = if parents.is_empty() { String::new() } else { format!("[{}]\n", parents.join(".")) };
+            Some(format!("# {USER_MARK}: the user's comment\n{table}{key} = [\"{USER_MARK}\"]  # pinned\n"))
+        }
         Edit::YamlMember { path, .. } | Edit::YamlListItem { path, .. } => {
             // The parents of deja's member, the last holding the user's own entry (a
             // list item for a list), and a top-level key of theirs after it.

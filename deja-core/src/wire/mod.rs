@@ -11,7 +11,7 @@
 //! | syntax | module | built on | guarantees |
 //! | --- | --- | --- | --- |
 //! | JSON, JSONC, JSON5 | [`json`] | `jsonc-parser` CST | comments, order, indentation and final newline kept; the file's own indent for new members |
-//! | TOML | [`toml`] | `toml_edit` | comments, order, whitespace kept; a new table appended |
+//! | TOML | [`toml`] | `toml_edit` | comments, order, whitespace kept; a new table appended; one item added to an array value in its layout |
 //! | YAML | [`yaml`] | `saphyr-parser` positions, line splices | comments, order, indentation, line endings kept; the file's own indent step and list style for new lines |
 //! | Markdown, other text | [`block`] | marked lines | only the marked lines change |
 //!
@@ -49,6 +49,10 @@ pub enum Edit {
     /// deja's entry in a TOML array of tables (`[[hooks.hooks]]`), recognised by holding
     /// every `marker` string, holding exactly `body`'s keys.
     TomlArrayItem { file: PathBuf, path: Vec<String>, marker: Vec<String>, body: String },
+    /// One string in a TOML array value (`["tools", "always_load"]` gets
+    /// `"mcp_deja_deja"`), every other element kept; the key (and its table) created
+    /// when missing.
+    TomlArrayValue { file: PathBuf, path: Vec<String>, item: String },
     /// A member of a YAML mapping: `path` leads from the top-level mapping to the
     /// member's key; `body` is the value as YAML written at column 0 with a two-space
     /// step (`command: "x"\nargs:\n  - mcp\n`) or one scalar, re-indented to the file's.
@@ -77,6 +81,7 @@ impl Edit {
             | Edit::JsonArrayItem { file, .. }
             | Edit::TomlTable { file, .. }
             | Edit::TomlArrayItem { file, .. }
+            | Edit::TomlArrayValue { file, .. }
             | Edit::YamlMember { file, .. }
             | Edit::YamlListItem { file, .. }
             | Edit::YamlListBlock { file, .. }
@@ -110,6 +115,10 @@ impl Edit {
             marker: marker.iter().map(|s| s.to_string()).collect(),
             body: body.into(),
         }
+    }
+
+    pub fn toml_array_value(file: impl Into<PathBuf>, path: &[&str], item: impl Into<String>) -> Edit {
+        Edit::TomlArrayValue { file: file.into(), path: path.iter().map(|s| s.to_string()).collect(), item: item.into() }
     }
 
     pub fn yaml_member(file: impl Into<PathBuf>, path: &[&str], body: impl Into<String>) -> Edit {

@@ -249,3 +249,26 @@ fn a_file_the_user_changed_after_install_keeps_their_change_through_reinstall_an
     s.run(&[], "/new/deja");
     assert_eq!(std::fs::read_to_string(&path).unwrap(), CONFIG.replace("o4", "o5"), "the user's later edit survives");
 }
+
+#[test]
+fn an_array_value_item_round_trips_and_survives_a_rewrite() {
+    let s = setup();
+    let path = s.home.join(".whale/config.toml");
+    std::fs::create_dir_all(s.home.join(".whale")).unwrap();
+    let user = "# mine\n[tools]\nalways_load = [\"git_show\"]  # pinned\n";
+    std::fs::write(&path, user).unwrap();
+    let edits: BTreeMap<String, Vec<Edit>> =
+        [("whale".to_string(), vec![Edit::toml_array_value(&path, &["tools", "always_load"], "mcp_deja_deja")])].into_iter().collect();
+    let on = targets(&["whale"]);
+    let plan = s.engine.plan(&on, &edits, false).unwrap();
+    s.engine.apply(&plan).unwrap();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "# mine\n[tools]\nalways_load = [\"git_show\", \"mcp_deja_deja\"]  # pinned\n");
+    assert!(s.engine.plan(&on, &edits, false).unwrap().is_noop(), "a second install changes nothing");
+    s.engine.apply(&s.engine.plan(&BTreeSet::new(), &edits, false).unwrap()).unwrap();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), user, "byte for byte");
+    // Installed again, then the harness rewrites the file: deja's item alone goes.
+    s.engine.apply(&s.engine.plan(&on, &edits, false).unwrap()).unwrap();
+    std::fs::write(&path, "[tools]\nalways_load = [\"mcp_deja_deja\", \"git_show\", \"notify\"]\n\n[ui]\ntheme = \"dark\"\n").unwrap();
+    s.engine.apply(&s.engine.plan(&BTreeSet::new(), &edits, false).unwrap()).unwrap();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "[tools]\nalways_load = [\"git_show\", \"notify\"]\n\n[ui]\ntheme = \"dark\"\n");
+}

@@ -5,7 +5,9 @@
 //! table deja sets is the only one whose text changes (an existing one is replaced in
 //! place, a new one is appended at the end, after a blank line), setting it again to
 //! the same keys changes nothing, and a file that does not parse is refused with the
-//! line and column of the error.
+//! line and column of the error. One string in an array value (`[tools] always_load`)
+//! is added after the last element in the array's own layout and taken out again with
+//! the whitespace around it, every other element and byte kept.
 
 use toml_edit::{DocumentMut, Item, Table};
 
@@ -168,6 +170,117 @@ pub fn remove_array_tables(text: &str, path: &[&str], is_ours: &dyn Fn(&str) -> 
     Ok(doc.to_string())
 }
 
+/// Makes the array value at `path` (`["tools", "always_load"]`) hold the string `item`:
+/// appended after the last element in the array's own layout (a multi-line array gets
+/// the item on a line of its own, indented like the one before), the key created as
+/// `key = ["item"]` (and its table as `[table]`) when missing; unchanged when it holds
+/// the item already.
+pub fn add_array_value(text: &str, path: &[&str], item: &str) -> Result<String, ConfigError> {
+    let mut doc = parse(text)?;
+    let (key, parents) = path.split_last().ok_or_else(|| ConfigError::Shape("empty path".into()))?;
+    let mut table: &mut Table = doc.as_table_mut();
+    for (i, p) in parents.iter().enumerate() {
+        let entry = table.entry(p).or_insert_with(|| {
+            let mut t = Table::new();
+            // A table deja adds goes after everything else, set off by a blank line.
+            t.set_position(Some(isize::MAX));
+            if !text.is_empty() {
+                t.decor_mut().set_prefix(if text.ends_with('\n') { "\n" } else { "\n\n" });
+            }
+            Item::Table(t)
+        });
+        table = entry.as_table_mut().ok_or_else(|| ConfigError::Shape(format!("`{}` is not a table", path[..=i].join("."))))?;
+    }
+    match table.get_mut(key) {
+        None => {
+            let mut array = toml_edit::Array::new();
+            array.push(item);
+            table.insert(key, toml_edit::value(array));
+        }
+        Some(existing) => {
+            let array = existing
+                .as_value_mut()
+                .and_then(toml_edit::Value::as_array_mut)
+                .ok_or_else(|| ConfigError::Shape(format!("`{}` is not an array", path.join("."))))?;
+            if array.iter().any(|v| v.as_str() == Some(item)) {
+                return Ok(text.to_string());
+            }
+            let mut value = toml_edit::Value::from(item);
+            match array.iter().last() {
+                Some(last) => {
+                    let prefix = last.decor().prefix().and_then(|p| p.as_str()).unwrap_or(" ").to_string();
+                    let prefix = if prefix.is_empty() { " ".to_string() } else { prefix };
+                    let suffix = last.decor().suffix().and_then(|p| p.as_str()).unwrap_or("").to_string();
+                    // The last element's suffix (the space or newline before `]`) moves to the new one.
+                    if let Some(last) = array.iter_mut().last() {
+                        last.decor_mut().set_suffix("");
+                    }
+                    value.decor_mut().set_prefix(prefix);
+                    value.decor_mut().set_suffix(suffix);
+                }
+                None => value.decor_mut().set_prefix(""),
+            }
+            array.push_formatted(value);
+        }
+    }
+    Ok(doc.to_string())
+}
+
+/// Takes the string `item` out of the array value at `path`; a key left holding an
+/// empty array goes, and so does a table left empty by that.
+pub fn remove_array_value(text: &str, path: &[&str], item: &str) -> Result<String, ConfigError> {
+    let mut doc = parse(text)?;
+    let (key, parents) = path.split_last().ok_or_else(|| ConfigError::Shape("empty path".into()))?;
+    let mut table = doc.as_table_mut();
+    for p in parents {
+        match table.get_mut(p).and_then(Item::as_table_mut) {
+            Some(t) => table = t,
+            None => return Ok(text.to_string()),
+        }
+    }
+    let Some(array) = table.get_mut(key).and_then(Item::as_value_mut).and_then(toml_edit::Value::as_array_mut) else {
+        return Ok(text.to_string());
+    };
+    let Some(at) = array.iter().position(|v| v.as_str() == Some(item)) else { return Ok(text.to_string()) };
+    let removed = array.remove(at);
+    if at == 0 {
+        // The next element takes the removed one's place, and its leading whitespace.
+        let prefix = removed.decor().prefix().and_then(|p| p.as_str()).unwrap_or("").to_string();
+        if let Some(next) = array.get_mut(0) {
+            next.decor_mut().set_prefix(prefix);
+        }
+    } else if at == array.len() {
+        // The new last element takes the removed one's trailing whitespace.
+        let suffix = removed.decor().suffix().and_then(|p| p.as_str()).unwrap_or("").to_string();
+        if let Some(last) = array.get_mut(at - 1) {
+            last.decor_mut().set_suffix(suffix);
+        }
+    }
+    if array.is_empty() {
+        table.remove(key);
+        if table.is_empty() && !parents.is_empty() {
+            let (last, up) = parents.split_last().unwrap_or((&parents[0], &[]));
+            let mut parent = doc.as_table_mut();
+            for p in up {
+                match parent.get_mut(p).and_then(Item::as_table_mut) {
+                    Some(t) => parent = t,
+                    None => return Ok(doc.to_string()),
+                }
+            }
+            parent.remove(last);
+        }
+    }
+    Ok(doc.to_string())
+}
+
+/// Whether the array value at `path` holds the string `item`.
+pub fn has_array_value(text: &str, path: &[&str], item: &str) -> Result<bool, ConfigError> {
+    let doc = parse(text)?;
+    let (key, parents) = path.split_last().ok_or_else(|| ConfigError::Shape("empty path".into()))?;
+    let Some(table) = find_table(&doc, parents) else { return Ok(false) };
+    Ok(table.get(key).and_then(Item::as_array).is_some_and(|a| a.iter().any(|v| v.as_str() == Some(item))))
+}
+
 fn find_table<'a>(doc: &'a DocumentMut, path: &[&str]) -> Option<&'a Table> {
     let mut t = doc.as_table();
     for p in path {
@@ -233,6 +346,54 @@ mod tests {
         assert!(gone.starts_with(user) && !gone.contains("deja"), "{gone}");
         let only = upsert_array_table("", &["hooks", "hooks"], &ours, body).unwrap();
         assert!(!remove_array_tables(&only, &["hooks", "hooks"], &ours).unwrap().contains("hooks"));
+    }
+
+    const TOOLS: &str = "# tools\n[tools]\nalways_load = [\"git_show\", \"notify\"]  # mine\n\n[mcp]\nx = 1\n";
+
+    #[test]
+    fn an_array_value_gains_one_item_and_loses_it_byte_for_byte() {
+        let path = ["tools", "always_load"];
+        let out = add_array_value(TOOLS, &path, "mcp_deja_deja").unwrap();
+        assert_eq!(out, TOOLS.replace("\"notify\"]", "\"notify\", \"mcp_deja_deja\"]"), "{out}");
+        assert_eq!(add_array_value(&out, &path, "mcp_deja_deja").unwrap(), out, "idempotent");
+        assert!(has_array_value(&out, &path, "mcp_deja_deja").unwrap());
+        assert_eq!(remove_array_value(&out, &path, "mcp_deja_deja").unwrap(), TOOLS, "byte for byte");
+        assert_eq!(remove_array_value(TOOLS, &path, "mcp_deja_deja").unwrap(), TOOLS, "nothing to remove");
+    }
+
+    #[test]
+    fn a_multi_line_array_gets_the_item_on_its_own_line() {
+        let text = "[tools]\nalways_load = [\n    \"git_show\",\n    \"notify\",\n]\n";
+        let path = ["tools", "always_load"];
+        let out = add_array_value(text, &path, "mcp_deja_deja").unwrap();
+        assert_eq!(out, "[tools]\nalways_load = [\n    \"git_show\",\n    \"notify\",\n    \"mcp_deja_deja\",\n]\n", "{out}");
+        assert_eq!(remove_array_value(&out, &path, "mcp_deja_deja").unwrap(), text);
+    }
+
+    #[test]
+    fn a_missing_key_or_table_is_created_and_goes_with_the_last_item() {
+        let path = ["tools", "always_load"];
+        let user = "model = \"x\"  # pinned\n";
+        let out = add_array_value(user, &path, "mcp_deja_deja").unwrap();
+        assert_eq!(out, "model = \"x\"  # pinned\n\n[tools]\nalways_load = [\"mcp_deja_deja\"]\n", "{out}");
+        assert_eq!(remove_array_value(&out, &path, "mcp_deja_deja").unwrap(), user);
+        let empty = add_array_value("", &path, "mcp_deja_deja").unwrap();
+        assert_eq!(empty, "[tools]\nalways_load = [\"mcp_deja_deja\"]\n");
+        let with_table = "[tools]\nother = true\n";
+        let out = add_array_value(with_table, &path, "mcp_deja_deja").unwrap();
+        assert_eq!(out, "[tools]\nother = true\nalways_load = [\"mcp_deja_deja\"]\n");
+        assert_eq!(remove_array_value(&out, &path, "mcp_deja_deja").unwrap(), with_table);
+    }
+
+    #[test]
+    fn the_item_goes_from_the_file_as_the_harness_rewrote_it() {
+        let path = ["tools", "always_load"];
+        // The harness put its own item before deja's and one after.
+        let rewritten = "[tools]\nalways_load = [\"mcp_deja_deja\", \"git_show\", \"notify\"]\n";
+        assert_eq!(remove_array_value(rewritten, &path, "mcp_deja_deja").unwrap(), "[tools]\nalways_load = [\"git_show\", \"notify\"]\n");
+        let middle = "[tools]\nalways_load = [\"git_show\", \"mcp_deja_deja\", \"notify\"]\n";
+        assert_eq!(remove_array_value(middle, &path, "mcp_deja_deja").unwrap(), "[tools]\nalways_load = [\"git_show\", \"notify\"]\n");
+        assert!(matches!(add_array_value("[tools]\nalways_load = 3\n", &path, "x"), Err(ConfigError::Shape(_))));
     }
 
     #[test]
