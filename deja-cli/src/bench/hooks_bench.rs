@@ -5,8 +5,8 @@
 //! Payloads are Claude Code's hook JSON, built from the corpus: a project directory its
 //! sessions ran in, prompts drawn from the search benchmark's query classes (its questions
 //! and key words), an edited file under that project, and a failed command whose output is
-//! one of the corpus's own stack-trace lines. Every call has a fresh `session_id`, so the
-//! once-per-session record never short-cuts the work: each measures a real answer. The
+//! one of the corpus's own stack-trace lines. Every call has a fresh `session_id` (unique
+//! to the run), so the once-per-session record never short-cuts the work. The
 //! output size is checked against each hook's budget as well.
 
 use std::collections::BTreeSet;
@@ -66,7 +66,7 @@ struct HooksBench {
 }
 
 /// The hooks measured: name, budget, and the payload of call `i` in `project`.
-type PayloadFn = fn(usize, &str, &Inputs) -> serde_json::Value;
+type PayloadFn = fn(&str, usize, &str, &Inputs) -> serde_json::Value;
 
 struct Inputs {
     prompts: Vec<String>,
@@ -77,27 +77,23 @@ const HOOKS: [(&str, usize, PayloadFn); 4] = [
     (
         "hook-session-start",
         2048,
-        |i, cwd, _| json!({"session_id": sid(i), "cwd": cwd, "hook_event_name": "SessionStart", "source": "startup"}),
+        |sid, _, cwd, _| json!({"session_id": sid, "cwd": cwd, "hook_event_name": "SessionStart", "source": "startup"}),
     ),
     (
         "hook-prompt",
         1536,
-        |i, cwd, inp| json!({"session_id": sid(i), "cwd": cwd, "hook_event_name": "UserPromptSubmit", "prompt": pick(&inp.prompts, i)}),
+        |sid, i, cwd, inp| json!({"session_id": sid, "cwd": cwd, "hook_event_name": "UserPromptSubmit", "prompt": pick(&inp.prompts, i)}),
     ),
-    ("hook-tool", 480, |i, cwd, _| {
-        json!({"session_id": sid(i), "cwd": cwd, "hook_event_name": "PreToolUse", "tool_name": "Edit",
+    ("hook-tool", 480, |sid, _, cwd, _| {
+        json!({"session_id": sid, "cwd": cwd, "hook_event_name": "PreToolUse", "tool_name": "Edit",
                "tool_input": {"file_path": format!("{cwd}/src/main.rs"), "old_string": "a", "new_string": "b"}})
     }),
-    ("hook-tool-after", 480, |i, cwd, inp| {
-        json!({"session_id": sid(i), "cwd": cwd, "hook_event_name": "PostToolUse", "tool_name": "Bash",
+    ("hook-tool-after", 480, |sid, i, cwd, inp| {
+        json!({"session_id": sid, "cwd": cwd, "hook_event_name": "PostToolUse", "tool_name": "Bash",
                "tool_input": {"command": "cargo test"},
                "tool_response": {"stdout": "", "stderr": pick(&inp.errors, i), "exit_code": 101}})
     }),
 ];
-
-fn sid(i: usize) -> String {
-    format!("bench-{i:08}")
-}
 
 fn pick(list: &[String], i: usize) -> &str {
     list.get(i % list.len().max(1)).map_or("why does the build fail", String::as_str)
@@ -173,14 +169,16 @@ fn measure(args: &HooksBenchArgs) -> Result<HooksBench> {
     let start: Result<Vec<Duration>> =
         (0..args.calls.max(20)).map(|_| spawn(&corpus, &index, data.path(), &["--version"], b"").map(|r| r.0)).collect();
     let process_start = Latency::of(&start?);
+    let run = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let sid = |hook: &str, i: usize| format!("bench-{run:x}-{hook}-{i}");
     let mut hooks = Vec::new();
     for (hook, budget, payload) in HOOKS {
         say(format!("{hook}: {} calls…", args.calls));
         // One untimed call warms the binary and the index files.
-        spawn(&corpus, &index, data.path(), &[hook], payload(usize::MAX / 2, &projects[0], &inputs).to_string().as_bytes())?;
+        spawn(&corpus, &index, data.path(), &[hook], payload(&sid(hook, usize::MAX), 0, &projects[0], &inputs).to_string().as_bytes())?;
         let (mut samples, mut answered, mut largest) = (Vec::new(), 0, 0);
         for i in 0..args.calls.max(1) {
-            let body = payload(i, &projects[i % projects.len()], &inputs).to_string();
+            let body = payload(&sid(hook, i), i, &projects[i % projects.len()], &inputs).to_string();
             let (took, out) = spawn(&corpus, &index, data.path(), &[hook], body.as_bytes())?;
             samples.push(took);
             if !out.is_empty() {
