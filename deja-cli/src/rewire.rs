@@ -71,17 +71,59 @@ pub fn with_body(edit: &Edit, body: &str) -> Edit {
     }
 }
 
+/// The engine's record of what it wrote (`FileRecord::written`): xxh3-64 in hex.
+fn written_hash(bytes: &[u8]) -> String {
+    format!("{:016x}", xxhash_rust::xxh3::xxh3_64(bytes))
+}
+
+/// The body `edit` has in `text`: an owned file's whole text, a block's inner lines.
+fn body_in(edit: &Edit, text: &str) -> Option<String> {
+    match edit {
+        Edit::OwnedFile { .. } => Some(text.to_string()),
+        Edit::Block { start, end, .. } => {
+            let mut inner: Option<String> = None;
+            for line in text.split_inclusive('\n') {
+                let bare = line.trim_end_matches(['\n', '\r']).trim_start();
+                match &mut inner {
+                    None if bare.starts_with(start.as_str()) => inner = Some(String::new()),
+                    Some(body) if bare.starts_with(end.as_str()) => return Some(std::mem::take(body)),
+                    Some(body) => body.push_str(line),
+                    None => {}
+                }
+            }
+            None
+        }
+        _ => None,
+    }
+}
+
 /// Makes `file` hold `body` in place of what its installed edit wrote.
 pub fn refresh(env: &StoreEnv, file: &Path, body: &str) -> Result<Refreshed> {
     let cx = WireContext { env, exe: exe()? };
-    let mut edits = all_edits(&cx);
-    for list in edits.values_mut() {
-        for e in list.iter_mut().filter(|e| e.file() == file) {
-            *e = with_body(e, body);
-        }
-    }
     let engine = Engine::new(env.data_dir().join("wiring"));
     let state = engine.load()?;
+    let mut edits = all_edits(&cx);
+    // Other files refreshed the same way (`.goosehints` while the MOIM file is written)
+    // keep what deja last wrote in them.
+    let mut live: BTreeMap<PathBuf, Option<Vec<u8>>> = BTreeMap::new();
+    for list in edits.values_mut() {
+        for e in list.iter_mut() {
+            if e.file() == file {
+                *e = with_body(e, body);
+            } else if matches!(e, Edit::OwnedFile { .. } | Edit::Block { .. }) {
+                let current = live.entry(e.file().to_path_buf()).or_insert_with(|| {
+                    let bytes = std::fs::read(e.file()).ok()?;
+                    let ours = state.files.get(e.file()).is_some_and(|r| r.written == written_hash(&bytes));
+                    ours.then_some(bytes)
+                });
+                if let Some(text) = current.as_deref().and_then(|b| std::str::from_utf8(b).ok()) {
+                    if let Some(now) = body_in(e, text) {
+                        *e = with_body(e, &now);
+                    }
+                }
+            }
+        }
+    }
     let installed = state.targets.iter().any(|t| edits.get(t).is_some_and(|l| l.iter().any(|e| e.file() == file)));
     if !installed {
         return Ok(Refreshed::NotInstalled);
@@ -144,5 +186,14 @@ mod tests {
         assert_eq!(with_body(&block, "new\n"), Edit::block("/c/.goosehints", "<!-- s -->", "<!-- e -->", "new\n"));
         let member = Edit::json_member("/c/x.json", &["a"], serde_json::json!(1));
         assert_eq!(with_body(&member, "new"), member);
+    }
+
+    #[test]
+    fn a_blocks_body_is_read_back_between_its_markers() {
+        let block = Edit::block("/c/.goosehints", "<!-- s -->", "<!-- e -->", "");
+        let text = "mine\n<!-- s -->\n<deja-recall>\nx\n</deja-recall>\n<!-- e -->\nafter\n";
+        assert_eq!(body_in(&block, text).as_deref(), Some("<deja-recall>\nx\n</deja-recall>\n"));
+        assert_eq!(body_in(&block, "mine\n"), None);
+        assert_eq!(body_in(&Edit::owned_file("/c/a.md", ""), "all\n").as_deref(), Some("all\n"));
     }
 }
