@@ -510,13 +510,6 @@ mod goose_tests {
     use super::*;
 
     #[test]
-    fn copilot_chats_exit_sentence_marks_a_failure() {
-        let failed = json!("error: connection refused\nCommand exited with code 1");
-        assert!(failure_text(&failed).is_some_and(|t| t.contains("connection refused")));
-        assert!(failure_text(&json!("ok\nCommand exited with code 0")).is_none());
-    }
-
-    #[test]
     fn goose_prompt_text_comes_from_message_then_matcher_context() {
         let v = goose_payload(json!({"message": "why did pgbouncer refuse", "matcher_context": "x"}));
         assert_eq!(Payload::from(&v).prompt.as_deref(), Some("why did pgbouncer refuse"));
@@ -525,6 +518,18 @@ mod goose_tests {
         let v = goose_payload(json!({"prompt": "kept", "message": "not this"}));
         assert_eq!(Payload::from(&v).prompt.as_deref(), Some("kept"));
         assert_eq!(goose_payload(json!("garbage")), json!("garbage"));
+    }
+}
+
+#[cfg(test)]
+mod copilot_chat_tests {
+    use super::*;
+
+    #[test]
+    fn copilot_chats_exit_sentence_marks_a_failure() {
+        let failed = json!("error: connection refused\nCommand exited with code 1");
+        assert!(failure_text(&failed).is_some_and(|t| t.contains("connection refused")));
+        assert!(failure_text(&json!("ok\nCommand exited with code 0")).is_none());
     }
 }
 
