@@ -8,6 +8,7 @@
 mod e2e;
 mod every_harness;
 mod fuzz_mcp;
+mod live_files;
 mod mcp;
 mod misuse;
 mod recall;
