@@ -42,6 +42,15 @@ fn ok(out: &Output) {
     assert!(out.status.success(), "{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
 }
 
+/// `deja doctor --json`'s state of one target.
+fn doctor_state(h: &Home, id: &str, target: &str) -> String {
+    let out = run(h, &[], &["doctor", "--json"], None);
+    let v: Value = serde_json::from_slice(&out.stdout).expect("doctor json");
+    let harness = v["harnesses"].as_array().and_then(|hs| hs.iter().find(|x| x["id"] == id)).cloned().unwrap_or_default();
+    let t = harness["wiring"].as_array().and_then(|ts| ts.iter().find(|x| x["target"] == target)).cloned().unwrap_or_default();
+    t["state"].as_str().unwrap_or_default().to_string()
+}
+
 const GOOSE_CONFIG: &str = "# my goose\nGOOSE_PROVIDER: \"openai\"  # mine\nextensions:\n  mine:\n    enabled: true\n    type: stdio\n    cmd: \"/usr/bin/mine\"\n";
 const HINTS: &str = "Prefer small commits.\n";
 
@@ -79,6 +88,8 @@ fn goose_hooks_write_where_goose_reads_and_uninstall_gives_the_files_back() {
     ok(&run(&h, &[("GOOSE_MOIM_MESSAGE_FILE", &moim)], &["hook-prompt", "--goose"], Some(b"{not json")));
     assert_eq!(std::fs::read_to_string(&moim).expect("moim"), recall);
 
+    assert_eq!(doctor_state(&h, "goose", "goose-auto"), "wired", "files the hooks refreshed are deja's, not stale");
+
     ok(&run(&h, &[], &["uninstall", "goose"], None));
     assert_eq!(std::fs::read_to_string(cfg.join(".goosehints")).expect("hints"), HINTS);
     assert_eq!(std::fs::read_to_string(cfg.join("config.yaml")).expect("config"), GOOSE_CONFIG);
@@ -110,6 +121,7 @@ fn deja_aider_refreshes_the_context_file_then_execs_aider_with_its_arguments() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.starts_with("args: --model x --message hi there\n# Past sessions (deja)"), "{stdout}");
     assert_eq!(std::fs::read_to_string(h.home.join(".aider.conf.yml")).expect("conf").matches("aider-context.md").count(), 1);
+    assert_eq!(doctor_state(&h, "aider", "aider"), "wired");
     ok(&run(&h, &[], &["uninstall", "aider"], None));
     assert_eq!(std::fs::read_to_string(h.home.join(".aider.conf.yml")).expect("conf"), conf);
     assert!(!context.exists() && !h.home.join(".config/deja").exists());

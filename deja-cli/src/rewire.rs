@@ -97,6 +97,29 @@ fn body_in(edit: &Edit, text: &str) -> Option<String> {
     }
 }
 
+/// The files a wrapper or a hook rewrites after install: aider's context file, Goose's
+/// `.goosehints` block and MOIM file.
+fn live_files(env: &StoreEnv) -> [PathBuf; 3] {
+    [deja_adapter_aider::wiring::context_file(env), deja_adapter_goose::wiring::hints_file(env), deja_adapter_goose::wiring::moim_file(env)]
+}
+
+/// `edits` with each live file's body as deja last wrote it (for `deja doctor`: a
+/// refreshed context file is wired, not stale). A live file someone else changed keeps
+/// the install's body, so it still reads as changed.
+pub fn as_written(env: &StoreEnv, edits: &mut [Edit]) {
+    let live = live_files(env);
+    let Ok(state) = Engine::new(env.data_dir().join("wiring")).load() else { return };
+    for e in edits.iter_mut().filter(|e| live.iter().any(|f| f == e.file())) {
+        let Ok(bytes) = std::fs::read(e.file()) else { continue };
+        if !state.files.get(e.file()).is_some_and(|r| r.written == written_hash(&bytes)) {
+            continue;
+        }
+        if let Some(now) = std::str::from_utf8(&bytes).ok().and_then(|text| body_in(e, text)) {
+            *e = with_body(e, &now);
+        }
+    }
+}
+
 /// Makes `file` hold `body` in place of what its installed edit wrote.
 pub fn refresh(env: &StoreEnv, file: &Path, body: &str) -> Result<Refreshed> {
     let cx = WireContext { env, exe: exe()? };
