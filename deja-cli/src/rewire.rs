@@ -111,7 +111,7 @@ pub fn as_written(env: &StoreEnv, edits: &mut [Edit]) {
     let Ok(state) = Engine::new(env.data_dir().join("wiring")).load() else { return };
     for e in edits.iter_mut().filter(|e| live.iter().any(|f| f == e.file())) {
         let Ok(bytes) = std::fs::read(e.file()) else { continue };
-        if !state.files.get(e.file()).is_some_and(|r| r.written == written_hash(&bytes)) {
+        if state.files.get(e.file()).is_none_or(|r| r.written != written_hash(&bytes)) {
             continue;
         }
         if let Some(now) = std::str::from_utf8(&bytes).ok().and_then(|text| body_in(e, text)) {
