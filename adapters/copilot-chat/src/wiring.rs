@@ -15,6 +15,8 @@
 //! `create_file`, `insert_edit_into_file`: `filePath`; `run_in_terminal`: `command`),
 //! and `hook-tool-after` on a failed command's `Command exited with code N`.
 //! `PreCompact`'s output is ignored, so `hook-precompact` only queues an index run.
+//! Copilot CLI loads the same `~/.copilot/hooks` folder, so it may run these hooks too;
+//! their answers reach no model there (the copilot page), which costs it a few ms a call.
 //!
 //! Not done from the page: the status-line extension (a VS Code extension deja does not
 //! ship).
@@ -89,6 +91,7 @@ impl Wiring for CopilotChatWiring {
         &[
             "in VS Code run `MCP: List Servers`: `deja` should be running; start it there if VS Code asks to trust it",
             "copilot-chat-auto: VS Code runs the hooks with `chat.useHooks` on (the default in 1.140); start a new chat",
+            "copilot-chat-auto: Copilot CLI reads the same ~/.copilot/hooks folder and may run them too (its model never sees their answers)",
         ]
     }
 }
