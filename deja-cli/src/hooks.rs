@@ -11,10 +11,10 @@
 //! Each reads the harness's payload from stdin — bounded, with a deadline, stopping at
 //! the first complete JSON value, since some hosts keep the pipe open — and answers in
 //! the Claude-shaped envelope (`hookSpecificOutput.additionalContext`) or, with
-//! `--plain`, the bare block (`--antigravity`: Antigravity's `injectSteps` reply; `--goose`: no reply, the block
-//! written to the files Goose reads). They
-//! fail open: any problem (garbage on stdin, no index, an index being rebuilt, a panic)
-//! is exit 0 with no output. They never build or wait for the index, answer from the
+//! `--plain`, the bare block (`--antigravity`: Antigravity's `injectSteps` reply;
+//! `--goose`: no reply, the block written to the files Goose reads). They fail open:
+//! any problem (garbage on stdin, no index, an index being rebuilt, a panic) is exit 0
+//! with no output. They never build or wait for the index, answer from the
 //! last committed one, and never inject the same block twice into one agent session (a
 //! small per-session record under the cache directory).
 
