@@ -98,7 +98,8 @@ pub fn run(args: DoctorArgs) -> Result<ExitCode> {
             if !auto.is_empty() {
                 list.push((format!("{}-auto", info.id), auto));
             }
-            for (target, edits) in list {
+            for (target, mut edits) in list {
+                crate::rewire::as_written(&env, &mut edits);
                 let state = target_state(&edits, &cx.exe(), &shared);
                 let is_installed = installed.contains(&target);
                 // A target not installed and not on disk is only worth a line when asked.

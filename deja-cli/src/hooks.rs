@@ -11,9 +11,10 @@
 //! Each reads the harness's payload from stdin — bounded, with a deadline, stopping at
 //! the first complete JSON value, since some hosts keep the pipe open — and answers in
 //! the Claude-shaped envelope (`hookSpecificOutput.additionalContext`) or, with
-//! `--plain`, the bare block (`--antigravity`: Antigravity's `injectSteps` reply). They
-//! fail open: any problem (garbage on stdin, no index, an index being rebuilt, a panic)
-//! is exit 0 with no output. They never build or wait for the index, answer from the
+//! `--plain`, the bare block (`--antigravity`: Antigravity's `injectSteps` reply;
+//! `--goose`: no reply, the block written to the files Goose reads). They fail open:
+//! any problem (garbage on stdin, no index, an index being rebuilt, a panic) is exit 0
+//! with no output. They never build or wait for the index, answer from the
 //! last committed one, and never inject the same block twice into one agent session (a
 //! small per-session record under the cache directory).
 
@@ -92,12 +93,20 @@ pub struct HookArgs {
     /// no stdin) answers `{"additionalContext": …}` with no `decision`.
     #[arg(long)]
     pub codewhale: bool,
+    /// Goose discards hook stdout: write the block where Goose reads it instead — the
+    /// session-start digest into deja's block in `.goosehints`, a prompt's recall into
+    /// the MOIM file when `GOOSE_MOIM_MESSAGE_FILE` names deja's. Prints nothing.
+    #[arg(long)]
+    pub goose: bool,
 }
 
 /// Runs a hook; whatever happens, exit 0.
 pub fn run(hook: Hook, args: HookArgs) -> ExitCode {
     let out = std::panic::catch_unwind(|| {
-        if args.antigravity {
+        if args.goose {
+            goose(hook, &args);
+            None
+        } else if args.antigravity {
             Some(antigravity(hook, &args))
         } else if args.codewhale {
             codewhale(hook, &args)
@@ -232,7 +241,10 @@ fn failure_text(response: &Value) -> Option<String> {
         let l = l.trim();
         (l.starts_with("[exit code:") && !l.starts_with("[exit code: 0]")) || l.starts_with("[killed by signal")
     });
-    (code.is_some_and(|c| c != 0) || flagged || marked).then_some(text).filter(|t| !t.trim().is_empty())
+    // Copilot Chat's terminal result says it in a sentence.
+    let sentence =
+        text.lines().any(|l| l.trim().strip_prefix("Command exited with code ").is_some_and(|c| c.trim_end_matches('.').trim() != "0"));
+    (code.is_some_and(|c| c != 0) || flagged || marked || sentence).then_some(text).filter(|t| !t.trim().is_empty())
 }
 
 /// Prompt text without what hosts and deja itself put around it.
@@ -281,6 +293,45 @@ fn antigravity_reply(block: Option<String>) -> String {
         Some(b) => format!("{}\n", json!({"injectSteps": [{"ephemeralMessage": b}]})),
         None => "{}\n".to_string(),
     }
+}
+
+/// Goose's hooks: the block goes into a file Goose reads (see `--goose`), rewritten
+/// through the wiring engine so `deja uninstall` still gives the file back.
+fn goose(hook: Hook, args: &HookArgs) {
+    let Some(payload) = read_payload(STDIN_DEADLINE).map(goose_payload) else { return };
+    let env = StoreEnv::from_process();
+    if env.check_home().is_err() {
+        return;
+    }
+    let plain = HookArgs { plain: true, goose: false, ..args.clone() };
+    let (file, body) = match hook {
+        Hook::SessionStart => (
+            deja_adapter_goose::wiring::hints_file(&env),
+            answer_with(hook, &plain, Some(payload)).unwrap_or_else(|| deja_adapter_goose::wiring::NO_HISTORY.to_string()),
+        ),
+        Hook::Prompt => {
+            let moim = deja_adapter_goose::wiring::moim_file(&env);
+            // Only deja's own MOIM file: one the user set is theirs.
+            if std::env::var_os("GOOSE_MOIM_MESSAGE_FILE").map(PathBuf::from).as_ref() != Some(&moim) {
+                return;
+            }
+            // No new recall empties the file: Goose would show the last block every turn.
+            (moim, answer_with(hook, &plain, Some(payload)).unwrap_or_default())
+        }
+        _ => return,
+    };
+    let _ = crate::rewire::refresh(&env, &file, &body);
+}
+
+/// Goose's prompt payload names the text `message` (`matcher_context` holds the same).
+fn goose_payload(mut v: Value) -> Value {
+    if v.get("prompt").is_none() {
+        let text = v.get("message").or_else(|| v.get("matcher_context")).cloned();
+        if let (Some(text), Some(obj)) = (text, v.as_object_mut()) {
+            obj.insert("prompt".into(), text);
+        }
+    }
+    v
 }
 
 fn answer_with(hook: Hook, args: &HookArgs, payload: Option<Value>) -> Option<String> {
@@ -507,6 +558,34 @@ mod antigravity_tests {
         assert_eq!(antigravity_reply(None), "{}\n");
         let v: Value = serde_json::from_str(&antigravity_reply(Some("<deja-recall>x</deja-recall>\n".into()))).expect("json");
         assert_eq!(v["injectSteps"][0]["ephemeralMessage"], "<deja-recall>x</deja-recall>\n");
+    }
+}
+
+#[cfg(test)]
+mod goose_tests {
+    use super::*;
+
+    #[test]
+    fn goose_prompt_text_comes_from_message_then_matcher_context() {
+        let v = goose_payload(json!({"message": "why did pgbouncer refuse", "matcher_context": "x"}));
+        assert_eq!(Payload::from(&v).prompt.as_deref(), Some("why did pgbouncer refuse"));
+        let v = goose_payload(json!({"matcher_context": "pool size"}));
+        assert_eq!(Payload::from(&v).prompt.as_deref(), Some("pool size"));
+        let v = goose_payload(json!({"prompt": "kept", "message": "not this"}));
+        assert_eq!(Payload::from(&v).prompt.as_deref(), Some("kept"));
+        assert_eq!(goose_payload(json!("garbage")), json!("garbage"));
+    }
+}
+
+#[cfg(test)]
+mod copilot_chat_tests {
+    use super::*;
+
+    #[test]
+    fn copilot_chats_exit_sentence_marks_a_failure() {
+        let failed = json!("error: connection refused\nCommand exited with code 1");
+        assert!(failure_text(&failed).is_some_and(|t| t.contains("connection refused")));
+        assert!(failure_text(&json!("ok\nCommand exited with code 0")).is_none());
     }
 }
 

@@ -4,9 +4,11 @@
 //! in its own module. `deja QUERY…` is shorthand for `deja search QUERY…`.
 
 mod adapters;
+mod aider;
 mod bench;
 mod demo;
 mod doctor;
+mod goose;
 mod handoff;
 mod harnesses;
 mod hooks;
@@ -14,8 +16,10 @@ mod index_cmd;
 mod install;
 mod mcp;
 mod output;
+mod reasonix_ext;
 mod recall_cmd;
 mod remember;
+mod rewire;
 mod search_cmd;
 mod show;
 
@@ -107,6 +111,15 @@ enum Command {
     HookPrecompact(hooks::HookArgs),
     /// Serve recall to agents over MCP (stdio JSON-RPC; one tool `deja`).
     Mcp(mcp::McpArgs),
+    /// Start aider with this project's past sessions in deja's `read:` context file (`deja aider <aider args…>`).
+    #[command(disable_help_flag = true)]
+    Aider(aider::AiderArgs),
+    /// Start Goose with deja's per-prompt recall file (MOIM) set (`deja goose <goose args…>`).
+    #[command(disable_help_flag = true)]
+    Goose(goose::GooseArgs),
+    /// Reasonix extension runtime (protocol v2 over stdio; started by the plugin `deja install reasonix-auto` writes).
+    #[command(name = "reasonix-ext")]
+    ReasonixExt,
     /// Benchmarks: synthetic corpora, index throughput, search latency, LoCoMo recall.
     Bench(bench::BenchArgs),
 }
@@ -256,6 +269,9 @@ fn main() -> ExitCode {
         Command::Doctor(a) => doctor::run(a),
         Command::Mcp(a) => mcp::run(a),
         Command::Bench(a) => bench::run(a),
+        Command::Aider(a) => aider::run(a),
+        Command::Goose(a) => goose::run(a),
+        Command::ReasonixExt => reasonix_ext::run(),
     };
     match result {
         Ok(code) => code,

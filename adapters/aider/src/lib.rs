@@ -62,7 +62,7 @@ use chrono::{Local, NaiveDateTime, TimeZone};
 use deja_core::discover::find_files;
 use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::read::read_source;
-mod wiring;
+pub mod wiring;
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, Role,
     SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolUse, Turn,

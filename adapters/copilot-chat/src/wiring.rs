@@ -8,14 +8,23 @@
 //! | `copilot-chat` | `<User>/mcp.json` | top-level `servers.deja = {"type": "stdio", "command": "<exe>", "args": ["mcp"]}` |
 //! | `copilot-chat` | `<User>/prompts/deja.instructions.md` | the skill's equivalent: instructions in every chat (`applyTo: "**"`) |
 //! | `copilot-chat` | `<User>/prompts/deja.prompt.md` | `/deja` |
+//! | `copilot-chat-auto` | `~/.copilot/hooks/deja.json` | VS Code's hook file (`chat.useHooks`, on by default in 1.140): `SessionStart` → `hook-session-start`, `UserPromptSubmit` → `hook-prompt`, `PreToolUse` → `hook-tool`, `PostToolUse` → `hook-tool-after`, `PreCompact` → `hook-precompact`; entries `{"type": "command", "command", "timeout"}` (seconds), answered in the default nested `hookSpecificOutput` |
 //!
-//! Not done from the page: the auto target (`~/.copilot/hooks/deja.json`): the page
-//! names its events and envelope but not the file's shape; the status-line extension.
+//! No `matcher`: Copilot Chat ignores it and runs the pre-tool hook for every tool; the
+//! hooks act on the payloads that name a file or a command (`replace_string_in_file`,
+//! `create_file`, `insert_edit_into_file`: `filePath`; `run_in_terminal`: `command`),
+//! and `hook-tool-after` on a failed command's `Command exited with code N`.
+//! `PreCompact`'s output is ignored, so `hook-precompact` only queues an index run.
+//! Copilot CLI loads the same `~/.copilot/hooks` folder, so it may run these hooks too;
+//! their answers reach no model there (the copilot page), which costs it a few ms a call.
+//!
+//! Not done from the page: the status-line extension (a VS Code extension deja does not
+//! ship).
 
 use std::path::PathBuf;
 
 use deja_core::family::cline_tasks::editor_user_dir;
-use deja_core::wire::{skill_text, Edit, Surface, WireContext, Wiring};
+use deja_core::wire::{json, skill_text, to_pretty, Edit, Surface, WireContext, Wiring};
 use deja_core::StoreEnv;
 
 pub struct CopilotChatWiring;
@@ -49,7 +58,7 @@ fn prompt(cx: &WireContext) -> String {
 
 impl Wiring for CopilotChatWiring {
     fn surfaces(&self) -> &'static [Surface] {
-        &[Surface::Mcp, Surface::Skill, Surface::Command]
+        &[Surface::Mcp, Surface::AutoRecall, Surface::Skill, Surface::Command]
     }
 
     fn present(&self, env: &StoreEnv) -> bool {
@@ -66,7 +75,23 @@ impl Wiring for CopilotChatWiring {
         edits
     }
 
+    fn auto(&self, cx: &WireContext) -> Vec<Edit> {
+        let hook = |sub: &str, timeout: u32| json!([{"type": "command", "command": cx.hook_command(sub), "timeout": timeout}]);
+        let hooks = json!({"hooks": {
+            "SessionStart": hook("hook-session-start", 10),
+            "UserPromptSubmit": hook("hook-prompt", 10),
+            "PreToolUse": hook("hook-tool", 5),
+            "PostToolUse": hook("hook-tool-after", 5),
+            "PreCompact": hook("hook-precompact", 10),
+        }});
+        vec![Edit::owned_file(cx.env.home().join(".copilot/hooks/deja.json"), format!("{}\n", to_pretty(&hooks)))]
+    }
+
     fn notes(&self) -> &'static [&'static str] {
-        &["in VS Code run `MCP: List Servers`: `deja` should be running; start it there if VS Code asks to trust it"]
+        &[
+            "in VS Code run `MCP: List Servers`: `deja` should be running; start it there if VS Code asks to trust it",
+            "copilot-chat-auto: VS Code runs the hooks with `chat.useHooks` on (the default in 1.140); start a new chat",
+            "copilot-chat-auto: Copilot CLI reads the same ~/.copilot/hooks folder and may run them too (its model never sees their answers)",
+        ]
     }
 }

@@ -46,7 +46,7 @@ use deja_core::{
     ParseStats, Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolMap, Turn,
 };
 use serde_json::Value;
-mod wiring;
+pub mod wiring;
 
 const ID: &str = "goose";
 const DB_NAME: &str = "sessions.db";

@@ -7,18 +7,22 @@
 //! | `goose` | `config.yaml` | `extensions.deja`: an enabled stdio extension running `<exe> mcp` (a YAML splice: provider settings and comments stay; an `extensions:` left empty goes, Goose refuses it as null) |
 //! | `goose` | `deja-recipe.yaml` + `config.yaml` `slash_commands:` | `/deja`: a recipe, and the entry pointing at it (the recipe is written before the entry names it and outlives it) |
 //! | `goose` | `~/.agents/skills/deja-history/SKILL.md` | the shared skill |
+//! | `goose-auto` | `~/.agents/plugins/deja/hooks/hooks.json` | plugin hooks: `SessionStart` → `hook-session-start --goose`, `UserPromptSubmit` → `hook-prompt --goose` (no `matcher`: it is a regex, and an invalid one makes Goose skip the rule silently) |
+//! | `goose-auto` | `<config>/.goosehints` | deja's marked block, which `hook-session-start --goose` rewrites with this project's digest before Goose reads the file into the system prompt |
+//! | `goose-auto` | `<config>/deja-recall.md` | the MOIM file: with `GOOSE_MOIM_MESSAGE_FILE` naming it (the wrapper `deja goose` sets it), Goose re-reads it every turn, after the hooks, and `hook-prompt --goose` writes the prompt's recall there |
 //!
-//! No `goose-auto`: Goose discards hook stdout, so its auto-recall needs hooks that write
-//! `.goosehints` and the MOIM file plus a `deja goose` wrapper, which deja does not have yet.
+//! Goose discards hook stdout, hence the files. The hooks rewrite them through the wiring
+//! engine, so `deja uninstall goose` still gives `.goosehints` back and removes the rest.
 
 use std::path::PathBuf;
 
-use deja_core::wire::{shared_skill, yaml, Edit, Surface, WireContext, Wiring};
+use deja_core::wire::{json, shared_skill, to_pretty, yaml, Edit, Surface, WireContext, Wiring};
 use deja_core::StoreEnv;
 
 pub struct GooseWiring;
 
-fn config_dir(env: &StoreEnv) -> PathBuf {
+/// Goose's config directory.
+pub fn config_dir(env: &StoreEnv) -> PathBuf {
     if let Some(root) = env.path_var("GOOSE_PATH_ROOT") {
         return root.join("config");
     }
@@ -33,6 +37,29 @@ fn config_dir(env: &StoreEnv) -> PathBuf {
     env.home().join(".config/goose")
 }
 
+/// The global hints file Goose reads into the system prompt when a session starts.
+pub fn hints_file(env: &StoreEnv) -> PathBuf {
+    config_dir(env).join(".goosehints")
+}
+
+/// The MOIM file `deja goose` points `GOOSE_MOIM_MESSAGE_FILE` at.
+pub fn moim_file(env: &StoreEnv) -> PathBuf {
+    config_dir(env).join("deja-recall.md")
+}
+
+/// deja's block in `.goosehints`.
+pub const HINTS_START: &str = "<!-- deja recall:start -->";
+pub const HINTS_END: &str = "<!-- deja recall:end -->";
+
+/// What the `.goosehints` block says when there is no history for the project.
+pub const NO_HISTORY: &str = "No matching history yet.\n";
+
+/// The plugin's hook command: `'<exe>' <sub> --goose`, the exe always single-quoted.
+fn goose_hook(cx: &WireContext, sub: &str) -> serde_json::Value {
+    let command = format!("'{}' {sub} --goose", cx.exe().replace('\'', r"'\''"));
+    json!([{"hooks": [{"type": "command", "command": command, "timeout": 20}]}])
+}
+
 fn recipe(cx: &WireContext) -> String {
     format!(
         "version: 1.0.0\ntitle: deja\ndescription: Search past coding-agent sessions on this machine (deja)\n\
@@ -45,7 +72,7 @@ fn recipe(cx: &WireContext) -> String {
 
 impl Wiring for GooseWiring {
     fn surfaces(&self) -> &'static [Surface] {
-        &[Surface::Mcp, Surface::Skill, Surface::Command]
+        &[Surface::Mcp, Surface::AutoRecall, Surface::Skill, Surface::Command]
     }
 
     fn present(&self, env: &StoreEnv) -> bool {
@@ -73,7 +100,23 @@ impl Wiring for GooseWiring {
         ]
     }
 
+    fn auto(&self, cx: &WireContext) -> Vec<Edit> {
+        let hooks = json!({"hooks": {
+            "SessionStart": goose_hook(cx, "hook-session-start"),
+            "UserPromptSubmit": goose_hook(cx, "hook-prompt"),
+        }});
+        vec![
+            Edit::owned_file(cx.env.home().join(".agents/plugins/deja/hooks/hooks.json"), format!("{}\n", to_pretty(&hooks))),
+            Edit::block(hints_file(cx.env), HINTS_START, HINTS_END, NO_HISTORY),
+            Edit::owned_file(moim_file(cx.env), ""),
+        ]
+    }
+
     fn notes(&self) -> &'static [&'static str] {
-        &["Start a new Goose session to load the deja extension and /deja."]
+        &[
+            "Start a new Goose session to load the deja extension and /deja.",
+            "goose-auto: the session-start digest reaches every session; for per-prompt recall start Goose as `deja goose <args…>` \
+             (it sets GOOSE_MOIM_MESSAGE_FILE)",
+        ]
     }
 }

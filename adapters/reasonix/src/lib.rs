@@ -122,7 +122,7 @@ static INFO: HarnessInfo = HarnessInfo {
              the model reaches it through `use_capability`",
         ),
         auto_recall: Capability::Planned(
-            "`reasonix-auto`: an extension-protocol v2 runtime (`deja reasonix-ext`, JSON-RPC over stdio) intercepting input.receive \
+            "`reasonix-auto`: a second plugin package `deja-recall` whose runtime is `deja reasonix-ext` (extension protocol v2, JSON-RPC over stdio) intercepting input.receive \
              (recall appended to the user turn), tool.after (hook-tool / hook-tool-after lines), compaction.prepare (hook-precompact) \
              and session.start/load/rotate",
         ),

@@ -9,9 +9,12 @@
 //! | `reasonix` | `plugins/deja/skills/deja-history/SKILL.md` | the skill |
 //! | `reasonix` | `plugins/deja/commands/deja.md` | `/deja:deja` |
 //! | `reasonix` | `plugin-packages.json` | deja's entry in `plugins` (enabled), next to the user's packages |
+//! | `reasonix-auto` | `plugins/deja-recall/reasonix-plugin.json` | a second package holding only the `runtime` block: `<exe> reasonix-ext`, the extension-protocol v2 sidecar intercepting `input.receive`, `tool.after`, `compaction.prepare` and the session points (hooks cannot carry recall: only `SessionStart` stdout reaches the model) |
+//! | `reasonix-auto` | `plugin-packages.json` | the `deja-recall` entry (enabled) |
 //!
-//! No `reasonix-auto`: it needs the extension runtime `deja reasonix-ext` (JSON-RPC over
-//! stdio), which deja does not have yet, and hooks cannot carry recall.
+//! The runtime is its own package because a file deja owns has one text per target set:
+//! the plain target's manifest stays what it is, and `reasonix-auto` adds a package
+//! beside it (installing a runtime plugin is the user's full-trust authorisation).
 
 use std::path::PathBuf;
 
@@ -26,9 +29,13 @@ fn reasonix_home(env: &StoreEnv) -> PathBuf {
 
 const DESCRIPTION: &str = "Recall from past coding-agent sessions on this machine (deja)";
 
+/// The `deja-recall` runtime package (`deja reasonix-ext` answers initialize with it).
+const RUNTIME_VERSION: &str = "1.0.0";
+const RUNTIME_DESCRIPTION: &str = "deja's recall in every turn: past sessions with the prompt, earlier fixes after a failed command";
+
 impl Wiring for ReasonixWiring {
     fn surfaces(&self) -> &'static [Surface] {
-        &[Surface::Mcp, Surface::Skill, Surface::Command]
+        &[Surface::Mcp, Surface::AutoRecall, Surface::Skill, Surface::Command]
     }
 
     fn present(&self, env: &StoreEnv) -> bool {
@@ -68,7 +75,45 @@ impl Wiring for ReasonixWiring {
         ]
     }
 
+    fn auto(&self, cx: &WireContext) -> Vec<Edit> {
+        let home = reasonix_home(cx.env);
+        let root = home.join("plugins/deja-recall");
+        let manifest = json!({
+            "apiVersion": "reasonix.io/plugin/v2",
+            "name": "deja-recall",
+            "version": RUNTIME_VERSION,
+            "description": RUNTIME_DESCRIPTION,
+            "provides": [{"namespace": "plugin/deja-recall", "kind": "interceptors", "id": "default", "version": RUNTIME_VERSION}],
+            "runtime": {
+                "command": cx.exe(),
+                "args": ["reasonix-ext"],
+                "intercepts": ["input.receive", "tool.after", "compaction.prepare", "session.start", "session.load", "session.rotate"],
+                "capabilities": ["interceptors"],
+            },
+        });
+        vec![
+            Edit::owned_file(root.join("reasonix-plugin.json"), format!("{}\n", to_pretty(&manifest))),
+            Edit::json_array_item(
+                home.join("plugin-packages.json"),
+                &["plugins"],
+                &["\"name\":\"deja-recall\"", "\"root\":\"plugins/deja-recall\""],
+                json!({
+                    "name": "deja-recall",
+                    "source": root.display().to_string(),
+                    "root": "plugins/deja-recall",
+                    "version": RUNTIME_VERSION,
+                    "description": RUNTIME_DESCRIPTION,
+                    "manifestKind": "reasonix",
+                    "enabled": true,
+                }),
+            ),
+        ]
+    }
+
     fn notes(&self) -> &'static [&'static str] {
-        &["Restart Reasonix to load the deja plugin; `reasonix plugin list` shows it."]
+        &[
+            "Restart Reasonix to load the deja plugin; `reasonix plugin list` shows it.",
+            "reasonix-auto: `reasonix plugin doctor deja-recall` shows the runtime (FULL TRUST: it runs `deja reasonix-ext`)",
+        ]
     }
 }

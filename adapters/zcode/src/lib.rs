@@ -122,10 +122,11 @@ static INFO: HarnessInfo = HarnessInfo {
             "`mcp.servers` (nested) in `~/.zcode/cli/setting.json`, which the runtime creates on first launch (migrating \
              `config.json` once): start ZCode once before installing",
         ),
-        auto_recall: Capability::Planned(
-            "`hooks.events` in `~/.zcode/cli/setting.json` (SessionStart, UserPromptSubmit, PreToolUse on `Bash|Edit|Write`, \
-             PostToolUse on `Bash`) with `hooks.enabled: true`, absolute command paths and `--strict` output",
-        ),
+        // The page names `hooks.events` in `~/.zcode/cli/setting.json`, its events and matchers,
+        // `hooks.enabled: true` and a `--strict` reply ("one unknown key discards the response"),
+        // but neither the shape of an entry under `hooks.events` nor which keys the strict schema
+        // accepts; ZCode is on neither npm nor PyPI, so neither can be checked here.
+        auto_recall: Capability::Unknown,
         skill: Capability::Planned("`~/.agents/skills/deja-history/SKILL.md` (ZCode scans `~/.zcode/skills`, then `~/.agents/skills`)"),
         command: Capability::Planned("`~/.zcode/commands/deja.md` (`$ARGUMENTS` expanded)"),
     },

@@ -9,9 +9,10 @@
 //! Not done from the page: seeding `setting.json` from `config.json` before the first
 //! launch (the runtime's one-time migration; the engine edits one file, it does not
 //! copy another into it — so before ZCode's first launch the user should start it
-//! once, then install), and `zcode-auto`: its hooks answer in a strict schema through a
-//! `--strict` envelope deja's hooks do not have, and the page does not give the hook
-//! entry's shape under `hooks.events`.
+//! once, then install), and `zcode-auto`: the page names `hooks.events`, the events, the
+//! matchers, `hooks.enabled: true` and a `--strict` reply ("one unknown key discards the
+//! response"), but not the shape of an entry under `hooks.events` nor which keys the strict
+//! schema accepts, so the capability reads unknown rather than an invented shape.
 
 use std::path::PathBuf;
 
