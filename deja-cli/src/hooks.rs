@@ -35,8 +35,12 @@ use serde_json::{json, Value};
 /// The largest payload read; past it the hook gives up (fails open).
 const MAX_STDIN: usize = 4 << 20;
 /// The project sessions a hook's digest reads (recent sessions, recurring errors,
-/// working commands): `deja orient` reads 300, which costs a second on a large history.
-const HOOK_ORIENT_SCAN: usize = 40;
+/// working commands), where `deja orient` reads 300: on a 1 GB history that took 1.1 s,
+/// 12 take about 20 ms (`deja bench hooks`).
+const HOOK_ORIENT_SCAN: usize = 12;
+/// The records a tool hook reads at most (the turns that touched a file, the recorded
+/// fixes of an error), most recent first; the CLI reads up to 5000.
+const HOOK_SCAN: usize = 60;
 /// How long a hook waits for its payload.
 const STDIN_DEADLINE: Duration = Duration::from_millis(300);
 
@@ -384,14 +388,14 @@ fn answer_with(hook: Hook, args: &HookArgs, payload: Option<Value>) -> Option<St
         }
         Hook::Tool => {
             let file = payload.file.clone().or_else(|| payload.command.as_deref().and_then(path_in_command))?;
-            let r = query::blame(&view, &file, &scope, 2).ok()?;
+            let r = query::blame_within(&view, &file, &scope, 2, HOOK_SCAN).ok()?;
             if !r.hits.is_empty() {
                 answers.push(render::blame(&r));
             }
         }
         Hook::ToolAfter => {
             let text = payload.failure.as_deref()?;
-            let r = query::fixes(&view, text, &scope, 2).ok()?;
+            let r = query::fixes_within(&view, text, &scope, 2, HOOK_SCAN, false).ok()?;
             if !r.fixes.is_empty() {
                 answers.push(render::fix(&r));
             }

@@ -347,6 +347,23 @@ pub struct FixAnswer {
 /// doc of [`super::mine`]). Exact signature matches first; else fixes whose error
 /// line shares most of the query's words (`relevance`).
 pub fn fixes(view: &IndexView, error_text: &str, scope: &Scope, limit: usize) -> Result<FixAnswer, IndexError> {
+    fixes_within(view, error_text, scope, limit, FIX_SCAN, true)
+}
+
+/// The recorded fixes read at most: the most recent of each signature.
+const FIX_SCAN: usize = 500;
+
+/// [`fixes`] reading at most `scan` fix records, and the errors seen without a fix
+/// only when `with_seen`: what a hook, which shows fixes alone and must answer in tens
+/// of milliseconds, asks for.
+pub fn fixes_within(
+    view: &IndexView,
+    error_text: &str,
+    scope: &Scope,
+    limit: usize,
+    scan: usize,
+    with_seen: bool,
+) -> Result<FixAnswer, IndexError> {
     check_paste(error_text)?;
     let searcher = view.searcher();
     let f = view.fields;
@@ -358,7 +375,7 @@ pub fn fixes(view: &IndexView, error_text: &str, scope: &Scope, limit: usize) ->
         let sigs: Vec<(Occur, Box<dyn Query>)> = errors.iter().map(|(s, _)| (Occur::Should, term(f.sig, s))).collect();
         let q = BooleanQuery::new(vec![(Occur::Must, term(f.kind, KIND_FIX)), (Occur::Must, Box::new(BooleanQuery::new(sigs)))]);
         addrs = searcher
-            .search(&q, &TopDocs::with_limit(500).order_by_fast_field::<i64>("time", tantivy::Order::Desc))
+            .search(&q, &TopDocs::with_limit(scan.max(1)).order_by_fast_field::<i64>("time", tantivy::Order::Desc))
             .map_err(qerr)?
             .into_iter()
             .map(|(_, a)| a)
@@ -374,7 +391,7 @@ pub fn fixes(view: &IndexView, error_text: &str, scope: &Scope, limit: usize) ->
             })
             .collect();
         let q = BooleanQuery::new(vec![(Occur::Must, term(f.kind, KIND_FIX)), (Occur::Must, Box::new(BooleanQuery::new(any)))]);
-        for (_, addr) in searcher.search(&q, &TopDocs::with_limit(200).order_by_score()).map_err(qerr)? {
+        for (_, addr) in searcher.search(&q, &TopDocs::with_limit(scan.clamp(1, 200)).order_by_score()).map_err(qerr)? {
             let doc: TantivyDocument = searcher.doc(addr).map_err(qerr)?;
             let line = stored_fix(&doc, &f).map(|p| p.error_line).unwrap_or_default();
             let have: HashSet<String> = significant_words(&line).into_iter().collect();
@@ -400,7 +417,7 @@ pub fn fixes(view: &IndexView, error_text: &str, scope: &Scope, limit: usize) ->
     }
     hits.sort_by_key(|h| std::cmp::Reverse((h.held, h.fix.verified, h.here, h.time)));
     hits.truncate(limit.max(1));
-    let seen = if hits.is_empty() { seen_errors(view, &searcher, &errors, scope)? } else { Vec::new() };
+    let seen = if hits.is_empty() && with_seen { seen_errors(view, &searcher, &errors, scope)? } else { Vec::new() };
     // The pasted error lines are echoed back: they get no exemption.
     let errors = errors.into_iter().map(|(sig, line)| (redact(&sig).into_owned(), redact(&line).into_owned())).collect();
     Ok(FixAnswer { tier, errors, fixes: hits, seen })
@@ -746,6 +763,12 @@ pub struct BlameAnswer {
 /// against `scope.here`) or bare name — the most specific match first, then edits
 /// before reads before mentions, then the most recent.
 pub fn blame(view: &IndexView, path: &str, scope: &Scope, limit: usize) -> Result<BlameAnswer, IndexError> {
+    blame_within(view, path, scope, limit, MAX_SCAN)
+}
+
+/// [`blame`] reading at most `scan` turns that touched the file (the most recent
+/// first): a bare `src/main.rs` is touched in thousands, more than a hook can read.
+pub fn blame_within(view: &IndexView, path: &str, scope: &Scope, limit: usize, scan: usize) -> Result<BlameAnswer, IndexError> {
     check_query(path)?;
     let searcher = view.searcher();
     let f = view.fields;
@@ -787,11 +810,11 @@ pub fn blame(view: &IndexView, path: &str, scope: &Scope, limit: usize) -> Resul
     for (t, spec) in &terms {
         let q = BooleanQuery::new(vec![(Occur::Must, term(f.kind, KIND_TURN)), (Occur::Must, term(f.path, t))]);
         let top = searcher
-            .search(&q, &TopDocs::with_limit(MAX_SCAN / 4).order_by_fast_field::<i64>("time", tantivy::Order::Desc))
+            .search(&q, &TopDocs::with_limit((scan / 4).max(1)).order_by_fast_field::<i64>("time", tantivy::Order::Desc))
             .map_err(qerr)?;
         for (time, addr) in top {
             scanned += 1;
-            if scanned > MAX_SCAN {
+            if scanned > scan {
                 break;
             }
             let doc: TantivyDocument = searcher.doc(addr).map_err(qerr)?;
@@ -839,7 +862,9 @@ pub fn blame(view: &IndexView, path: &str, scope: &Scope, limit: usize) -> Resul
             (Occur::Should, term(f.role, Role::Assistant.as_str())),
         ]);
         let q = BooleanQuery::new(vec![(Occur::Must, name_q), (Occur::Must, Box::new(speech)), (Occur::Must, term(f.kind, KIND_TURN))]);
-        let top = searcher.search(&q, &TopDocs::with_limit(400).order_by_fast_field::<i64>("time", tantivy::Order::Desc)).map_err(qerr)?;
+        let top = searcher
+            .search(&q, &TopDocs::with_limit(scan.clamp(1, 400)).order_by_fast_field::<i64>("time", tantivy::Order::Desc))
+            .map_err(qerr)?;
         let needle_full = given.clone();
         for (time, addr) in top {
             let doc: TantivyDocument = searcher.doc(addr).map_err(qerr)?;
@@ -865,8 +890,21 @@ pub fn blame(view: &IndexView, path: &str, scope: &Scope, limit: usize) -> Resul
         }
     }
 
+    // Ranked before any session is read, so only the sessions shown (and those the
+    // scope turns away) cost a lookup; ties go to the session id, so the order does
+    // not depend on the map's.
+    let rank = |acc: &Acc| match (acc.discussed, acc.action) {
+        (true, _) => 0,
+        (false, FileAction::Read) => 1,
+        _ => 2,
+    };
+    let mut ranked: Vec<(String, Acc)> = by_sid.into_iter().collect();
+    ranked.sort_by(|(sa, a), (sb, b)| (b.specificity, rank(b), b.last).cmp(&(a.specificity, rank(a), a.last)).then_with(|| sa.cmp(sb)));
     let mut hits: Vec<BlameHit> = Vec::new();
-    for (sid, acc) in by_sid {
+    for (sid, acc) in ranked {
+        if hits.len() >= limit.max(1) {
+            break;
+        }
         let Some(meta) = metas.get(&sid)? else { continue };
         if !scope.admits(&meta, acc.last) {
             continue;
@@ -881,13 +919,6 @@ pub fn blame(view: &IndexView, path: &str, scope: &Scope, limit: usize) -> Resul
             session: meta,
         });
     }
-    let rank = |h: &BlameHit| match h.action {
-        "discussed" => 0,
-        "read" => 1,
-        _ => 2,
-    };
-    hits.sort_by_key(|h| std::cmp::Reverse((h.specificity, rank(h), h.last)));
-    hits.truncate(limit.max(1));
     for h in &mut hits {
         let turns = view.session_turns(&h.session.key())?;
         h.decision = decision_about(&turns, &basename);

@@ -21,7 +21,7 @@ mod rules;
 mod tests;
 
 use std::borrow::Cow;
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
 use aho_corasick::AhoCorasick;
 use regex::{Captures, Regex};
@@ -32,14 +32,33 @@ use rules::{Rule, RULES};
 const MARK: &str = "[redacted:";
 
 struct Engine {
-    /// Every pattern of every rule, in table order, with the index of its rule.
-    patterns: Vec<(usize, Regex)>,
+    /// Every pattern of every rule, in table order, with the index of its rule; each
+    /// compiled the first time its literal is seen, since a process (a hook, one
+    /// search) usually meets a few kinds, and compiling all of them up front cost more
+    /// than the rest of a hook's answer.
+    patterns: Vec<(usize, LazyRegex)>,
     /// The literals of every pattern that has some, case-insensitively, in one automaton.
     literals: AhoCorasick,
     /// The pattern each literal in `literals` belongs to.
     literal_pattern: Vec<usize>,
+    /// Whether that literal starts its pattern right after a `\b`: a hit where the text
+    /// has no word boundary cannot begin a match (`pat` inside `compatible`), so it
+    /// wakes nothing — most of what a pattern would otherwise be compiled for.
+    literal_bounded: Vec<bool>,
     /// Patterns with no literal to look for: they always run.
     always: Vec<bool>,
+}
+
+/// A static pattern, compiled on first use.
+struct LazyRegex {
+    source: String,
+    compiled: OnceLock<Regex>,
+}
+
+impl LazyRegex {
+    fn get(&self) -> &Regex {
+        self.compiled.get_or_init(|| Regex::new(&self.source).expect("static redaction regex"))
+    }
 }
 
 /// `\b` in the table means an ASCII word boundary: a Unicode one would make the scan
@@ -72,26 +91,29 @@ static ENGINE: LazyLock<Engine> = LazyLock::new(|| {
     let mut patterns = Vec::new();
     let mut words: Vec<Vec<u8>> = Vec::new();
     let mut literal_pattern = Vec::new();
+    let mut literal_bounded = Vec::new();
     let mut always = Vec::new();
     for (i, rule) in RULES.iter().enumerate() {
         for p in rule.patterns {
             let k = patterns.len();
             let source = ascii_boundaries(p);
-            let lits = if rule.needles.is_empty() {
-                prefix_literals(&source)
+            let (lits, bounded) = if rule.needles.is_empty() {
+                let bounded = source.strip_prefix("(?i)").unwrap_or(&source).starts_with(r"(?-u:\b)");
+                (prefix_literals(&source), bounded)
             } else {
-                Some(rule.needles.iter().map(|n| n.as_bytes().to_vec()).collect())
+                (Some(rule.needles.iter().map(|n| n.as_bytes().to_vec()).collect()), false)
             };
             always.push(lits.is_none());
             for l in lits.into_iter().flatten() {
                 words.push(l);
                 literal_pattern.push(k);
+                literal_bounded.push(bounded);
             }
-            patterns.push((i, Regex::new(&source).expect("static redaction regex")));
+            patterns.push((i, LazyRegex { source, compiled: OnceLock::new() }));
         }
     }
     let literals = AhoCorasick::builder().ascii_case_insensitive(true).build(&words).expect("static redaction literals");
-    Engine { patterns, literals, literal_pattern, always }
+    Engine { patterns, literals, literal_pattern, literal_bounded, always }
 });
 
 /// The span of the secret in one match: the group `s` (or `s2`, `s3`), else all of it.
@@ -138,6 +160,14 @@ fn apply(rule: &Rule, re: &Regex, text: &str) -> Option<String> {
     })
 }
 
+/// Whether `(?-u:\b)` holds before byte `at`: one side a word byte, the other not.
+fn ascii_word_boundary(text: &[u8], at: usize) -> bool {
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let before = at.checked_sub(1).and_then(|i| text.get(i)).is_some_and(|b| word(*b));
+    let after = text.get(at).is_some_and(|b| word(*b));
+    before != after
+}
+
 /// `text` with every secret replaced; borrowed when nothing matched.
 pub fn redact(text: &str) -> Cow<'_, str> {
     let engine = &*ENGINE;
@@ -145,13 +175,21 @@ pub fn redact(text: &str) -> Cow<'_, str> {
     // a rewrite only replaces secrets with markers, and no rule matches inside one.
     let mut candidate = engine.always.clone();
     for m in engine.literals.find_overlapping_iter(text) {
-        candidate[engine.literal_pattern[m.pattern().as_usize()]] = true;
+        let l = m.pattern().as_usize();
+        if engine.literal_bounded[l] && !ascii_word_boundary(text.as_bytes(), m.start()) {
+            continue;
+        }
+        candidate[engine.literal_pattern[l]] = true;
     }
     let mut out: Cow<'_, str> = Cow::Borrowed(text);
     // Rules run in table order on the text as the earlier ones left it, so a secret
     // the specific rules named is not renamed by the generic ones.
-    for (k, (i, re)) in engine.patterns.iter().enumerate() {
-        if !candidate[k] || !re.is_match(&out) {
+    for (k, (i, lazy)) in engine.patterns.iter().enumerate() {
+        if !candidate[k] {
+            continue;
+        }
+        let re = lazy.get();
+        if !re.is_match(&out) {
             continue;
         }
         if let Some(s) = apply(&RULES[*i], re, &out) {

@@ -218,3 +218,15 @@ fn values_read_back_are_redacted_in_place() {
     assert_eq!(turn.text, "key [redacted:aws_key]");
     assert_eq!(turn.tool.and_then(|t| t.command).as_deref(), Some("curl -u a:[redacted:curl_user] https://x"));
 }
+
+#[test]
+fn a_literal_inside_a_word_wakes_no_pattern_that_starts_at_a_boundary() {
+    assert!(super::ascii_word_boundary(b"a pat", 2));
+    assert!(super::ascii_word_boundary(b"pat", 0));
+    assert!(!super::ascii_word_boundary(b"compatible", 3));
+    assert!(super::ascii_word_boundary(b"x=-----BEGIN", 1), "a word byte before a non-word one");
+    // Still found where the boundary holds, whatever precedes it.
+    let token = format!("key:pat{}.{}", "A".repeat(14), "a".repeat(64));
+    assert!(super::redact(&token).contains("[redacted:"), "{}", super::redact(&token));
+    assert!(matches!(super::redact("the compatible path"), std::borrow::Cow::Borrowed(_)));
+}
