@@ -71,11 +71,6 @@ pub fn with_body(edit: &Edit, body: &str) -> Edit {
     }
 }
 
-/// The engine's record of what it wrote (`FileRecord::written`): xxh3-64 in hex.
-fn written_hash(bytes: &[u8]) -> String {
-    format!("{:016x}", xxhash_rust::xxh3::xxh3_64(bytes))
-}
-
 /// The body `edit` has in `text`: an owned file's whole text, a block's inner lines.
 fn body_in(edit: &Edit, text: &str) -> Option<String> {
     match edit {
@@ -111,7 +106,7 @@ pub fn as_written(env: &StoreEnv, edits: &mut [Edit]) {
     let Ok(state) = Engine::new(env.data_dir().join("wiring")).load() else { return };
     for e in edits.iter_mut().filter(|e| live.iter().any(|f| f == e.file())) {
         let Ok(bytes) = std::fs::read(e.file()) else { continue };
-        if state.files.get(e.file()).is_none_or(|r| r.written != written_hash(&bytes)) {
+        if state.files.get(e.file()).is_none_or(|r| !r.holds(&bytes)) {
             continue;
         }
         if let Some(now) = std::str::from_utf8(&bytes).ok().and_then(|text| body_in(e, text)) {
@@ -136,7 +131,7 @@ pub fn refresh(env: &StoreEnv, file: &Path, body: &str) -> Result<Refreshed> {
             } else if matches!(e, Edit::OwnedFile { .. } | Edit::Block { .. }) {
                 let current = live.entry(e.file().to_path_buf()).or_insert_with(|| {
                     let bytes = std::fs::read(e.file()).ok()?;
-                    let ours = state.files.get(e.file()).is_some_and(|r| r.written == written_hash(&bytes));
+                    let ours = state.files.get(e.file()).is_some_and(|r| r.holds(&bytes));
                     ours.then_some(bytes)
                 });
                 if let Some(text) = current.as_deref().and_then(|b| std::str::from_utf8(b).ok()) {

@@ -50,6 +50,13 @@ pub struct FileRecord {
     pub owned: bool,
 }
 
+impl FileRecord {
+    /// Whether `bytes` are what deja last wrote to the file.
+    pub fn holds(&self, bytes: &[u8]) -> bool {
+        self.written == hash(bytes)
+    }
+}
+
 /// One file's change in a plan.
 #[derive(Debug, Clone)]
 pub struct FileChange {
