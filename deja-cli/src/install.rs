@@ -202,16 +202,17 @@ fn finish(engine: &Engine, plan: &Plan, named: &[String], dry_run: bool, json: b
     if !dry_run {
         engine.apply(plan)?;
     }
-    let notes: Vec<&str> = if verb == "install" {
-        named
-            .iter()
-            .filter_map(|t| deja_core::lookup(harness_of(t)))
-            .filter_map(|f| f.wiring())
-            .flat_map(|w| w.notes().iter().copied())
-            .collect()
-    } else {
-        Vec::new()
-    };
+    // Once per harness: `deja install foo foo-auto` names it twice.
+    let mut notes: Vec<&str> = Vec::new();
+    if verb == "install" {
+        for note in
+            named.iter().filter_map(|t| deja_core::lookup(harness_of(t))).filter_map(|f| f.wiring()).flat_map(|w| w.notes().iter().copied())
+        {
+            if !notes.contains(&note) {
+                notes.push(note);
+            }
+        }
+    }
     if json {
         let v = serde_json::json!({
             "schema_version": 1,
