@@ -4,38 +4,15 @@
 //! reasonix-ext` answers Reasonix's extension protocol. After any of that, `deja
 //! uninstall` still gives every file back byte for byte.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::Path;
+use std::process::Output;
 
 use serde_json::{json, Value};
 
 use crate::e2e::{build_home, Home};
 
-fn data_dir(h: &Home) -> PathBuf {
-    h.index.with_file_name("data")
-}
-
 fn run(h: &Home, extra: &[(&str, &Path)], args: &[&str], stdin: Option<&[u8]>) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_deja"));
-    cmd.args(args)
-        .env_clear()
-        .env("HOME", &h.home)
-        .env("DEJA_INDEX_DIR", &h.index)
-        .env("DEJA_DATA_DIR", data_dir(h))
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for (k, v) in extra {
-        cmd.env(k, v);
-    }
-    let mut child = cmd.spawn().expect("spawn deja");
-    if let Some(bytes) = stdin {
-        let mut pipe = child.stdin.take().expect("stdin");
-        let _ = pipe.write_all(bytes);
-    }
-    child.wait_with_output().expect("wait")
+    crate::wiring::deja_in(h, extra, args, stdin)
 }
 
 fn ok(out: &Output) {

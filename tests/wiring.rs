@@ -14,7 +14,9 @@ use serde_json::Value;
 
 use crate::e2e::{build_home, Home};
 
-fn deja_in(h: &Home, extra: &[(&str, &Path)], args: &[&str], stdin: Option<&[u8]>) -> Output {
+/// `deja` in the home `h`, with deja's data directory beside its index (outside the
+/// home, so a home diff sees only the harness's files).
+pub(crate) fn deja_in(h: &Home, extra: &[(&str, &Path)], args: &[&str], stdin: Option<&[u8]>) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_deja"));
     cmd.args(args)
         .env_clear()

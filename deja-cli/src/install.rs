@@ -64,13 +64,13 @@ fn wired() -> Vec<(&'static dyn HarnessFormat, &'static dyn Wiring)> {
 }
 
 /// The path of the running binary, which the harnesses are told to run.
-fn current_exe() -> Result<std::path::PathBuf> {
+pub(crate) fn current_exe() -> Result<std::path::PathBuf> {
     let exe = std::env::current_exe().context("finding the path of the running deja binary")?;
     Ok(std::fs::canonicalize(&exe).unwrap_or(exe))
 }
 
 /// The edits of every known target, installed or not (removal needs them all).
-fn all_edits(cx: &WireContext) -> BTreeMap<String, Vec<Edit>> {
+pub(crate) fn all_edits(cx: &WireContext) -> BTreeMap<String, Vec<Edit>> {
     let mut map = BTreeMap::new();
     for (f, w) in wired() {
         let id = f.info().id;

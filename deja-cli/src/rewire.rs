@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use deja_core::wire::engine::Engine;
 use deja_core::wire::{Edit, WireContext};
 use deja_core::StoreEnv;
@@ -37,28 +37,6 @@ pub enum Refreshed {
     NotInstalled,
     /// Left alone, and why.
     Refused(String),
-}
-
-/// The path of the running binary, as `deja install` names it.
-fn exe() -> Result<PathBuf> {
-    let exe = std::env::current_exe().context("finding the path of the running deja binary")?;
-    Ok(std::fs::canonicalize(&exe).unwrap_or(exe))
-}
-
-/// Every known target's edits, as `deja install` builds them.
-fn all_edits(cx: &WireContext) -> BTreeMap<String, Vec<Edit>> {
-    let mut map = BTreeMap::new();
-    for f in deja_core::registry() {
-        let Some(w) = f.wiring() else { continue };
-        let id = f.info().id;
-        let plain = w.plain(cx);
-        let auto = w.auto(cx);
-        if !auto.is_empty() {
-            map.insert(format!("{id}-auto"), plain.iter().cloned().chain(auto).collect());
-        }
-        map.insert(id.to_string(), plain);
-    }
-    map
 }
 
 /// `edit` with its body (an owned file's contents, a block's lines) replaced by `body`;
@@ -117,10 +95,10 @@ pub fn as_written(env: &StoreEnv, edits: &mut [Edit]) {
 
 /// Makes `file` hold `body` in place of what its installed edit wrote.
 pub fn refresh(env: &StoreEnv, file: &Path, body: &str) -> Result<Refreshed> {
-    let cx = WireContext { env, exe: exe()? };
+    let cx = WireContext { env, exe: crate::install::current_exe()? };
     let engine = Engine::new(env.data_dir().join("wiring"));
     let state = engine.load()?;
-    let mut edits = all_edits(&cx);
+    let mut edits = crate::install::all_edits(&cx);
     // Other files refreshed the same way (`.goosehints` while the MOIM file is written)
     // keep what deja last wrote in them.
     let mut live: BTreeMap<PathBuf, Option<Vec<u8>>> = BTreeMap::new();
