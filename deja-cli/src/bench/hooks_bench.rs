@@ -56,6 +56,8 @@ struct HookResult {
 
 #[derive(Debug, Serialize)]
 struct HooksBench {
+    schema_version: u32,
+    benchmark: &'static str,
     machine: Machine,
     load_before: String,
     load_after: String,
@@ -191,6 +193,8 @@ fn measure(args: &HooksBenchArgs) -> Result<HooksBench> {
         hooks.push(HookResult { hook, budget_bytes: budget, latency, p50_over_start, answered, largest_answer_bytes: largest });
     }
     Ok(HooksBench {
+        schema_version: 1,
+        benchmark: "hooks",
         machine: Machine::here(),
         load_before,
         load_after: load_average(),
