@@ -715,3 +715,25 @@ fn a_directory_that_cannot_be_listed_is_named_with_the_reason() {
         assert_eq!(report["harnesses"][id]["sessions"], 1, "the rest is indexed: {report}");
     }
 }
+
+/// `deja bench hooks` spawns every hook on a small corpus: each is timed, and the
+/// session-start digest, which every project has, is answered within its budget.
+#[test]
+fn the_hook_benchmark_measures_every_hook() {
+    let h = Home::new();
+    let corpus = h.home.join("corpus");
+    let out = h.deja(&["bench", "corpus", "--out", corpus.to_str().expect("utf-8"), "--size", "1500000", "--seed", "6"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v = h.json(&["bench", "hooks", "--corpus", corpus.to_str().expect("utf-8"), "--calls", "3", "--json"]);
+    assert_eq!(v["benchmark"], "hooks");
+    let hooks = v["hooks"].as_array().expect("hooks");
+    let names: Vec<&str> = hooks.iter().filter_map(|x| x["hook"].as_str()).collect();
+    assert_eq!(names, ["hook-session-start", "hook-prompt", "hook-tool", "hook-tool-after"]);
+    for x in hooks {
+        assert_eq!(x["latency"]["n"], 3, "{x}");
+    }
+    let start = &hooks[0];
+    assert_eq!(start["answered"], 3, "{start}");
+    // The envelope and its escaping come on top of the block's 2 KB.
+    assert!(start["largest_answer_bytes"].as_u64().expect("bytes") <= 2048 + 256, "{start}");
+}
