@@ -76,7 +76,8 @@ pub fn run(args: HandoffArgs) -> Result<ExitCode> {
     };
     let project = answer.session.project.clone().unwrap_or_else(|| here.clone());
     let prompt = frame::frame(&render::handoff(&answer, &project), 0, PROMPT_BUDGET);
-    let dir: Option<PathBuf> = answer.session.project.as_deref().map(PathBuf::from).filter(|d| d.is_dir());
+    // Only an absolute directory that exists here; a partly decoded project is no place.
+    let dir: Option<PathBuf> = answer.session.project.as_deref().map(PathBuf::from).filter(|d| d.is_absolute() && d.is_dir());
     let handoff = target.info().launch.handoff;
     let argv = match handoff {
         Handoff::Exec(template) => Some(handoff_argv(template, &prompt)),

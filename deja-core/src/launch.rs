@@ -153,7 +153,9 @@ pub fn resume_command(resume: &Resume, session: &SessionMeta) -> Result<ResumeCo
     let fill = |argv: &[&str]| -> Vec<String> { argv.iter().map(|w| w.replace("{id}", &id).replace("{path}", &session.path)).collect() };
     let mut note = spec.note.map(str::to_string);
     let dir = session.project.as_deref().filter(|d| !d.is_empty());
-    let present = dir.filter(|d| Path::new(d).is_dir());
+    // Only an absolute directory: a project deja could only decode in part (`auth/api`)
+    // must not `cd` into whatever the user's current directory happens to hold.
+    let present = dir.filter(|d| Path::new(d).is_absolute() && Path::new(d).is_dir());
     let (argv, dir) = match (spec.in_dir, present, spec.elsewhere) {
         (false, _, _) => (fill(spec.argv), None),
         (true, Some(d), _) => (fill(spec.argv), Some(d.to_string())),
@@ -255,6 +257,15 @@ mod tests {
         assert!(r.note.unwrap().contains("/nonexistent/dir"));
         let other = Resume::Always(ResumeSpec::in_dir(&["cmd", "--resume", "{id}"]).or_elsewhere(&["cmd", "--session", "{id}"]));
         assert_eq!(resume_command(&other, &meta("abc", None)).unwrap().command, "cmd --session abc");
+    }
+
+    #[test]
+    fn a_relative_project_is_never_a_directory_to_cd_into() {
+        let here = std::env::current_dir().unwrap();
+        let rel = here.file_name().map(|n| format!("../{}", n.to_string_lossy())).unwrap();
+        let r = resume_command(&IN_DIR, &meta("abc", Some(&rel))).unwrap();
+        assert_eq!(r.command, "claude --resume abc");
+        assert!(r.dir.is_none() && r.note.is_some());
     }
 
     #[test]
