@@ -144,18 +144,22 @@ pub fn upsert_array_table(text: &str, path: &[&str], is_ours: &dyn Fn(&str) -> b
     Ok(doc.to_string())
 }
 
+/// The table at `parents` below the root, when every one of them exists (a removal
+/// has nothing to do otherwise).
+fn existing_table<'a>(doc: &'a mut DocumentMut, parents: &[&str]) -> Option<&'a mut Table> {
+    let mut table = doc.as_table_mut();
+    for p in parents {
+        table = table.get_mut(p).and_then(Item::as_table_mut)?;
+    }
+    Some(table)
+}
+
 /// Removes every entry of the array of tables at `path` that `is_ours` accepts; the
 /// array goes too when nothing else is left in it.
 pub fn remove_array_tables(text: &str, path: &[&str], is_ours: &dyn Fn(&str) -> bool) -> Result<String, ConfigError> {
     let mut doc = parse(text)?;
     let (key, parents) = path.split_last().ok_or_else(|| ConfigError::Shape("empty path".into()))?;
-    let mut table = doc.as_table_mut();
-    for p in parents {
-        match table.get_mut(p).and_then(Item::as_table_mut) {
-            Some(t) => table = t,
-            None => return Ok(text.to_string()),
-        }
-    }
+    let Some(table) = existing_table(&mut doc, parents) else { return Ok(text.to_string()) };
     let Some(array) = table.get_mut(key).and_then(Item::as_array_of_tables_mut) else { return Ok(text.to_string()) };
     let ours: Vec<usize> = array.iter().enumerate().filter(|(_, t)| is_ours(&t.to_string())).map(|(i, _)| i).collect();
     if ours.is_empty() {
@@ -231,13 +235,7 @@ pub fn add_array_value(text: &str, path: &[&str], item: &str) -> Result<String, 
 pub fn remove_array_value(text: &str, path: &[&str], item: &str) -> Result<String, ConfigError> {
     let mut doc = parse(text)?;
     let (key, parents) = path.split_last().ok_or_else(|| ConfigError::Shape("empty path".into()))?;
-    let mut table = doc.as_table_mut();
-    for p in parents {
-        match table.get_mut(p).and_then(Item::as_table_mut) {
-            Some(t) => table = t,
-            None => return Ok(text.to_string()),
-        }
-    }
+    let Some(table) = existing_table(&mut doc, parents) else { return Ok(text.to_string()) };
     let Some(array) = table.get_mut(key).and_then(Item::as_value_mut).and_then(toml_edit::Value::as_array_mut) else {
         return Ok(text.to_string());
     };
@@ -298,13 +296,7 @@ pub fn has_table(text: &str, path: &[&str]) -> Result<bool, ConfigError> {
 pub fn remove_table(text: &str, path: &[&str]) -> Result<String, ConfigError> {
     let mut doc = parse(text)?;
     let (key, parents) = path.split_last().ok_or_else(|| ConfigError::Shape("empty path".into()))?;
-    let mut table = doc.as_table_mut();
-    for p in parents {
-        match table.get_mut(p).and_then(Item::as_table_mut) {
-            Some(t) => table = t,
-            None => return Ok(text.to_string()),
-        }
-    }
+    let Some(table) = existing_table(&mut doc, parents) else { return Ok(text.to_string()) };
     if table.remove(key).is_none() {
         return Ok(text.to_string());
     }
