@@ -37,11 +37,40 @@ pub fn check(text: &str) -> Result<(), ConfigError> {
     parse(text).map(|_| ())
 }
 
+/// deja's own `key = value` lines as a table.
+fn fragment(body: &str) -> Result<Table, ConfigError> {
+    let doc = body.parse::<DocumentMut>().map_err(|e| ConfigError::Shape(format!("deja's own table does not parse: {e}")))?;
+    Ok(doc.as_table().clone())
+}
+
+/// The table that holds the last key of `path`, with the tables above it made by
+/// `make` where missing; refused when one of them is not a table.
+fn parent_creating<'a, 'p>(
+    doc: &'a mut DocumentMut,
+    path: &'p [&'p str],
+    make: impl Fn() -> Table,
+) -> Result<(&'a mut Table, &'p str), ConfigError> {
+    let (key, parents) = path.split_last().ok_or_else(|| ConfigError::Shape("empty path".into()))?;
+    let mut table: &mut Table = doc.as_table_mut();
+    for (i, p) in parents.iter().enumerate() {
+        let entry = table.entry(p).or_insert_with(|| Item::Table(make()));
+        table = entry.as_table_mut().ok_or_else(|| ConfigError::Shape(format!("`{}` is not a table", path[..=i].join("."))))?;
+    }
+    Ok((table, key))
+}
+
+/// A table deja adds goes after everything else in `text`, set off by a blank line.
+fn place_last(table: &mut Table, text: &str) {
+    table.set_position(Some(isize::MAX));
+    if !text.is_empty() {
+        table.decor_mut().set_prefix(if text.ends_with('\n') { "\n" } else { "\n\n" });
+    }
+}
+
 /// Makes the table at `path` (e.g. `["mcp_servers", "deja"]`) hold exactly the keys of
 /// `body`, a TOML fragment of `key = value` lines.
 pub fn set_table(text: &str, path: &[&str], body: &str) -> Result<String, ConfigError> {
-    let wanted: Table =
-        body.parse::<DocumentMut>().map_err(|e| ConfigError::Shape(format!("deja's own table does not parse: {e}")))?.as_table().clone();
+    let wanted = fragment(body)?;
     let mut doc = parse(text)?;
     if let Some(existing) = find_table(&doc, path) {
         let same = existing.len() == wanted.len()
@@ -53,27 +82,18 @@ pub fn set_table(text: &str, path: &[&str], body: &str) -> Result<String, Config
             return Ok(text.to_string());
         }
     }
-    let (key, parents) = path.split_last().ok_or_else(|| ConfigError::Shape("empty path".into()))?;
-    let mut table: &mut Table = doc.as_table_mut();
-    for (i, p) in parents.iter().enumerate() {
-        let entry = table.entry(p).or_insert_with(|| {
-            let mut t = Table::new();
-            t.set_implicit(true);
-            Item::Table(t)
-        });
-        table = entry.as_table_mut().ok_or_else(|| ConfigError::Shape(format!("`{}` is not a table", path[..=i].join("."))))?;
-    }
+    let (table, key) = parent_creating(&mut doc, path, || {
+        let mut t = Table::new();
+        t.set_implicit(true);
+        t
+    })?;
     let mut fresh = Table::new();
     for (k, v) in wanted.iter() {
         fresh.insert(k, v.clone());
     }
     let appended = table.get(key).is_none();
     if appended {
-        // A new table goes after everything else, set off by a blank line.
-        fresh.set_position(Some(isize::MAX));
-        if !text.is_empty() {
-            fresh.decor_mut().set_prefix(if text.ends_with('\n') { "\n" } else { "\n\n" });
-        }
+        place_last(&mut fresh, text);
     } else if let Some(old) = table.get(key).and_then(Item::as_table) {
         fresh.set_position(old.position());
         *fresh.decor_mut() = old.decor().clone();
@@ -86,19 +106,13 @@ pub fn set_table(text: &str, path: &[&str], body: &str) -> Result<String, Config
 /// `key = value` lines) as its one entry `is_ours` accepts: replaced where it stands
 /// when it differs, appended when missing; further such entries are dropped.
 pub fn upsert_array_table(text: &str, path: &[&str], is_ours: &dyn Fn(&str) -> bool, body: &str) -> Result<String, ConfigError> {
-    let wanted: Table =
-        body.parse::<DocumentMut>().map_err(|e| ConfigError::Shape(format!("deja's own table does not parse: {e}")))?.as_table().clone();
+    let wanted = fragment(body)?;
     let mut doc = parse(text)?;
-    let (key, parents) = path.split_last().ok_or_else(|| ConfigError::Shape("empty path".into()))?;
-    let mut table: &mut Table = doc.as_table_mut();
-    for (i, p) in parents.iter().enumerate() {
-        let entry = table.entry(p).or_insert_with(|| {
-            let mut t = Table::new();
-            t.set_implicit(true);
-            Item::Table(t)
-        });
-        table = entry.as_table_mut().ok_or_else(|| ConfigError::Shape(format!("`{}` is not a table", path[..=i].join("."))))?;
-    }
+    let (table, key) = parent_creating(&mut doc, path, || {
+        let mut t = Table::new();
+        t.set_implicit(true);
+        t
+    })?;
     let array = table
         .entry(key)
         .or_insert_with(|| Item::ArrayOfTables(toml_edit::ArrayOfTables::new()))
@@ -181,20 +195,11 @@ pub fn remove_array_tables(text: &str, path: &[&str], is_ours: &dyn Fn(&str) -> 
 /// the item already.
 pub fn add_array_value(text: &str, path: &[&str], item: &str) -> Result<String, ConfigError> {
     let mut doc = parse(text)?;
-    let (key, parents) = path.split_last().ok_or_else(|| ConfigError::Shape("empty path".into()))?;
-    let mut table: &mut Table = doc.as_table_mut();
-    for (i, p) in parents.iter().enumerate() {
-        let entry = table.entry(p).or_insert_with(|| {
-            let mut t = Table::new();
-            // A table deja adds goes after everything else, set off by a blank line.
-            t.set_position(Some(isize::MAX));
-            if !text.is_empty() {
-                t.decor_mut().set_prefix(if text.ends_with('\n') { "\n" } else { "\n\n" });
-            }
-            Item::Table(t)
-        });
-        table = entry.as_table_mut().ok_or_else(|| ConfigError::Shape(format!("`{}` is not a table", path[..=i].join("."))))?;
-    }
+    let (table, key) = parent_creating(&mut doc, path, || {
+        let mut t = Table::new();
+        place_last(&mut t, text);
+        t
+    })?;
     match table.get_mut(key) {
         None => {
             let mut array = toml_edit::Array::new();
