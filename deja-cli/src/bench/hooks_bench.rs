@@ -135,13 +135,7 @@ fn spawn(corpus: &Corpus, index: &std::path::Path, data: &std::path::Path, args:
 }
 
 pub fn run(args: HooksBenchArgs) -> Result<ExitCode> {
-    let result = measure(&args)?;
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&result)?);
-    } else {
-        print!("{}", render(&result));
-    }
-    Ok(ExitCode::SUCCESS)
+    super::report(args.json, &measure(&args)?, render)
 }
 
 fn measure(args: &HooksBenchArgs) -> Result<HooksBench> {

@@ -185,13 +185,7 @@ fn changed_sources(r: &IndexReport) -> (u64, u64) {
 }
 
 pub fn run(args: IndexBenchArgs) -> Result<ExitCode> {
-    let result = measure(&args)?;
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&result)?);
-    } else {
-        print!("{}", render(&result));
-    }
-    Ok(ExitCode::SUCCESS)
+    super::report(args.json, &measure(&args)?, render)
 }
 
 /// Runs every stage and returns the figures.

@@ -77,6 +77,16 @@ enum BenchCommand {
     Rows(rows_bench::RowsBenchArgs),
 }
 
+/// Prints a benchmark's figures: one pretty JSON object with `--json`, else its table.
+fn report<T: serde::Serialize>(json: bool, result: &T, render: impl FnOnce(&T) -> String) -> Result<ExitCode> {
+    if json {
+        println!("{}", serde_json::to_string_pretty(result)?);
+    } else {
+        print!("{}", render(result));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 pub fn run(args: BenchArgs) -> Result<ExitCode> {
     match args.command {
         BenchCommand::Corpus(a) => corpus::run(a),

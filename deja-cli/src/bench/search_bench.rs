@@ -228,13 +228,7 @@ fn spawn(corpus: &Corpus, index: &Path, args: &[&str]) -> Result<Duration> {
 }
 
 pub fn run(args: SearchBenchArgs) -> Result<ExitCode> {
-    let result = measure(&args)?;
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&result)?);
-    } else {
-        print!("{}", render(&result));
-    }
-    Ok(ExitCode::SUCCESS)
+    super::report(args.json, &measure(&args)?, render)
 }
 
 /// Builds the index when missing, times every query and tallies the needles.
