@@ -267,18 +267,34 @@ fn prompt_terms(prompt: &str) -> String {
     text
 }
 
+/// The default path: the block in the Claude-shaped envelope, bare (`--plain`) or in
+/// Crush's reply (`--crush`).
 fn answer(hook: Hook, args: &HookArgs) -> Option<String> {
-    answer_with(hook, args, read_payload(STDIN_DEADLINE))
+    let payload = read_payload(STDIN_DEADLINE).map(|v| Payload::from(&v)).unwrap_or_default();
+    let block = block(hook, args, &payload)?;
+    if args.plain {
+        return Some(block);
+    }
+    if args.crush {
+        return Some(crush_reply(&block));
+    }
+    let event = payload.event.clone().unwrap_or_else(|| hook.default_event().to_string());
+    let receipt = match hook {
+        Hook::SessionStart => "deja: recalled this project's past sessions",
+        Hook::Prompt => "deja: recalled matching past sessions",
+        Hook::Tool => "deja: this file was worked on before",
+        Hook::ToolAfter => "deja: this error was fixed before",
+        Hook::Precompact => "",
+    };
+    let v = json!({"systemMessage": receipt, "hookSpecificOutput": {"hookEventName": event, "additionalContext": block}});
+    Some(format!("{v}\n"))
 }
 
 /// Antigravity runs `PreInvocation` before every model call, in the plugin's folder:
 /// only invocation 1 gets the block, about the project in `workspacePaths[0]`; every
 /// other call, and a payload that does not decode, gets `{}`.
 fn antigravity(hook: Hook, args: &HookArgs) -> String {
-    let block = read_payload(STDIN_DEADLINE).and_then(antigravity_payload).and_then(|v| {
-        let plain = HookArgs { plain: true, antigravity: false, ..args.clone() };
-        answer_with(hook, &plain, Some(v))
-    });
+    let block = read_payload(STDIN_DEADLINE).and_then(antigravity_payload).and_then(|v| block(hook, args, &Payload::from(&v)));
     antigravity_reply(block)
 }
 
@@ -307,11 +323,11 @@ fn goose(hook: Hook, args: &HookArgs) {
     if env.check_home().is_err() {
         return;
     }
-    let plain = HookArgs { plain: true, goose: false, ..args.clone() };
+    let payload = Payload::from(&payload);
     let (file, body) = match hook {
         Hook::SessionStart => (
             deja_adapter_goose::wiring::hints_file(&env),
-            answer_with(hook, &plain, Some(payload)).unwrap_or_else(|| deja_adapter_goose::wiring::NO_HISTORY.to_string()),
+            block(hook, args, &payload).unwrap_or_else(|| deja_adapter_goose::wiring::NO_HISTORY.to_string()),
         ),
         Hook::Prompt => {
             let moim = deja_adapter_goose::wiring::moim_file(&env);
@@ -320,7 +336,7 @@ fn goose(hook: Hook, args: &HookArgs) {
                 return;
             }
             // No new recall empties the file: Goose would show the last block every turn.
-            (moim, answer_with(hook, &plain, Some(payload)).unwrap_or_default())
+            (moim, block(hook, args, &payload).unwrap_or_default())
         }
         _ => return,
     };
@@ -338,8 +354,10 @@ fn goose_payload(mut v: Value) -> Value {
     v
 }
 
-fn answer_with(hook: Hook, args: &HookArgs, payload: Option<Value>) -> Option<String> {
-    let payload = payload.map(|v| Payload::from(&v)).unwrap_or_default();
+/// The framed `<deja-recall>` block a hook hands over for `payload`, within the hook's
+/// budget; `None` when there is nothing to say or it was said before in this session.
+/// Every envelope wraps this.
+fn block(hook: Hook, args: &HookArgs, payload: &Payload) -> Option<String> {
     let env = StoreEnv::from_process();
     env.check_home().ok()?;
     if hook == Hook::Precompact {
@@ -407,25 +425,7 @@ fn answer_with(hook: Hook, args: &HookArgs, payload: Option<Value>) -> Option<St
     }
     let per = hook.budget() / answers.len();
     let block: String = answers.iter().map(|a| framed(a, per)).collect();
-    if !first_time(&env, payload.session.as_deref(), &block) {
-        return None;
-    }
-    if args.plain {
-        return Some(block);
-    }
-    if args.crush {
-        return Some(crush_reply(&block));
-    }
-    let event = payload.event.clone().unwrap_or_else(|| hook.default_event().to_string());
-    let receipt = match hook {
-        Hook::SessionStart => "deja: recalled this project's past sessions",
-        Hook::Prompt => "deja: recalled matching past sessions",
-        Hook::Tool => "deja: this file was worked on before",
-        Hook::ToolAfter => "deja: this error was fixed before",
-        Hook::Precompact => "",
-    };
-    let v = json!({"systemMessage": receipt, "hookSpecificOutput": {"hookEventName": event, "additionalContext": block}});
-    Some(format!("{v}\n"))
+    first_time(&env, payload.session.as_deref(), &block).then_some(block)
 }
 
 /// CodeWhale: the payload from stdin (`message_submit`) or, for a tool call, from the
@@ -436,8 +436,7 @@ fn codewhale(hook: Hook, args: &HookArgs) -> Option<String> {
         None => codewhale_env_payload(&|k| std::env::var(k).ok())?,
     };
     let text = payload.get("text").and_then(Value::as_str).map(str::to_string);
-    let plain = HookArgs { plain: true, codewhale: false, ..args.clone() };
-    let block = answer_with(hook, &plain, Some(payload))?;
+    let block = block(hook, args, &Payload::from(&payload))?;
     codewhale_reply(hook, text.as_deref(), &block)
 }
 
