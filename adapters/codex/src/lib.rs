@@ -47,7 +47,7 @@ use deja_core::family::codex_synth::{self, RolloutLayout};
 use deja_core::format::{Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, Os, ParseOptions, ParseStats};
 use deja_core::format::{SessionSink, StorePath};
 use deja_core::index::SessionMeta;
-use deja_core::launch::{source_file, Handoff, Launch, Resume, ResumeSpec};
+use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::{InjectedText, SourceRef, StoreEnv, SynthSession, SynthWriter};
 
 /// The adapter id.
@@ -149,8 +149,6 @@ impl SynthWriter for CodexFormat {
 
 /// A `history.jsonl` entry with no rollout is not a session Codex can reopen.
 fn resume_rollouts(session: &SessionMeta) -> Result<ResumeSpec, &'static str> {
-    if source_file(session).ends_with("history.jsonl") {
-        return Err("a history.jsonl entry with no rollout has no session to resume");
-    }
+    deja_core::family::codex_rollout::history::resumable(session)?;
     Ok(ResumeSpec::anywhere(&["codex", "resume", "{id}"]))
 }

@@ -33,7 +33,7 @@ use std::path::PathBuf;
 use deja_core::family::codex_rollout::{self, CodexDialect, RolloutStore, Speech};
 use deja_core::family::codex_synth::{RolloutLayout, RolloutSynth};
 use deja_core::index::SessionMeta;
-use deja_core::launch::{source_file, Handoff, Launch, Resume, ResumeSpec};
+use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::work::ToolMap;
 use deja_core::SynthWriter;
 use deja_core::{
@@ -152,8 +152,6 @@ static SYNTH: RolloutSynth = RolloutSynth(RolloutLayout::TRAE);
 
 /// A `history.jsonl` entry with no rollout is not a session TRAE can reopen.
 fn resume_rollouts(session: &SessionMeta) -> Result<ResumeSpec, &'static str> {
-    if source_file(session).ends_with("history.jsonl") {
-        return Err("a history.jsonl entry with no rollout has no session to resume");
-    }
+    deja_core::family::codex_rollout::history::resumable(session)?;
     Ok(ResumeSpec::anywhere(&["traex", "resume", "{id}"]))
 }
