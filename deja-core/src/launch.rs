@@ -233,6 +233,7 @@ mod tests {
             parent: None,
             kind: None,
             agent: None,
+            machine: None,
             turns: 1,
         }
     }

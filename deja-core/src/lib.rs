@@ -3,10 +3,12 @@
 //! The normalized model ([`model`]), the adapter contract and registry ([`format`]),
 //! store discovery inputs ([`env`]), shared readers ([`read`]), parse bookkeeping
 //! ([`builder`]), work signals ([`work`], [`patch`]), ingest normalization
-//! ([`normalize`], [`text`], [`redact`]), the tantivy index with search
-//! ([`index`]), and recall over it ([`recall`]).
+//! ([`normalize`], [`text`], [`redact`]), the archive of every session read ([`archive`]),
+//! the tantivy index projected from it with search ([`index`]), and recall over it ([`recall`]).
 
+pub mod archive;
 pub mod builder;
+pub mod config;
 pub mod discover;
 pub mod env;
 pub mod family;

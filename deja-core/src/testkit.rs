@@ -291,6 +291,7 @@ impl Kit {
                 parent: s.parent.clone(),
                 kind: s.kind.clone(),
                 agent: s.agent.clone(),
+                machine: None,
                 turns: s.turns.len() as u32,
             };
             match (resume_command(&launch.resume, &meta), &launch.resume) {

@@ -5,8 +5,23 @@
 //! write through one tantivy writer. One writer at a time behind a file lock; the
 //! commit is atomic, so a crash leaves the previous index usable, and re-doing a
 //! source is idempotent (its old documents are deleted in the same commit).
+//!
+//! Every session written to the index is first appended to the [archive](crate::archive),
+//! whose segment is made durable before the index commits. Sessions forgotten
+//! (tombstoned) or excluded by the settings file ([`crate::config`]) are neither.
+//!
+//! A rebuild, a schema upgrade, or an index with no complete generation builds a new
+//! generation beside the serving one ([`IndexPaths`]): every source parsed in full, then
+//! every archived session no source produced (its source deleted by the harness, or
+//! imported) restored from the archive, then committed and swapped in by replacing the
+//! `current` pointer. Until the swap, searches answer from the old generation; a crash
+//! leaves it serving and the `rebuilding` marker makes the next run build again.
+//!
+//! `DEJA_FAILPOINT=<point>` stops a rebuild at a named point (it writes
+//! `<index>/failpoint-<point>` and sleeps) so tests can kill it there: `rebuild-parsed`,
+//! `rebuild-restored`, `rebuild-archived`, `rebuild-committed`.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::File;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
@@ -24,6 +39,8 @@ use super::manifest::{mtime_ns, Manifest, SourceEntry};
 use super::schema::{build_schema, register_tokenizer, Fields, KIND_SESSION, KIND_TURN, SCHEMA_VERSION};
 use super::work_dirs::WorkDirs;
 use super::{IndexError, IndexPaths, IndexView, SessionMeta, TurnExtra};
+use crate::archive::{load_tombstones, tombstones_path, Archive, SegmentWriter};
+use crate::config::Exclusions;
 use crate::env::StoreEnv;
 use crate::format::{FormatError, HarnessFormat, ParseOptions, ParseStats};
 use crate::model::{Resume, Role, Session, SourceRef, Turn};
@@ -85,6 +102,9 @@ pub struct HarnessReport {
     /// [`Discovery::locked`](crate::format::Discovery::locked)), and why (distinct, a few).
     pub locked: u64,
     pub locked_reasons: Vec<String>,
+    /// Sessions read but not indexed: forgotten (`deja forget`) or excluded by the settings.
+    pub forgotten: u64,
+    pub excluded: u64,
 }
 
 pub use crate::discover::Unreadable;
@@ -104,6 +124,16 @@ pub struct IndexReport {
     pub harnesses: BTreeMap<String, HarnessReport>,
     pub elapsed_ms: u64,
     pub index_dir: PathBuf,
+    /// A new generation was built and swapped in (a rebuild, a schema upgrade, a first build).
+    pub new_generation: Option<String>,
+    /// Sessions restored from the archive that no source produced (sources deleted, imports).
+    pub restored: u64,
+    /// Sessions removed because the settings' exclusions changed and now exclude them.
+    pub purged: u64,
+    /// Sessions copied into the archive from an index that predates it (once).
+    pub seeded: u64,
+    /// Archive segments that could not be read to their end.
+    pub archive_problems: Vec<String>,
 }
 
 impl IndexReport {
@@ -111,7 +141,7 @@ impl IndexReport {
         self.harnesses.values().map(|h| h.sources).sum()
     }
     pub fn changed(&self) -> bool {
-        self.harnesses.values().any(|h| h.parsed + h.resumed > 0)
+        self.harnesses.values().any(|h| h.parsed + h.resumed > 0) || self.restored + self.purged > 0
     }
     /// Every path that could not be read, with its harness.
     pub fn unreadable(&self) -> impl Iterator<Item = (&str, &Unreadable)> {
@@ -125,6 +155,12 @@ pub enum IndexRunError {
     Busy,
     #[error(transparent)]
     Index(#[from] IndexError),
+}
+
+impl From<crate::archive::ArchiveError> for IndexRunError {
+    fn from(e: crate::archive::ArchiveError) -> Self {
+        IndexRunError::Index(e.into())
+    }
 }
 
 enum Plan {
@@ -198,16 +234,9 @@ const DOCSTORE_ZSTD_LEVEL: i32 = 7;
 const WRITER_THREADS: usize = 2;
 const WRITER_BUDGET_BYTES: usize = 192 << 20;
 
-/// Opens (or creates) the index for writing, rebuilding on a schema change.
-fn open_for_write(paths: &IndexPaths, rebuild: bool) -> Result<Index, IndexError> {
-    let version_ok = std::fs::read_to_string(paths.version()).ok().and_then(|v| v.trim().parse::<u32>().ok()) == Some(SCHEMA_VERSION);
+/// Opens (or creates) a generation's index for writing.
+fn open_for_write(paths: &IndexPaths) -> Result<Index, IndexError> {
     let dir = paths.tantivy();
-    if rebuild || !version_ok {
-        if dir.exists() {
-            std::fs::remove_dir_all(&dir).map_err(IndexError::io(&dir))?;
-        }
-        let _ = std::fs::remove_file(paths.manifest());
-    }
     create_private_dir(&dir).map_err(IndexError::io(&dir))?;
     let index = if paths.exists() {
         Index::open_in_dir(&dir).map_err(IndexError::tantivy(&dir))?
@@ -224,12 +253,112 @@ fn open_for_write(paths: &IndexPaths, rebuild: bool) -> Result<Index, IndexError
     };
     register_tokenizer(&index);
     // Every search refreshes through here: write the version only when it changed.
-    if !version_ok || rebuild {
-        crate::fsutil::write_private(&paths.version(), format!("{SCHEMA_VERSION}\n").as_bytes()).map_err(IndexError::io(&paths.root))?;
+    if paths.schema_version() != Some(SCHEMA_VERSION) {
+        crate::fsutil::write_private(&paths.version(), format!("{SCHEMA_VERSION}\n").as_bytes()).map_err(IndexError::io(&paths.gen))?;
     }
     // Files tantivy or an older deja wrote with the umask's modes.
-    crate::fsutil::tighten_files(&dir).and_then(|()| crate::fsutil::tighten_files(&paths.root)).map_err(IndexError::io(&dir))?;
+    crate::fsutil::tighten_files(&dir).and_then(|()| crate::fsutil::tighten_files(&paths.gen)).map_err(IndexError::io(&dir))?;
     Ok(index)
+}
+
+/// The serving generation can be refreshed in place: it is complete (its manifest was
+/// saved after a commit) and of this schema version.
+fn refreshable(serving: &IndexPaths) -> bool {
+    serving.exists() && serving.manifest().exists() && serving.schema_version() == Some(SCHEMA_VERSION)
+}
+
+/// Names and prepares the directory of a new generation: the one a crashed rebuild
+/// left unfinished (started again from empty), else the next number.
+fn start_generation(serving: &IndexPaths) -> Result<IndexPaths, IndexError> {
+    let root = &serving.root;
+    let pending = std::fs::read_to_string(serving.rebuilding()).ok().map(|s| s.trim().to_string());
+    let name = match pending
+        .filter(|n| n.starts_with("gen-") && !n.contains(['/', '\\']) && Some(n.as_str()) != serving.generation_name().as_deref())
+    {
+        Some(n) => n,
+        None => format!("gen-{}", generations(root).into_iter().map(|(n, _)| n).max().unwrap_or(0) + 1),
+    };
+    let target = serving.generation(&name);
+    if target.gen.exists() {
+        std::fs::remove_dir_all(&target.gen).map_err(IndexError::io(&target.gen))?;
+    }
+    create_private_dir(&target.gen).map_err(IndexError::io(&target.gen))?;
+    crate::fsutil::write_private(&serving.rebuilding(), name.as_bytes()).map_err(IndexError::io(root))?;
+    Ok(target)
+}
+
+/// The `gen-<n>` directories under the index root.
+fn generations(root: &std::path::Path) -> Vec<(u64, PathBuf)> {
+    let Ok(entries) = std::fs::read_dir(root) else { return Vec::new() };
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let n = e.file_name().to_str()?.strip_prefix("gen-")?.parse::<u64>().ok()?;
+            Some((n, e.path()))
+        })
+        .collect()
+}
+
+/// Removes generations that no longer serve (swapped out by an earlier run, or left
+/// half-built by a crash), and the files of a pre-generation index once a generation
+/// replaced it. Done at the start of the next writer run rather than right after the
+/// swap, so a reader that looked up `current` just before the swap still finds its files.
+fn remove_retired_generations(serving: &IndexPaths) {
+    let Some(current) = serving.generation_name() else { return };
+    for (_, dir) in generations(&serving.root) {
+        if dir.file_name().is_some_and(|n| n.to_string_lossy() != current) {
+            // Best effort: a generation that cannot be removed now is tried again next run.
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+    }
+    let legacy = IndexPaths { root: serving.root.clone(), gen: serving.root.clone() };
+    let _ = std::fs::remove_dir_all(legacy.tantivy());
+    for f in [legacy.manifest(), legacy.version(), legacy.work_dirs(), legacy.gen.join(EXCLUSIONS_FILE)] {
+        let _ = std::fs::remove_file(f);
+    }
+}
+
+/// Makes `target` the serving generation: the pointer is replaced atomically (a
+/// temporary file, fsynced, renamed), then the rebuild marker goes.
+fn swap_in(target: &IndexPaths) -> Result<(), IndexError> {
+    let name = target.generation_name().unwrap_or_default();
+    crate::fsutil::write_private(&target.current(), format!("{name}\n").as_bytes()).map_err(IndexError::io(&target.root))?;
+    sync_dir(&target.root).map_err(IndexError::io(&target.root))?;
+    let _ = std::fs::remove_file(target.rebuilding());
+    Ok(())
+}
+
+fn sync_dir(dir: &std::path::Path) -> std::io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+/// Holds a rebuild at a named point when `DEJA_FAILPOINT` names it (see the module doc).
+fn failpoint(env: &StoreEnv, paths: &IndexPaths, point: &str) {
+    if env.var("DEJA_FAILPOINT") != Some(point) {
+        return;
+    }
+    let _ = std::fs::write(paths.root.join(format!("failpoint-{point}")), std::process::id().to_string());
+    loop {
+        std::thread::sleep(std::time::Duration::from_secs(1));
+    }
+}
+
+/// The settings' exclusion fingerprint a generation was last made consistent with.
+const EXCLUSIONS_FILE: &str = "exclusions";
+
+fn stored_exclusions(paths: &IndexPaths) -> u64 {
+    std::fs::read_to_string(paths.gen.join(EXCLUSIONS_FILE)).ok().and_then(|s| u64::from_str_radix(s.trim(), 16).ok()).unwrap_or(0)
+}
+
+/// Copies an index built before the archive existed into the archive, once, so the
+/// sessions only it still holds survive the first rebuild.
+fn seed_archive(archive: &Archive, serving: &IndexPaths) -> Result<u64, IndexError> {
+    if archive.is_seeded() {
+        return Ok(0);
+    }
+    let copied = if serving.exists() { super::seed::copy_index_into_archive(serving, archive)? } else { 0 };
+    archive.mark_seeded()?;
+    Ok(copied)
 }
 
 /// Brings the index up to date with every store (see the module doc).
@@ -241,12 +370,23 @@ pub fn run_index(
 ) -> Result<IndexReport, IndexRunError> {
     let started = Instant::now();
     let _lock = WriterLock::acquire(paths, req.wait, observer)?;
-    // Until the first generation is committed (its manifest saved), searches elsewhere
-    // see an empty index: tell them how far the build is.
-    let recorder = super::progress::Recorder::new(observer, paths, req.rebuild || !paths.manifest().exists());
+    let settings = crate::config::Settings::load(env).map_err(IndexError::from)?;
+    let exclusions = &settings.exclusions;
+    let archive = Archive::of(env);
+    let tombstones = load_tombstones(&tombstones_path(env));
+    // Read now, under the lock: another writer may have swapped generations meanwhile.
+    let serving = IndexPaths::new(&paths.root);
+    remove_retired_generations(&serving);
+    let mut report = IndexReport { index_dir: paths.root.clone(), ..IndexReport::default() };
+    report.seeded = seed_archive(&archive, &serving)?;
+    let fresh = req.rebuild || serving.rebuilding().exists() || !refreshable(&serving);
+    let target = if fresh { start_generation(&serving)? } else { serving.clone() };
+    // Until a first generation is committed, searches elsewhere have nothing to read:
+    // tell them how far the build is. A rebuild beside a serving generation is silent.
+    let recorder = super::progress::Recorder::new(observer, &target, fresh && !(serving.exists() && serving.manifest().exists()));
     let observer: &dyn IndexObserver = &recorder;
-    let index = open_for_write(paths, req.rebuild)?;
-    let fields = super::schema::fields_of(&index.schema()).map_err(IndexError::tantivy(&paths.root))?;
+    let index = open_for_write(&target)?;
+    let fields = super::schema::fields_of(&index.schema()).map_err(IndexError::tantivy(&target.root))?;
     let opts = ParseOptions::from_env(env);
     let norm = NormalizeOptions::from_env(env);
 
@@ -257,13 +397,15 @@ pub fn run_index(
     // Adapters that look inside other harnesses' working directories run second, so a
     // directory first recorded in this very run is looked in too.
     let (late, early): (Vec<_>, Vec<_>) = adapters.into_iter().partition(|a| a.discovers_in_work_dirs());
-    let known = WorkDirs::load(&paths.work_dirs());
+    let known = WorkDirs::load(&serving.work_dirs());
     // A refresh that finds nothing changed is mostly this: reading the manifest, walking
     // the stores and one stat per source — so all three run in parallel.
-    let (manifest, discoveries) = rayon::join(|| Manifest::load(&paths.manifest()), || discover_all(&early, env));
-    let manifest = manifest.map_err(IndexError::io(&paths.root))?;
+    let (manifest, discoveries) = rayon::join(|| Manifest::load(&target.manifest()), || discover_all(&early, env));
+    let manifest = manifest.map_err(IndexError::io(&target.gen))?;
 
-    let mut report = IndexReport { index_dir: paths.root.clone(), ..IndexReport::default() };
+    // Exclusions added since this generation last honoured them: what they now exclude goes.
+    let purge =
+        if !fresh && exclusions.fingerprint() != stored_exclusions(&target) { excluded_sessions(&target, exclusions)? } else { Vec::new() };
     let jobs = plan_all(discoveries, &manifest, &mut report);
     // With nothing to parse, nothing new is learned: the late adapters can be planned now
     // against the directories already known, and an unchanged refresh stops here.
@@ -276,15 +418,37 @@ pub fn run_index(
     let mut job_count = jobs.len() as u64 + late_jobs.as_ref().map_or(0, |j| j.len() as u64);
     let mut total_bytes: u64 = jobs.iter().chain(late_jobs.iter().flatten()).map(|j| j.size).sum();
     observer.start(job_count, total_bytes);
-    if job_count == 0 && !req.rebuild {
+    if job_count == 0 && !fresh && purge.is_empty() {
+        if exclusions.fingerprint() != stored_exclusions(&target) {
+            save_exclusions(&target, exclusions)?;
+        }
         report.elapsed_ms = started.elapsed().as_millis() as u64;
         return Ok(report);
     }
 
     let mut writer: IndexWriter =
-        index.writer_with_num_threads(WRITER_THREADS, WRITER_BUDGET_BYTES).map_err(IndexError::tantivy(&paths.root))?;
-    let view_searcher = IndexView::open(paths).ok().map(|v| (v.searcher(), v));
-    let mut run = Run { writer: &writer, fields: &fields, view: view_searcher.as_ref(), paths, opts: &opts, norm: &norm, manifest, report };
+        index.writer_with_num_threads(WRITER_THREADS, WRITER_BUDGET_BYTES).map_err(IndexError::tantivy(&target.root))?;
+    let view_searcher = if fresh { None } else { IndexView::open_generation(&target).ok().map(|v| (v.searcher(), v)) };
+    let mut run = Run {
+        writer: &writer,
+        fields: &fields,
+        view: view_searcher.as_ref(),
+        paths: &target,
+        opts: &opts,
+        norm: &norm,
+        manifest,
+        report,
+        archive: archive.writer(),
+        tombstones: &tombstones,
+        exclusions,
+        seen: HashSet::new(),
+    };
+    if !purge.is_empty() {
+        for key in &purge {
+            run.writer.delete_term(Term::from_field_text(fields.sid, key));
+        }
+        run.report.purged = purge.len() as u64;
+    }
     let mut learned = WorkDirs::default();
     run.index_jobs(&jobs, observer, &mut learned)?;
     let late_jobs = match late_jobs {
@@ -301,19 +465,64 @@ pub fn run_index(
         }
     };
     run.index_jobs(&late_jobs, observer, &mut learned)?;
-    let Run { manifest, mut report, .. } = run;
+    if fresh {
+        failpoint(env, &target, "rebuild-parsed");
+        run.restore_from_archive(&archive)?;
+        failpoint(env, &target, "rebuild-restored");
+    }
+    let Run { manifest, mut report, archive: segment, .. } = run;
 
-    writer.commit().map_err(IndexError::tantivy(&paths.root))?;
+    // The archive first: a crash after this re-reads sources whose turns are archived
+    // already, which folds away; the other order could index what the archive lacks.
+    segment.commit()?;
+    if fresh {
+        failpoint(env, &target, "rebuild-archived");
+    }
+    writer.commit().map_err(IndexError::tantivy(&target.root))?;
     // Merges run in the background; wait so the process exits with a compact index.
-    writer.wait_merging_threads().map_err(IndexError::tantivy(&paths.root))?;
-    manifest.save(&paths.manifest()).map_err(IndexError::io(&paths.root))?;
-    if !learned.is_empty() {
+    writer.wait_merging_threads().map_err(IndexError::tantivy(&target.root))?;
+    manifest.save(&target.manifest()).map_err(IndexError::io(&target.gen))?;
+    if !learned.is_empty() || fresh {
         let mut dirs = known;
         dirs.extend(&learned);
-        dirs.save(&paths.work_dirs()).map_err(IndexError::io(&paths.root))?;
+        dirs.save(&target.work_dirs()).map_err(IndexError::io(&target.gen))?;
+    }
+    if fresh || !purge.is_empty() || exclusions.fingerprint() != stored_exclusions(&target) {
+        save_exclusions(&target, exclusions)?;
+    }
+    if !purge.is_empty() {
+        let gone: HashSet<&String> = purge.iter().collect();
+        archive.rewrite(|d| gone.contains(&d.session_key()) || tombstones.contains(&d.session_key()))?;
+    }
+    if fresh {
+        failpoint(env, &target, "rebuild-committed");
+        swap_in(&target)?;
+        report.new_generation = target.generation_name();
+    }
+    if archive.segments()?.len() > crate::archive::COMPACT_AFTER_SEGMENTS {
+        archive.compact(|d| tombstones.contains(&d.session_key()))?;
     }
     report.elapsed_ms = started.elapsed().as_millis() as u64;
     Ok(report)
+}
+
+fn save_exclusions(paths: &IndexPaths, exclusions: &Exclusions) -> Result<(), IndexError> {
+    crate::fsutil::write_private(&paths.gen.join(EXCLUSIONS_FILE), format!("{:x}\n", exclusions.fingerprint()).as_bytes())
+        .map_err(IndexError::io(&paths.gen))
+}
+
+/// The sessions of a generation the exclusions now exclude.
+fn excluded_sessions(paths: &IndexPaths, exclusions: &Exclusions) -> Result<Vec<String>, IndexError> {
+    if exclusions.is_empty() || !paths.exists() {
+        return Ok(Vec::new());
+    }
+    let view = IndexView::open_generation(paths)?;
+    Ok(view
+        .all_sessions(None)?
+        .into_iter()
+        .filter(|m| exclusions.excluded_by(&m.harness, m.project.as_deref()).is_some())
+        .map(|m| m.key())
+        .collect())
 }
 
 fn term_query(field: tantivy::schema::Field, text: &str) -> Box<dyn Query> {
@@ -419,22 +628,22 @@ fn extend_hash(hasher: &mut Xxh3, path: &std::path::Path, from: u64, to: u64) ->
 
 /// Folds results (and late exit statuses) read from a log's tail into the calls an
 /// earlier pass already indexed, matched by call id, so a call whose result arrived
-/// after an incremental read still ends up as one turn.
+/// after an incremental read still ends up as one turn. Returns the calls rewritten.
 fn fold_into_indexed_calls(
     writer: &IndexWriter,
     f: &Fields,
     view: &IndexView,
     s: &mut Session,
     source_key: &str,
-) -> Result<(), IndexError> {
+) -> Result<Vec<Turn>, IndexError> {
     let call_id = |t: &Turn| t.tool.as_ref().and_then(|x| x.call_id.clone());
     if !s.turns.iter().any(|t| call_id(t).is_some()) {
-        return Ok(());
+        return Ok(Vec::new());
     }
     let sid = s.key();
     let mut indexed: HashMap<String, Turn> = view.session_turns(&sid)?.into_iter().filter_map(|t| Some((call_id(&t)?, t))).collect();
     if indexed.is_empty() {
-        return Ok(());
+        return Ok(Vec::new());
     }
     let mut merged: Vec<String> = Vec::new();
     s.turns.retain(|t| {
@@ -447,8 +656,10 @@ fn fold_into_indexed_calls(
         false
     });
     let sid_hash = xxhash_rust::xxh3::xxh3_64(sid.as_bytes());
+    let mut rewritten = Vec::with_capacity(merged.len());
     for id in merged {
         let Some(call) = indexed.get(&id) else { continue };
+        rewritten.push(call.clone());
         writer
             .delete_query(Box::new(BooleanQuery::new(vec![
                 (Occur::Must, term_query(f.sid, &sid)),
@@ -461,7 +672,7 @@ fn fold_into_indexed_calls(
             .add_document(turn_doc(f, &sid, sid_hash, &s.harness, source_key, call, time))
             .map_err(IndexError::tantivy(&view.paths.root))?;
     }
-    Ok(())
+    Ok(rewritten)
 }
 
 /// Adds what a later record says about a call to the call's turn (idempotently: a
@@ -512,6 +723,7 @@ fn meta_of(s: &Session, source_key: &str, old: Option<&SessionMeta>) -> SessionM
         parent: s.parent.clone().or_else(|| old.and_then(|o| o.parent.clone())),
         kind: s.kind.clone().or_else(|| old.and_then(|o| o.kind.clone())),
         agent: s.agent.clone().or_else(|| old.and_then(|o| o.agent.clone())),
+        machine: old.and_then(|o| o.machine.clone()),
         turns: old.map_or(0, |o| o.turns) + s.turns.len() as u32,
     }
 }
@@ -694,6 +906,12 @@ struct Run<'a> {
     norm: &'a NormalizeOptions,
     manifest: Manifest,
     report: IndexReport,
+    /// This run's archive segment; every session indexed is written here first.
+    archive: SegmentWriter,
+    tombstones: &'a HashSet<String>,
+    exclusions: &'a Exclusions,
+    /// Every session key a source produced this run (forgotten and excluded ones too).
+    seen: HashSet<String>,
 }
 
 impl Run<'_> {
@@ -705,7 +923,8 @@ impl Run<'_> {
         }
         let (writer, fields, paths, norm) = (self.writer, self.fields, self.paths, self.norm);
         let view_searcher = self.view;
-        let (manifest, report) = (&mut self.manifest, &mut self.report);
+        let (manifest, report, archive, seen) = (&mut self.manifest, &mut self.report, &mut self.archive, &mut self.seen);
+        let (tombstones, exclusions) = (self.tombstones, self.exclusions);
         let opts = self.opts;
         let (tx, rx) = sync_channel::<Parsed>(32);
         std::thread::scope(|scope| -> Result<(), IndexRunError> {
@@ -743,6 +962,21 @@ impl Run<'_> {
                 if sessions.is_empty() {
                     hr.empty_sources += 1;
                 }
+                // Forgotten and excluded sessions are dropped before anything is written.
+                sessions.retain(|s| {
+                    let key = s.key();
+                    let keep = if tombstones.contains(&key) {
+                        hr.forgotten += 1;
+                        false
+                    } else if exclusions.excluded_by(&s.harness, s.project.as_deref()).is_some() {
+                        hr.excluded += 1;
+                        false
+                    } else {
+                        true
+                    };
+                    seen.insert(key);
+                    keep
+                });
                 hr.bytes_read += stats.bytes_read;
                 for p in &stats.problems {
                     if hr.problems.len() < 20 {
@@ -772,7 +1006,7 @@ impl Run<'_> {
                             note_work_dir(learned, s);
                             // The same session may have moved to another source (a newer
                             // format generation): replace it rather than index it twice.
-                            replace_session(writer, fields, s, &key, paths)?;
+                            replace_session(writer, fields, archive, s, &key, paths)?;
                             hr.sessions += 1;
                             hr.turns += s.turns.len() as u64;
                         }
@@ -797,7 +1031,7 @@ impl Run<'_> {
                             normalize(s, norm, job.adapter.info().injected);
                             note_work_dir(learned, s);
                             // The session is re-read whole: it replaces every document it had.
-                            replace_session(writer, fields, s, &key, paths)?;
+                            replace_session(writer, fields, archive, s, &key, paths)?;
                             hr.sessions += 1;
                             hr.turns += s.turns.len() as u64;
                         }
@@ -841,14 +1075,17 @@ impl Run<'_> {
                                 entry.sessions += 1;
                                 entry.session_id = None;
                             }
-                            let old = match (view_searcher, continuing) {
+                            let (old, rewritten) = match (view_searcher, continuing) {
                                 (Some((searcher, view)), true) => {
-                                    fold_into_indexed_calls(writer, fields, view, s, &key).map_err(IndexRunError::Index)?;
-                                    view.session_meta(searcher, &sid)?
+                                    let rewritten = fold_into_indexed_calls(writer, fields, view, s, &key).map_err(IndexRunError::Index)?;
+                                    (view.session_meta(searcher, &sid)?, rewritten)
                                 }
-                                _ => None,
+                                _ => (None, Vec::new()),
                             };
                             let meta = meta_of(s, &key, old.as_ref());
+                            // Only what is new: the calls a late result completed, and the tail.
+                            archive.turns(&meta, &rewritten).map_err(IndexError::from)?;
+                            archive.turns(&meta, &s.turns).map_err(IndexError::from)?;
                             writer
                                 .delete_query(Box::new(BooleanQuery::new(vec![
                                     (Occur::Must, term_query(fields.sid, &sid)),
@@ -897,13 +1134,62 @@ fn refused_entry(job: &Job, key: &str, reason: &str) -> SourceEntry {
     }
 }
 
-/// Writes a session that was read whole, replacing every document it had under any source.
-fn replace_session(writer: &IndexWriter, fields: &Fields, s: &Session, key: &str, paths: &IndexPaths) -> Result<(), IndexRunError> {
-    writer.delete_term(Term::from_field_text(fields.sid, &s.key()));
+/// Writes a session that was read whole, replacing every document it had under any
+/// source, and archives it whole (a reset, then its turns).
+fn replace_session(
+    writer: &IndexWriter,
+    fields: &Fields,
+    archive: &mut SegmentWriter,
+    s: &Session,
+    key: &str,
+    paths: &IndexPaths,
+) -> Result<(), IndexRunError> {
     let meta = meta_of(s, key, None);
-    add_session(writer, fields, s, &meta, key).map_err(IndexError::tantivy(&paths.root))?;
-    add_work_records(writer, fields, s, &meta, key, &[]).map_err(IndexError::tantivy(&paths.root))?;
+    write_whole_session(writer, fields, archive, s, &meta, paths)
+}
+
+/// Archives and indexes a whole session with the metadata given.
+fn write_whole_session(
+    writer: &IndexWriter,
+    fields: &Fields,
+    archive: &mut SegmentWriter,
+    s: &Session,
+    meta: &SessionMeta,
+    paths: &IndexPaths,
+) -> Result<(), IndexRunError> {
+    archive.session(meta, &s.turns).map_err(IndexError::from)?;
+    writer.delete_term(Term::from_field_text(fields.sid, &s.key()));
+    add_session(writer, fields, s, meta, &meta.path).map_err(IndexError::tantivy(&paths.root))?;
+    add_work_records(writer, fields, s, meta, &meta.path, &[]).map_err(IndexError::tantivy(&paths.root))?;
     Ok(())
+}
+
+impl Run<'_> {
+    /// Writes into a new generation every archived session no source produced in this
+    /// run: those whose source the harness deleted, and imported ones. They were
+    /// normalized when first read; redaction runs again, as a pattern may be new since.
+    fn restore_from_archive(&mut self, archive: &Archive) -> Result<(), IndexRunError> {
+        let (seen, tombstones, exclusions) = (&self.seen, self.tombstones, self.exclusions);
+        let (sessions, problems) = archive.load(|key| !seen.contains(key) && !tombstones.contains(key)).map_err(IndexError::from)?;
+        self.report.archive_problems.extend(problems);
+        for archived in sessions {
+            if exclusions.excluded_by(&archived.harness, archived.fields.project.as_deref()).is_some() {
+                continue;
+            }
+            let mut s = archived.to_session();
+            for t in &mut s.turns {
+                crate::redact::Redact::redact_in_place(t);
+            }
+            let mut meta = meta_of(&s, &archived.fields.source, None);
+            meta.machine = archived.fields.machine.clone();
+            // Restored sessions are indexed only: they are in the archive already.
+            self.writer.delete_term(Term::from_field_text(self.fields.sid, &s.key()));
+            add_session(self.writer, self.fields, &s, &meta, &meta.path).map_err(IndexError::tantivy(&self.paths.root))?;
+            add_work_records(self.writer, self.fields, &s, &meta, &meta.path, &[]).map_err(IndexError::tantivy(&self.paths.root))?;
+            self.report.restored += 1;
+        }
+        Ok(())
+    }
 }
 
 /// Remembers the directory a session ran in, for adapters that look in project dirs.

@@ -1,11 +1,16 @@
 //! The tantivy index: where it lives, how it is opened, and what a session looks like
 //! when read back. Writing is in [`indexer`], searching in [`search`].
 //!
+//! The index is a projection of deja's archive ([`crate::archive`]) and the harnesses'
+//! sources: deleting it loses nothing, the next run builds it again.
+//!
 //! Layout of the index directory (mode 0700):
-//! - `tantivy/` — the segments; readers open the last commit and never wait on a writer;
-//! - `manifest` — per-source incremental state, written after each commit;
 //! - `writer.lock` — held by the one process that writes;
-//! - `version` — the schema version; another version means a rebuild.
+//! - `current` — names the serving generation; replaced atomically by a rebuild;
+//! - `rebuilding` — names the generation a rebuild is building (gone when it is swapped in);
+//! - `gen-<n>/tantivy/` — the segments; readers open the last commit and never wait on a writer;
+//! - `gen-<n>/manifest` — per-source incremental state, written after each commit;
+//! - `gen-<n>/version` — the schema version; another version means a new generation.
 
 pub mod indexer;
 pub mod manifest;
@@ -13,6 +18,7 @@ pub mod progress;
 pub mod records;
 pub mod schema;
 pub mod search;
+mod seed;
 pub mod tokenizer;
 pub mod work_dirs;
 
@@ -53,6 +59,10 @@ pub enum IndexError {
     OtherVersion(PathBuf),
     #[error("{0}")]
     Query(String),
+    #[error(transparent)]
+    Archive(#[from] crate::archive::ArchiveError),
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
 }
 
 impl IndexError {
@@ -64,25 +74,51 @@ impl IndexError {
     }
 }
 
-/// Paths inside an index directory.
+/// Paths inside an index directory: the root holds what outlives a generation (the
+/// writer lock, the `current` pointer, a first build's progress), and each generation
+/// `gen-<n>/` holds one complete index (segments, manifest, version, work dirs).
+///
+/// A rebuild or a schema upgrade builds `gen-<n+1>` beside the serving one and swaps
+/// `current` to it when it is complete ([`indexer`]), so readers never see a half-built
+/// index. An index written before generations existed has its files in the root itself;
+/// it is read as the serving generation until the first rebuild replaces it.
 #[derive(Debug, Clone)]
 pub struct IndexPaths {
     pub root: PathBuf,
+    /// The serving generation's directory (the root itself for a pre-generation index).
+    pub gen: PathBuf,
 }
 
+/// The file in the index root naming the serving generation.
+const CURRENT: &str = "current";
+
 impl IndexPaths {
+    /// The index under `root`, reading which generation serves.
     pub fn new(root: impl Into<PathBuf>) -> Self {
-        IndexPaths { root: root.into() }
+        let root = root.into();
+        let gen = current_generation(&root).map_or_else(|| root.clone(), |name| root.join(name));
+        IndexPaths { root, gen }
+    }
+    /// The paths of generation `name` under the same root (not necessarily serving).
+    pub fn generation(&self, name: &str) -> IndexPaths {
+        IndexPaths { root: self.root.clone(), gen: self.root.join(name) }
+    }
+    /// The serving generation's name, when the index has generations.
+    pub fn generation_name(&self) -> Option<String> {
+        (self.gen != self.root).then(|| self.gen.file_name().map(|n| n.to_string_lossy().into_owned())).flatten()
     }
     pub fn tantivy(&self) -> PathBuf {
-        self.root.join("tantivy")
+        self.gen.join("tantivy")
     }
     pub fn manifest(&self) -> PathBuf {
-        self.root.join("manifest")
+        self.gen.join("manifest")
     }
     /// The working directories sessions ran in ([`work_dirs::WorkDirs`]).
     pub fn work_dirs(&self) -> PathBuf {
-        self.root.join("work-dirs")
+        self.gen.join("work-dirs")
+    }
+    pub fn version(&self) -> PathBuf {
+        self.gen.join("version")
     }
     pub fn lock(&self) -> PathBuf {
         self.root.join("writer.lock")
@@ -91,12 +127,28 @@ impl IndexPaths {
     pub fn first_build(&self) -> PathBuf {
         self.root.join("first-build")
     }
-    pub fn version(&self) -> PathBuf {
-        self.root.join("version")
+    /// The pointer to the serving generation.
+    pub fn current(&self) -> PathBuf {
+        self.root.join(CURRENT)
+    }
+    /// Names the generation a rebuild is building, so a run after a crash finishes it.
+    pub fn rebuilding(&self) -> PathBuf {
+        self.root.join("rebuilding")
     }
     pub fn exists(&self) -> bool {
         self.tantivy().join("meta.json").exists()
     }
+    /// The schema version the serving generation was built with.
+    pub fn schema_version(&self) -> Option<u32> {
+        std::fs::read_to_string(self.version()).ok().and_then(|v| v.trim().parse::<u32>().ok())
+    }
+}
+
+/// The generation `root/current` names, when it names one that looks like ours.
+fn current_generation(root: &Path) -> Option<String> {
+    let name = std::fs::read_to_string(root.join(CURRENT)).ok()?;
+    let name = name.trim();
+    (name.starts_with("gen-") && !name.contains(['/', '\\']) && name.len() < 64).then(|| name.to_string())
 }
 
 /// A session as stored on its session document.
@@ -115,6 +167,10 @@ pub struct SessionMeta {
     pub kind: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
+    /// The machine the session was read on, when it was imported from another
+    /// (`deja import`); `None` for this machine's own history.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<String>,
     pub turns: u32,
 }
 
@@ -155,19 +211,31 @@ pub struct IndexView {
 }
 
 impl IndexView {
-    /// Opens the index for reading; `Missing` when none was built yet.
+    /// Opens the serving generation for reading; `Missing` when none was built yet.
+    ///
+    /// A generation built by another schema version is still read when its fields are
+    /// the ones this version knows: it keeps answering while the new generation is
+    /// built beside it. Only one that cannot be read is `OtherVersion`.
     pub fn open(paths: &IndexPaths) -> Result<IndexView, IndexError> {
+        // Which generation serves is read now: a refresh may have swapped in a new one
+        // since `paths` was made.
+        IndexView::open_generation(&IndexPaths::new(&paths.root))
+    }
+
+    /// Opens exactly the generation `paths` names (serving or not).
+    pub fn open_generation(paths: &IndexPaths) -> Result<IndexView, IndexError> {
         if !paths.exists() {
             return Err(IndexError::Missing(paths.root.clone()));
         }
-        let version = std::fs::read_to_string(paths.version()).ok().and_then(|v| v.trim().parse::<u32>().ok());
-        if version.is_some_and(|v| v != schema::SCHEMA_VERSION) {
-            return Err(IndexError::OtherVersion(paths.root.clone()));
-        }
+        let other_version = paths.schema_version().is_some_and(|v| v != schema::SCHEMA_VERSION);
         let dir = paths.tantivy();
         let index = Index::open_in_dir(&dir).map_err(IndexError::tantivy(&dir))?;
         register_tokenizer(&index);
-        let fields = fields_of(&index.schema()).map_err(IndexError::tantivy(&dir))?;
+        let fields = match fields_of(&index.schema()) {
+            Ok(f) => f,
+            Err(_) if other_version => return Err(IndexError::OtherVersion(paths.root.clone())),
+            Err(e) => return Err(IndexError::tantivy(&dir)(e)),
+        };
         let reader = index.reader_builder().reload_policy(tantivy::ReloadPolicy::Manual).try_into().map_err(IndexError::tantivy(&dir))?;
         Ok(IndexView { paths: paths.clone(), index, reader, fields })
     }

@@ -139,6 +139,7 @@ fn write_unredacted(paths: &IndexPaths, s: &Session) {
         parent: None,
         kind: None,
         agent: None,
+        machine: None,
         turns: s.turns.len() as u32,
     };
     let mut d = doc!(

@@ -1,0 +1,702 @@
+//! The archive: deja's own copy of every normalized, redacted session, the primary data
+//! the index is a projection of (DESIGN §5). Harnesses prune their history; once a
+//! session is here, a rebuild, a schema upgrade or a deleted cache brings it back.
+//!
+//! Layout, under `${XDG_DATA_HOME:-~/.local/share}/deja/archive/` (mode 0700):
+//! - `<n>.ndjson.zst` — segments, one per index run that wrote something, numbered in
+//!   the order they were written. Each is one zstd frame of NDJSON lines. A segment is
+//!   written to a temporary name, fsynced, and renamed into place before the index run
+//!   commits, so the archive is never behind the index and a segment is never partial.
+//! - `seeded` — present once an index built before the archive existed was copied in.
+//!
+//! A line is either a [`TurnDoc`] — one turn with the stable id
+//! `<harness>:<session>:<seq>` and its session's fields, the same document `deja export`
+//! writes — or a [`Reset`], written before a session read again whole, which drops the
+//! turns earlier segments held for it. Reading folds the lines in order: the last copy
+//! of a turn id wins, and a reset forgets what came before it. The log is append-only;
+//! only [`rewrite`] (compaction, `deja forget`) replaces segments, by writing the folded
+//! result as a new segment before deleting the old ones, so a crash between the two
+//! leaves duplicates that fold away, never a loss.
+//!
+//! NDJSON inside zstd rather than a database: the lines are the export format, a segment
+//! is written sequentially by one writer, and compression takes the repeated session
+//! fields of every line down to almost nothing.
+
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::io::{BufRead, BufReader, BufWriter, Read as _, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::index::SessionMeta;
+use crate::model::{Session, Timestamp, Turn};
+
+/// zstd level of a segment: level 3 compresses NDJSON about 8× at several hundred MB/s
+/// on one core, so archiving costs the writer thread little beside tokenizing.
+const ZSTD_LEVEL: i32 = 3;
+/// A line longer than this is not one deja wrote (a turn's text is capped at 64 KiB,
+/// escaped into JSON at most 6× that): it is skipped as corrupt rather than read.
+const MAX_LINE_BYTES: usize = 1 << 20;
+/// Past this many segments, an index run compacts them into one.
+pub const COMPACT_AFTER_SEGMENTS: usize = 48;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ArchiveError {
+    #[error("archive at {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> ArchiveError + '_ {
+    move |source| ArchiveError::Io { path: path.to_path_buf(), source }
+}
+
+/// A session's fields as every turn document carries them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SessionFields {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started: Option<Timestamp>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub updated: Option<Timestamp>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// The source the session was read from (on the machine it was read on).
+    #[serde(default)]
+    pub source: String,
+    /// The machine the session was read on, for sessions imported from another.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<String>,
+}
+
+/// One turn as the archive and `deja export` write it: the stable id, the turn, and
+/// its session's fields (DESIGN §10).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TurnDoc {
+    /// `<harness>:<session>:<seq>`.
+    pub id: String,
+    pub harness: String,
+    pub session: String,
+    #[serde(flatten)]
+    pub turn: Turn,
+    #[serde(flatten)]
+    pub fields: SessionFields,
+}
+
+impl TurnDoc {
+    pub fn new(meta: &SessionMeta, turn: &Turn) -> TurnDoc {
+        TurnDoc {
+            id: turn_id(&meta.harness, &meta.id, turn.seq),
+            harness: meta.harness.clone(),
+            session: meta.id.clone(),
+            turn: turn.clone(),
+            fields: SessionFields::of(meta),
+        }
+    }
+
+    /// `<harness>:<session>`.
+    pub fn session_key(&self) -> String {
+        crate::model::session_key(&self.harness, &self.session)
+    }
+}
+
+impl SessionFields {
+    pub fn of(meta: &SessionMeta) -> SessionFields {
+        SessionFields {
+            title: meta.title.clone(),
+            project: meta.project.clone(),
+            started: meta.started,
+            updated: meta.updated,
+            parent: meta.parent.clone(),
+            kind: meta.kind.clone(),
+            agent: meta.agent.clone(),
+            source: meta.path.clone(),
+            machine: meta.machine.clone(),
+        }
+    }
+}
+
+/// The stable id of a turn.
+pub fn turn_id(harness: &str, session: &str, seq: u32) -> String {
+    format!("{harness}:{session}:{seq}")
+}
+
+/// Drops every turn earlier segments hold for `reset` (a session key).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reset {
+    pub reset: String,
+}
+
+/// One line of a segment.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Line {
+    Turn(Box<TurnDoc>),
+    Reset(String),
+}
+
+impl Line {
+    fn parse(bytes: &[u8]) -> Option<Line> {
+        if bytes.starts_with(b"{\"reset\"") {
+            return serde_json::from_slice::<Reset>(bytes).ok().map(|r| Line::Reset(r.reset));
+        }
+        serde_json::from_slice::<TurnDoc>(bytes).ok().map(|d| Line::Turn(Box::new(d)))
+    }
+}
+
+/// A session as the archive holds it after folding.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArchivedSession {
+    pub harness: String,
+    pub id: String,
+    pub fields: SessionFields,
+    pub turns: Vec<Turn>,
+}
+
+impl ArchivedSession {
+    pub fn key(&self) -> String {
+        crate::model::session_key(&self.harness, &self.id)
+    }
+
+    /// The session in the model's shape, its source named by path.
+    pub fn to_session(&self) -> Session {
+        let f = &self.fields;
+        let mut s = Session::new(&self.harness, self.id.clone(), crate::model::SourceRef::file(&f.source));
+        s.title = f.title.clone();
+        s.project = f.project.clone();
+        s.started = f.started;
+        s.updated = f.updated;
+        s.parent = f.parent.clone();
+        s.kind = f.kind.clone();
+        s.agent = f.agent.clone();
+        s.turns = self.turns.clone();
+        s
+    }
+}
+
+/// The archive directory.
+#[derive(Debug, Clone)]
+pub struct Archive {
+    pub dir: PathBuf,
+}
+
+impl Archive {
+    pub fn new(dir: impl Into<PathBuf>) -> Archive {
+        Archive { dir: dir.into() }
+    }
+
+    /// The archive of the environment's data directory.
+    pub fn of(env: &crate::StoreEnv) -> Archive {
+        Archive::new(env.data_dir().join("archive"))
+    }
+
+    fn seeded_marker(&self) -> PathBuf {
+        self.dir.join("seeded")
+    }
+
+    /// True once an index that predates the archive was copied into it (or there was none).
+    pub fn is_seeded(&self) -> bool {
+        self.seeded_marker().exists()
+    }
+
+    pub fn mark_seeded(&self) -> Result<(), ArchiveError> {
+        crate::fsutil::private_dir(&self.dir).map_err(io_err(&self.dir))?;
+        crate::fsutil::write_private(&self.seeded_marker(), b"").map_err(io_err(&self.dir))
+    }
+
+    /// The segments, oldest first.
+    pub fn segments(&self) -> Result<Vec<(u64, PathBuf)>, ArchiveError> {
+        let entries = match std::fs::read_dir(&self.dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(io_err(&self.dir)(e)),
+        };
+        let mut out = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(io_err(&self.dir))?;
+            let name = entry.file_name();
+            let Some(n) = name.to_str().and_then(|n| n.strip_suffix(".ndjson.zst")).and_then(|n| n.parse::<u64>().ok()) else {
+                continue;
+            };
+            out.push((n, entry.path()));
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// Bytes on disk.
+    pub fn size(&self) -> u64 {
+        self.segments().unwrap_or_default().iter().filter_map(|(_, p)| std::fs::metadata(p).ok()).map(|m| m.len()).sum()
+    }
+
+    /// Starts a segment; nothing reaches the disk until the first line.
+    pub fn writer(&self) -> SegmentWriter {
+        SegmentWriter { dir: self.dir.clone(), open: None, lines: 0 }
+    }
+
+    /// Calls `each` with every line of every segment, oldest first. A segment that
+    /// cannot be read to its end (damaged on disk) gives what it holds up to the damage,
+    /// and is named in the returned problems; the rest are still read.
+    pub fn scan(&self, mut each: impl FnMut(Line)) -> Result<Vec<String>, ArchiveError> {
+        let mut problems = Vec::new();
+        for (_, path) in self.segments()? {
+            if let Err(p) = scan_segment(&path, |_, bytes| {
+                if let Some(line) = Line::parse(bytes) {
+                    each(line);
+                }
+            }) {
+                problems.push(p);
+            }
+        }
+        Ok(problems)
+    }
+
+    /// The keys of every session the archive holds a turn of.
+    pub fn session_keys(&self) -> Result<HashSet<String>, ArchiveError> {
+        let mut keys = HashSet::new();
+        self.scan(|line| {
+            if let Line::Turn(doc) = line {
+                keys.insert(doc.session_key());
+            }
+        })?;
+        Ok(keys)
+    }
+
+    /// The sessions whose key `want` accepts, folded (see the module doc). Only those
+    /// are held in memory, so restoring a few sessions reads a large archive in bounded memory.
+    pub fn load(&self, want: impl Fn(&str) -> bool) -> Result<(Vec<ArchivedSession>, Vec<String>), ArchiveError> {
+        let mut sessions: HashMap<String, (ArchivedSession, HashMap<u32, Turn>)> = HashMap::new();
+        let problems = self.scan(|line| match line {
+            Line::Reset(key) => {
+                if let Some((_, turns)) = sessions.get_mut(&key) {
+                    turns.clear();
+                }
+            }
+            Line::Turn(doc) => {
+                let key = doc.session_key();
+                if !want(&key) {
+                    return;
+                }
+                let TurnDoc { harness, session, turn, fields, .. } = *doc;
+                let entry = sessions.entry(key).or_insert_with(|| {
+                    (ArchivedSession { harness, id: session, fields: SessionFields::default(), turns: Vec::new() }, HashMap::new())
+                });
+                entry.0.fields = fields;
+                entry.1.insert(turn.seq, turn);
+            }
+        })?;
+        let mut out: Vec<ArchivedSession> = sessions
+            .into_values()
+            .filter(|(_, turns)| !turns.is_empty())
+            .map(|(mut s, turns)| {
+                let mut turns: Vec<Turn> = turns.into_values().collect();
+                turns.sort_by_key(|t| t.seq);
+                s.turns = turns;
+                s
+            })
+            .collect();
+        out.sort_by_key(|s| s.key());
+        Ok((out, problems))
+    }
+
+    /// Replaces every segment with one holding the folded archive without the turns
+    /// `drop` accepts: what `deja forget` and a change of exclusions do.
+    pub fn rewrite(&self, drop: impl Fn(&TurnDoc) -> bool) -> Result<RewriteReport, ArchiveError> {
+        let segments = self.segments()?;
+        self.rewrite_segments(&segments, false, drop)
+    }
+
+    /// Folds the newest segments into one when there are more than
+    /// [`COMPACT_AFTER_SEGMENTS`]: the run of recent segments that together outweigh
+    /// the one before them (usually the small ones refreshes append after a big first
+    /// build), so a compaction costs about what it compacts.
+    pub fn compact(&self, drop: impl Fn(&TurnDoc) -> bool) -> Result<RewriteReport, ArchiveError> {
+        let segments = self.segments()?;
+        if segments.len() <= COMPACT_AFTER_SEGMENTS {
+            return Ok(RewriteReport::default());
+        }
+        let sizes: Vec<u64> = segments.iter().map(|(_, p)| std::fs::metadata(p).map_or(0, |m| m.len())).collect();
+        let mut start = segments.len() - 1;
+        let mut acc = sizes[start];
+        while start > 0 && sizes[start - 1] <= acc.saturating_mul(2) {
+            start -= 1;
+            acc += sizes[start];
+        }
+        // Always fold enough to bring the count back well under the limit.
+        start = start.min(segments.len() - COMPACT_AFTER_SEGMENTS / 2);
+        self.rewrite_segments(&segments[start..], start > 0, drop)
+    }
+
+    /// Replaces `segments` (all of them, or the newest ones) with one segment holding
+    /// their folded lines. Two passes over the raw lines (which copy of each turn id and
+    /// each reset survives, then the copy), so memory holds a hash per turn, not the
+    /// turns. With `older` (segments outside `segments` remain before them) the last
+    /// reset of a session is kept, since those may hold turns it drops.
+    fn rewrite_segments(
+        &self,
+        segments: &[(u64, PathBuf)],
+        older: bool,
+        drop: impl Fn(&TurnDoc) -> bool,
+    ) -> Result<RewriteReport, ArchiveError> {
+        if segments.is_empty() {
+            return Ok(RewriteReport::default());
+        }
+        let mut last_turn: HashMap<u64, u64> = HashMap::new();
+        let mut last_reset: HashMap<u64, u64> = HashMap::new();
+        let mut pos = 0u64;
+        let mut problems = Vec::new();
+        for (_, path) in segments {
+            let scanned = scan_segment(path, |_, bytes| {
+                pos += 1;
+                match Line::parse(bytes) {
+                    Some(Line::Reset(key)) => {
+                        last_reset.insert(hash(&key), pos);
+                    }
+                    Some(Line::Turn(doc)) => {
+                        last_turn.insert(hash(&doc.id), pos);
+                    }
+                    None => {}
+                }
+            });
+            if let Err(p) = scanned {
+                problems.push(p);
+            }
+        }
+        let mut writer = self.writer();
+        let mut report = RewriteReport { problems, ..RewriteReport::default() };
+        let mut pos = 0u64;
+        let mut failed: Option<ArchiveError> = None;
+        for (_, path) in segments {
+            let _ = scan_segment(path, |_, bytes| {
+                pos += 1;
+                if failed.is_some() {
+                    return;
+                }
+                let keep = match Line::parse(bytes) {
+                    Some(Line::Reset(key)) => older && last_reset.get(&hash(&key)) == Some(&pos),
+                    Some(Line::Turn(doc)) => {
+                        let live = last_turn.get(&hash(&doc.id)) == Some(&pos)
+                            && last_reset.get(&hash(&doc.session_key())).is_none_or(|r| *r < pos);
+                        if live && drop(&doc) {
+                            report.dropped += 1;
+                            false
+                        } else {
+                            report.kept += u64::from(live);
+                            live
+                        }
+                    }
+                    None => false,
+                };
+                if keep {
+                    if let Err(e) = writer.raw_line(bytes) {
+                        failed = Some(e);
+                    }
+                }
+            });
+        }
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        writer.commit()?;
+        // The new segment is durable: the old ones can go.
+        for (_, path) in segments {
+            std::fs::remove_file(path).map_err(io_err(path))?;
+        }
+        sync_dir(&self.dir).map_err(io_err(&self.dir))?;
+        Ok(report)
+    }
+}
+
+/// What [`Archive::rewrite`] did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RewriteReport {
+    pub kept: u64,
+    pub dropped: u64,
+    pub problems: Vec<String>,
+}
+
+fn hash(s: &str) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(s.as_bytes())
+}
+
+/// Reads one segment's lines; `Err` names the segment and what stopped the read.
+fn scan_segment(path: &Path, mut each: impl FnMut(u64, &[u8])) -> Result<(), String> {
+    let file = File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let decoder = zstd::stream::read::Decoder::new(file).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut reader = BufReader::with_capacity(256 << 10, decoder);
+    let mut buf = Vec::new();
+    let mut n = 0u64;
+    loop {
+        buf.clear();
+        let read = (&mut reader).take(MAX_LINE_BYTES as u64 + 1).read_until(b'\n', &mut buf);
+        match read {
+            Ok(0) => return Ok(()),
+            Ok(_) if buf.len() > MAX_LINE_BYTES && !buf.ends_with(b"\n") => {
+                return Err(format!("{}: a line of over {MAX_LINE_BYTES} bytes after line {n}; the rest is not read", path.display()))
+            }
+            Ok(_) => {
+                n += 1;
+                let line = buf.strip_suffix(b"\n").unwrap_or(&buf);
+                if !line.is_empty() {
+                    each(n, line);
+                }
+            }
+            Err(e) => return Err(format!("{}: damaged after line {n} ({e}); the lines before it are kept", path.display())),
+        }
+    }
+}
+
+fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+/// Writes one new segment: lines go to a temporary file, and [`commit`](Self::commit)
+/// makes it durable and visible.
+pub struct SegmentWriter {
+    dir: PathBuf,
+    open: Option<(tempfile::NamedTempFile, zstd::stream::write::Encoder<'static, BufWriter<File>>)>,
+    lines: u64,
+}
+
+impl SegmentWriter {
+    fn encoder(&mut self) -> Result<&mut zstd::stream::write::Encoder<'static, BufWriter<File>>, ArchiveError> {
+        if self.open.is_none() {
+            crate::fsutil::private_dir(&self.dir).map_err(io_err(&self.dir))?;
+            let tmp = tempfile::Builder::new().prefix(".segment-").suffix(".tmp").tempfile_in(&self.dir).map_err(io_err(&self.dir))?;
+            let file = tmp.as_file().try_clone().map_err(io_err(&self.dir))?;
+            let enc =
+                zstd::stream::write::Encoder::new(BufWriter::with_capacity(256 << 10, file), ZSTD_LEVEL).map_err(io_err(&self.dir))?;
+            self.open = Some((tmp, enc));
+        }
+        match &mut self.open {
+            Some((_, enc)) => Ok(enc),
+            None => unreachable!("opened above"),
+        }
+    }
+
+    fn raw_line(&mut self, bytes: &[u8]) -> Result<(), ArchiveError> {
+        let dir = self.dir.clone();
+        let enc = self.encoder()?;
+        enc.write_all(bytes).and_then(|()| enc.write_all(b"\n")).map_err(io_err(&dir))?;
+        self.lines += 1;
+        Ok(())
+    }
+
+    fn json_line(&mut self, value: &impl Serialize) -> Result<(), ArchiveError> {
+        let bytes = serde_json::to_vec(value).map_err(|e| ArchiveError::Io { path: self.dir.clone(), source: e.into() })?;
+        self.raw_line(&bytes)
+    }
+
+    /// A session read whole: a reset, then every turn.
+    pub fn session(&mut self, meta: &SessionMeta, turns: &[Turn]) -> Result<(), ArchiveError> {
+        self.json_line(&Reset { reset: meta.key() })?;
+        self.turns(meta, turns)
+    }
+
+    /// Turns added to (or rewritten in) a session, with its fields as they are now.
+    pub fn turns(&mut self, meta: &SessionMeta, turns: &[Turn]) -> Result<(), ArchiveError> {
+        for t in turns {
+            self.json_line(&TurnDoc::new(meta, t))?;
+        }
+        Ok(())
+    }
+
+    /// Lines written so far.
+    pub fn lines(&self) -> u64 {
+        self.lines
+    }
+
+    /// Finishes the frame, fsyncs it and renames it to the next segment number; a
+    /// writer that wrote nothing leaves nothing behind.
+    pub fn commit(mut self) -> Result<Option<PathBuf>, ArchiveError> {
+        let Some((tmp, enc)) = self.open.take() else { return Ok(None) };
+        let dir = self.dir.clone();
+        let mut buffered = enc.finish().map_err(io_err(&dir))?;
+        buffered.flush().map_err(io_err(&dir))?;
+        tmp.as_file().sync_all().map_err(io_err(&dir))?;
+        let next = Archive::new(&dir).segments()?.last().map_or(1, |(n, _)| n + 1);
+        let path = dir.join(format!("{next:08}.ndjson.zst"));
+        tmp.persist_noclobber(&path).map_err(|e| io_err(&path)(e.error))?;
+        sync_dir(&dir).map_err(io_err(&dir))?;
+        Ok(Some(path))
+    }
+}
+
+/// Sessions `deja forget` removed: the next index run does not bring them back from a
+/// source that still holds them. One JSON object per line in
+/// `${XDG_DATA_HOME:-~/.local/share}/deja/tombstones`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Tombstone {
+    /// `<harness>:<session>`.
+    pub session: String,
+    pub forgotten: Timestamp,
+}
+
+/// The tombstones file of an environment.
+pub fn tombstones_path(env: &crate::StoreEnv) -> PathBuf {
+    env.data_dir().join("tombstones")
+}
+
+/// Every forgotten session key (an unreadable line is skipped: at worst a session comes back).
+pub fn load_tombstones(path: &Path) -> HashSet<String> {
+    let Ok(text) = std::fs::read_to_string(path) else { return HashSet::new() };
+    text.lines().filter_map(|l| serde_json::from_str::<Tombstone>(l).ok()).map(|t| t.session).collect()
+}
+
+/// Appends tombstones for `keys`, synced before returning: the sessions are removed
+/// from the archive and index only after this.
+pub fn add_tombstones(path: &Path, keys: &[String]) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        crate::fsutil::private_dir(dir)?;
+    }
+    let mut file = crate::fsutil::open_private(path, File::options().create(true).append(true))?;
+    let now = Timestamp::now();
+    let mut out = Vec::new();
+    for key in keys {
+        serde_json::to_writer(&mut out, &Tombstone { session: key.clone(), forgotten: now }).map_err(std::io::Error::other)?;
+        out.push(b'\n');
+    }
+    file.write_all(&out)?;
+    file.sync_all()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Role;
+
+    fn meta(id: &str, title: &str) -> SessionMeta {
+        SessionMeta {
+            harness: "claude".into(),
+            id: id.into(),
+            title: Some(title.into()),
+            project: Some("/p".into()),
+            path: "/src/a.jsonl".into(),
+            started: None,
+            updated: Some(Timestamp(1_000)),
+            parent: None,
+            kind: None,
+            agent: None,
+            machine: None,
+            turns: 0,
+        }
+    }
+
+    fn turn(seq: u32, text: &str) -> Turn {
+        let mut t = Turn::new(Role::User, text);
+        t.seq = seq;
+        t
+    }
+
+    #[test]
+    fn folding_keeps_the_last_copy_and_honours_resets() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let archive = Archive::new(tmp.path().join("archive"));
+        let mut w = archive.writer();
+        w.session(&meta("a", "first"), &[turn(0, "zero"), turn(1, "one"), turn(2, "two")]).expect("write");
+        w.session(&meta("b", "other"), &[turn(0, "b zero")]).expect("write");
+        w.commit().expect("commit");
+        let mut w = archive.writer();
+        w.turns(&meta("a", "renamed"), &[turn(1, "one, with its result"), turn(3, "three")]).expect("write");
+        w.commit().expect("commit");
+        let (sessions, problems) = archive.load(|_| true).expect("load");
+        assert!(problems.is_empty(), "{problems:?}");
+        let a = &sessions[0];
+        assert_eq!(a.key(), "claude:a");
+        assert_eq!(a.fields.title.as_deref(), Some("renamed"));
+        assert_eq!(a.turns.iter().map(|t| t.text.as_str()).collect::<Vec<_>>(), ["zero", "one, with its result", "two", "three"]);
+
+        // Read again whole, shorter: the reset drops what came before.
+        let mut w = archive.writer();
+        w.session(&meta("a", "again"), &[turn(0, "only")]).expect("write");
+        w.commit().expect("commit");
+        let (sessions, _) = archive.load(|k| k == "claude:a").expect("load");
+        assert_eq!(sessions.len(), 1);
+        assert_eq!(sessions[0].turns.len(), 1);
+        assert_eq!(archive.session_keys().expect("keys").len(), 2);
+    }
+
+    #[test]
+    fn rewrite_folds_into_one_segment_and_drops_what_is_forgotten() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let archive = Archive::new(tmp.path().join("archive"));
+        for round in 0..3 {
+            let mut w = archive.writer();
+            w.session(&meta("a", "a"), &[turn(0, &format!("a round {round}"))]).expect("write");
+            w.session(&meta("b", "b"), &[turn(0, "b")]).expect("write");
+            w.commit().expect("commit");
+        }
+        assert_eq!(archive.segments().expect("segments").len(), 3);
+        let before = archive.load(|k| k == "claude:a").expect("load").0;
+        let report = archive.rewrite(|d| d.session_key() == "claude:b").expect("rewrite");
+        assert_eq!((report.kept, report.dropped), (1, 1));
+        assert_eq!(archive.segments().expect("segments").len(), 1);
+        assert_eq!(archive.load(|k| k == "claude:a").expect("load").0, before, "folding is unchanged by compaction");
+        assert!(!archive.session_keys().expect("keys").contains("claude:b"));
+    }
+
+    #[test]
+    fn compacting_the_newest_segments_keeps_resets_that_reach_older_ones() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let archive = Archive::new(tmp.path().join("archive"));
+        let mut w = archive.writer();
+        let long: Vec<Turn> = (0..200).map(|i| turn(i, &format!("turn {i} of a long first build {}", "x".repeat(i as usize)))).collect();
+        w.session(&meta("a", "a"), &long).expect("write");
+        w.commit().expect("commit");
+        // Read again whole, shorter, in a small segment; then many small refreshes.
+        let mut w = archive.writer();
+        w.session(&meta("a", "a"), &[turn(0, "rewritten")]).expect("write");
+        w.commit().expect("commit");
+        for i in 0..COMPACT_AFTER_SEGMENTS as u32 {
+            let mut w = archive.writer();
+            w.turns(&meta("b", "b"), &[turn(i, "small")]).expect("write");
+            w.commit().expect("commit");
+        }
+        let before = archive.load(|_| true).expect("load").0;
+        archive.compact(|_| false).expect("compact");
+        let after = archive.segments().expect("segments");
+        assert!(after.len() < COMPACT_AFTER_SEGMENTS / 2 + 2, "{} segments", after.len());
+        assert_eq!(archive.load(|_| true).expect("load").0, before);
+        assert_eq!(before[0].turns.len(), 1, "the reset still drops the long first copy");
+    }
+
+    #[test]
+    fn a_damaged_segment_is_named_and_the_others_are_read() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let archive = Archive::new(tmp.path().join("archive"));
+        let mut w = archive.writer();
+        w.session(&meta("a", "a"), &[turn(0, "kept")]).expect("write");
+        w.commit().expect("commit");
+        std::fs::write(archive.dir.join("00000002.ndjson.zst"), b"\x28\xb5\x2f\xfd garbage").expect("write");
+        let (sessions, problems) = archive.load(|_| true).expect("load");
+        assert_eq!(sessions.len(), 1);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].contains("00000002.ndjson.zst"), "{problems:?}");
+        // A new segment after the damaged one still gets the next number.
+        let mut w = archive.writer();
+        w.session(&meta("b", "b"), &[turn(0, "after")]).expect("write");
+        let path = w.commit().expect("commit").expect("written");
+        assert!(path.ends_with("00000003.ndjson.zst"));
+    }
+
+    #[test]
+    fn tombstones_round_trip() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let path = tmp.path().join("deja/tombstones");
+        add_tombstones(&path, &["claude:a".into(), "codex:b".into()]).expect("add");
+        std::fs::OpenOptions::new().append(true).open(&path).and_then(|mut f| f.write_all(b"not json\n")).expect("garbage");
+        let set = load_tombstones(&path);
+        assert_eq!(set.len(), 2);
+        assert!(set.contains("codex:b"));
+    }
+}

@@ -1,0 +1,225 @@
+//! deja's settings file, `${XDG_CONFIG_HOME:-~/.config}/deja/config.toml` (or
+//! `DEJA_CONFIG`), and the exclusions it declares: history deja must never index or
+//! archive.
+//!
+//! ```toml
+//! [exclude]
+//! # Working directories (and everything under them).
+//! projects = ["~/work/client-secret", "/srv/payroll"]
+//! # Adapter ids (`deja harnesses` lists them).
+//! harnesses = ["cursor"]
+//! # Glob patterns on the working directory (globset syntax; `**` crosses directories).
+//! globs = ["**/scratch/**", "/tmp/**"]
+//! ```
+//!
+//! A missing file is no exclusions. A file that does not parse, names an unknown key or
+//! holds a bad pattern is an error naming the file, line and column: indexing with part
+//! of the user's exclusions silently ignored would archive what they asked to keep out.
+//!
+//! The `toml` crate parses (with serde and located errors) and `globset` (ripgrep's
+//! matcher) compiles the patterns into one automaton.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::StoreEnv;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{path}: {reason}")]
+    Invalid { path: PathBuf, reason: String },
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// The settings file as written.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default)]
+    pub exclude: ExcludeRules,
+}
+
+/// `[exclude]`: what is never indexed or archived.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExcludeRules {
+    #[serde(default)]
+    pub projects: Vec<String>,
+    #[serde(default)]
+    pub harnesses: Vec<String>,
+    #[serde(default)]
+    pub globs: Vec<String>,
+}
+
+/// Where the settings file is.
+pub fn config_path(env: &StoreEnv) -> PathBuf {
+    env.path_var("DEJA_CONFIG").unwrap_or_else(|| env.xdg_config_home().join("deja").join("config.toml"))
+}
+
+/// The settings in effect: the file's, or the defaults when there is none.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub path: PathBuf,
+    /// The file exists.
+    pub found: bool,
+    pub config: Config,
+    pub exclusions: Exclusions,
+}
+
+impl Settings {
+    pub fn load(env: &StoreEnv) -> Result<Settings, ConfigError> {
+        let path = config_path(env);
+        let text = match std::fs::read(&path) {
+            Ok(bytes) => String::from_utf8(bytes).map_err(|e| ConfigError::Invalid {
+                path: path.clone(),
+                reason: format!("not UTF-8 (at byte {})", e.utf8_error().valid_up_to()),
+            })?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(Settings { path, found: false, config: Config::default(), exclusions: Exclusions::default() })
+            }
+            Err(source) => return Err(ConfigError::Io { path, source }),
+        };
+        let config: Config = toml::from_str(&text).map_err(|e| ConfigError::Invalid { path: path.clone(), reason: located(&text, &e) })?;
+        let exclusions = Exclusions::new(&config.exclude, env).map_err(|reason| ConfigError::Invalid { path: path.clone(), reason })?;
+        Ok(Settings { path, found: true, config, exclusions })
+    }
+}
+
+/// A TOML error as `line L, column C: message`.
+fn located(text: &str, e: &toml::de::Error) -> String {
+    let message = e.message().trim().to_string();
+    match e.span() {
+        Some(span) => {
+            let before = &text[..span.start.min(text.len())];
+            let line = before.matches('\n').count() + 1;
+            let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+            format!("line {line}, column {column}: {message}")
+        }
+        None => message,
+    }
+}
+
+/// The compiled exclusion rules.
+#[derive(Debug, Clone, Default)]
+pub struct Exclusions {
+    projects: Vec<PathBuf>,
+    harnesses: Vec<String>,
+    globs: Option<(globset::GlobSet, Vec<String>)>,
+    fingerprint: u64,
+}
+
+impl Exclusions {
+    /// Compiles the rules; `Err` names the pattern that is not one.
+    pub fn new(rules: &ExcludeRules, env: &StoreEnv) -> Result<Exclusions, String> {
+        let projects = rules.projects.iter().map(|p| normalize_dir(&env.expand(p))).collect();
+        let globs = if rules.globs.is_empty() {
+            None
+        } else {
+            let mut b = globset::GlobSetBuilder::new();
+            for g in &rules.globs {
+                let pattern = env.expand(g).to_string_lossy().into_owned();
+                let glob = globset::GlobBuilder::new(&pattern)
+                    .literal_separator(true)
+                    .build()
+                    .map_err(|e| format!("exclude.globs: `{g}` is not a glob pattern ({})", e.kind()))?;
+                b.add(glob);
+            }
+            Some((b.build().map_err(|e| format!("exclude.globs: {e}"))?, rules.globs.clone()))
+        };
+        let fingerprint = xxhash_rust::xxh3::xxh3_64(serde_json::to_string(rules).unwrap_or_default().as_bytes());
+        Ok(Exclusions { projects, harnesses: rules.harnesses.clone(), globs, fingerprint })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.projects.is_empty() && self.harnesses.is_empty() && self.globs.is_none()
+    }
+
+    /// Changes whenever the rules do: an index run that sees a new one removes what the
+    /// new rules exclude from what was indexed before them.
+    pub fn fingerprint(&self) -> u64 {
+        if self.is_empty() {
+            0
+        } else {
+            self.fingerprint
+        }
+    }
+
+    /// The rule that excludes a session of `harness` run in `project`, if one does.
+    pub fn excluded_by(&self, harness: &str, project: Option<&str>) -> Option<String> {
+        if self.harnesses.iter().any(|h| h == harness) {
+            return Some(format!("harness {harness}"));
+        }
+        let project = project.filter(|p| !p.is_empty())?;
+        let dir = normalize_dir(Path::new(project));
+        if let Some(p) = self.projects.iter().find(|p| dir.starts_with(p)) {
+            return Some(format!("project {}", p.display()));
+        }
+        let (set, patterns) = self.globs.as_ref()?;
+        set.matches(&dir).first().map(|i| format!("glob {}", patterns.get(*i).map_or("?", String::as_str)))
+    }
+}
+
+/// A directory with `.` components and trailing separators gone, so that
+/// `/a/b/` and `/a/./b` name the same project as `/a/b`.
+fn normalize_dir(p: &Path) -> PathBuf {
+    p.components().filter(|c| !matches!(c, std::path::Component::CurDir)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env_with(config: &str) -> (tempfile::TempDir, StoreEnv) {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let dir = tmp.path().join(".config/deja");
+        std::fs::create_dir_all(&dir).expect("dir");
+        std::fs::write(dir.join("config.toml"), config).expect("write");
+        let env = StoreEnv::with_home(tmp.path());
+        (tmp, env)
+    }
+
+    #[test]
+    fn rules_match_projects_harnesses_and_globs() {
+        let (tmp, env) =
+            env_with("[exclude]\nprojects = [\"~/work/secret/\"]\nharnesses = [\"cursor\"]\nglobs = [\"**/scratch/**\", \"/tmp/*\"]\n");
+        let s = Settings::load(&env).expect("load");
+        assert!(s.found);
+        let home = tmp.path().to_string_lossy().into_owned();
+        let x = &s.exclusions;
+        assert_eq!(x.excluded_by("claude", Some(&format!("{home}/work/secret"))).as_deref(), Some(&*format!("project {home}/work/secret")));
+        assert!(x.excluded_by("claude", Some(&format!("{home}/work/secret/sub/./dir"))).is_some());
+        assert!(x.excluded_by("claude", Some(&format!("{home}/work/secretive"))).is_none(), "a prefix of a name is not the directory");
+        assert_eq!(x.excluded_by("cursor", None).as_deref(), Some("harness cursor"));
+        assert_eq!(x.excluded_by("codex", Some("/home/u/a/scratch/b")).as_deref(), Some("glob **/scratch/**"));
+        assert!(x.excluded_by("codex", Some("/tmp/x")).is_some());
+        assert!(x.excluded_by("codex", Some("/tmp/x/y")).is_none(), "`*` does not cross a directory");
+        assert!(x.excluded_by("codex", Some("/home/u/p")).is_none());
+        assert!(x.excluded_by("codex", None).is_none());
+        assert_ne!(x.fingerprint(), 0);
+    }
+
+    #[test]
+    fn bad_files_are_named_with_line_and_column() {
+        let (_tmp, env) = env_with("[exclude]\nprojets = [\"/a\"]\n");
+        let err = Settings::load(&env).expect_err("unknown key").to_string();
+        assert!(err.contains("config.toml") && err.contains("line 2") && err.contains("projets"), "{err}");
+        let (_tmp, env) = env_with("[exclude]\nglobs = [\"a[\"]\n");
+        let err = Settings::load(&env).expect_err("bad glob").to_string();
+        assert!(err.contains("`a[` is not a glob pattern"), "{err}");
+        let (_tmp, env) = env_with("exclude = 3");
+        assert!(Settings::load(&env).is_err());
+    }
+
+    #[test]
+    fn no_file_is_no_exclusions() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let s = Settings::load(&StoreEnv::with_home(tmp.path())).expect("load");
+        assert!(!s.found && s.exclusions.is_empty() && s.exclusions.fingerprint() == 0);
+    }
+}
