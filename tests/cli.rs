@@ -4,8 +4,10 @@
 //! ([`mcp`], and under fuzzing-style input, [`fuzz_mcp`]), ordinary mistakes and hostile
 //! settings ([`misuse`]), resume commands and `deja handoff` ([`handoff`]), every kind of
 //! secret kept out of all of them ([`secrets`]), `deja install` and the hooks
-//! ([`wiring`]), and the files deja keeps fresh after install ([`live_files`]).
+//! ([`wiring`]), the files deja keeps fresh after install ([`live_files`]), and the
+//! archive under rebuilds, upgrades, kills, `forget`, exclusions and export/import ([`archive`]).
 
+mod archive;
 mod e2e;
 mod every_harness;
 mod fuzz_mcp;

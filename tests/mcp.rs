@@ -333,19 +333,24 @@ fn a_missing_index_is_said_and_never_waited_for() {
 }
 
 #[test]
-fn an_index_of_another_version_is_said_not_misread() {
+fn an_index_of_another_version_answers_until_its_rebuild_is_swapped_in() {
     let h = Home::planted(false);
     h.index();
-    std::fs::write(h.index.join("version"), "1\n").expect("write version");
+    let current = || std::fs::read_to_string(h.index.join("current")).expect("current").trim().to_string();
+    let old = current();
+    std::fs::write(h.index.join(&old).join("version"), "1\n").expect("write version");
     let mut c = Client::start(&h, &[("DEJA_MCP_REFRESH", "0")]);
     c.initialize();
     let t = c.answer(json!({"mode": "recall", "q": "psycopg2"}));
-    assert!(t.contains("another version of deja") && t.contains("deja index"), "{t}");
-    // The CLI says the same when told not to refresh, and rebuilds when it may.
-    let out = h.deja(&["how", "cargo", "test", "--no-refresh"]);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("another version of deja"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(t.contains("psycopg2"), "the old generation still answers: {t}");
+    let out = h.deja(&["how", "cargo", "test", "--no-refresh", "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // A refresh builds a new generation of this version and swaps it in.
     let r = h.json(&["how", "cargo", "test", "--json"]);
     assert_eq!(r["commands"][0]["command"], "cargo test -p app", "{r}");
+    assert_ne!(current(), old, "a new generation serves");
+    let version = std::fs::read_to_string(h.index.join(current()).join("version")).expect("version");
+    assert_eq!(version.trim(), deja_core::index::schema::SCHEMA_VERSION.to_string());
 }
 
 /// Calls whose `q` holds this word sleep first (debug builds only; see

@@ -125,7 +125,8 @@ fn the_index_directory_is_made_private_and_planted_links_are_not_followed() {
     assert_eq!(std::fs::read_to_string(&victim).expect("victim"), "precious", "no write went through a link");
     assert_eq!(mode(&h.index), 0o700, "an existing 0777 index directory is tightened");
     let mut files = 0;
-    for dir in [h.index.clone(), h.index.join("tantivy")] {
+    let generation = h.index.join(std::fs::read_to_string(h.index.join("current")).expect("current").trim());
+    for dir in [h.index.clone(), generation.clone(), generation.join("tantivy")] {
         for entry in std::fs::read_dir(&dir).expect("read index") {
             let path = entry.expect("entry").path();
             let m = std::fs::symlink_metadata(&path).expect("stat");

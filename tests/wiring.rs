@@ -177,14 +177,15 @@ fn hooks_fail_open() {
         let out = hook(&h, sub, prompt);
         assert!(out.status.success() && out.stdout.is_empty(), "{sub}: {}", String::from_utf8_lossy(&out.stdout));
     }
-    assert!(!h.index.join("tantivy").exists(), "a hook never builds the index");
+    assert!(!h.index.join("current").exists(), "a hook never builds the index");
     h.json(&["index", "--json"]);
     for garbage in [&b"not json at all {{{"[..], b"", &[0xff, 0xfe, 0x00, 0x7b], b"[1,2,3]"] {
         let out = hook(&h, "hook-prompt", garbage);
         assert!(out.status.success() && out.stdout.is_empty(), "garbage {garbage:?}: {}", String::from_utf8_lossy(&out.stdout));
     }
     // A first build in progress elsewhere (the writer lock held, progress recorded).
-    std::fs::remove_file(h.index.join("manifest")).ok();
+    let generation = std::fs::read_to_string(h.index.join("current")).expect("current");
+    std::fs::remove_file(h.index.join(generation.trim()).join("manifest")).expect("remove the manifest");
     let lock = std::fs::File::options().read(true).write(true).open(h.index.join("writer.lock")).expect("lock");
     lock.lock().expect("lock");
     std::fs::write(h.index.join("first-build"), r#"{"pid":1,"jobs":3,"total_bytes":10,"parsed":1,"parsed_bytes":1}"#).expect("progress");

@@ -140,12 +140,25 @@ pub fn run(args: DoctorArgs) -> Result<ExitCode> {
         "last_refresh_seconds_ago": refreshed,
         "writer_lock": lock_state(&paths),
         "first_build": deja_core::index::progress::first_build(&paths).map(|p| json!({"pid": p.pid, "percent": p.percent(), "parsed": p.parsed, "jobs": p.jobs})),
+        "generation": paths.generation_name(),
+        "rebuilding": std::fs::read_to_string(paths.rebuilding()).ok().map(|s| s.trim().to_string()),
         "binary": exe,
     });
+    // A settings file that does not parse is a problem to fix, not a reason to stop here.
+    let settings = deja_core::config::Settings::load(&env);
+    let config = match &settings {
+        Ok(s) => crate::config_cmd::effective(&env, s),
+        Err(e) => {
+            problems += 1;
+            json!({"error": e.to_string()})
+        }
+    };
     if args.json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&json!({"schema_version": 1, "harnesses": harnesses, "index": index, "problems": problems}))?
+            serde_json::to_string_pretty(
+                &json!({"schema_version": 1, "harnesses": harnesses, "index": index, "config": config, "problems": problems})
+            )?
         );
         return Ok(if problems == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE });
     }
@@ -194,6 +207,30 @@ pub fn run(args: DoctorArgs) -> Result<ExitCode> {
         deja_core::index::schema::SCHEMA_VERSION,
         ago(refreshed),
         lock_state(&paths)
+    );
+    if let Some(g) = index["rebuilding"].as_str() {
+        println!("  ! a rebuild into {g} did not finish; the next `deja index` builds it again (searches use the serving generation)");
+    }
+    match &settings {
+        Ok(s) => {
+            let rules = &s.config.exclude;
+            let mut excluded: Vec<String> = rules.projects.iter().map(|p| format!("project {p}")).collect();
+            excluded.extend(rules.harnesses.iter().map(|h| format!("harness {h}")));
+            excluded.extend(rules.globs.iter().map(|g| format!("glob {g}")));
+            println!(
+                "settings {} — {}",
+                s.path.display(),
+                if excluded.is_empty() { "no exclusions".to_string() } else { format!("excludes {}", excluded.join(", ")) }
+            );
+        }
+        Err(e) => println!("! settings: {e}\n      fix: correct the file (indexing refuses to run while it does not parse)"),
+    }
+    println!(
+        "archive {} — {} segment(s), {}; {} session(s) forgotten",
+        config["archive"]["dir"].as_str().unwrap_or("-"),
+        config["archive"]["segments"],
+        crate::output::human_bytes(config["archive"]["bytes"].as_u64().unwrap_or(0)),
+        config["tombstones"]["sessions"]
     );
     if problems > 0 {
         println!("{problems} problem(s): see the `fix:` lines above");

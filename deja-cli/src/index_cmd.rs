@@ -43,7 +43,8 @@ pub struct IndexArgs {
     /// Only these harnesses (repeatable); see `deja harnesses`.
     #[arg(long = "harness", value_name = "ID")]
     pub harness: Vec<String>,
-    /// Throw the index away and build it anew.
+    /// Build a new index generation from the sources and the archive, and swap it in when
+    /// complete (searches answer from the old one until then).
     #[arg(long)]
     pub rebuild: bool,
     /// Print the report as JSON.
@@ -150,6 +151,11 @@ pub fn report_json(report: &IndexReport) -> serde_json::Value {
         "index_dir": report.index_dir.to_string_lossy(),
         "elapsed_ms": report.elapsed_ms,
         "harnesses": report.harnesses,
+        "new_generation": report.new_generation,
+        "restored_from_archive": report.restored,
+        "purged_by_exclusions": report.purged,
+        "seeded_into_archive": report.seeded,
+        "archive_problems": report.archive_problems,
     })
 }
 
@@ -194,6 +200,29 @@ pub fn render_report(report: &IndexReport) -> String {
     let repaired: u64 = report.harnesses.values().map(|h| h.repaired_lines).sum();
     if repaired > 0 {
         out.push_str(&format!("{repaired} line(s) held invalid UTF-8: each bad byte was replaced with U+FFFD and the line kept\n"));
+    }
+    let forgotten: u64 = report.harnesses.values().map(|h| h.forgotten).sum();
+    let excluded: u64 = report.harnesses.values().map(|h| h.excluded).sum();
+    if forgotten + excluded > 0 {
+        out.push_str(&format!(
+            "not indexed: {forgotten} forgotten session(s) (`deja forget`), {excluded} excluded by {}\n",
+            deja_core::config::config_path(&StoreEnv::from_process()).display()
+        ));
+    }
+    if report.seeded > 0 {
+        out.push_str(&format!("{} session(s) copied from the existing index into the archive\n", report.seeded));
+    }
+    if report.purged > 0 {
+        out.push_str(&format!("{} session(s) removed from the index and archive: the exclusions now cover them\n", report.purged));
+    }
+    if let Some(generation) = &report.new_generation {
+        out.push_str(&format!(
+            "built a new index generation ({generation}); {} session(s) whose sources are gone restored from the archive\n",
+            report.restored
+        ));
+    }
+    for p in &report.archive_problems {
+        out.push_str(&format!("archive: {p}\n"));
     }
     let unread = report.unreadable().count();
     if unread > 0 {

@@ -6,8 +6,10 @@
 mod adapters;
 mod aider;
 mod bench;
+mod config_cmd;
 mod demo;
 mod doctor;
+mod forget;
 mod goose;
 mod handoff;
 mod harnesses;
@@ -22,6 +24,7 @@ mod remember;
 mod rewire;
 mod search_cmd;
 mod show;
+mod transfer;
 
 use std::process::ExitCode;
 
@@ -84,6 +87,14 @@ enum Command {
     Remember(remember::RememberArgs),
     /// Errors that hit three or more separate sessions.
     Friction(recall_cmd::FrictionArgs),
+    /// Remove sessions from the archive and the index for good (by id, project, harness, age or search).
+    Forget(forget::ForgetArgs),
+    /// Write history as NDJSON, one redacted document per turn (to move it, or feed a search engine).
+    Export(transfer::ExportArgs),
+    /// Merge NDJSON written by `deja export` (another machine's history) into this one.
+    Import(transfer::ImportArgs),
+    /// Show the settings in effect: exclusions, where the index, archive and settings file are.
+    Config(config_cmd::ConfigArgs),
     /// Wire deja into harnesses: the MCP server, skills and commands; `<id>-auto` adds hooks.
     #[command(long_about = "Wire deja into harnesses. A target is a harness id (the MCP server, plus the skill or \
                             command the harness reads) or `<id>-auto` (adds auto-recall: hooks or a plugin). Configs are \
@@ -259,6 +270,10 @@ fn main() -> ExitCode {
         Command::Orient(a) => recall_cmd::orient(a),
         Command::Remember(a) => remember::run(a),
         Command::Friction(a) => recall_cmd::friction(a),
+        Command::Forget(a) => forget::run(a),
+        Command::Export(a) => transfer::export(a),
+        Command::Import(a) => transfer::import(a),
+        Command::Config(a) => config_cmd::run(a),
         Command::HookSessionStart(a) => Ok(hooks::run(hooks::Hook::SessionStart, a)),
         Command::HookPrompt(a) => Ok(hooks::run(hooks::Hook::Prompt, a)),
         Command::HookTool(a) => Ok(hooks::run(hooks::Hook::Tool, a)),

@@ -769,20 +769,25 @@ impl Server {
         }
     }
 
-    /// The index, or a sentence saying why there is none to answer from.
+    /// The index, or a sentence saying why there is none to answer from. A generation
+    /// of another schema version starts a rebuild and, while that runs beside it, still
+    /// answers when it can be read.
     fn open_view(&self) -> Result<IndexView, String> {
         let building = if self.refresher.busy() { "an index build is running now" } else { "run `deja index` to build it" };
-        let version = std::fs::read_to_string(self.paths.version()).ok().and_then(|v| v.trim().parse::<u32>().ok());
-        if !self.paths.exists() {
+        // Which generation serves is read on every call: a rebuild may have swapped it.
+        let paths = IndexPaths::new(&self.paths.root);
+        if !paths.exists() {
             return Err(format!("deja: the history index is not built yet ({building}); there is nothing to answer from yet."));
         }
-        if version.is_some_and(|v| v != SCHEMA_VERSION) {
+        if paths.schema_version().is_some_and(|v| v != SCHEMA_VERSION) {
             self.refresher.spawn(None);
-            return Err(format!(
-                "deja: the history index was built by another version of deja and is being rebuilt ({building}); try again shortly."
-            ));
         }
-        IndexView::open(&self.paths).map_err(|e| format!("deja: the history index cannot be opened ({e}); {building}."))
+        IndexView::open(&paths).map_err(|e| match e {
+            deja_core::index::IndexError::OtherVersion(_) => format!(
+                "deja: the history index was built by another version of deja and is being rebuilt ({building}); try again shortly."
+            ),
+            e => format!("deja: the history index cannot be opened ({e}); {building}."),
+        })
     }
 
     /// Saves an agent's note, at most [`AGENT_NOTES_PER_MINUTE`] per process (and the

@@ -20,6 +20,11 @@ pub fn resume_json(meta: &deja_core::index::SessionMeta) -> (serde_json::Value, 
 
 /// Parses `30d`, `12h`, `2w`, `90m`, or a date `2026-01-02` (or any timestamp shape).
 pub fn parse_since(s: &str, now: Timestamp) -> Result<Timestamp> {
+    parse_when("--since", s, now)
+}
+
+/// [`parse_since`] for any flag, named in the errors.
+pub fn parse_when(flag: &str, s: &str, now: Timestamp) -> Result<Timestamp> {
     let s = s.trim();
     if let Some(unit) = s.chars().last().filter(|c| c.is_ascii_alphabetic()) {
         let n: &str = &s[..s.len() - 1];
@@ -30,20 +35,19 @@ pub fn parse_since(s: &str, now: Timestamp) -> Result<Timestamp> {
                 'd' => 86_400_000,
                 'w' => 7 * 86_400_000,
                 'y' => 365 * 86_400_000,
-                _ => bail!("--since {s}: unknown unit `{unit}` (use m, h, d, w or y, or a date like 2026-01-02)"),
+                _ => bail!("{flag} {s}: unknown unit `{unit}` (use m, h, d, w or y, or a date like 2026-01-02)"),
             };
             if n < 0 {
-                bail!("--since {s}: an age counts back from now, so it cannot be negative");
+                bail!("{flag} {s}: an age counts back from now, so it cannot be negative");
             }
             // Anything before the epoch finds the same turns as the epoch; only an age
             // too large to count in milliseconds is refused.
-            let ms = n
-                .checked_mul(unit_ms)
-                .ok_or_else(|| anyhow::anyhow!("--since {s}: too far back (at most {}{unit})", i64::MAX / unit_ms))?;
+            let ms =
+                n.checked_mul(unit_ms).ok_or_else(|| anyhow::anyhow!("{flag} {s}: too far back (at most {}{unit})", i64::MAX / unit_ms))?;
             return Ok(Timestamp(now.0.saturating_sub(ms).max(0)));
         }
     }
-    Timestamp::parse_str(s).ok_or_else(|| anyhow::anyhow!("--since {s}: expected an age like 30d or a date like 2026-01-02"))
+    Timestamp::parse_str(s).ok_or_else(|| anyhow::anyhow!("{flag} {s}: expected an age like 30d or a date like 2026-01-02"))
 }
 
 /// The most results one command returns: every hit is read and rendered, so a larger

@@ -58,6 +58,9 @@ pub fn run(args: ShowArgs) -> Result<ExitCode> {
     println!("{}  [{}]", safe(meta.title.as_deref().unwrap_or("(untitled)")), meta.harness);
     println!("id       {}", safe(&meta.id));
     println!("project  {}", safe(meta.project.as_deref().unwrap_or("-")));
+    if let Some(machine) = &meta.machine {
+        println!("machine  {} (imported)", safe(machine));
+    }
     println!("when     {} → {}", short_time(meta.started), short_time(meta.updated));
     println!("source   {}", safe(&meta.path));
     if let Some(p) = &meta.parent {

@@ -159,7 +159,30 @@ impl StoreEnv {
         self.path_var("DEJA_INDEX_DIR").unwrap_or_else(|| self.xdg_cache_home().join("deja"))
     }
 
-    /// deja's primary data (notes): `${XDG_DATA_HOME:-~/.local/share}/deja`.
+    /// This machine's name, as `deja export` marks sessions read here: `DEJA_MACHINE`,
+    /// else the host name, else `COMPUTERNAME`, else `unknown`.
+    pub fn machine_name(&self) -> String {
+        if let Some(m) = self.var("DEJA_MACHINE") {
+            return m.to_string();
+        }
+        #[cfg(unix)]
+        {
+            let mut buf = [0u8; 256];
+            // SAFETY: the buffer is valid for its length; gethostname NUL-terminates
+            // within it or truncates, and the length is taken up to the first NUL.
+            let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+            if rc == 0 {
+                let end = buf.iter().position(|b| *b == 0).unwrap_or(buf.len());
+                let name = String::from_utf8_lossy(&buf[..end]).trim().to_string();
+                if !name.is_empty() {
+                    return name;
+                }
+            }
+        }
+        self.var("COMPUTERNAME").map_or_else(|| "unknown".to_string(), str::to_string)
+    }
+
+    /// deja's primary data (the archive, tombstones, notes): `${XDG_DATA_HOME:-~/.local/share}/deja`.
     pub fn data_dir(&self) -> PathBuf {
         self.path_var("DEJA_DATA_DIR").unwrap_or_else(|| self.xdg_data_home().join("deja"))
     }

@@ -192,6 +192,32 @@ pub fn append_note(path: &Path, note: &Note) -> std::io::Result<()> {
     opts.open(path)?.write_all(&line)
 }
 
+/// Rewrites the notes file without the notes whose id is in `ids` (`deja forget`);
+/// returns how many went. Lines that are not notes are kept as they are. The file is
+/// replaced atomically, so a crash leaves the old one or the new one.
+pub fn remove_notes(path: &Path, ids: &std::collections::HashSet<String>) -> std::io::Result<usize> {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(e),
+    };
+    let mut kept = Vec::with_capacity(bytes.len());
+    let mut removed = 0;
+    for line in bytes.split_inclusive(|b| *b == b'\n') {
+        let id =
+            serde_json::from_slice::<Value>(line.trim_ascii()).ok().and_then(|v| v.get("id").and_then(Value::as_str).map(str::to_string));
+        if id.is_some_and(|id| ids.contains(&id)) {
+            removed += 1;
+        } else {
+            kept.extend_from_slice(line);
+        }
+    }
+    if removed > 0 {
+        deja_core::fsutil::write_private(path, &kept)?;
+    }
+    Ok(removed)
+}
+
 impl HarnessFormat for DejaNotes {
     fn info(&self) -> &'static HarnessInfo {
         &INFO

@@ -235,7 +235,7 @@ const WRITER_THREADS: usize = 2;
 const WRITER_BUDGET_BYTES: usize = 192 << 20;
 
 /// Opens (or creates) a generation's index for writing.
-fn open_for_write(paths: &IndexPaths) -> Result<Index, IndexError> {
+pub(crate) fn open_for_write(paths: &IndexPaths) -> Result<Index, IndexError> {
     let dir = paths.tantivy();
     create_private_dir(&dir).map_err(IndexError::io(&dir))?;
     let index = if paths.exists() {
@@ -263,7 +263,7 @@ fn open_for_write(paths: &IndexPaths) -> Result<Index, IndexError> {
 
 /// The serving generation can be refreshed in place: it is complete (its manifest was
 /// saved after a commit) and of this schema version.
-fn refreshable(serving: &IndexPaths) -> bool {
+pub(crate) fn refreshable(serving: &IndexPaths) -> bool {
     serving.exists() && serving.manifest().exists() && serving.schema_version() == Some(SCHEMA_VERSION)
 }
 
@@ -1158,6 +1158,18 @@ fn write_whole_session(
     paths: &IndexPaths,
 ) -> Result<(), IndexRunError> {
     archive.session(meta, &s.turns).map_err(IndexError::from)?;
+    index_whole_session(writer, fields, s, meta, paths)
+}
+
+/// Indexes a whole session (its turns, session document and work records), replacing
+/// every document it had.
+pub(crate) fn index_whole_session(
+    writer: &IndexWriter,
+    fields: &Fields,
+    s: &Session,
+    meta: &SessionMeta,
+    paths: &IndexPaths,
+) -> Result<(), IndexRunError> {
     writer.delete_term(Term::from_field_text(fields.sid, &s.key()));
     add_session(writer, fields, s, meta, &meta.path).map_err(IndexError::tantivy(&paths.root))?;
     add_work_records(writer, fields, s, meta, &meta.path, &[]).map_err(IndexError::tantivy(&paths.root))?;
@@ -1183,9 +1195,7 @@ impl Run<'_> {
             let mut meta = meta_of(&s, &archived.fields.source, None);
             meta.machine = archived.fields.machine.clone();
             // Restored sessions are indexed only: they are in the archive already.
-            self.writer.delete_term(Term::from_field_text(self.fields.sid, &s.key()));
-            add_session(self.writer, self.fields, &s, &meta, &meta.path).map_err(IndexError::tantivy(&self.paths.root))?;
-            add_work_records(self.writer, self.fields, &s, &meta, &meta.path, &[]).map_err(IndexError::tantivy(&self.paths.root))?;
+            index_whole_session(self.writer, self.fields, &s, &meta, self.paths)?;
             self.report.restored += 1;
         }
         Ok(())

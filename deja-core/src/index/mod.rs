@@ -13,6 +13,7 @@
 //! - `gen-<n>/version` — the schema version; another version means a new generation.
 
 pub mod indexer;
+pub mod maintain;
 pub mod manifest;
 pub mod progress;
 pub mod records;
