@@ -5,6 +5,7 @@
 //! - `tantivy/` — the segments; readers open the last commit and never wait on a writer;
 //! - `manifest` — per-source incremental state, written after each commit;
 //! - `writer.lock` — held by the one process that writes;
+//! - `watcher.lock` — held by a running `deja index --watch` ([`watcher`]);
 //! - `version` — the schema version; another version means a rebuild.
 
 pub mod indexer;
@@ -14,7 +15,10 @@ pub mod records;
 pub mod schema;
 pub mod search;
 pub mod tokenizer;
+pub mod watcher;
 pub mod work_dirs;
+
+pub use watcher::watcher_running;
 
 #[cfg(test)]
 mod incremental_tests;
@@ -86,6 +90,10 @@ impl IndexPaths {
     }
     pub fn lock(&self) -> PathBuf {
         self.root.join("writer.lock")
+    }
+    /// Held by a running `deja index --watch` ([`watcher`]).
+    pub fn watcher(&self) -> PathBuf {
+        self.root.join("watcher.lock")
     }
     /// Progress of a first build in progress ([`progress`]).
     pub fn first_build(&self) -> PathBuf {
