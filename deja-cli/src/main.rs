@@ -22,6 +22,7 @@ mod remember;
 mod rewire;
 mod search_cmd;
 mod show;
+mod watch;
 
 use std::process::ExitCode;
 
