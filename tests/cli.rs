@@ -4,7 +4,8 @@
 //! ([`mcp`], and under fuzzing-style input, [`fuzz_mcp`]), ordinary mistakes and hostile
 //! settings ([`misuse`]), resume commands and `deja handoff` ([`handoff`]), every kind of
 //! secret kept out of all of them ([`secrets`]), `deja install` and the hooks
-//! ([`wiring`]), and the files deja keeps fresh after install ([`live_files`]).
+//! ([`wiring`]), the files deja keeps fresh after install ([`live_files`]), and
+//! `deja index --watch` ([`watch`]).
 
 mod e2e;
 mod every_harness;
@@ -15,6 +16,7 @@ mod mcp;
 mod misuse;
 mod recall;
 mod secrets;
+mod watch;
 mod wiring;
 
 /// Every adapter crate, linked so the registry in this test binary is the binary's.
