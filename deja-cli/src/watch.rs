@@ -6,17 +6,22 @@
 //! its parent directory; a root that does not exist yet through its nearest existing
 //! ancestor, non-recursively, re-armed after each run so the root itself is watched once
 //! it appears (and that harness indexed again, for what was written before the new watch
-//! took). Events are debounced ([`DEBOUNCE`]) and mapped back to the harnesses whose roots
-//! they touch; each batch is one ordinary incremental [`run_index`] of those harnesses, so
-//! a grown log is read from its tail and nothing is rebuilt. A full incremental run every
-//! [`RESCAN`] catches what notifications miss (a queue overflow, a network file system).
+//! took). Events are mapped back to the harnesses whose roots they touch and batched: the
+//! first event opens a [`DEBOUNCE`] window, and everything that arrives within it goes into
+//! one ordinary incremental [`run_index`] of those harnesses, so a grown log is read from
+//! its tail and nothing is rebuilt. A window that opens at the first event (rather than
+//! one that waits for quiet) bounds the delay while a harness writes without pause. A
+//! full incremental run every [`RESCAN`] catches what notifications miss (a queue
+//! overflow, a network file system).
 //!
 //! `notify` rather than raw inotify: it is the maintained cross-platform layer (inotify,
-//! FSEvents, ReadDirectoryChangesW, a polling fallback) and `notify-debouncer-mini`
-//! coalesces the bursts of events one appended line produces, and emits at intervals during
-//! a continuous write instead of waiting for it to stop. `signal-hook` turns SIGINT and
-//! SIGTERM into a flag polled between runs, so a run in progress is finished and committed
-//! rather than cut off; a second signal ends the process at once.
+//! FSEvents, ReadDirectoryChangesW, a polling fallback). Its debouncer crates were not
+//! used: `notify-debouncer-mini` drops the event kind, and the kind is what tells a write
+//! from a read. Every run opens the directories it walks and the logs it reads, and on
+//! inotify an open is an event, so without filtering out access events each run would
+//! cause the next, forever. `signal-hook` turns SIGINT and SIGTERM into a flag polled
+//! between runs, so a run in progress is finished and committed rather than cut off; a
+//! second signal ends the process at once.
 //!
 //! Coexistence: each run takes the writer lock without waiting and retries while another
 //! `deja index` holds it, so the watcher never holds the lock while idle and still stops
@@ -37,12 +42,13 @@ use deja_core::index::indexer::{run_index, IndexReport, IndexRequest, IndexRunEr
 use deja_core::index::watcher::WatcherLock;
 use deja_core::index::IndexPaths;
 use deja_core::StoreEnv;
-use notify::RecursiveMode;
-use notify_debouncer_mini::{new_debouncer, DebounceEventResult, Debouncer};
+use notify::event::{AccessKind, AccessMode};
+use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 
 use crate::index_cmd::IndexArgs;
 
-/// Quiet time after a change before it is indexed: one appended turn is several writes.
+/// How long after the first event of a batch it is indexed: one appended turn is
+/// several writes, often in more than one file.
 pub const DEBOUNCE: Duration = Duration::from_millis(300);
 /// The safety-net full run, for changes no notification reported.
 pub const RESCAN: Duration = Duration::from_secs(60);
@@ -131,7 +137,7 @@ struct Watching {
     json: bool,
     quiet: bool,
     stop: Arc<AtomicBool>,
-    debouncer: Debouncer<notify::RecommendedWatcher>,
+    watcher: RecommendedWatcher,
     /// Every harness's store roots, as its last run reported them.
     roots: BTreeMap<String, Vec<PathBuf>>,
     armed: BTreeSet<Watch>,
@@ -159,7 +165,7 @@ pub fn run(args: &IndexArgs) -> Result<ExitCode> {
         signal_hook::flag::register(sig, stop.clone()).context("could not handle signals")?;
     }
     let (tx, rx) = channel();
-    let debouncer = new_debouncer(DEBOUNCE, tx).context("could not start filesystem notifications")?;
+    let watcher = notify::recommended_watcher(tx).context("could not start filesystem notifications")?;
     let mut w = Watching {
         env,
         paths,
@@ -167,7 +173,7 @@ pub fn run(args: &IndexArgs) -> Result<ExitCode> {
         json: args.json,
         quiet: args.quiet,
         stop,
-        debouncer,
+        watcher,
         roots: BTreeMap::new(),
         armed: BTreeSet::new(),
         failed: BTreeSet::new(),
@@ -195,23 +201,31 @@ impl Watching {
         self.stop.load(Ordering::SeqCst)
     }
 
-    fn watch_loop(&mut self, rx: &Receiver<DebounceEventResult>) -> Result<()> {
+    fn watch_loop(&mut self, rx: &Receiver<notify::Result<notify::Event>>) -> Result<()> {
         let mut last_full = Instant::now();
         let mut dirty: BTreeSet<String> = BTreeSet::new();
+        // When the batch in `dirty` is indexed.
+        let mut due: Option<Instant> = None;
         while !self.stopping() {
-            let first = match rx.recv_timeout(TICK) {
+            let wait = due.map_or(TICK, |d| d.saturating_duration_since(Instant::now()).min(TICK));
+            let first = match rx.recv_timeout(wait) {
                 Ok(batch) => Some(batch),
                 Err(RecvTimeoutError::Timeout) => None,
                 Err(RecvTimeoutError::Disconnected) => anyhow::bail!("filesystem notifications stopped"),
             };
             for batch in first.into_iter().chain(std::iter::from_fn(|| rx.try_recv().ok())) {
                 match batch {
-                    Ok(events) => {
-                        for e in events {
-                            // The index's own writes are no news.
-                            if !e.path.starts_with(&self.paths.root) {
-                                dirty.extend(harnesses_for(&e.path, &self.roots));
-                            }
+                    // Reads, deja's own included, change nothing; a file closed after
+                    // writing is a change.
+                    Ok(event) if matches!(event.kind, EventKind::Access(a) if a != AccessKind::Close(AccessMode::Write)) => {}
+                    Ok(event) if event.need_rescan() => {
+                        eprintln!("deja: the system dropped filesystem notifications; re-scanning everything");
+                        last_full = Instant::now() - RESCAN;
+                    }
+                    Ok(event) => {
+                        // The index's own writes are no news.
+                        for path in event.paths.iter().filter(|p| !p.starts_with(&self.paths.root)) {
+                            dirty.extend(harnesses_for(path, &self.roots));
                         }
                     }
                     Err(e) => {
@@ -221,11 +235,16 @@ impl Watching {
                     }
                 }
             }
+            if !dirty.is_empty() && due.is_none() {
+                due = Some(Instant::now() + DEBOUNCE);
+            }
             if last_full.elapsed() >= RESCAN {
                 dirty.clear();
+                due = None;
                 last_full = Instant::now();
                 self.index_and_follow(self.scope.clone(), Trigger::Rescan);
-            } else if !dirty.is_empty() {
+            } else if due.is_some_and(|d| Instant::now() >= d) {
+                due = None;
                 let harnesses: Vec<String> = std::mem::take(&mut dirty).into_iter().collect();
                 self.index_and_follow(Some(harnesses), Trigger::Change);
             }
@@ -326,13 +345,13 @@ impl Watching {
         let gone: Vec<Watch> = self.armed.difference(&wanted).cloned().collect();
         for w in gone {
             // The path may be gone already, and its watch with it.
-            let _ = self.debouncer.watcher().unwatch(&w.path);
+            let _ = self.watcher.unwatch(&w.path);
             self.armed.remove(&w);
         }
         let mut added = Vec::new();
         for w in wanted.difference(&self.armed).cloned().collect::<Vec<_>>() {
             let mode = if w.recursive { RecursiveMode::Recursive } else { RecursiveMode::NonRecursive };
-            match self.debouncer.watcher().watch(&w.path, mode) {
+            match self.watcher.watch(&w.path, mode) {
                 Ok(()) => {
                     self.failed.remove(&w.path);
                     self.armed.insert(w.clone());
