@@ -4,8 +4,9 @@
 //! ([`mcp`], and under fuzzing-style input, [`fuzz_mcp`]), ordinary mistakes and hostile
 //! settings ([`misuse`]), resume commands and `deja handoff` ([`handoff`]), every kind of
 //! secret kept out of all of them ([`secrets`]), `deja install` and the hooks
-//! ([`wiring`]), the files deja keeps fresh after install ([`live_files`]), and the
-//! archive under rebuilds, upgrades, kills, `forget`, exclusions and export/import ([`archive`]).
+//! ([`wiring`]), the files deja keeps fresh after install ([`live_files`]), the
+//! archive under rebuilds, upgrades, kills, `forget`, exclusions and export/import
+//! ([`archive`]), and `deja index --watch` ([`watch`]).
 
 mod archive;
 mod e2e;
@@ -17,6 +18,7 @@ mod mcp;
 mod misuse;
 mod recall;
 mod secrets;
+mod watch;
 mod wiring;
 
 /// Every adapter crate, linked so the registry in this test binary is the binary's.

@@ -2,7 +2,7 @@
 //! store (path, exists, sessions indexed) and each wiring target (wired, not wired,
 //! partly wired, stale, broken) with the command that fixes it; then the index (size,
 //! schema generation, last refresh, whether a writer holds the lock, a first build in
-//! progress).
+//! progress, whether a `deja index --watch` keeps it fresh).
 
 use std::process::ExitCode;
 use std::time::SystemTime;
@@ -66,6 +66,7 @@ pub fn run(args: DoctorArgs) -> Result<ExitCode> {
     let paths = IndexPaths::new(env.index_dir());
     let counts = IndexView::open(&paths).ok().and_then(|v| v.session_counts().ok()).unwrap_or_default();
     let refreshed = age(std::fs::metadata(paths.manifest()).and_then(|m| m.modified()).ok());
+    let watcher = deja_core::index::watcher_running(&paths);
     let exe = std::fs::canonicalize(std::env::current_exe()?)?;
     let cx = WireContext { env: &env, exe: exe.clone() };
     let installed = deja_core::wire::engine::Engine::new(env.data_dir().join("wiring")).load().map(|s| s.targets).unwrap_or_default();
@@ -139,6 +140,7 @@ pub fn run(args: DoctorArgs) -> Result<ExitCode> {
         "built_by_schema": deja_core::index::schema::SCHEMA_VERSION,
         "last_refresh_seconds_ago": refreshed,
         "writer_lock": lock_state(&paths),
+        "watcher": watcher.as_ref().map(|w| json!({"pid": w.pid, "since": w.since.map(|t| t.to_rfc3339())})),
         "first_build": deja_core::index::progress::first_build(&paths).map(|p| json!({"pid": p.pid, "percent": p.percent(), "parsed": p.parsed, "jobs": p.jobs})),
         "generation": paths.generation_name(),
         "rebuilding": std::fs::read_to_string(paths.rebuilding()).ok().map(|s| s.trim().to_string()),
@@ -208,6 +210,14 @@ pub fn run(args: DoctorArgs) -> Result<ExitCode> {
         ago(refreshed),
         lock_state(&paths)
     );
+    match &watcher {
+        Some(w) => println!(
+            "  watcher: `deja index --watch` keeps it fresh (pid {}, since {}); searches, MCP and hooks skip their refresh",
+            w.pid.map_or("unknown".to_string(), |p| p.to_string()),
+            w.since.map_or("unknown".to_string(), |t| t.to_rfc3339())
+        ),
+        None => println!("  watcher: none (searches, MCP and hooks refresh the index themselves; `deja index --watch` keeps it fresh)"),
+    }
     if let Some(g) = index["rebuilding"].as_str() {
         println!("  ! a rebuild into {g} did not finish; the next `deja index` builds it again (searches use the serving generation)");
     }

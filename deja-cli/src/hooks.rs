@@ -532,8 +532,14 @@ fn first_time(env: &StoreEnv, session: Option<&str>, block: &str) -> bool {
 
 /// Starts `deja index -q` in the background, detached from the hook's pipes, so the
 /// transcript is in deja's copy before the compaction summary replaces it in the
-/// harness's context. The hook itself returns at once.
+/// harness's context. The hook itself returns at once. Nothing to do while a
+/// `deja index --watch` runs.
 fn queue_index() {
+    let env = StoreEnv::from_process();
+    // A watcher has the transcript indexed already.
+    if deja_core::index::watcher_running(&IndexPaths::new(env.index_dir())).is_some() {
+        return;
+    }
     let Ok(exe) = std::env::current_exe() else { return };
     let _ = std::process::Command::new(exe)
         .args(["index", "-q"])

@@ -1,7 +1,8 @@
 //! `deja index`: build or refresh the index, with a progress bar on a terminal and a
 //! per-harness report at the end. Whatever could not be read is named with the reason,
 //! also under `--quiet` (on stderr), and turns the exit status into
-//! [`EXIT_UNREADABLE`] while everything else is indexed.
+//! [`EXIT_UNREADABLE`] while everything else is indexed. `--watch` keeps running
+//! ([`crate::watch`]).
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -53,6 +54,13 @@ pub struct IndexArgs {
     /// No progress and no report; what could not be read still goes to stderr.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Keep running and index what harnesses append as they write it (filesystem
+    /// notifications, debounced 300 ms; a full re-scan every 60 s). While a watcher of
+    /// every harness runs, searches, MCP and hooks skip their own refresh. Prints one line
+    /// per run that changed something on stderr (one JSON object per run on stdout with
+    /// --json); Ctrl-C or SIGTERM stops it after the run in progress, with exit status 0.
+    #[arg(long)]
+    pub watch: bool,
 }
 
 /// A progress bar over the bytes to parse, shown only on a terminal.
@@ -109,6 +117,9 @@ pub fn check_harness_ids(ids: &[String]) -> Result<()> {
 
 pub fn run(args: IndexArgs) -> Result<ExitCode> {
     check_harness_ids(&args.harness)?;
+    if args.watch {
+        return crate::watch::run(&args);
+    }
     let env = StoreEnv::from_process();
     let paths = IndexPaths::new(env.index_dir());
     let req = IndexRequest { harnesses: (!args.harness.is_empty()).then(|| args.harness.clone()), rebuild: args.rebuild, wait: true };

@@ -25,6 +25,7 @@ mod rewire;
 mod search_cmd;
 mod show;
 mod transfer;
+mod watch;
 
 use std::process::ExitCode;
 

@@ -19,8 +19,8 @@
 //!
 //! The server never waits on an index build: answers come from the last committed
 //! index; a refresh runs on a background thread (at start, then at most once a
-//! minute when called) only when no other process is writing; a missing or
-//! rebuilding index is said in the answer.
+//! minute when called) only when no other process is writing and no `deja index
+//! --watch` keeps the index fresh; a missing or rebuilding index is said in the answer.
 
 use std::collections::VecDeque;
 use std::io::{BufRead, Write};
@@ -159,7 +159,7 @@ struct Refresher {
 
 impl Refresher {
     fn kick(&self) {
-        if !self.enabled || self.running.load(Ordering::SeqCst) {
+        if !self.enabled || self.running.load(Ordering::SeqCst) || deja_core::index::watcher_running(&self.paths).is_some() {
             return;
         }
         {
@@ -174,7 +174,8 @@ impl Refresher {
 
     /// Starts a refresh now (of some harnesses only, when given) unless one runs.
     fn spawn(&self, harnesses: Option<Vec<String>>) {
-        if !self.enabled || self.running.swap(true, Ordering::SeqCst) {
+        // A watcher indexes whatever changes, a note included, within about a second.
+        if !self.enabled || deja_core::index::watcher_running(&self.paths).is_some() || self.running.swap(true, Ordering::SeqCst) {
             return;
         }
         let (env, paths, running) = (self.env.clone(), self.paths.clone(), self.running.clone());

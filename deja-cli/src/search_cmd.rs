@@ -51,9 +51,13 @@ fn first_build_in_progress(paths: &IndexPaths) -> Option<String> {
     Some(format!("the index is being built for the first time (deja pid {}: {how_far}); search again when it finishes", p.pid))
 }
 
-/// Refreshes the index unless another process is writing it (searches never wait).
-/// A first build shows a progress bar on a terminal, since it can take a while.
+/// Refreshes the index unless another process is writing it (searches never wait) or a
+/// `deja index --watch` keeps it fresh. A first build shows a progress bar on a
+/// terminal, since it can take a while.
 pub fn refresh(env: &StoreEnv, paths: &IndexPaths) {
+    if deja_core::index::watcher_running(paths).is_some() {
+        return;
+    }
     let first_build = !paths.exists();
     let bar = crate::index_cmd::BarObserver::new(first_build);
     let observer: &dyn deja_core::index::indexer::IndexObserver = if first_build { &bar } else { &Silent };

@@ -6,6 +6,7 @@
 //!
 //! Layout of the index directory (mode 0700):
 //! - `writer.lock` — held by the one process that writes;
+//! - `watcher.lock` — held by a running `deja index --watch` ([`watcher`]);
 //! - `current` — names the serving generation; replaced atomically by a rebuild;
 //! - `rebuilding` — names the generation a rebuild is building (gone when it is swapped in);
 //! - `gen-<n>/tantivy/` — the segments; readers open the last commit and never wait on a writer;
@@ -21,7 +22,10 @@ pub mod schema;
 pub mod search;
 mod seed;
 pub mod tokenizer;
+pub mod watcher;
 pub mod work_dirs;
+
+pub use watcher::watcher_running;
 
 #[cfg(test)]
 mod incremental_tests;
@@ -123,6 +127,10 @@ impl IndexPaths {
     }
     pub fn lock(&self) -> PathBuf {
         self.root.join("writer.lock")
+    }
+    /// Held by a running `deja index --watch` ([`watcher`]).
+    pub fn watcher(&self) -> PathBuf {
+        self.root.join("watcher.lock")
     }
     /// Progress of a first build in progress ([`progress`]).
     pub fn first_build(&self) -> PathBuf {
