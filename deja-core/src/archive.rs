@@ -127,6 +127,24 @@ impl SessionFields {
     }
 }
 
+/// What scanning the archive reads of a turn line without decoding its text: its
+/// ids and its session's project (what exclusions match). serde skips the other fields.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct TurnKey {
+    pub id: String,
+    pub harness: String,
+    pub session: String,
+    #[serde(default)]
+    pub project: Option<String>,
+}
+
+impl TurnKey {
+    /// `<harness>:<session>`.
+    pub fn session_key(&self) -> String {
+        crate::model::session_key(&self.harness, &self.session)
+    }
+}
+
 /// The stable id of a turn.
 pub fn turn_id(harness: &str, session: &str, seq: u32) -> String {
     format!("{harness}:{session}:{seq}")
@@ -138,10 +156,10 @@ pub struct Reset {
     pub reset: String,
 }
 
-/// One line of a segment.
+/// One line of a segment, as far as scanning reads it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Line {
-    Turn(Box<TurnDoc>),
+    Turn(TurnKey),
     Reset(String),
 }
 
@@ -150,7 +168,7 @@ impl Line {
         if bytes.starts_with(b"{\"reset\"") {
             return serde_json::from_slice::<Reset>(bytes).ok().map(|r| Line::Reset(r.reset));
         }
-        serde_json::from_slice::<TurnDoc>(bytes).ok().map(|d| Line::Turn(Box::new(d)))
+        serde_json::from_slice::<TurnKey>(bytes).ok().map(Line::Turn)
     }
 }
 
@@ -247,12 +265,12 @@ impl Archive {
     /// Calls `each` with every line of every segment, oldest first. A segment that
     /// cannot be read to its end (damaged on disk) gives what it holds up to the damage,
     /// and is named in the returned problems; the rest are still read.
-    pub fn scan(&self, mut each: impl FnMut(Line)) -> Result<Vec<String>, ArchiveError> {
+    pub fn scan(&self, mut each: impl FnMut(Line, &[u8])) -> Result<Vec<String>, ArchiveError> {
         let mut problems = Vec::new();
         for (_, path) in self.segments()? {
             if let Err(p) = scan_segment(&path, |_, bytes| {
                 if let Some(line) = Line::parse(bytes) {
-                    each(line);
+                    each(line, bytes);
                 }
             }) {
                 problems.push(p);
@@ -264,9 +282,9 @@ impl Archive {
     /// The keys of every session the archive holds a turn of.
     pub fn session_keys(&self) -> Result<HashSet<String>, ArchiveError> {
         let mut keys = HashSet::new();
-        self.scan(|line| {
-            if let Line::Turn(doc) = line {
-                keys.insert(doc.session_key());
+        self.scan(|line, _| {
+            if let Line::Turn(key) = line {
+                keys.insert(key.session_key());
             }
         })?;
         Ok(keys)
@@ -276,18 +294,20 @@ impl Archive {
     /// are held in memory, so restoring a few sessions reads a large archive in bounded memory.
     pub fn load(&self, want: impl Fn(&str) -> bool) -> Result<(Vec<ArchivedSession>, Vec<String>), ArchiveError> {
         let mut sessions: HashMap<String, (ArchivedSession, HashMap<u32, Turn>)> = HashMap::new();
-        let problems = self.scan(|line| match line {
+        let problems = self.scan(|line, bytes| match line {
             Line::Reset(key) => {
                 if let Some((_, turns)) = sessions.get_mut(&key) {
                     turns.clear();
                 }
             }
-            Line::Turn(doc) => {
-                let key = doc.session_key();
+            Line::Turn(k) => {
+                let key = k.session_key();
+                // Only the sessions wanted are decoded whole.
                 if !want(&key) {
                     return;
                 }
-                let TurnDoc { harness, session, turn, fields, .. } = *doc;
+                let Ok(doc) = serde_json::from_slice::<TurnDoc>(bytes) else { return };
+                let TurnDoc { harness, session, turn, fields, .. } = doc;
                 let entry = sessions.entry(key).or_insert_with(|| {
                     (ArchivedSession { harness, id: session, fields: SessionFields::default(), turns: Vec::new() }, HashMap::new())
                 });
@@ -311,7 +331,7 @@ impl Archive {
 
     /// Replaces every segment with one holding the folded archive without the turns
     /// `drop` accepts: what `deja forget` and a change of exclusions do.
-    pub fn rewrite(&self, drop: impl Fn(&TurnDoc) -> bool) -> Result<RewriteReport, ArchiveError> {
+    pub fn rewrite(&self, drop: impl Fn(&TurnKey) -> bool) -> Result<RewriteReport, ArchiveError> {
         let segments = self.segments()?;
         self.rewrite_segments(&segments, false, drop)
     }
@@ -320,7 +340,7 @@ impl Archive {
     /// [`COMPACT_AFTER_SEGMENTS`]: the run of recent segments that together outweigh
     /// the one before them (usually the small ones refreshes append after a big first
     /// build), so a compaction costs about what it compacts.
-    pub fn compact(&self, drop: impl Fn(&TurnDoc) -> bool) -> Result<RewriteReport, ArchiveError> {
+    pub fn compact(&self, drop: impl Fn(&TurnKey) -> bool) -> Result<RewriteReport, ArchiveError> {
         let segments = self.segments()?;
         if segments.len() <= COMPACT_AFTER_SEGMENTS {
             return Ok(RewriteReport::default());
@@ -346,7 +366,7 @@ impl Archive {
         &self,
         segments: &[(u64, PathBuf)],
         older: bool,
-        drop: impl Fn(&TurnDoc) -> bool,
+        drop: impl Fn(&TurnKey) -> bool,
     ) -> Result<RewriteReport, ArchiveError> {
         if segments.is_empty() {
             return Ok(RewriteReport::default());

@@ -120,6 +120,18 @@ impl Corpus {
         Ok(Corpus { dir: dir.to_path_buf(), manifest })
     }
 
+    /// The environment benchmarks index the corpus in: its home, with deja's archive
+    /// and tombstones beside the index at `index` rather than inside the corpus, so a
+    /// cold run starts with no archive and the corpus stays as generated. The corpus's
+    /// notes are still read from its home.
+    pub fn env(&self, index: &std::path::Path) -> deja_core::StoreEnv {
+        let home = self.home();
+        let notes = deja_core::StoreEnv::with_home(&home).data_dir();
+        deja_core::StoreEnv::with_home(&home)
+            .set("DEJA_DATA_DIR", archive_dir_of(index).to_string_lossy())
+            .set("DEJA_DEJA_ROOT", notes.to_string_lossy())
+    }
+
     pub fn home(&self) -> PathBuf {
         self.dir.join("home")
     }
@@ -458,6 +470,12 @@ fn new_lines<'a>(current: &[u8], longer: &'a [u8]) -> &'a [u8] {
         i += 1;
     }
     &longer[shared..]
+}
+
+/// Where a benchmark keeps deja's data (the archive) for the index at `index`.
+pub fn archive_dir_of(index: &std::path::Path) -> PathBuf {
+    let name = index.file_name().map_or_else(|| "index".into(), |n| n.to_string_lossy().into_owned());
+    index.with_file_name(format!("{name}-data"))
 }
 
 #[cfg(test)]

@@ -97,6 +97,9 @@ struct IndexBench {
     index_bytes: u64,
     /// Index size ÷ corpus size.
     index_ratio: f64,
+    /// The archive (deja's own copy of every session) after the run, and ÷ corpus size.
+    archive_bytes: u64,
+    archive_ratio: f64,
 }
 
 #[derive(Debug, Serialize)]
@@ -193,7 +196,12 @@ fn measure(args: &IndexBenchArgs) -> Result<IndexBench> {
     let corpus = Corpus::open(&args.corpus)?;
     let index_dir = args.index.clone().unwrap_or_else(|| corpus.dir.join("index"));
     let paths = IndexPaths::new(&index_dir);
-    let env = StoreEnv::with_home(corpus.home());
+    let env = corpus.env(&index_dir);
+    // Cold means no archive either: a rebuild beside an archive restores from it.
+    let data_dir = super::corpus::archive_dir_of(&index_dir);
+    if data_dir.exists() {
+        std::fs::remove_dir_all(&data_dir).with_context(|| format!("removing {}", data_dir.display()))?;
+    }
     let bytes = corpus.manifest.bytes;
     let say = |s: String| {
         if !args.json {
@@ -278,6 +286,7 @@ fn measure(args: &IndexBenchArgs) -> Result<IndexBench> {
     run_index(&env, &paths, &req, &Silent).map_err(index_err)?;
 
     let index_bytes = dir_size(&index_dir);
+    let archive_bytes = deja_core::archive::Archive::of(&env).size();
     let result = IndexBench {
         schema_version: 1,
         benchmark: "index",
@@ -293,6 +302,8 @@ fn measure(args: &IndexBenchArgs) -> Result<IndexBench> {
         growth,
         index_bytes,
         index_ratio: index_bytes as f64 / bytes.max(1) as f64,
+        archive_bytes,
+        archive_ratio: archive_bytes as f64 / bytes.max(1) as f64,
     };
     Ok(result)
 }
@@ -335,6 +346,11 @@ fn render(r: &IndexBench) -> String {
         "  index size             {} = {:.1}% of the corpus\n",
         super::stats::bytes(r.index_bytes),
         r.index_ratio * 100.0
+    ));
+    out.push_str(&format!(
+        "  archive size           {} = {:.1}% of the corpus\n",
+        super::stats::bytes(r.archive_bytes),
+        r.archive_ratio * 100.0
     ));
     out
 }

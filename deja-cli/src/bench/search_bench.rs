@@ -18,7 +18,6 @@ use clap::Args;
 use deja_core::index::indexer::{run_index, IndexRequest, Silent};
 use deja_core::index::search::SearchRequest;
 use deja_core::index::{IndexPaths, IndexView};
-use deja_core::StoreEnv;
 use serde::Serialize;
 
 use super::corpus::Corpus;
@@ -200,7 +199,7 @@ pub(super) fn ensure_index(corpus: &Corpus, index: &Path, say: &dyn Fn(String)) 
         return Ok(());
     }
     say(format!("no index at {}; building it", index.display()));
-    let env = StoreEnv::with_home(corpus.home());
+    let env = corpus.env(index);
     run_index(&env, &paths, &IndexRequest { wait: true, ..IndexRequest::default() }, &Silent).map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok(())
 }

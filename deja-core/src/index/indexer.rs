@@ -490,17 +490,21 @@ pub fn run_index(
     if fresh || !purge.is_empty() || exclusions.fingerprint() != stored_exclusions(&target) {
         save_exclusions(&target, exclusions)?;
     }
-    if !purge.is_empty() {
-        let gone: HashSet<&String> = purge.iter().collect();
-        archive.rewrite(|d| gone.contains(&d.session_key()) || tombstones.contains(&d.session_key()))?;
-    }
+    // What the archive keeps: nothing forgotten, nothing the exclusions now cover.
+    let dead = |k: &crate::archive::TurnKey| {
+        tombstones.contains(&k.session_key()) || exclusions.excluded_by(&k.harness, k.project.as_deref()).is_some()
+    };
     if fresh {
         failpoint(env, &target, "rebuild-committed");
         swap_in(&target)?;
         report.new_generation = target.generation_name();
     }
-    if archive.segments()?.len() > crate::archive::COMPACT_AFTER_SEGMENTS {
-        archive.compact(|d| tombstones.contains(&d.session_key()))?;
+    if !purge.is_empty() || (fresh && archive.segments()?.len() > 1) {
+        // A new generation re-archived every session its sources hold: fold the copies
+        // (and what exclusions added since cover) away, or each rebuild would double it.
+        archive.rewrite(dead)?;
+    } else if archive.segments()?.len() > crate::archive::COMPACT_AFTER_SEGMENTS {
+        archive.compact(dead)?;
     }
     report.elapsed_ms = started.elapsed().as_millis() as u64;
     Ok(report)
