@@ -197,10 +197,12 @@ fn measure(args: &IndexBenchArgs) -> Result<IndexBench> {
     let index_dir = args.index.clone().unwrap_or_else(|| corpus.dir.join("index"));
     let paths = IndexPaths::new(&index_dir);
     let env = corpus.env(&index_dir);
-    // Cold means no archive either: a rebuild beside an archive restores from it.
-    let data_dir = super::corpus::archive_dir_of(&index_dir);
-    if data_dir.exists() {
-        std::fs::remove_dir_all(&data_dir).with_context(|| format!("removing {}", data_dir.display()))?;
+    // Cold means no index and no archive: a rebuild beside either would keep the old
+    // generation, or copy it into the archive, or restore from it.
+    for dir in [&index_dir, &super::corpus::archive_dir_of(&index_dir)] {
+        if dir.exists() {
+            std::fs::remove_dir_all(dir).with_context(|| format!("removing {}", dir.display()))?;
+        }
     }
     let bytes = corpus.manifest.bytes;
     let say = |s: String| {
