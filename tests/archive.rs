@@ -135,11 +135,13 @@ fn forget_removes_a_session_everywhere_and_it_stays_gone() {
     assert_eq!(dry["forgotten"][0]["session"], format!("claude:{CLAUDE_SESSION}"), "{dry}");
     assert!(claude_found(&h, false), "a dry run removes nothing");
 
+    assert!(mcp_recall(&h, "nightly build").contains(&CLAUDE_SESSION[..8]), "MCP recalls it before");
     let r = h.json(&["forget", &CLAUDE_SESSION[..8], "--yes", "--json"]);
     assert_eq!(r["forgotten"].as_array().map(Vec::len), Some(1), "{r}");
     assert!(r["archived_turns_removed"].as_u64().is_some_and(|n| n > 0), "{r}");
     assert!(!claude_found(&h, false), "gone from search");
     assert!(!h.deja(&["show", CLAUDE_SESSION]).status.success(), "gone from show");
+    assert!(!mcp_recall(&h, "nightly build").contains(&CLAUDE_SESSION[..8]), "gone from MCP");
     let export = ok(&h.deja(&["export"]));
     assert!(!export.contains(CLAUDE_SESSION) && export.contains("codex"), "gone from the archive-backed export");
     // The source is still there, unchanged, then grown, then rebuilt from: still gone.
@@ -165,6 +167,33 @@ fn forget_removes_a_session_everywhere_and_it_stays_gone() {
     assert!(!notes.contains(&id), "the note left the notes file: {notes}");
     let left = hit_keys(&h.json(&["search", "staging pool size", "--json"]));
     assert!(!left.iter().any(|k| k.starts_with("deja:")), "the note is not found: {left:?}");
+}
+
+/// The text of one MCP `recall` answer (the server answers every request written before
+/// stdin closes).
+fn mcp_recall(h: &Home, q: &str) -> String {
+    use std::io::Write;
+    let mut child = deja_cmd(h, &["mcp"])
+        .env("DEJA_MCP_REFRESH", "0")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn deja mcp");
+    let requests = [
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}),
+        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "deja", "arguments": {"mode": "recall", "q": q}}}),
+    ];
+    let mut stdin = child.stdin.take().expect("stdin");
+    for r in requests {
+        writeln!(stdin, "{r}").expect("write");
+    }
+    drop(stdin);
+    let out = child.wait_with_output().expect("wait");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let answer = text.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).find(|v| v["id"] == 2).expect("an answer to the call");
+    answer["result"]["content"][0]["text"].as_str().expect("text").to_string()
 }
 
 fn write_config(h: &Home, text: &str) {
