@@ -61,8 +61,12 @@ enum Command {
     Search(SearchArgs),
     /// Build or refresh the index from every harness's stores.
     #[command(long_about = "Build or refresh the index. Unchanged sources cost one stat; grown logs are read from \
-                            their tail; rewritten ones are parsed again. Sessions whose source file was deleted stay \
-                            searchable. Only one `deja index` writes at a time; a second one waits.")]
+                            their tail; rewritten ones are parsed again. Every session read is kept in deja's archive \
+                            (~/.local/share/deja/archive), so one whose source file the harness deleted stays searchable, \
+                            through --rebuild and deja upgrades too. A rebuild builds a new generation beside the serving \
+                            one and swaps it in when complete; searches answer from the old one meanwhile. Only one \
+                            `deja index` writes at a time; a second one waits. --watch keeps running and indexes what \
+                            harnesses append as they write.")]
     Index(index_cmd::IndexArgs),
     /// Print a whole session (an id prefix is enough), with the command that resumes it.
     Show(show::ShowArgs),
