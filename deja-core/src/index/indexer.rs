@@ -936,7 +936,14 @@ impl Run<'_> {
             let opts_ref = opts;
             scope.spawn(move || {
                 jobs_ref.par_iter().enumerate().for_each_with(tx, |tx, (i, job)| {
-                    let result = parse_one(job, opts_ref);
+                    // Normalizing (injected text, redaction, caps) is per session and
+                    // pure: it runs here, on the parsing threads, not on the one writer.
+                    let result = parse_one(job, opts_ref).map(|(mut sessions, stats)| {
+                        for s in &mut sessions {
+                            normalize(s, norm, job.adapter.info().injected);
+                        }
+                        (sessions, stats)
+                    });
                     observer.parsed(job.size);
                     let _ = tx.send(Parsed { job: i, result });
                 });
@@ -1006,7 +1013,6 @@ impl Run<'_> {
                         hr.parsed += 1;
                         writer.delete_term(Term::from_field_text(fields.source, &key));
                         for s in &mut sessions {
-                            normalize(s, norm, job.adapter.info().injected);
                             note_work_dir(learned, s);
                             // The same session may have moved to another source (a newer
                             // format generation): replace it rather than index it twice.
@@ -1032,7 +1038,6 @@ impl Run<'_> {
                         hr.resumed += 1;
                         entry.sessions = *before;
                         for s in &mut sessions {
-                            normalize(s, norm, job.adapter.info().injected);
                             note_work_dir(learned, s);
                             // The session is re-read whole: it replaces every document it had.
                             replace_session(writer, fields, archive, s, &key, paths)?;
@@ -1053,7 +1058,6 @@ impl Run<'_> {
                         entry.session_id = Some(resume.session_id.clone());
                         entry.next_seq = resume.next_seq;
                         for s in &mut sessions {
-                            normalize(s, norm, job.adapter.info().injected);
                             note_work_dir(learned, s);
                             let continuing = s.id == resume.session_id;
                             let sid = s.key();
