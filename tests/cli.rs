@@ -2,9 +2,10 @@
 //! synthetic homes ([`e2e`]), every adapter's fixture store in one home
 //! ([`every_harness`]), the recall commands ([`recall`]) and the MCP server
 //! ([`mcp`], and under fuzzing-style input, [`fuzz_mcp`]), ordinary mistakes and hostile
-//! settings ([`misuse`]), resume commands and `deja handoff` ([`handoff`]), every kind of
-//! secret kept out of all of them ([`secrets`]), `deja install` and the hooks
-//! ([`wiring`]), and the files deja keeps fresh after install ([`live_files`]).
+//! settings ([`misuse`]), resume commands and `deja handoff` ([`handoff`]), one order
+//! of answers however the history was indexed ([`ranking`]), every kind of secret kept
+//! out of all of them ([`secrets`]), `deja install` and the hooks ([`wiring`]), and the
+//! files deja keeps fresh after install ([`live_files`]).
 
 mod e2e;
 mod every_harness;
@@ -13,6 +14,7 @@ mod handoff;
 mod live_files;
 mod mcp;
 mod misuse;
+mod ranking;
 mod recall;
 mod secrets;
 mod wiring;
