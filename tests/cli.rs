@@ -2,11 +2,12 @@
 //! synthetic homes ([`e2e`]), every adapter's fixture store in one home
 //! ([`every_harness`]), the recall commands ([`recall`]) and the MCP server
 //! ([`mcp`], and under fuzzing-style input, [`fuzz_mcp`]), ordinary mistakes and hostile
-//! settings ([`misuse`]), resume commands and `deja handoff` ([`handoff`]), every kind of
-//! secret kept out of all of them ([`secrets`]), `deja install` and the hooks
-//! ([`wiring`]), the files deja keeps fresh after install ([`live_files`]), the
-//! archive under rebuilds, upgrades, kills, `forget`, exclusions and export/import
-//! ([`archive`]), and `deja index --watch` ([`watch`]).
+//! settings ([`misuse`]), resume commands and `deja handoff` ([`handoff`]), one order
+//! of answers however the history was indexed ([`ranking`]), every kind of secret kept
+//! out of all of them ([`secrets`]), `deja install` and the hooks ([`wiring`]), the
+//! files deja keeps fresh after install ([`live_files`]), the archive under rebuilds,
+//! upgrades, kills, `forget`, exclusions and export/import ([`archive`]), and `deja
+//! index --watch` ([`watch`]).
 
 mod archive;
 mod e2e;
@@ -16,6 +17,7 @@ mod handoff;
 mod live_files;
 mod mcp;
 mod misuse;
+mod ranking;
 mod recall;
 mod secrets;
 mod watch;

@@ -163,7 +163,9 @@ fn no_kind_of_secret_is_found_anywhere() {
         for args in [vec!["search", "--json", "--", p.secret.as_str()], vec!["search", "--", p.secret.as_str()]] {
             let out = stdout_of(&h, &args);
             let found = match out.strip_prefix("nothing matched `") {
-                Some(rest) => rest.split_once("` (tried exact, fuzzy and relevance)\n").map_or(rest, |(_, after)| after).to_string(),
+                Some(rest) => {
+                    rest.split_once("` (tried exact, stemmed, fuzzy and relevance)\n").map_or(rest, |(_, after)| after).to_string()
+                }
                 None => out.clone(),
             };
             assert!(!leaks(&found, std::slice::from_ref(p)).contains(&p.kind), "{}: deja {args:?} shows it:\n{out}", p.kind);

@@ -836,7 +836,7 @@ fn q_hint(mode: &str) -> &'static str {
 fn searched(mode: &str, q: &str, here: Option<&str>) -> String {
     let q = clean(q, 160);
     match mode {
-        "recall" => format!("every indexed session for \"{q}\" (exact, fuzzy, relevance)"),
+        "recall" => format!("every indexed session for \"{q}\" (exact, stemmed, fuzzy, relevance)"),
         "context" => format!("session ids and every indexed session for \"{q}\""),
         "blame" => format!("the files sessions read or edited, and what was said, for \"{q}\""),
         "fix" => format!("every recorded error → fix pair for the signature of \"{q}\" (exact, then shared words)"),

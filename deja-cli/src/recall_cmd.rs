@@ -111,7 +111,7 @@ pub fn ctx(args: CtxArgs) -> Result<ExitCode> {
     let scope = args.scope.scope()?;
     let view = open_index(args.scope.no_refresh)?;
     let answer = query::context(&view, &q, &scope).context("context lookup failed")?;
-    let what = format!("every indexed session for `{q}` (by id, then exact, fuzzy and relevance search)");
+    let what = format!("every indexed session for `{q}` (by id, then exact, stemmed, fuzzy and relevance search)");
     // Always an object, so `schema_version` is there when nothing matched too.
     let value = match &answer {
         Some(a) => serde_json::to_value(a)?,

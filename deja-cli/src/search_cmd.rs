@@ -118,6 +118,7 @@ pub fn results_json(r: &SearchResults) -> serde_json::Value {
                     "updated": h.session.updated,
                     "parent": h.session.parent,
                 },
+                "tier": h.tier.as_str(),
                 "resume": resume,
                 "resume_unavailable": unavailable,
                 "score": h.score,
@@ -135,25 +136,44 @@ pub fn results_json(r: &SearchResults) -> serde_json::Value {
         "tier": r.tier.as_str(),
         "total": r.total,
         "capped": r.capped,
-        "dropped": r.dropped,
+        // Query words echoed back: a pasted secret is not.
+        "dropped": echoed(&r.dropped),
+        "matched": echoed(&r.matched),
+        "ignored": echoed(&r.ignored),
         "hits": hits,
     })
+}
+
+fn echoed(words: &[String]) -> Vec<String> {
+    words.iter().map(|w| deja_core::redact::redact(w).into_owned()).collect()
 }
 
 pub fn render(r: &SearchResults, query: &str) -> String {
     let mut out = String::new();
     if r.hits.is_empty() {
         // The query is echoed: a pasted secret is not, here or anywhere else.
-        out.push_str(&format!("nothing matched `{}` (tried exact, fuzzy and relevance)\n", deja_core::redact::redact(query)));
+        out.push_str(&format!("nothing matched `{}` (tried {})\n", deja_core::redact::redact(query), deja_core::index::search::TIER_NAMES));
         return out;
     }
     let more = if r.capped { "+" } else { "" };
     out.push_str(&format!("{} match · {}{} sessions", r.tier.as_str(), r.total, more));
+    // The query is echoed in these lists too: a pasted secret is not.
+    let listed = |words: &[String]| clean(&deja_core::redact::redact(&words.join(", ")), 200);
+    if !r.matched.is_empty() {
+        out.push_str(&format!(" · matched on: {}", listed(&r.matched)));
+    }
     if !r.dropped.is_empty() {
-        out.push_str(&format!(" · best matches lack: {}", r.dropped.join(", ")));
+        out.push_str(&format!(" · best matches lack: {}", listed(&r.dropped)));
+    }
+    if !r.ignored.is_empty() {
+        out.push_str(&format!(" · not needed: {}", listed(&r.ignored)));
     }
     out.push('\n');
     for (i, h) in r.hits.iter().enumerate() {
+        // A question's answer can go on into a later tier: say where it does.
+        if i > 0 && r.hits[i - 1].tier != h.tier {
+            out.push_str(&format!("\n  — {} matches —\n", h.tier.as_str()));
+        }
         let s = &h.session;
         // History is untrusted: nothing quoted from it may drive the terminal.
         let title = clean(s.title.as_deref().unwrap_or("(untitled)"), 120);

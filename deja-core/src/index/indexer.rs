@@ -232,7 +232,19 @@ const DOCSTORE_ZSTD_LEVEL: i32 = 7;
 /// a small machine busy (parsing runs beside them on rayon); the budget bounds how much
 /// a thread buffers before writing a segment, and so most of the peak memory.
 const WRITER_THREADS: usize = 2;
+/// `DEJA_INDEX_THREADS` overrides [`WRITER_THREADS`] (1 to this many): a bigger machine
+/// can use more, and tests index one history with different segment layouts.
+const MAX_WRITER_THREADS: usize = 8;
 const WRITER_BUDGET_BYTES: usize = 192 << 20;
+
+/// The indexing threads: `DEJA_INDEX_THREADS` when it is a number from 1 to
+/// [`MAX_WRITER_THREADS`], else [`WRITER_THREADS`].
+fn writer_threads(env: &StoreEnv) -> usize {
+    env.var("DEJA_INDEX_THREADS")
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|n| (1..=MAX_WRITER_THREADS).contains(n))
+        .unwrap_or(WRITER_THREADS)
+}
 
 /// Opens (or creates) a generation's index for writing.
 pub(crate) fn open_for_write(paths: &IndexPaths) -> Result<Index, IndexError> {
@@ -427,7 +439,7 @@ pub fn run_index(
     }
 
     let mut writer: IndexWriter =
-        index.writer_with_num_threads(WRITER_THREADS, WRITER_BUDGET_BYTES).map_err(IndexError::tantivy(&target.root))?;
+        index.writer_with_num_threads(writer_threads(env), WRITER_BUDGET_BYTES).map_err(IndexError::tantivy(&target.root))?;
     let view_searcher = if fresh { None } else { IndexView::open_generation(&target).ok().map(|v| (v.searcher(), v)) };
     let mut run = Run {
         writer: &writer,

@@ -72,14 +72,80 @@ pub fn path_prefixes(norm: &str) -> Vec<String> {
     out
 }
 
+/// Paths named in one tool output at most: a compiler's or test run's few pointers,
+/// not every line of a listing.
+const MAX_MENTIONED_PATHS: usize = 32;
+
+/// The file paths a tool's output names — `src/main.rs:3:5` in a compiler error,
+/// `File "manage.py", line 22` in a traceback, `at f (/app/x.js:10:5)` in a stack, a
+/// path a test runner printed — as written, without the line and column, at most
+/// [`MAX_MENTIONED_PATHS`], first seen first. A word counts when it has a `/` or `\`
+/// with a name after it, or ends in a dotted extension that starts with a letter
+/// (`main.rs`, not `1.2.3`); URLs do not count.
+pub fn mentioned_paths(text: &str) -> Vec<String> {
+    let is_path_byte = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'/' | b'\\' | b'.' | b'_' | b'-' | b'~' | b'+' | b'@');
+    let bytes = text.as_bytes();
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() && out.len() < MAX_MENTIONED_PATHS {
+        if !is_path_byte(bytes[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        loop {
+            if i < bytes.len() && is_path_byte(bytes[i]) {
+                i += 1;
+            } else if i == start + 1 && bytes.get(i) == Some(&b':') && matches!(bytes.get(i + 1), Some(b'\\' | b'/')) {
+                // A drive letter: `C:\work\main.go`.
+                i += 1;
+            } else {
+                break;
+            }
+        }
+        // `https://x/y`: the scheme's colon ends the word just before `//`.
+        if text[i..].starts_with("://") {
+            while i < bytes.len() && !bytes[i].is_ascii_whitespace() {
+                i += 1;
+            }
+            continue;
+        }
+        let word = text[start..i].trim_end_matches(['.', '-']);
+        if looks_like_path(word) && !out.iter().any(|o| o == word) {
+            out.push(word.to_string());
+        }
+    }
+    out
+}
+
+fn looks_like_path(word: &str) -> bool {
+    if word.len() < 3 || word.len() > 512 {
+        return false;
+    }
+    let name = word.rsplit(['/', '\\']).next().unwrap_or(word);
+    let has_dir = name.len() < word.len() && !name.is_empty();
+    let extension = name.rsplit_once('.').filter(|(stem, ext)| {
+        !stem.is_empty()
+            && (1..=10).contains(&ext.len())
+            && ext.starts_with(|c: char| c.is_ascii_alphabetic())
+            && ext.bytes().all(|b| b.is_ascii_alphanumeric())
+    });
+    // A directory alone (`/usr/bin`) is a path too, but one of a single letter or a
+    // fraction (`a/b`, `1/2`) is not worth a term.
+    extension.is_some()
+        || (has_dir && name.len() > 1 && name.bytes().any(|b| b.is_ascii_alphabetic()) && word.matches(['/', '\\']).count() >= 2)
+}
+
 /// Adds the `work` and `path` terms of one turn document.
 pub(crate) fn add_turn_terms(d: &mut TantivyDocument, f: &Fields, turn: &Turn) {
     if let Some(cmd) = turn.tool.as_ref().and_then(|t| t.command.as_deref()) {
         d.add_text(f.work, cmd);
     }
     let paths = turn.files.iter().map(|x| x.path.as_str()).chain(turn.edit.iter().map(|e| e.path.as_str()));
+    // A file a compiler or test run pointed at was discussed, so `blame` finds it too.
+    let mentioned = if names_paths(turn) { mentioned_paths(&turn.text) } else { Vec::new() };
     let mut seen: Vec<String> = Vec::new();
-    for p in paths {
+    for p in paths.chain(mentioned.iter().map(String::as_str)) {
         for t in path_terms(p) {
             if !seen.contains(&t) {
                 d.add_text(f.path, &t);
@@ -87,6 +153,11 @@ pub(crate) fn add_turn_terms(d: &mut TantivyDocument, f: &Fields, turn: &Turn) {
             }
         }
     }
+}
+
+/// True for a turn whose text is a tool's output (where [`mentioned_paths`] are read).
+pub fn names_paths(turn: &Turn) -> bool {
+    turn.tool.is_some() || matches!(turn.role, crate::model::Role::ToolCall | crate::model::Role::ToolOutput)
 }
 
 /// The `error` and `fix` documents of a session. `context` holds turns indexed by an
@@ -183,6 +254,17 @@ mod tests {
     fn prefixes_walk_down_the_tree() {
         assert_eq!(path_prefixes("/src/app/sub"), vec!["/src", "/src/app", "/src/app/sub"]);
         assert_eq!(path_prefixes("c:/work"), vec!["c:", "c:/work"]);
+    }
+
+    #[test]
+    fn tool_output_names_paths_as_compilers_and_runtimes_print_them() {
+        let out = "error[E0425]: cannot find value `x`\n --> src/main.rs:3:5\n  File \"manage.py\", line 22, in <module>\n    at run (/app/lib/x.js:10:5)\n./invoice/round.go:12:3: undefined: Floor\nC:\\work\\api\\main.go:7 boom";
+        assert_eq!(mentioned_paths(out), ["src/main.rs", "manage.py", "/app/lib/x.js", "./invoice/round.go", "C:\\work\\api\\main.go"]);
+        // Not paths: versions, URLs, fractions, sentences ending in a period.
+        let none = "bumped 1.2.3 to 1.2.4, see https://example.com/a/b.html and a/b or 1/2. Done.";
+        assert_eq!(mentioned_paths(none), Vec::<String>::new());
+        let listing: String = (0..100).map(|i| format!("src/f{i}.rs\n")).collect();
+        assert_eq!(mentioned_paths(&listing).len(), MAX_MENTIONED_PATHS);
     }
 
     #[test]

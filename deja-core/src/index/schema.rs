@@ -15,7 +15,7 @@ pub const KIND_ERROR: &str = "error";
 pub const KIND_FIX: &str = "fix";
 
 /// Bumped when the schema or tokenizer changes; an index of another version is rebuilt.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 #[derive(Clone, Copy)]
 pub struct Fields {
@@ -44,8 +44,8 @@ pub struct Fields {
     /// Work text searched by recall: a turn's command line; the error line of `error`
     /// and `fix` documents.
     pub work: Field,
-    /// Raw, lowercased path suffixes of the files a turn touched (`pool.rs`,
-    /// `src/pool.rs`, …, the whole path), for `blame`; on a session document its
+    /// Raw, lowercased path suffixes of the files a turn touched or its tool output
+    /// named (`pool.rs`, `src/pool.rs`, …, the whole path), for `blame`; on a session document its
     /// project as `=<dir>` and every ancestor as `^<dir>`, for project scoping.
     pub path: Field,
 }

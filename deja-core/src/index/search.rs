@@ -1,11 +1,19 @@
-//! Search: words AND, quoted phrases contiguous, filters, and three tiers tried in
-//! order — `exact`, then `fuzzy` (words the index does not have, within edit distance
-//! 1 for words of 4–7 chars, 2 for longer, first letter kept), then `relevance` (sessions matching most
-//! of the words, naming the ones dropped; stopwords and very common words left out,
-//! word forms folded by a Porter stem, neighbouring words rewarded for standing
-//! together). Hits are turns grouped into sessions: BM25 of the best turns, a bounded
-//! boost for user turns and title matches, a gentle recency prior, and a prior for
-//! sessions from a period the query names ("in June", "October 13, 2023").
+//! Search: words AND, quoted phrases contiguous, filters, and four tiers tried in
+//! order — `exact`, `stemmed` (every word or another form of it: `refreshing` finds
+//! `refresh`, by the Snowball stemmers), `fuzzy` (words the index does not have,
+//! within edit distance 1 for words of 4–7 chars, 2 for longer, first letter kept),
+//! then `relevance` (sessions matching most of the words, naming the ones that
+//! carried the match and the ones dropped; stopwords and very common words left out,
+//! word forms folded by stem, neighbouring words rewarded for standing together). A
+//! question in plain language does not need its stopwords to match, and its answer
+//! goes on into the later tiers until the limit is reached (see [`Plan`]).
+//!
+//! Hits are turns grouped into sessions: BM25 of the best turns, a bounded boost for
+//! user turns and title matches, a gentle recency prior (counted from the newest
+//! activity in the history), and a prior for sessions from a period the query names
+//! ("in June", "October 13, 2023"). Equal scores are ordered by a key of the history
+//! itself (the session's last activity, then its id; a turn's session and number), so
+//! the same history gives the same answer however it was indexed.
 
 use std::collections::{HashMap, HashSet};
 
@@ -47,8 +55,13 @@ pub struct SearchRequest {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Tier {
+    /// Every word as typed.
     Exact,
+    /// Every word, or another form of it (`refreshing` for `refresh`).
+    Stemmed,
+    /// Words the index does not have read as typos of words it has.
     Fuzzy,
+    /// The sessions sharing the most words, naming the ones they lack.
     Relevance,
 }
 
@@ -56,11 +69,15 @@ impl Tier {
     pub fn as_str(self) -> &'static str {
         match self {
             Tier::Exact => "exact",
+            Tier::Stemmed => "stemmed",
             Tier::Fuzzy => "fuzzy",
             Tier::Relevance => "relevance",
         }
     }
 }
+
+/// Every tier's name, in the order they are tried (for messages that list them).
+pub const TIER_NAMES: &str = "exact, stemmed, fuzzy and relevance";
 
 #[derive(Debug, Clone, Serialize)]
 pub struct SearchResults {
@@ -72,11 +89,18 @@ pub struct SearchResults {
     pub hits: Vec<Hit>,
     /// Query words the relevance tier could not match in the best session.
     pub dropped: Vec<String>,
+    /// Query words the relevance tier's best session matched: what carried it.
+    pub matched: Vec<String>,
+    /// Words of a question that did not have to match (`what`, `did`, `the`): left
+    /// out of every tier's matching, said here rather than silently.
+    pub ignored: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Hit {
     pub session: SessionMeta,
+    /// The tier that found the session (a question's answer can hold several).
+    pub tier: Tier,
     pub score: f32,
     pub snippets: Vec<String>,
     /// The matching turns, best first (at most five).
@@ -145,6 +169,103 @@ fn parse_clauses(query: &str) -> Vec<Clause> {
         rest = next.strip_prefix([' ', '\t', '\n']).unwrap_or(next);
     }
     clauses
+}
+
+/// How a query is matched: which clauses must match, and whether it reads as a
+/// question in plain language.
+///
+/// A bare stopword (`what`, `did`, `the`, `about`) does not have to match when the
+/// query has any other word: "what did we decide about the pool size" holds in the
+/// exact tier for a session that says "pool size" and decided something, whether or
+/// not it also says "what". Such a query is a question, not a conjunction of
+/// keywords: when its tier finds fewer sessions than asked for, the later tiers' best
+/// follow (each hit says which tier found it), since an answer to a question often
+/// words it differently. A query of keywords only (`pool size`, `"refresh token"`)
+/// keeps the strict reading: the first tier that matches is the whole answer.
+struct Plan {
+    required: Vec<Clause>,
+    /// The stopwords left out, as typed.
+    ignored: Vec<String>,
+    question: bool,
+}
+
+impl Plan {
+    fn of(clauses: &[Clause]) -> Plan {
+        let optional = |c: &Clause| !c.quoted && c.parts.len() == 1 && is_stopword(&c.parts[0]);
+        if clauses.iter().all(optional) {
+            return Plan { required: clauses.to_vec(), ignored: Vec::new(), question: false };
+        }
+        let (ignored, required): (Vec<&Clause>, Vec<&Clause>) = clauses.iter().partition(|c| optional(c));
+        let mut names: Vec<String> = Vec::new();
+        for c in ignored {
+            if !names.contains(&c.text) {
+                names.push(c.text.clone());
+            }
+        }
+        Plan { question: !names.is_empty(), required: required.into_iter().cloned().collect(), ignored: names }
+    }
+}
+
+/// The sessions of one search, tier after tier.
+struct Answer {
+    limit: usize,
+    question: bool,
+    out: Option<SearchResults>,
+    ignored: Vec<String>,
+}
+
+impl Answer {
+    fn new(limit: usize, question: bool, ignored: Vec<String>) -> Answer {
+        Answer { limit, question, out: None, ignored }
+    }
+
+    /// Adds a tier's results: the first tier that matched gives the answer its tier;
+    /// a question's later tiers add the sessions not already in it.
+    fn add(&mut self, r: SearchResults) {
+        match &mut self.out {
+            None if r.hits.is_empty() => {
+                // Keep the narration of a relevance tier that matched nothing.
+                if r.tier == Tier::Relevance {
+                    self.out = Some(r);
+                }
+            }
+            None => self.out = Some(r),
+            Some(out) if out.hits.is_empty() => *out = r,
+            Some(out) => {
+                let have: HashSet<String> = out.hits.iter().map(|h| h.session.key()).collect();
+                out.total = out.total.max(r.total);
+                out.capped |= r.capped;
+                let room = self.limit.saturating_sub(out.hits.len());
+                out.hits.extend(r.hits.into_iter().filter(|h| !have.contains(&h.session.key())).take(room));
+            }
+        }
+    }
+
+    /// Whether the later tiers are not needed: a keyword query has its answer once a
+    /// tier matched; a question once the limit is filled.
+    fn done(&self) -> bool {
+        match &self.out {
+            Some(out) if !out.hits.is_empty() => !self.question || out.hits.len() >= self.limit,
+            _ => false,
+        }
+    }
+
+    fn finish(self) -> SearchResults {
+        let mut out = self.out.unwrap_or(SearchResults {
+            tier: Tier::Exact,
+            total: 0,
+            capped: false,
+            hits: Vec::new(),
+            dropped: Vec::new(),
+            matched: Vec::new(),
+            ignored: Vec::new(),
+        });
+        if let Some(first) = out.hits.first() {
+            out.tier = first.tier;
+        }
+        out.ignored = self.ignored;
+        out
+    }
 }
 
 /// Turns collected per search before grouping into sessions (at least).
@@ -285,7 +406,7 @@ impl Period {
 }
 
 /// Edit distance allowed for a word of this many chars in the fuzzy tier.
-fn fuzzy_distance(term: &str) -> u8 {
+pub(crate) fn fuzzy_distance(term: &str) -> u8 {
     match term.chars().count() {
         0..=3 => 0,
         4..=7 => 1,
@@ -345,7 +466,16 @@ impl IndexView {
     /// first letter, and keeping it walks a 26th of the term dictionary); the whole
     /// dictionary only when there are none.
     fn near_spellings(&self, searcher: &Searcher, word: &str) -> tantivy::Result<Vec<String>> {
-        let dfa = FuzzyTermQuery::new(self.text_term(word), fuzzy_distance(word), true).automaton()?;
+        self.near_terms(searcher, self.fields.text, word)
+    }
+
+    /// [`Self::near_spellings`] in any indexed field (the recall commands' `work` and
+    /// `path`).
+    pub(crate) fn near_terms(&self, searcher: &Searcher, field: tantivy::schema::Field, word: &str) -> tantivy::Result<Vec<String>> {
+        if fuzzy_distance(word) == 0 {
+            return Ok(Vec::new());
+        }
+        let dfa = FuzzyTermQuery::new(Term::from_field_text(field, word), fuzzy_distance(word), true).automaton()?;
         let Some(first) = word.chars().next() else { return Ok(Vec::new()) };
         let mut buf = [0u8; 4];
         let from = first.encode_utf8(&mut buf).as_bytes().to_vec();
@@ -353,28 +483,38 @@ impl IndexView {
         if let Some(last) = to.last_mut() {
             *last = last.saturating_add(1);
         }
-        let same_first = self.spellings_in(searcher, &dfa, &from, &to)?;
+        let same_first = self.spellings_in(searcher, field, &dfa, &from, &to)?;
         if !same_first.is_empty() {
             return Ok(same_first);
         }
-        self.spellings_in(searcher, &dfa, &[], &[0xFF])
+        self.spellings_in(searcher, field, &dfa, &[], &[0xFF])
     }
 
-    /// Terms the automaton accepts in the byte range `from..to` of the dictionary.
-    fn spellings_in(&self, searcher: &Searcher, dfa: &DfaWrapper, from: &[u8], to: &[u8]) -> tantivy::Result<Vec<String>> {
-        let mut out: Vec<String> = Vec::new();
+    /// The first [`MAX_NEAR_SPELLINGS`] terms (in dictionary order) the automaton
+    /// accepts in the byte range `from..to`. Each segment's dictionary is sorted, so
+    /// the first that many of each segment hold the first that many of all: the same
+    /// terms whatever the segment layout.
+    fn spellings_in(
+        &self,
+        searcher: &Searcher,
+        field: tantivy::schema::Field,
+        dfa: &DfaWrapper,
+        from: &[u8],
+        to: &[u8],
+    ) -> tantivy::Result<Vec<String>> {
+        let mut out: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
         for segment in searcher.segment_readers() {
-            let inverted = segment.inverted_index(self.fields.text)?;
+            let inverted = segment.inverted_index(field)?;
             let mut stream = inverted.terms().search(dfa).ge(from).lt(to).into_stream()?;
-            while stream.advance() && out.len() < MAX_NEAR_SPELLINGS {
+            let mut taken = 0;
+            while taken < MAX_NEAR_SPELLINGS && stream.advance() {
                 if let Ok(t) = std::str::from_utf8(stream.key()) {
-                    if !out.iter().any(|o| o == t) {
-                        out.push(t.to_string());
-                    }
+                    taken += 1;
+                    out.insert(t.to_string());
                 }
             }
         }
-        Ok(out)
+        Ok(out.into_iter().take(MAX_NEAR_SPELLINGS).collect())
     }
 
     fn filters(&self, req: &SearchRequest) -> Vec<(Occur, Box<dyn Query>)> {
@@ -409,7 +549,9 @@ impl IndexView {
         out
     }
 
-    /// Runs the tiers in order and returns the first that matched anything.
+    /// Runs the tiers in order and returns the first that matched anything — for a
+    /// question in plain language, with the later tiers' sessions after it until the
+    /// limit is reached (see [`Plan`]).
     pub fn search(&self, req: &SearchRequest) -> Result<SearchResults, IndexError> {
         check_query(&req.query)?;
         let searcher = self.searcher();
@@ -431,25 +573,36 @@ impl IndexView {
             }
             Box::new(BooleanQuery::new(all))
         };
-        let exact: Vec<(Occur, Box<dyn Query>)> = clauses.iter().map(|c| (Occur::Must, self.exact_clause(c))).collect();
-        let r = self.grouped(&searcher, &*with_filters(Box::new(BooleanQuery::new(exact))), req, limit, Tier::Exact, &clauses)?;
-        if !r.hits.is_empty() {
-            return Ok(r);
+        let qerr = |e: tantivy::TantivyError| IndexError::Query(e.to_string());
+        let plan = Plan::of(&clauses);
+        let mut answer = Answer::new(limit, plan.question, plan.ignored.clone());
+
+        let exact: Vec<(Occur, Box<dyn Query>)> = plan.required.iter().map(|c| (Occur::Must, self.exact_clause(c))).collect();
+        answer.add(self.grouped(&searcher, &*with_filters(Box::new(BooleanQuery::new(exact))), req, limit, Tier::Exact, &clauses)?);
+        if answer.done() {
+            return Ok(answer.finish());
+        }
+        // Word forms: every required word, or another form of it (`refreshing` for
+        // `refresh`), the form typed scoring a little more.
+        if let Some(q) = self.stemmed_query(&searcher, &plan.required).map_err(qerr)? {
+            answer.add(self.grouped(&searcher, &*with_filters(q), req, limit, Tier::Stemmed, &clauses)?);
+            if answer.done() {
+                return Ok(answer.finish());
+            }
         }
         // Only words the index does not have are read as typos: a query of known words
         // that found nothing together goes on to the relevance tier.
-        let unknown = self.unknown_words(&searcher, &clauses)?;
+        let unknown = self.unknown_words(&searcher, &plan.required)?;
         if !unknown.is_empty() {
-            let mut fuzzy: Vec<(Occur, Box<dyn Query>)> = Vec::with_capacity(clauses.len());
-            for c in &clauses {
-                fuzzy.push((Occur::Must, self.fuzzy_clause(&searcher, c, &unknown).map_err(|e| IndexError::Query(e.to_string()))?));
+            let mut fuzzy: Vec<(Occur, Box<dyn Query>)> = Vec::with_capacity(plan.required.len());
+            for c in &plan.required {
+                fuzzy.push((Occur::Must, self.fuzzy_clause(&searcher, c, &unknown).map_err(qerr)?));
             }
-            let r = self.grouped(&searcher, &*with_filters(Box::new(BooleanQuery::new(fuzzy))), req, limit, Tier::Fuzzy, &clauses)?;
-            if !r.hits.is_empty() {
-                return Ok(r);
+            answer.add(self.grouped(&searcher, &*with_filters(Box::new(BooleanQuery::new(fuzzy))), req, limit, Tier::Fuzzy, &clauses)?);
+            if answer.done() {
+                return Ok(answer.finish());
             }
         }
-        let qerr = |e: tantivy::TantivyError| IndexError::Query(e.to_string());
         let parts = self.relevance_parts(&searcher, &clauses, true).map_err(qerr)?;
         let any: Box<dyn Query> = Box::new(BooleanQuery::new(parts.into_iter().map(|p| (Occur::Should, p)).collect()));
         let mut r = self.grouped(&searcher, &*with_filters(any), req, limit, Tier::Relevance, &clauses)?;
@@ -474,9 +627,44 @@ impl IndexView {
                 }
             }
             let found = |p: &String| seen.contains(p) || seen.contains(&stem(p));
-            r.dropped = clauses.iter().filter(|c| !c.parts.iter().all(found)).map(|c| c.text.clone()).collect();
+            // What carried the match is said as plainly as what it lacks; words that
+            // never had to match (`what`, `did`) are in neither list.
+            let counted = clauses.iter().filter(|c| !plan.ignored.contains(&c.text));
+            let (carried, dropped): (Vec<&Clause>, Vec<&Clause>) = counted.partition(|c| c.parts.iter().all(found));
+            r.matched = carried.into_iter().map(|c| c.text.clone()).collect();
+            r.dropped = dropped.into_iter().map(|c| c.text.clone()).collect();
         }
-        Ok(r)
+        answer.add(r);
+        Ok(answer.finish())
+    }
+
+    /// The stemmed tier's query: each required bare word or any indexed word with its
+    /// stem (see [`stem`]), phrases as typed. `None` when no word has another form in
+    /// the index (the tier would repeat the exact one).
+    fn stemmed_query(&self, searcher: &Searcher, required: &[Clause]) -> tantivy::Result<Option<Box<dyn Query>>> {
+        let mut widened = false;
+        let mut all: Vec<(Occur, Box<dyn Query>)> = Vec::with_capacity(required.len());
+        for c in required {
+            if c.quoted || c.parts.len() > 1 {
+                all.push((Occur::Must, self.exact_clause(c)));
+                continue;
+            }
+            let word = &c.parts[0];
+            let exact: Box<dyn Query> = Box::new(TermQuery::new(self.text_term(word), IndexRecordOption::WithFreqs));
+            let forms = self.word_forms(searcher, word)?;
+            if forms.is_empty() {
+                all.push((Occur::Must, exact));
+                continue;
+            }
+            widened = true;
+            let mut disjuncts = vec![exact];
+            for f in forms {
+                let q: Box<dyn Query> = Box::new(TermQuery::new(self.text_term(&f), IndexRecordOption::WithFreqs));
+                disjuncts.push(Box::new(BoostQuery::new(q, OTHER_FORM_WEIGHT)));
+            }
+            all.push((Occur::Must, Box::new(DisjunctionMaxQuery::new(disjuncts))));
+        }
+        Ok(widened.then(|| Box::new(BooleanQuery::new(all)) as Box<dyn Query>))
     }
 
     /// The relevance tier's query parts (any may match). A bare word also matches its
@@ -538,23 +726,30 @@ impl IndexView {
             return Ok(Vec::new());
         }
         // Forms start with the stem, except that a final `y` became `i` (`poni` for
-        // `pony`), so scan from the stem without it.
-        let prefix = key.strip_suffix('i').unwrap_or(&key);
+        // `pony`) or a dropped `e` came back (`hike` for `hiking`), so scan from the
+        // stem without it.
+        let prefix = key.strip_suffix(['i', 'e']).unwrap_or(&key);
         let mut upper = prefix.as_bytes().to_vec();
         if let Some(last) = upper.last_mut() {
             *last += 1;
         }
-        let mut forms: Vec<String> = Vec::new();
+        // The first MAX_FORM_SCAN terms of the range in each segment hold the first
+        // that many of all of them, so the forms found do not depend on the layout.
+        let mut scanned: std::collections::BTreeSet<Vec<u8>> = std::collections::BTreeSet::new();
         for segment in searcher.segment_readers() {
             let inverted = segment.inverted_index(self.fields.text)?;
             let mut stream = inverted.terms().range().ge(prefix.as_bytes()).lt(&upper).into_stream()?;
-            let mut scanned = 0;
-            while stream.advance() && scanned < MAX_FORM_SCAN {
-                scanned += 1;
-                let Ok(t) = std::str::from_utf8(stream.key()) else { continue };
-                if t != word && t.len() <= prefix.len() + 8 && !forms.iter().any(|f| f == t) && stem(t) == key {
-                    forms.push(t.to_string());
-                }
+            let mut n = 0;
+            while n < MAX_FORM_SCAN && stream.advance() {
+                n += 1;
+                scanned.insert(stream.key().to_vec());
+            }
+        }
+        let mut forms: Vec<String> = Vec::new();
+        for t in scanned.iter().take(MAX_FORM_SCAN) {
+            let Ok(t) = std::str::from_utf8(t) else { continue };
+            if t != word && t.len() <= prefix.len() + 8 && stem(t) == key {
+                forms.push(t.to_string());
             }
         }
         Ok(forms)
@@ -579,12 +774,20 @@ impl IndexView {
             if !project_matches(&meta, req.project.as_deref()) {
                 continue;
             }
-            hits.push(Hit { session: meta, score: 0.0, snippets: Vec::new(), turns: Vec::new() });
+            hits.push(Hit { session: meta, tier: Tier::Exact, score: 0.0, snippets: Vec::new(), turns: Vec::new() });
             if hits.len() == limit {
                 break;
             }
         }
-        Ok(SearchResults { tier: Tier::Exact, total: hits.len(), capped: false, hits, dropped: Vec::new() })
+        Ok(SearchResults {
+            tier: Tier::Exact,
+            total: hits.len(),
+            capped: false,
+            hits,
+            dropped: Vec::new(),
+            matched: Vec::new(),
+            ignored: Vec::new(),
+        })
     }
 
     /// Collects the best turns for `query`, groups them into sessions and ranks them.
@@ -603,11 +806,10 @@ impl IndexView {
     ) -> Result<SearchResults, IndexError> {
         let qerr = |e: tantivy::TantivyError| IndexError::Query(e.to_string());
         let collect = (limit * 20).max(COLLECT_TURNS);
-        let top = searcher.search(query, &TopDocs::with_limit(collect).order_by_score()).map_err(qerr)?;
-        let capped = top.len() == collect;
         let readers = searcher.segment_readers();
         let sid_hashes: Vec<Option<Column<u64>>> = readers.iter().map(|r| r.fast_fields().u64("sid_hash").ok()).collect();
         let seqs: Vec<Option<Column<u64>>> = readers.iter().map(|r| r.fast_fields().u64("seq").ok()).collect();
+        let (top, capped) = top_turns(searcher, query, collect, &sid_hashes, &seqs).map_err(qerr)?;
         let users = self.user_turns(searcher, &top).map_err(|e| IndexError::Query(e.to_string()))?;
 
         struct Agg {
@@ -638,16 +840,21 @@ impl IndexView {
         let mut ranked: Vec<(f32, u64)> = Vec::with_capacity(groups.len());
         for h in &order {
             let agg = groups.get_mut(h).expect("grouped above");
+            // `top` is in a stable order, so equal turns stay in it.
             agg.turns.sort_by(|a, b| b.0.total_cmp(&a.0));
             ranked.push((session_score(&agg.turns, agg.title), *h));
         }
-        ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
+        // Equal scores go by the session hash, not by where the index put the documents.
+        ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
         let total = ranked.len();
 
-        let now = Timestamp::now();
-        let periods = named_periods(&req.query);
         let times: Vec<Option<Column<i64>>> = readers.iter().map(|r| r.fast_fields().i64("time").ok()).collect();
-        let mut scored: Vec<(f32, u64, DocAddress, Option<SessionMeta>)> = Vec::new();
+        // Age is counted back from the newest activity in the history, not from the
+        // clock: the same history ranks the same whenever it is asked (and a history
+        // left alone for a month does not see every session age at once).
+        let newest = times.iter().flatten().map(|c| c.max_value()).max().unwrap_or(0);
+        let periods = named_periods(&req.query);
+        let mut scored: Vec<(f32, i64, u64, DocAddress, Option<SessionMeta>)> = Vec::new();
         // A note the user asked deja to remember ranks a little above transcripts.
         let notes: std::collections::HashSet<DocAddress> = searcher
             .search(
@@ -687,7 +894,7 @@ impl IndexView {
                 .and_then(|c| c.first(addr.doc_id))
                 .filter(|t| *t != 0)
                 .map(Timestamp);
-            let age_days = when.map_or(365.0, |u| ((now.0 - u.0) as f32 / 86_400_000.0).max(0.0));
+            let age_days = when.map_or(365.0, |u| ((newest - u.0) as f32 / 86_400_000.0).max(0.0));
             let mut prior = 1.0 + 0.08 * (-age_days / 90.0).exp();
             if !periods.is_empty() {
                 let m = periods.iter().map(|p| p.closeness(when)).fold(0.0f32, f32::max);
@@ -696,16 +903,18 @@ impl IndexView {
             if notes.contains(&addr) {
                 prior *= NOTE_BOOST;
             }
-            scored.push((score * prior, h, addr, meta));
+            scored.push((score * prior, when.map_or(0, |t| t.0), h, addr, meta));
             if req.project.is_some() && scored.len() >= limit * 3 {
                 break;
             }
         }
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+        // Ties: the session active last first, then the hash (the id, below).
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)).then(b.2.cmp(&a.2)));
 
         let query_parts: HashSet<String> = clauses.iter().flat_map(|c| c.parts.iter().cloned()).collect();
         let mut hits = Vec::with_capacity(limit);
-        for (score, h, addr, meta) in scored {
+        let mut last_active: HashMap<u64, i64> = HashMap::new();
+        for (score, when, h, addr, meta) in scored {
             if hits.len() == limit {
                 break;
             }
@@ -725,9 +934,15 @@ impl IndexView {
             let snippets: Vec<String> =
                 turns.iter().take(3).filter_map(|t| snippet(&searchable_text(t), &query_parts, tier == Tier::Fuzzy)).collect();
             let snippets = if snippets.is_empty() { meta.title.iter().cloned().collect() } else { snippets };
-            hits.push(Hit { session: meta, score, snippets, turns });
+            last_active.insert(h, when);
+            hits.push(Hit { session: meta, tier, score, snippets, turns });
         }
-        Ok(SearchResults { tier, total, capped, hits, dropped: Vec::new() })
+        // The shown sessions' ties in the order the brief promises: last activity, then id.
+        hits.sort_by(|a, b| {
+            let when = |x: &Hit| last_active.get(&sid_hash_of(&x.session)).copied().unwrap_or(0);
+            b.score.total_cmp(&a.score).then(when(b).cmp(&when(a))).then_with(|| a.session.key().cmp(&b.session.key()))
+        });
+        Ok(SearchResults { tier, total, capped, hits, dropped: Vec::new(), matched: Vec::new(), ignored: Vec::new() })
     }
 
     /// Which of `top` are user turns, by walking the postings of `role:user` once per
@@ -770,6 +985,56 @@ impl IndexView {
         let top = searcher.search(&q, &TopDocs::with_limit(1).order_by_score()).map_err(|e| IndexError::Query(e.to_string()))?;
         Ok(top.first().map(|(_, a)| *a))
     }
+}
+
+/// The hash the index groups a session's documents by (its `sid_hash` field).
+fn sid_hash_of(meta: &SessionMeta) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(meta.key().as_bytes())
+}
+
+/// A document's place in the order of equal scores: its session's hash, then its turn
+/// number (a session document, which has none, last). Both are the same in any index
+/// of the same history, unlike the document's address, by which tantivy breaks ties.
+fn stable_key(sid_hashes: &[Option<Column<u64>>], seqs: &[Option<Column<u64>>], addr: DocAddress) -> (u64, u64) {
+    let seg = addr.segment_ord as usize;
+    let h = sid_hashes.get(seg).and_then(|c| c.as_ref()).and_then(|c| c.first(addr.doc_id)).unwrap_or(0);
+    let seq = seqs.get(seg).and_then(|c| c.as_ref()).and_then(|c| c.first(addr.doc_id)).unwrap_or(u64::MAX);
+    (h, seq)
+}
+
+/// The `collect` best documents for `query`, best first, equal scores in
+/// [`stable_key`] order; and whether more matched.
+///
+/// One more than asked is collected by score alone, which keeps tantivy's pruning.
+/// When the one left out scores less than the last kept, the kept set is exactly the
+/// best `collect`, whatever the segment layout, and only needs sorting. When the two
+/// are equal, which of the tied documents made the cut depends on where they lie in
+/// the index, so the search runs again with the stable key inside the collector.
+fn top_turns(
+    searcher: &Searcher,
+    query: &dyn Query,
+    collect: usize,
+    sid_hashes: &[Option<Column<u64>>],
+    seqs: &[Option<Column<u64>>],
+) -> tantivy::Result<(Vec<(Score, DocAddress)>, bool)> {
+    let mut top = searcher.search(query, &TopDocs::with_limit(collect + 1).order_by_score())?;
+    let capped = top.len() > collect;
+    if capped && top[collect].0 == top[collect - 1].0 {
+        let keyed = TopDocs::with_limit(collect).tweak_score(|reader: &tantivy::SegmentReader| {
+            let h = reader.fast_fields().u64("sid_hash").ok();
+            let seq = reader.fast_fields().u64("seq").ok();
+            move |doc: tantivy::DocId, score: Score| {
+                let h = h.as_ref().and_then(|c| c.first(doc)).unwrap_or(0);
+                let seq = seq.as_ref().and_then(|c| c.first(doc)).unwrap_or(u64::MAX);
+                (score, h, seq)
+            }
+        });
+        top = searcher.search(query, &keyed)?.into_iter().map(|((score, _, _), addr)| (score, addr)).collect();
+    } else {
+        top.truncate(collect);
+    }
+    top.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| stable_key(sid_hashes, seqs, b.1).cmp(&stable_key(sid_hashes, seqs, a.1))));
+    Ok((top, capped))
 }
 
 fn project_matches(meta: &SessionMeta, want: Option<&str>) -> bool {
@@ -854,7 +1119,7 @@ pub(crate) fn snippet(text: &str, terms: &HashSet<String>, fuzzy: bool) -> Optio
     Some(s)
 }
 
-fn levenshtein(a: &str, b: &str) -> usize {
+pub(crate) fn levenshtein(a: &str, b: &str) -> usize {
     let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
     let mut prev: Vec<usize> = (0..=b.len()).collect();

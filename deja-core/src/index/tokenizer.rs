@@ -365,191 +365,47 @@ fn split_chunk(chunk: &str, offset: usize) -> Word {
     Word { compound, parts, start: offset, end: offset + chunk.len(), cjk: false }
 }
 
-/// The Porter (1980) stemmer: the classic English suffix stripper of information
-/// retrieval. `relational`, `relate`, `relating` → `relat`; `adoption`, `adopted` →
-/// `adopt`; `ponies` → `poni`. Only plain lowercase ASCII words longer than two letters
-/// are touched; a stem is a key for comparing words, not a word to show.
+/// The stem of a lowercase word: the key that groups its forms (`refreshing`,
+/// `refreshed`, `refreshes` → `refresh`), by the Snowball stemmers of `rust-stemmers`
+/// (English is Porter2, the revision of Porter 1980). The language is told by the
+/// script, the one thing a single word reliably shows: plain ASCII letters are English,
+/// Cyrillic Russian, Greek Greek, Arabic Arabic; a word of any other script or of mixed
+/// ones (identifier parts with digits, accented Latin, whose language the letters do
+/// not tell) is its own stem. A stem is a key for comparing words, not a word to show.
 pub fn stem(word: &str) -> String {
-    if word.len() <= 2 || !word.bytes().all(|b| b.is_ascii_lowercase()) {
-        return word.to_string();
+    match stem_language(word) {
+        Some(lang) => {
+            let stemmed = rust_stemmers::Stemmer::create(lang).stem(word).into_owned();
+            // Snowball can strip a short word to one or two letters (`used` → `use` is
+            // fine, `was` → `wa` is not); a stem that short groups unrelated words.
+            if stemmed.chars().count() < 3 && stemmed != word {
+                word.to_string()
+            } else {
+                stemmed
+            }
+        }
+        None => word.to_string(),
     }
-    let mut w = word.as_bytes().to_vec();
-    porter::step1ab(&mut w);
-    porter::step1c(&mut w);
-    porter::step2(&mut w);
-    porter::step3(&mut w);
-    porter::step4(&mut w);
-    porter::step5(&mut w);
-    String::from_utf8(w).unwrap_or_else(|_| word.to_string())
 }
 
-/// The steps of [`stem`], on lowercase ASCII bytes.
-mod porter {
-    fn is_consonant(w: &[u8], i: usize) -> bool {
-        match w[i] {
-            b'a' | b'e' | b'i' | b'o' | b'u' => false,
-            b'y' => i == 0 || !is_consonant(w, i - 1),
-            _ => true,
-        }
+/// The Snowball language a word's letters tell, if any (see [`stem`]).
+fn stem_language(word: &str) -> Option<rust_stemmers::Algorithm> {
+    use rust_stemmers::Algorithm;
+    if word.chars().count() <= 2 {
+        return None;
     }
-
-    /// The number of vowel–consonant sequences in `w[..len]`.
-    fn measure(w: &[u8], len: usize) -> usize {
-        let mut m = 0;
-        let mut i = 0;
-        while i < len && is_consonant(w, i) {
-            i += 1;
-        }
-        loop {
-            while i < len && !is_consonant(w, i) {
-                i += 1;
-            }
-            if i >= len {
-                return m;
-            }
-            while i < len && is_consonant(w, i) {
-                i += 1;
-            }
-            m += 1;
-        }
+    if word.bytes().all(|b| b.is_ascii_lowercase()) {
+        return Some(Algorithm::English);
     }
-
-    fn has_vowel(w: &[u8], len: usize) -> bool {
-        (0..len).any(|i| !is_consonant(w, i))
-    }
-
-    fn double_consonant(w: &[u8], len: usize) -> bool {
-        len >= 2 && w[len - 1] == w[len - 2] && is_consonant(w, len - 1)
-    }
-
-    /// Consonant–vowel–consonant at the end, the last not `w`, `x` or `y`.
-    fn cvc(w: &[u8], len: usize) -> bool {
-        len >= 3
-            && is_consonant(w, len - 3)
-            && !is_consonant(w, len - 2)
-            && is_consonant(w, len - 1)
-            && !matches!(w[len - 1], b'w' | b'x' | b'y')
-    }
-
-    fn ends(w: &[u8], suffix: &str) -> bool {
-        w.ends_with(suffix.as_bytes())
-    }
-
-    fn replace(w: &mut Vec<u8>, suffix: &str, with: &str) {
-        w.truncate(w.len() - suffix.len());
-        w.extend_from_slice(with.as_bytes());
-    }
-
-    /// Replaces the longest matching suffix when the stem before it has measure > `min_m`.
-    fn rules(w: &mut Vec<u8>, table: &[(&str, &str)], min_m: usize) {
-        if let Some((suffix, with)) = table.iter().filter(|(s, _)| ends(w, s)).max_by_key(|(s, _)| s.len()) {
-            let stem = w.len() - suffix.len();
-            if measure(w, stem) > min_m {
-                replace(w, suffix, with);
-            }
-        }
-    }
-
-    pub(super) fn step1ab(w: &mut Vec<u8>) {
-        if ends(w, "sses") {
-            replace(w, "sses", "ss");
-        } else if ends(w, "ies") {
-            replace(w, "ies", "i");
-        } else if !ends(w, "ss") && ends(w, "s") {
-            w.pop();
-        }
-        let mut tidy = false;
-        if ends(w, "eed") {
-            if measure(w, w.len() - 3) > 0 {
-                w.pop();
-            }
-        } else if ends(w, "ed") && has_vowel(w, w.len() - 2) {
-            w.truncate(w.len() - 2);
-            tidy = true;
-        } else if ends(w, "ing") && has_vowel(w, w.len() - 3) {
-            w.truncate(w.len() - 3);
-            tidy = true;
-        }
-        if tidy {
-            if ends(w, "at") || ends(w, "bl") || ends(w, "iz") {
-                w.push(b'e');
-            } else if double_consonant(w, w.len()) && !matches!(w[w.len() - 1], b'l' | b's' | b'z') {
-                w.pop();
-            } else if measure(w, w.len()) == 1 && cvc(w, w.len()) {
-                w.push(b'e');
-            }
-        }
-    }
-
-    pub(super) fn step1c(w: &mut [u8]) {
-        let n = w.len();
-        if n > 1 && w[n - 1] == b'y' && has_vowel(w, n - 1) {
-            w[n - 1] = b'i';
-        }
-    }
-
-    pub(super) fn step2(w: &mut Vec<u8>) {
-        rules(
-            w,
-            &[
-                ("ational", "ate"),
-                ("tional", "tion"),
-                ("enci", "ence"),
-                ("anci", "ance"),
-                ("izer", "ize"),
-                ("bli", "ble"),
-                ("alli", "al"),
-                ("entli", "ent"),
-                ("eli", "e"),
-                ("ousli", "ous"),
-                ("ization", "ize"),
-                ("ation", "ate"),
-                ("ator", "ate"),
-                ("alism", "al"),
-                ("iveness", "ive"),
-                ("fulness", "ful"),
-                ("ousness", "ous"),
-                ("aliti", "al"),
-                ("iviti", "ive"),
-                ("biliti", "ble"),
-                ("logi", "log"),
-            ],
-            0,
-        );
-    }
-
-    pub(super) fn step3(w: &mut Vec<u8>) {
-        rules(w, &[("icate", "ic"), ("ative", ""), ("alize", "al"), ("iciti", "ic"), ("ical", "ic"), ("ful", ""), ("ness", "")], 0);
-    }
-
-    pub(super) fn step4(w: &mut Vec<u8>) {
-        const SUFFIXES: [&str; 19] = [
-            "al", "ance", "ence", "er", "ic", "able", "ible", "ant", "ement", "ment", "ent", "ion", "ou", "ism", "ate", "iti", "ous",
-            "ive", "ize",
-        ];
-        let Some(suffix) = SUFFIXES.iter().filter(|s| ends(w, s)).max_by_key(|s| s.len()) else { return };
-        let stem = w.len() - suffix.len();
-        if measure(w, stem) <= 1 {
-            return;
-        }
-        if *suffix == "ion" && !(stem > 0 && matches!(w[stem - 1], b's' | b't')) {
-            return;
-        }
-        w.truncate(stem);
-    }
-
-    pub(super) fn step5(w: &mut Vec<u8>) {
-        let n = w.len();
-        if n > 1 && w[n - 1] == b'e' {
-            let m = measure(w, n - 1);
-            if m > 1 || (m == 1 && !cvc(w, n - 1)) {
-                w.pop();
-            }
-        }
-        let n = w.len();
-        if n > 1 && w[n - 1] == b'l' && double_consonant(w, n) && measure(w, n) > 1 {
-            w.pop();
-        }
+    let all = |range: std::ops::RangeInclusive<u32>| word.chars().all(|c| range.contains(&(c as u32)) && c.is_alphabetic());
+    if all(0x0400..=0x04FF) {
+        Some(Algorithm::Russian)
+    } else if all(0x0370..=0x03FF) || all(0x1F00..=0x1FFF) {
+        Some(Algorithm::Greek)
+    } else if all(0x0600..=0x06FF) {
+        Some(Algorithm::Arabic)
+    } else {
+        None
     }
 }
 
@@ -672,24 +528,21 @@ mod tests {
         same(&["hike", "hikes", "hiked", "hiking"]);
         same(&["study", "studies", "studied"]);
         same(&["run", "runs", "running"]);
+        same(&["refresh", "refreshes", "refreshed", "refreshing"]);
         same(&["connect", "connected", "connecting", "connection", "connections"]);
         same(&["adopt", "adopted", "adoption"]);
-        same(&["relate", "relational", "relating"]);
-        // The reference vocabulary's outputs (Porter 1980).
-        for (w, s) in [
-            ("caresses", "caress"),
-            ("ponies", "poni"),
-            ("agreed", "agre"),
-            ("hopping", "hop"),
-            ("generalization", "gener"),
-            ("sky", "sky"),
-            ("controlling", "control"),
-        ] {
+        // Russian, which the English rules would leave alone.
+        same(&["соединение", "соединения", "соединением"]);
+        // Porter2's outputs on its reference vocabulary.
+        for (w, s) in [("caresses", "caress"), ("ponies", "poni"), ("generously", "generous"), ("sky", "sky"), ("controlling", "control")] {
             assert_eq!(stem(w), s, "{w}");
         }
+        // Words whose language the letters do not tell, or too short to stem, stay.
         assert_eq!(stem("straße"), "straße");
         assert_eq!(stem("HTTP"), "HTTP");
         assert_eq!(stem("is"), "is");
+        assert_eq!(stem("v2beta"), "v2beta");
+        assert_eq!(stem("was"), "was", "a two-letter stem would group unrelated words");
     }
 
     #[test]

@@ -15,7 +15,7 @@ use super::commands::{command_key, is_inspection, Outcome};
 use super::digest::{best_decisions, digest, outcome_line, Digest};
 use super::mine::{ErrorEvent, FixPair};
 use super::signature::signatures_of_paste;
-use crate::index::records::{normalize_path, path_terms};
+use crate::index::records::{mentioned_paths, normalize_path, path_terms};
 use crate::index::schema::{KIND_ERROR, KIND_FIX, KIND_TURN};
 use crate::index::search::{check_query, SearchRequest, Tier};
 use crate::index::tokenizer::words;
@@ -235,7 +235,11 @@ pub fn recall(view: &IndexView, query: &str, scope: &Scope, limit: usize) -> Res
             RecallHit { score: h.score * boost, snippets: h.snippets, session: h.session }
         })
         .collect();
-    hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+    // Ties as the search breaks them: the session active last, then the id.
+    hits.sort_by(|a, b| {
+        let when = |h: &RecallHit| h.session.updated.or(h.session.started);
+        b.score.total_cmp(&a.score).then(when(b).cmp(&when(a))).then_with(|| a.session.key().cmp(&b.session.key()))
+    });
     hits.truncate(limit.max(1));
     Ok(RecallAnswer { tier: r.tier, by_id: false, dropped: r.dropped, hits })
 }
@@ -295,7 +299,7 @@ pub fn project_sessions(view: &IndexView, dir: &str, scope: &Scope, limit: usize
             out.push(m);
         }
     }
-    out.sort_by_key(|m| std::cmp::Reverse(m.updated.or(m.started)));
+    out.sort_by(|a, b| b.updated.or(b.started).cmp(&a.updated.or(a.started)).then_with(|| a.key().cmp(&b.key())));
     out.truncate(limit.max(1));
     Ok(out)
 }
@@ -381,26 +385,41 @@ pub fn fixes_within(
             .map(|(_, a)| a)
             .collect();
     }
-    let query_words: HashSet<String> = errors.iter().flat_map(|(_, line)| significant_words(line)).collect();
+    // Sorted, so the query's clauses (and the float sums of their scores) come in one order.
+    let query_words: BTreeSet<String> = errors.iter().flat_map(|(_, line)| significant_words(line)).collect();
     if addrs.is_empty() && !query_words.is_empty() {
-        tier = Tier::Relevance;
-        let any: Vec<(Occur, Box<dyn Query>)> = query_words
+        // Each word and, when no recorded error has it (a typo: `ModuleNotFoundErorr`),
+        // the near spellings recorded errors do have.
+        let mut forms: Vec<(String, BTreeSet<String>)> = Vec::with_capacity(query_words.len());
+        for w in &query_words {
+            let mut any = BTreeSet::from([w.clone()]);
+            if searcher.doc_freq(&Term::from_field_text(f.work, w)).map_err(qerr)? == 0 {
+                any.extend(view.near_terms(&searcher, f.work, w).map_err(qerr)?);
+            }
+            forms.push((w.clone(), any));
+        }
+        let every: BTreeSet<&String> = forms.iter().flat_map(|(_, any)| any).collect();
+        let any: Vec<(Occur, Box<dyn Query>)> = every
             .iter()
             .map(|w| {
                 (Occur::Should, Box::new(TermQuery::new(Term::from_field_text(f.work, w), IndexRecordOption::WithFreqs)) as Box<dyn Query>)
             })
             .collect();
         let q = BooleanQuery::new(vec![(Occur::Must, term(f.kind, KIND_FIX)), (Occur::Must, Box::new(BooleanQuery::new(any)))]);
+        let mut corrected = false;
         for (_, addr) in searcher.search(&q, &TopDocs::with_limit(scan.clamp(1, 200)).order_by_score()).map_err(qerr)? {
             let doc: TantivyDocument = searcher.doc(addr).map_err(qerr)?;
             let line = stored_fix(&doc, &f).map(|p| p.error_line).unwrap_or_default();
-            let have: HashSet<String> = significant_words(&line).into_iter().collect();
-            let shared = query_words.intersection(&have).count();
+            let have: BTreeSet<String> = significant_words(&line).into_iter().collect();
+            let as_typed = query_words.intersection(&have).count();
+            let shared = forms.iter().filter(|(_, any)| any.iter().any(|w| have.contains(w))).count();
             // Most of the words on both sides: a looser match would be a different error.
             if shared * 10 >= query_words.len() * 7 && shared * 10 >= have.len() * 5 {
+                corrected |= shared > as_typed;
                 addrs.push(addr);
             }
         }
+        tier = if corrected { Tier::Fuzzy } else { Tier::Relevance };
     }
     let mut metas = Metas::new(view, &searcher);
     let mut hits: Vec<FixHit> = Vec::new();
@@ -415,7 +434,13 @@ pub fn fixes_within(
         let came_back_at = recurrence(view, &searcher, &sid, &pair.sig, pair.fix_seq)?;
         hits.push(FixHit { here: scope.is_here(&meta), held: came_back_at.is_none(), came_back_at, time, fix: pair, session: meta });
     }
-    hits.sort_by_key(|h| std::cmp::Reverse((h.held, h.fix.verified, h.here, h.time)));
+    // Ties: the session id, then the fix's turn, not the order the index returned them in.
+    hits.sort_by(|a, b| {
+        (b.held, b.fix.verified, b.here, b.time)
+            .cmp(&(a.held, a.fix.verified, a.here, a.time))
+            .then_with(|| a.session.key().cmp(&b.session.key()))
+            .then(a.fix.fix_seq.cmp(&b.fix.fix_seq))
+    });
     hits.truncate(limit.max(1));
     let seen = if hits.is_empty() && with_seen { seen_errors(view, &searcher, &errors, scope)? } else { Vec::new() };
     // The pasted error lines are echoed back: they get no exemption.
@@ -603,7 +628,12 @@ fn friction_in(
         let fixes = searcher.search(&fq, &tantivy::collector::Count).map_err(qerr)?;
         rows.push(FrictionRow { error: stats.seen, fixes });
     }
-    rows.sort_by_key(|r| std::cmp::Reverse((r.error.sessions, r.error.occurrences, r.error.last)));
+    // Ties by signature: the candidates come out of a hash map in no fixed order.
+    rows.sort_by(|a, b| {
+        (b.error.sessions, b.error.occurrences, b.error.last)
+            .cmp(&(a.error.sessions, a.error.occurrences, a.error.last))
+            .then_with(|| a.error.sig.cmp(&b.error.sig))
+    });
     rows.truncate(limit.max(1));
     Ok(rows)
 }
@@ -647,13 +677,38 @@ pub fn how(view: &IndexView, tool: &str, scope: &Scope, limit: usize) -> Result<
     };
     let all: Vec<(Occur, Box<dyn Query>)> =
         parts.iter().map(|p| (Occur::Must, Box::new(TermQuery::new(work_term(p), IndexRecordOption::Basic)) as Box<dyn Query>)).collect();
-    for (tier, q) in [(Tier::Exact, phrase), (Tier::Relevance, Box::new(BooleanQuery::new(all)) as Box<dyn Query>)] {
+    let mut tiers: Vec<(Tier, Box<dyn Query>)> = vec![(Tier::Exact, phrase)];
+    // A word no command line has is read as a typo (`cargo tset`): each such word
+    // widened to the near spellings the command lines do have, all words still needed.
+    let searcher = view.searcher();
+    let mut widened = false;
+    let mut near: Vec<(Occur, Box<dyn Query>)> = Vec::with_capacity(parts.len());
+    for p in &parts {
+        let exact: Box<dyn Query> = Box::new(TermQuery::new(work_term(p), IndexRecordOption::Basic));
+        if searcher.doc_freq(&work_term(p)).map_err(qerr)? > 0 {
+            near.push((Occur::Must, exact));
+            continue;
+        }
+        let spellings = view.near_terms(&searcher, f.work, p).map_err(qerr)?;
+        if spellings.is_empty() {
+            near.push((Occur::Must, exact));
+            continue;
+        }
+        widened = true;
+        let any =
+            spellings.iter().map(|t| (Occur::Should, Box::new(TermQuery::new(work_term(t), IndexRecordOption::Basic)) as Box<dyn Query>));
+        near.push((Occur::Must, Box::new(BooleanQuery::new(any.collect()))));
+    }
+    if widened {
+        tiers.push((Tier::Fuzzy, Box::new(BooleanQuery::new(near))));
+    }
+    if parts.len() > 1 {
+        tiers.push((Tier::Relevance, Box::new(BooleanQuery::new(all))));
+    }
+    for (tier, q) in tiers {
         let commands = command_stats(view, q, scope, limit, None)?;
         if !commands.is_empty() {
             return Ok(HowAnswer { tier, commands });
-        }
-        if parts.len() == 1 {
-            break;
         }
     }
     Ok(HowAnswer { tier: Tier::Relevance, commands: Vec::new() })
@@ -722,14 +777,11 @@ fn command_stats(
             a.stat
         })
         .collect();
+    // Ties by the command itself: the groups come out of a hash map in no fixed order.
     stats.sort_by(|a, b| {
-        (b.here, b.ok > 0 || b.failed == 0, b.sessions, b.runs, b.last).cmp(&(
-            a.here,
-            a.ok > 0 || a.failed == 0,
-            a.sessions,
-            a.runs,
-            a.last,
-        ))
+        (b.here, b.ok > 0 || b.failed == 0, b.sessions, b.runs, b.last)
+            .cmp(&(a.here, a.ok > 0 || a.failed == 0, a.sessions, a.runs, a.last))
+            .then_with(|| a.command.cmp(&b.command))
     });
     stats.truncate(limit.max(1));
     Ok(stats)
@@ -770,6 +822,42 @@ pub fn blame(view: &IndexView, path: &str, scope: &Scope, limit: usize) -> Resul
 /// first): a bare `src/main.rs` is touched in thousands, more than a hook can read.
 pub fn blame_within(view: &IndexView, path: &str, scope: &Scope, limit: usize, scan: usize) -> Result<BlameAnswer, IndexError> {
     check_query(path)?;
+    let answer = blame_path(view, path, scope, limit, scan)?;
+    if !answer.hits.is_empty() {
+        return Ok(answer);
+    }
+    // No file of that name: read the name as a typo (`src/mian.rs`) and look for the
+    // nearest name the history has, in the same directory as given.
+    let given = normalize_path(path);
+    let (dir, name) = match given.rfind('/') {
+        Some(i) => given.split_at(i + 1),
+        None => ("", given.as_str()),
+    };
+    let searcher = view.searcher();
+    let f = view.fields;
+    let mut best: Option<(usize, std::cmp::Reverse<u64>, String)> = None;
+    for t in view.near_terms(&searcher, f.path, name).map_err(qerr)? {
+        // Only bare names: suffixes with a directory and project terms are other keys.
+        if t.contains('/') || t.starts_with(['=', '^']) {
+            continue;
+        }
+        let freq = searcher.doc_freq(&Term::from_field_text(f.path, &t)).map_err(qerr)?;
+        let key = (crate::index::search::levenshtein(name, &t), std::cmp::Reverse(freq), t);
+        if best.as_ref().is_none_or(|b| key < *b) {
+            best = Some(key);
+        }
+    }
+    let Some((_, _, name)) = best else { return Ok(answer) };
+    let mut near = blame_path(view, &format!("{dir}{name}"), scope, limit, scan)?;
+    if near.hits.is_empty() {
+        return Ok(answer);
+    }
+    near.tier = Tier::Fuzzy;
+    Ok(near)
+}
+
+/// [`blame_within`] for the path as given.
+fn blame_path(view: &IndexView, path: &str, scope: &Scope, limit: usize, scan: usize) -> Result<BlameAnswer, IndexError> {
     let searcher = view.searcher();
     let f = view.fields;
     let given = normalize_path(path);
@@ -826,17 +914,38 @@ pub fn blame_within(view: &IndexView, path: &str, scope: &Scope, limit: usize, s
                 .map(|x| (x.path.clone(), x.action))
                 .chain(turn.edit.iter().map(|e| (e.path.clone(), FileAction::Edit)))
                 .collect();
-            let Some((p, action)) = touched
-                .into_iter()
-                .filter(|(p, _)| path_terms(p).contains(t) || normalize_path(p) == *t)
-                .max_by_key(|(_, a)| action_rank(*a))
-            else {
+            let names = |p: &String| path_terms(p).contains(t) || normalize_path(p) == *t;
+            let time = time.filter(|t| *t != 0).map(Timestamp);
+            let Some((p, action)) = touched.into_iter().filter(|(p, _)| names(p)).max_by_key(|(_, a)| action_rank(*a)) else {
+                // Not touched but named in the output: a compiler or test run pointed
+                // at the file, so the session discussed it.
+                if let Some(p) = mentioned_paths(&turn.text).into_iter().find(names) {
+                    let acc = by_sid.entry(sid).or_insert(Acc {
+                        path: p.clone(),
+                        action: FileAction::Read,
+                        touches: 0,
+                        specificity: *spec,
+                        last: None,
+                        discussed: true,
+                    });
+                    if acc.discussed && (*spec > acc.specificity || (*spec == acc.specificity && p < acc.path)) {
+                        acc.specificity = *spec;
+                        acc.path = p;
+                    }
+                    acc.last = acc.last.max(time);
+                }
                 continue;
             };
-            let time = time.filter(|t| *t != 0).map(Timestamp);
             let acc =
                 by_sid.entry(sid).or_insert(Acc { path: p.clone(), action, touches: 0, specificity: *spec, last: None, discussed: false });
-            if *spec > acc.specificity {
+            // Touching beats being named as closely: a session that so far only
+            // discussed the file edited it.
+            if acc.discussed && *spec >= acc.specificity {
+                *acc = Acc { path: p.clone(), action, touches: 0, specificity: *spec, last: acc.last, discussed: false };
+            }
+            // Of the spellings at the best specificity, the least: turns of equal time
+            // come in the index's order, which must not pick the one shown.
+            if *spec > acc.specificity || (*spec == acc.specificity && p < acc.path) {
                 acc.specificity = *spec;
                 acc.path = p;
             }
