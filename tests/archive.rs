@@ -44,13 +44,7 @@ fn current_generation(index: &Path) -> String {
 }
 
 fn deja_cmd(h: &Home, args: &[&str]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_deja"));
-    cmd.args(args)
-        .env_clear()
-        .env("HOME", &h.home)
-        .env("DEJA_INDEX_DIR", &h.index)
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default());
-    cmd
+    h.command(args)
 }
 
 fn wait_for(path: &Path) {

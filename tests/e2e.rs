@@ -25,15 +25,19 @@ impl Home {
         Home { _tmp: tmp, home, index }
     }
 
-    pub(crate) fn deja(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_deja"))
-            .args(args)
+    /// `deja ARGS` in this home, with nothing of the caller's environment but `PATH`.
+    pub(crate) fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_deja"));
+        cmd.args(args)
             .env_clear()
             .env("HOME", &self.home)
             .env("DEJA_INDEX_DIR", &self.index)
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .output()
-            .expect("run deja")
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default());
+        cmd
+    }
+
+    pub(crate) fn deja(&self, args: &[&str]) -> Output {
+        self.command(args).output().expect("run deja")
     }
 
     pub(crate) fn json(&self, args: &[&str]) -> Value {

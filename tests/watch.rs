@@ -27,13 +27,8 @@ fn record(uuid: &str, parent: Option<&str>, sid: &str, role: &str, text: &str) -
 }
 
 fn deja(h: &Home, args: &[&str]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_deja"));
-    cmd.args(args)
-        .env_clear()
-        .env("HOME", &h.home)
-        .env("DEJA_INDEX_DIR", &h.index)
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .stdin(Stdio::null());
+    let mut cmd = h.command(args);
+    cmd.stdin(Stdio::null());
     cmd
 }
 
