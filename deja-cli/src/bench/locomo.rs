@@ -43,6 +43,30 @@ pub enum Scope {
     All,
 }
 
+/// Which conversations are asked: ranking choices are tuned on one half and checked
+/// on the other, so the figures of the held-out half were not chosen on it.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum, Debug, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Half {
+    /// Every conversation.
+    All,
+    /// The 1st, 3rd, 5th… conversation of the file (the half ranking is tuned on).
+    Tune,
+    /// The 2nd, 4th, 6th… (never looked at while tuning).
+    Heldout,
+}
+
+impl Half {
+    /// Whether the conversation at `position` in the file is in this half.
+    pub fn holds(self, position: usize) -> bool {
+        match self {
+            Half::All => true,
+            Half::Tune => position.is_multiple_of(2),
+            Half::Heldout => !position.is_multiple_of(2),
+        }
+    }
+}
+
 #[derive(Args)]
 pub struct LocomoArgs {
     /// The LoCoMo file (`locomo10.json`). Default: `$DEJA_LOCOMO_DATA`, else
@@ -55,6 +79,9 @@ pub struct LocomoArgs {
     /// One index per conversation, or all conversations in one index.
     #[arg(long, value_enum, default_value_t = Scope::Conversation)]
     pub scope: Scope,
+    /// Which conversations: all, the tuning half or the held-out half.
+    #[arg(long, value_enum, default_value_t = Half::All)]
+    pub half: Half,
     /// Sessions asked for per question (hit@10 needs at least 10).
     #[arg(long, default_value_t = 10)]
     pub limit: usize,
@@ -218,6 +245,7 @@ pub struct LocomoResult {
     pub median_ms: f64,
     pub harness: String,
     pub scope: Scope,
+    pub half: Half,
     pub conversations: usize,
     pub sessions: usize,
     pub index_seconds: f64,
@@ -290,6 +318,7 @@ pub fn evaluate(convs: &[Conversation], harness: &str, scope: Scope, limit: usiz
         median_ms: median(&times),
         harness: harness.to_string(),
         scope,
+        half: Half::All,
         conversations: convs.len(),
         sessions: sessions_written,
         index_seconds: index_time.as_secs_f64(),
@@ -308,7 +337,7 @@ pub fn run(args: LocomoArgs) -> Result<ExitCode> {
         format!("reading the LoCoMo data at {} — pass --data PATH; docs/benchmarks.md says how to obtain locomo10.json", path.display())
     })?;
     let data: Value = serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
-    let convs = load(&data)?;
+    let convs: Vec<Conversation> = load(&data)?.into_iter().enumerate().filter(|(i, _)| args.half.holds(*i)).map(|(_, c)| c).collect();
     if args.limit < 10 && !args.json {
         eprintln!("note: --limit {} < 10, so hit@10 counts only the first {} sessions", args.limit, args.limit);
     }
@@ -323,7 +352,8 @@ pub fn run(args: LocomoArgs) -> Result<ExitCode> {
             tmp.path().to_path_buf()
         }
     };
-    let result = evaluate(&convs, &args.harness, args.scope, args.limit.max(1), &root)?;
+    let mut result = evaluate(&convs, &args.harness, args.scope, args.limit.max(1), &root)?;
+    result.half = args.half;
     if args.json {
         println!("{}", serde_json::to_string(&result)?);
     } else {
@@ -336,9 +366,10 @@ fn render(r: &LocomoResult, data: &Path) -> String {
     let mut out = String::new();
     out.push_str(&format!("deja bench locomo — {} — {}\n", super::today(), Machine::here().line()));
     out.push_str(&format!(
-        "{}: {} conversations, {} sessions written as {} transcripts, indexed in {:.2}s (scope: {:?})\n\n",
+        "{}: {} conversations ({:?} half), {} sessions written as {} transcripts, indexed in {:.2}s (scope: {:?})\n\n",
         data.display(),
         r.conversations,
+        r.half,
         r.sessions,
         r.harness,
         r.index_seconds,
@@ -381,6 +412,14 @@ mod tests {
         assert_eq!(parse_evidence("D"), vec![]);
         assert_eq!(parse_evidence(""), vec![]);
         assert_eq!(parse_evidence("D1:x, Dfoo, 7"), vec![]);
+    }
+
+    #[test]
+    fn the_halves_split_the_conversations() {
+        let take = |h: Half| (0..10).filter(|i| h.holds(*i)).collect::<Vec<usize>>();
+        assert_eq!(take(Half::Tune), [0, 2, 4, 6, 8]);
+        assert_eq!(take(Half::Heldout), [1, 3, 5, 7, 9]);
+        assert_eq!(take(Half::All).len(), 10);
     }
 
     #[test]

@@ -230,6 +230,14 @@ pub fn run(args: SearchBenchArgs) -> Result<ExitCode> {
     super::report(args.json, &measure(&args)?, render)
 }
 
+/// Whether a hit is the session a needle was planted in. The generator records the
+/// id it wrote; a harness may give the session another: the id inside a longer one
+/// (`conv-<id>`, `main:<id>`) or the session directory's name (`session-…/events.jsonl`).
+fn is_needle_session(hit: &deja_core::index::SessionMeta, n: &super::corpus::NeedleRow) -> bool {
+    hit.harness == n.harness
+        && (hit.id == n.session_id || hit.id.contains(&n.session_id) || n.path.components().any(|c| c.as_os_str() == hit.id.as_str()))
+}
+
 /// Builds the index when missing, times every query and tallies the needles.
 fn measure(args: &SearchBenchArgs) -> Result<SearchBench> {
     let corpus = Corpus::open(&args.corpus)?;
@@ -316,7 +324,7 @@ fn measure(args: &SearchBenchArgs) -> Result<SearchBench> {
     for n in &corpus.manifest.needles {
         for (text, tally) in [(&n.keyword_query, &mut keyword), (&n.question, &mut question)] {
             let r = view.search(&request(text))?;
-            tally.add(first_relevant(&r.hits, |h| h.session.id == n.session_id && h.session.harness == n.harness));
+            tally.add(first_relevant(&r.hits, |h| is_needle_session(&h.session, n)));
         }
     }
 

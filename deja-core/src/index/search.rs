@@ -174,35 +174,70 @@ fn parse_clauses(query: &str) -> Vec<Clause> {
 /// How a query is matched: which clauses must match, and whether it reads as a
 /// question in plain language.
 ///
-/// A bare stopword (`what`, `did`, `the`, `about`) does not have to match when the
-/// query has any other word: "what did we decide about the pool size" holds in the
-/// exact tier for a session that says "pool size" and decided something, whether or
-/// not it also says "what". Such a query is a question, not a conjunction of
-/// keywords: when its tier finds fewer sessions than asked for, the later tiers' best
-/// follow (each hit says which tier found it), since an answer to a question often
-/// words it differently. A query of keywords only (`pool size`, `"refresh token"`)
-/// keeps the strict reading: the first tier that matches is the whole answer.
+/// A query with a question word or a `?` is a question in plain language, not a
+/// conjunction of keywords. Its bare stopwords (`what`, `did`, `the`, `about`) do not
+/// have to match when it has any other word: "what did we decide about the pool
+/// size?" holds in the exact tier for a session that says "pool size" and decided
+/// something, whether or not it also says "what" (a turn that has the stopword still
+/// scores a little more). And when its tier finds fewer sessions than asked for, the
+/// later tiers' best follow (each hit says which tier found it), since an answer to
+/// a question often words it differently. Any other query (`pool size`, `"refresh
+/// token"`, `us writable port`, a pasted error line) keeps the strict reading: every
+/// word matches, and the first tier that matches is the answer.
 struct Plan {
     required: Vec<Clause>,
+    /// The stopwords that need not match; a turn that has them still scores more.
+    optional: Vec<Clause>,
     /// The stopwords left out, as typed.
     ignored: Vec<String>,
     question: bool,
 }
 
+/// Words that make a query a question (with a `?` anywhere).
+const QUESTION_WORDS: &[&str] = &["how", "what", "when", "where", "which", "who", "whom", "whose", "why"];
+
 impl Plan {
-    fn of(clauses: &[Clause]) -> Plan {
+    fn of(query: &str, clauses: &[Clause]) -> Plan {
         let optional = |c: &Clause| !c.quoted && c.parts.len() == 1 && is_stopword(&c.parts[0]);
         if clauses.iter().all(optional) {
-            return Plan { required: clauses.to_vec(), ignored: Vec::new(), question: false };
+            return Plan { required: clauses.to_vec(), optional: Vec::new(), ignored: Vec::new(), question: false };
         }
-        let (ignored, required): (Vec<&Clause>, Vec<&Clause>) = clauses.iter().partition(|c| optional(c));
-        let mut names: Vec<String> = Vec::new();
-        for c in ignored {
-            if !names.contains(&c.text) {
-                names.push(c.text.clone());
+        let asks = |c: &Clause| !c.quoted && c.parts.len() == 1 && QUESTION_WORDS.contains(&c.parts[0].as_str());
+        if !query.contains('?') && !clauses.iter().any(asks) {
+            // Keywords: every one was typed to match (`us writable port`).
+            return Plan { required: clauses.to_vec(), optional: Vec::new(), ignored: Vec::new(), question: false };
+        }
+        let (optional, required): (Vec<Clause>, Vec<Clause>) = clauses.iter().cloned().partition(|c| optional(c));
+        let mut ignored: Vec<String> = Vec::new();
+        for c in &optional {
+            if !ignored.contains(&c.text) {
+                ignored.push(c.text.clone());
             }
         }
-        Plan { question: !names.is_empty(), required: required.into_iter().cloned().collect(), ignored: names }
+        Plan { required, optional, ignored, question: true }
+    }
+
+    /// `required` all matching, each as `clause` makes it, and the optional words
+    /// adding to the score where they occur.
+    fn query(&self, view: &IndexView, mut clause: impl FnMut(&Clause) -> Box<dyn Query>) -> Box<dyn Query> {
+        let mut all: Vec<(Occur, Box<dyn Query>)> = self.required.iter().map(|c| (Occur::Must, clause(c))).collect();
+        all.extend(self.optional.iter().map(|c| (Occur::Should, view.exact_clause(c))));
+        Box::new(BooleanQuery::new(all))
+    }
+}
+
+/// Each word's other indexed forms, looked up once per search.
+#[derive(Default)]
+struct FormCache(std::cell::RefCell<HashMap<String, Vec<String>>>);
+
+impl FormCache {
+    fn forms(&self, view: &IndexView, searcher: &Searcher, word: &str) -> tantivy::Result<Vec<String>> {
+        if let Some(f) = self.0.borrow().get(word) {
+            return Ok(f.clone());
+        }
+        let f = view.word_forms(searcher, word)?;
+        self.0.borrow_mut().insert(word.to_string(), f.clone());
+        Ok(f)
     }
 }
 
@@ -241,6 +276,11 @@ impl Answer {
         }
     }
 
+    /// The sessions already in the answer.
+    fn have(&self) -> HashSet<String> {
+        self.out.iter().flat_map(|o| o.hits.iter().map(|h| h.session.key())).collect()
+    }
+
     /// Whether the later tiers are not needed: a keyword query has its answer once a
     /// tier matched; a question once the limit is filled.
     fn done(&self) -> bool {
@@ -274,13 +314,20 @@ const COLLECT_TURNS: usize = 200;
 const USER_TURN_BOOST: f32 = 1.15;
 /// Weight of a word's other forms against the form typed (relevance tier).
 const OTHER_FORM_WEIGHT: f32 = 0.8;
-/// In the relevance tier, a word found in more than this share of all documents is
-/// left out like a stopword (it says nothing about which session is meant).
+/// In the relevance tier, a word found in more than this share of all documents says
+/// little about which session is meant (a person's name in their own history)…
 const COMMON_WORD_SHARE: f64 = 0.3;
+/// …so it counts this much of a rarer word: enough to prefer, among sessions with the
+/// same rarer words, the one that also names it, never enough to carry a match alone.
+const COMMON_WORD_WEIGHT: f32 = 0.3;
+/// The most a session's recency raises its score (a session active at the newest
+/// activity in the history; the share halves about every two months back): a tie-
+/// breaker between equally good answers, not a reason to prefer a worse one.
+const RECENCY_WEIGHT: f32 = 0.02;
 /// Weight of two neighbouring query words standing together in a turn.
 const PAIR_WEIGHT: f32 = 0.3;
 /// A session from a period the query names scores up to this much more…
-const DATE_BOOST: f32 = 0.5;
+const DATE_BOOST: f32 = 1.0;
 /// …and half that when it comes within this many days after it.
 const DATE_SLACK_DAYS: i64 = 31;
 /// Near spellings a misspelled word expands to, at most.
@@ -289,12 +336,12 @@ const MAX_NEAR_SPELLINGS: usize = 64;
 const MAX_FORM_SCAN: usize = 4096;
 
 /// A session's score from its matching turns (best first) and its title match: the
-/// best turn, plus a decaying share of the next two (a session that keeps coming back
+/// best turn, plus a share of each of the next two (a session that keeps coming back
 /// to the subject beats one that mentions it once, but breadth never outweighs a
 /// clearly better turn), plus a bounded title bonus.
 fn session_score(turns: &[(Score, DocAddress)], title: f32) -> f32 {
     let best = turns.first().map_or(0.0, |t| t.0);
-    let rest: f32 = turns.iter().skip(1).take(2).zip([0.3f32, 0.15]).map(|(t, w)| t.0 * w).sum();
+    let rest: f32 = turns.iter().skip(1).take(2).zip([0.3f32, 0.3]).map(|(t, w)| t.0 * w).sum();
     best + rest + 0.3 * title.min(best.max(title))
 }
 
@@ -574,18 +621,20 @@ impl IndexView {
             Box::new(BooleanQuery::new(all))
         };
         let qerr = |e: tantivy::TantivyError| IndexError::Query(e.to_string());
-        let plan = Plan::of(&clauses);
+        let plan = Plan::of(&req.query, &clauses);
         let mut answer = Answer::new(limit, plan.question, plan.ignored.clone());
+        // Word forms are looked up once per search, however many tiers ask.
+        let forms = FormCache::default();
 
-        let exact: Vec<(Occur, Box<dyn Query>)> = plan.required.iter().map(|c| (Occur::Must, self.exact_clause(c))).collect();
-        answer.add(self.grouped(&searcher, &*with_filters(Box::new(BooleanQuery::new(exact))), req, limit, Tier::Exact, &clauses)?);
+        let exact = plan.query(self, |c| self.exact_clause(c));
+        answer.add(self.grouped(&searcher, &*with_filters(exact), req, Tier::Exact, &clauses, &answer.have())?);
         if answer.done() {
             return Ok(answer.finish());
         }
         // Word forms: every required word, or another form of it (`refreshing` for
         // `refresh`), the form typed scoring a little more.
-        if let Some(q) = self.stemmed_query(&searcher, &plan.required).map_err(qerr)? {
-            answer.add(self.grouped(&searcher, &*with_filters(q), req, limit, Tier::Stemmed, &clauses)?);
+        if let Some(q) = self.stemmed_query(&searcher, &plan, &forms).map_err(qerr)? {
+            answer.add(self.grouped(&searcher, &*with_filters(q), req, Tier::Stemmed, &clauses, &answer.have())?);
             if answer.done() {
                 return Ok(answer.finish());
             }
@@ -594,23 +643,26 @@ impl IndexView {
         // that found nothing together goes on to the relevance tier.
         let unknown = self.unknown_words(&searcher, &plan.required)?;
         if !unknown.is_empty() {
-            let mut fuzzy: Vec<(Occur, Box<dyn Query>)> = Vec::with_capacity(plan.required.len());
+            let mut widened: Vec<Box<dyn Query>> = Vec::with_capacity(plan.required.len());
             for c in &plan.required {
-                fuzzy.push((Occur::Must, self.fuzzy_clause(&searcher, c, &unknown).map_err(qerr)?));
+                widened.push(self.fuzzy_clause(&searcher, c, &unknown).map_err(qerr)?);
             }
-            answer.add(self.grouped(&searcher, &*with_filters(Box::new(BooleanQuery::new(fuzzy))), req, limit, Tier::Fuzzy, &clauses)?);
+            let mut widened = widened.into_iter();
+            let fuzzy = plan.query(self, |_| widened.next().unwrap_or_else(|| Box::new(EmptyQuery)));
+            answer.add(self.grouped(&searcher, &*with_filters(fuzzy), req, Tier::Fuzzy, &clauses, &answer.have())?);
             if answer.done() {
                 return Ok(answer.finish());
             }
         }
-        let parts = self.relevance_parts(&searcher, &clauses, true).map_err(qerr)?;
+        let have = answer.have();
+        let parts = self.relevance_parts(&searcher, &clauses, true, &forms).map_err(qerr)?;
         let any: Box<dyn Query> = Box::new(BooleanQuery::new(parts.into_iter().map(|p| (Occur::Should, p)).collect()));
-        let mut r = self.grouped(&searcher, &*with_filters(any), req, limit, Tier::Relevance, &clauses)?;
-        if r.hits.is_empty() {
+        let mut r = self.grouped(&searcher, &*with_filters(any), req, Tier::Relevance, &clauses, &have)?;
+        if r.hits.is_empty() && have.is_empty() {
             // Only the words left out matched anything: better those than nothing.
-            let parts = self.relevance_parts(&searcher, &clauses, false).map_err(qerr)?;
+            let parts = self.relevance_parts(&searcher, &clauses, false, &forms).map_err(qerr)?;
             let any: Box<dyn Query> = Box::new(BooleanQuery::new(parts.into_iter().map(|p| (Occur::Should, p)).collect()));
-            r = self.grouped(&searcher, &*with_filters(any), req, limit, Tier::Relevance, &clauses)?;
+            r = self.grouped(&searcher, &*with_filters(any), req, Tier::Relevance, &clauses, &have)?;
         }
         if let Some(best) = r.hits.first() {
             let mut seen: HashSet<String> = HashSet::new();
@@ -641,40 +693,51 @@ impl IndexView {
     /// The stemmed tier's query: each required bare word or any indexed word with its
     /// stem (see [`stem`]), phrases as typed. `None` when no word has another form in
     /// the index (the tier would repeat the exact one).
-    fn stemmed_query(&self, searcher: &Searcher, required: &[Clause]) -> tantivy::Result<Option<Box<dyn Query>>> {
-        let mut widened = false;
-        let mut all: Vec<(Occur, Box<dyn Query>)> = Vec::with_capacity(required.len());
-        for c in required {
+    fn stemmed_query(&self, searcher: &Searcher, plan: &Plan, cache: &FormCache) -> tantivy::Result<Option<Box<dyn Query>>> {
+        let mut widened: Vec<Box<dyn Query>> = Vec::with_capacity(plan.required.len());
+        let mut any_form = false;
+        for c in &plan.required {
             if c.quoted || c.parts.len() > 1 {
-                all.push((Occur::Must, self.exact_clause(c)));
+                widened.push(self.exact_clause(c));
                 continue;
             }
             let word = &c.parts[0];
             let exact: Box<dyn Query> = Box::new(TermQuery::new(self.text_term(word), IndexRecordOption::WithFreqs));
-            let forms = self.word_forms(searcher, word)?;
+            let forms = cache.forms(self, searcher, word)?;
             if forms.is_empty() {
-                all.push((Occur::Must, exact));
+                widened.push(exact);
                 continue;
             }
-            widened = true;
+            any_form = true;
             let mut disjuncts = vec![exact];
             for f in forms {
                 let q: Box<dyn Query> = Box::new(TermQuery::new(self.text_term(&f), IndexRecordOption::WithFreqs));
                 disjuncts.push(Box::new(BoostQuery::new(q, OTHER_FORM_WEIGHT)));
             }
-            all.push((Occur::Must, Box::new(DisjunctionMaxQuery::new(disjuncts))));
+            widened.push(Box::new(DisjunctionMaxQuery::new(disjuncts)));
         }
-        Ok(widened.then(|| Box::new(BooleanQuery::new(all)) as Box<dyn Query>))
+        if !any_form {
+            return Ok(None);
+        }
+        let mut widened = widened.into_iter();
+        Ok(Some(plan.query(self, |_| widened.next().unwrap_or_else(|| Box::new(EmptyQuery)))))
     }
 
     /// The relevance tier's query parts (any may match). A bare word also matches its
     /// other forms (`painted` for `paint`, slightly discounted); with `leave_out`,
-    /// stopwords and words in more than [`COMMON_WORD_SHARE`] of the documents are left
-    /// out unless nothing else is left; and each pair of neighbouring words adds a small bonus for turns
+    /// stopwords are left out and words in more than [`COMMON_WORD_SHARE`] of the
+    /// documents count [`COMMON_WORD_WEIGHT`] (unless nothing else is left); and each pair of neighbouring words adds a small bonus for turns
     /// where they stand together (one word apart at most).
-    fn relevance_parts(&self, searcher: &Searcher, clauses: &[Clause], leave_out: bool) -> tantivy::Result<Vec<Box<dyn Query>>> {
+    fn relevance_parts(
+        &self,
+        searcher: &Searcher,
+        clauses: &[Clause],
+        leave_out: bool,
+        cache: &FormCache,
+    ) -> tantivy::Result<Vec<Box<dyn Query>>> {
         let docs = searcher.num_docs().max(1) as f64;
         let mut kept: Vec<&Clause> = Vec::new();
+        let mut common_words: Vec<&String> = Vec::new();
         for c in clauses {
             if !leave_out || c.quoted || c.parts.len() > 1 {
                 kept.push(c);
@@ -682,12 +745,18 @@ impl IndexView {
             }
             let w = &c.parts[0];
             let common = searcher.doc_freq(&self.text_term(w))? as f64 > COMMON_WORD_SHARE * docs;
-            if !is_stopword(w) && !common {
+            if is_stopword(w) {
+                continue;
+            }
+            if common {
+                common_words.push(w);
+            } else {
                 kept.push(c);
             }
         }
         if kept.is_empty() {
             kept = clauses.iter().collect();
+            common_words.clear();
         }
         let mut parts: Vec<Box<dyn Query>> = Vec::with_capacity(kept.len() * 2);
         for c in &kept {
@@ -697,7 +766,7 @@ impl IndexView {
             }
             let word = &c.parts[0];
             let exact: Box<dyn Query> = Box::new(TermQuery::new(self.text_term(word), IndexRecordOption::WithFreqs));
-            let forms = self.word_forms(searcher, word)?;
+            let forms = cache.forms(self, searcher, word)?;
             if forms.is_empty() {
                 parts.push(exact);
                 continue;
@@ -714,6 +783,10 @@ impl IndexView {
             let mut q = PhraseQuery::new(vec![self.text_term(pair[0]), self.text_term(pair[1])]);
             q.set_slop(1);
             parts.push(Box::new(BoostQuery::new(Box::new(q), PAIR_WEIGHT)));
+        }
+        for w in common_words {
+            let q: Box<dyn Query> = Box::new(TermQuery::new(self.text_term(w), IndexRecordOption::WithFreqs));
+            parts.push(Box::new(BoostQuery::new(q, COMMON_WORD_WEIGHT)));
         }
         Ok(parts)
     }
@@ -800,10 +873,11 @@ impl IndexView {
         searcher: &Searcher,
         query: &dyn Query,
         req: &SearchRequest,
-        limit: usize,
         tier: Tier,
         clauses: &[Clause],
+        exclude: &HashSet<String>,
     ) -> Result<SearchResults, IndexError> {
+        let limit = req.limit.clamp(1, MAX_LIMIT);
         let qerr = |e: tantivy::TantivyError| IndexError::Query(e.to_string());
         let collect = (limit * 20).max(COLLECT_TURNS);
         let readers = searcher.segment_readers();
@@ -895,7 +969,7 @@ impl IndexView {
                 .filter(|t| *t != 0)
                 .map(Timestamp);
             let age_days = when.map_or(365.0, |u| ((newest - u.0) as f32 / 86_400_000.0).max(0.0));
-            let mut prior = 1.0 + 0.08 * (-age_days / 90.0).exp();
+            let mut prior = 1.0 + RECENCY_WEIGHT * (-age_days / 90.0).exp();
             if !periods.is_empty() {
                 let m = periods.iter().map(|p| p.closeness(when)).fold(0.0f32, f32::max);
                 prior *= 1.0 + DATE_BOOST * m;
@@ -925,6 +999,10 @@ impl IndexView {
                     None => continue,
                 },
             };
+            // Already in the answer from an earlier tier: its turns need not be read.
+            if exclude.contains(&meta.key()) {
+                continue;
+            }
             let agg = &groups[&h];
             let mut turns = Vec::new();
             for (_, addr) in agg.turns.iter().take(5) {
@@ -1175,6 +1253,47 @@ mod tests {
         // A quoted phrase counts each of its words.
         let phrase = format!("\"{}\"", words_at(MAX_QUERY_WORDS + 1));
         assert!(search(&phrase).is_err());
+    }
+
+    #[test]
+    fn word_forms_hold_in_the_stemmed_tier() {
+        let (_tmp, view) = rowstore_index("s1\t1000\trefreshing the token cache made login flaky\ns2\t2000\tthe token was fine\n");
+        let search = |q: &str| view.search(&SearchRequest { query: q.to_string(), limit: 5, ..SearchRequest::default() }).expect("search");
+        let r = search("refreshing token");
+        assert_eq!((r.tier, r.hits.len()), (Tier::Exact, 1));
+        let r = search("refresh token");
+        assert_eq!(r.tier, Tier::Stemmed, "{r:?}");
+        assert_eq!(r.hits.iter().map(|h| h.session.id.as_str()).collect::<Vec<_>>(), ["s1"]);
+        assert!(r.hits.iter().all(|h| h.tier == Tier::Stemmed));
+    }
+
+    #[test]
+    fn a_question_needs_no_stopwords_and_goes_on_into_later_tiers() {
+        let rows =
+            "s1\t1000\twe decided the pool size stays at forty\ns2\t2000\tthe staging pool is small\ns3\t3000\tus writable listens here\n";
+        let (_tmp, view) = rowstore_index(rows);
+        let search = |q: &str| view.search(&SearchRequest { query: q.to_string(), limit: 5, ..SearchRequest::default() }).expect("search");
+        let r = search("what did we decide about the pool size?");
+        assert_eq!(r.tier, Tier::Stemmed, "{r:?}");
+        assert_eq!(r.ignored, ["what", "did", "we", "about", "the"]);
+        let shown: Vec<(&str, Tier)> = r.hits.iter().map(|h| (h.session.id.as_str(), h.tier)).collect();
+        // The session that holds every word first; the one sharing only `pool` after it.
+        assert_eq!(shown, [("s1", Tier::Stemmed), ("s2", Tier::Relevance)]);
+        // Keywords keep the strict reading: `us` was typed to match.
+        let r = search("us writable");
+        assert_eq!((r.tier, r.hits.len()), (Tier::Exact, 1));
+        assert!(r.ignored.is_empty());
+    }
+
+    #[test]
+    fn the_relevance_tier_says_what_carried_the_match() {
+        let (_tmp, view) = rowstore_index("s1\t1000\tthe nightly workflow timed out\ns2\t2000\tlunch\n");
+        let r = view
+            .search(&SearchRequest { query: "nightly workflow kubernetes".into(), limit: 5, ..SearchRequest::default() })
+            .expect("search");
+        assert_eq!(r.tier, Tier::Relevance);
+        assert_eq!(r.matched, ["nightly", "workflow"]);
+        assert_eq!(r.dropped, ["kubernetes"]);
     }
 
     #[test]
