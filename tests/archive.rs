@@ -116,6 +116,37 @@ fn a_deleted_source_survives_rebuilds_upgrades_kills_and_a_deleted_cache() {
 }
 
 #[test]
+fn an_index_from_before_the_archive_is_copied_into_it_before_its_upgrade() {
+    let h = Home::new();
+    let (claude, _, _) = build_home(&h);
+    ok(&h.deja(&["index"]));
+    // Lay the index out as deja did before generations and the archive: its files in
+    // the index directory itself, an older schema, no archive.
+    let gen = h.index.join(current_generation(&h.index));
+    for name in ["tantivy", "manifest", "version", "work-dirs"] {
+        if gen.join(name).exists() {
+            std::fs::rename(gen.join(name), h.index.join(name)).expect("move");
+        }
+    }
+    std::fs::remove_dir_all(&gen).expect("rm gen");
+    std::fs::remove_file(h.index.join("current")).expect("rm current");
+    std::fs::write(h.index.join("version"), "2\n").expect("old version");
+    std::fs::remove_dir_all(h.home.join(".local/share/deja/archive")).expect("no archive yet");
+    // The harness pruned the transcript: the old index is its only copy.
+    std::fs::remove_file(&claude).expect("prune");
+    assert!(claude_found(&h, false), "the old layout is still read");
+
+    let r = h.json(&["index", "--json"]);
+    assert_eq!(r["seeded_into_archive"], 3, "{r}");
+    assert!(r["new_generation"].is_string(), "{r}");
+    assert_eq!(r["restored_from_archive"], 1, "{r}");
+    assert!(claude_found(&h, false), "after the upgrade");
+    ok(&h.deja(&["index"]));
+    assert!(!h.index.join("tantivy").exists(), "the old layout's files are gone once a generation replaced them");
+    assert!(claude_found(&h, false));
+}
+
+#[test]
 fn forget_removes_a_session_everywhere_and_it_stays_gone() {
     let h = Home::new();
     let (claude, _, _) = build_home(&h);
