@@ -73,7 +73,16 @@ fn a_deleted_source_survives_rebuilds_upgrades_kills_and_a_deleted_cache() {
     let gen = current_generation(&h.index);
     std::fs::write(h.index.join(&gen).join("version"), "1\n").expect("version");
     assert!(claude_found(&h, false), "the old generation answers until the new one is in");
-    ok(&h.deja(&["index"]));
+    // A search that would refresh answers at once and builds the new generation in the
+    // background.
+    let out = h.deja(&["search", "nightly", "--json"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("in the background"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(hit_keys(&serde_json::from_slice(&out.stdout).expect("json")).contains(&format!("claude:{CLAUDE_SESSION}")));
+    let start = Instant::now();
+    while current_generation(&h.index) == gen || deja_core::index::indexer::writer_busy(&deja_core::index::IndexPaths::new(&h.index)) {
+        assert!(start.elapsed() < PAUSE_WAIT, "the background build never finished");
+        std::thread::sleep(Duration::from_millis(50));
+    }
     assert_ne!(current_generation(&h.index), gen, "the upgrade built a new generation");
     assert!(claude_found(&h, false), "after the upgrade");
 

@@ -345,10 +345,20 @@ fn an_index_of_another_version_answers_until_its_rebuild_is_swapped_in() {
     assert!(t.contains("psycopg2"), "the old generation still answers: {t}");
     let out = h.deja(&["how", "cargo", "test", "--no-refresh", "--json"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    // A refresh builds a new generation of this version and swaps it in.
+    // A refresh answers from it at once and builds a new generation of this version in
+    // the background, which is swapped in when complete.
     let r = h.json(&["how", "cargo", "test", "--json"]);
     assert_eq!(r["commands"][0]["command"], "cargo test -p app", "{r}");
-    assert_ne!(current(), old, "a new generation serves");
+    let start = std::time::Instant::now();
+    while current() == old {
+        assert!(start.elapsed() < REPLY_WAIT, "the background build never swapped a new generation in");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // The swap happens before the build's last step; let it finish before the home goes.
+    while deja_core::index::indexer::writer_busy(&deja_core::index::IndexPaths::new(&h.index)) {
+        assert!(start.elapsed() < REPLY_WAIT, "the background build never ended");
+        std::thread::sleep(Duration::from_millis(100));
+    }
     let version = std::fs::read_to_string(h.index.join(current()).join("version")).expect("version");
     assert_eq!(version.trim(), deja_core::index::schema::SCHEMA_VERSION.to_string());
 }

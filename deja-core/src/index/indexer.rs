@@ -279,6 +279,20 @@ pub(crate) fn refreshable(serving: &IndexPaths) -> bool {
     serving.exists() && serving.manifest().exists() && serving.schema_version() == Some(SCHEMA_VERSION)
 }
 
+/// The next index run will build a new generation (a full build) rather than refresh
+/// the serving one: it is incomplete, of another schema version, or a rebuild of it did
+/// not finish.
+pub fn needs_new_generation(paths: &IndexPaths) -> bool {
+    let serving = IndexPaths::new(&paths.root);
+    !refreshable(&serving) || serving.rebuilding().exists()
+}
+
+/// Another process holds the writer lock now.
+pub fn writer_busy(paths: &IndexPaths) -> bool {
+    let Ok(file) = File::options().read(true).write(true).open(paths.lock()) else { return false };
+    matches!(file.try_lock(), Err(std::fs::TryLockError::WouldBlock))
+}
+
 /// Names and prepares the directory of a new generation: the one a crashed rebuild
 /// left unfinished (started again from empty), else the next number.
 fn start_generation(serving: &IndexPaths) -> Result<IndexPaths, IndexError> {
