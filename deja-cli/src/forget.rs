@@ -141,7 +141,7 @@ fn select(view: &IndexView, env: &StoreEnv, args: &ForgetArgs) -> Result<Vec<Ses
     }
     if let Some(dir) = &args.project {
         let dir = absolute(env, dir)?;
-        chosen.retain(|m| m.project.as_deref().is_some_and(|p| std::path::Path::new(p).starts_with(&dir)));
+        chosen.retain(|m| ran_under(m, &dir));
     }
     if let Some(before) = &args.before {
         let cut = crate::output::parse_when("--before", before, Timestamp::now())?;
@@ -157,11 +157,17 @@ fn select(view: &IndexView, env: &StoreEnv, args: &ForgetArgs) -> Result<Vec<Ses
     Ok(chosen)
 }
 
-/// `dir` as an absolute path (`~` expanded, relative to the current directory).
+/// `dir` as an absolute path (`~` expanded, relative to the current directory), in the
+/// form the exclusions compare projects in.
 pub(crate) fn absolute(env: &StoreEnv, dir: &str) -> Result<std::path::PathBuf> {
     let p = env.expand(dir);
     let p = if p.is_absolute() { p } else { std::env::current_dir().context("the current directory")?.join(p) };
-    Ok(p.components().filter(|c| !matches!(c, std::path::Component::CurDir)).collect())
+    Ok(deja_core::config::normalize_dir(&p))
+}
+
+/// The session ran in `dir` or below it (`--project` of `forget` and `export`).
+pub(crate) fn ran_under(meta: &SessionMeta, dir: &std::path::Path) -> bool {
+    meta.project.as_deref().is_some_and(|p| deja_core::config::normalize_dir(std::path::Path::new(p)).starts_with(dir))
 }
 
 fn print_list(chosen: &[SessionMeta], dry_run: bool) {

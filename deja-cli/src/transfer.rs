@@ -69,7 +69,7 @@ pub fn export(args: ExportArgs) -> Result<ExitCode> {
     sessions.retain(|m| {
         (args.harness.is_empty() || args.harness.contains(&m.harness))
             && since.is_none_or(|t| m.updated.or(m.started).is_some_and(|u| u >= t))
-            && project.as_ref().is_none_or(|dir| m.project.as_deref().is_some_and(|p| std::path::Path::new(p).starts_with(dir)))
+            && project.as_ref().is_none_or(|dir| crate::forget::ran_under(m, dir))
     });
     sessions.sort_by_key(|m| m.key());
     let this_machine = env.machine_name();

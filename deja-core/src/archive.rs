@@ -186,6 +186,25 @@ impl ArchivedSession {
         crate::model::session_key(&self.harness, &self.id)
     }
 
+    /// The session document's metadata, with the machine it came from.
+    pub fn meta(&self) -> SessionMeta {
+        let f = &self.fields;
+        SessionMeta {
+            harness: self.harness.clone(),
+            id: self.id.clone(),
+            title: f.title.clone(),
+            project: f.project.clone(),
+            path: f.source.clone(),
+            started: f.started,
+            updated: f.updated,
+            parent: f.parent.clone(),
+            kind: f.kind.clone(),
+            agent: f.agent.clone(),
+            machine: f.machine.clone(),
+            turns: self.turns.len() as u32,
+        }
+    }
+
     /// The session in the model's shape, its source named by path.
     pub fn to_session(&self) -> Session {
         let f = &self.fields;

@@ -167,7 +167,7 @@ impl Exclusions {
 
 /// A directory with `.` components and trailing separators gone, so that
 /// `/a/b/` and `/a/./b` name the same project as `/a/b`.
-fn normalize_dir(p: &Path) -> PathBuf {
+pub fn normalize_dir(p: &Path) -> PathBuf {
     p.components().filter(|c| !matches!(c, std::path::Component::CurDir)).collect()
 }
 

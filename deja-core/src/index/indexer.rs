@@ -429,9 +429,10 @@ pub fn run_index(
     let (manifest, discoveries) = rayon::join(|| Manifest::load(&target.manifest()), || discover_all(&early, env));
     let manifest = manifest.map_err(IndexError::io(&target.gen))?;
 
+    // The generation was last made consistent with other exclusions (or none).
+    let exclusions_changed = exclusions.fingerprint() != stored_exclusions(&target);
     // Exclusions added since this generation last honoured them: what they now exclude goes.
-    let purge =
-        if !fresh && exclusions.fingerprint() != stored_exclusions(&target) { excluded_sessions(&target, exclusions)? } else { Vec::new() };
+    let purge = if !fresh && exclusions_changed { excluded_sessions(&target, exclusions)? } else { Vec::new() };
     let jobs = plan_all(discoveries, &manifest, &mut report);
     // With nothing to parse, nothing new is learned: the late adapters can be planned now
     // against the directories already known, and an unchanged refresh stops here.
@@ -445,7 +446,7 @@ pub fn run_index(
     let mut total_bytes: u64 = jobs.iter().chain(late_jobs.iter().flatten()).map(|j| j.size).sum();
     observer.start(job_count, total_bytes);
     if job_count == 0 && !fresh && purge.is_empty() {
-        if exclusions.fingerprint() != stored_exclusions(&target) {
+        if exclusions_changed {
             save_exclusions(&target, exclusions)?;
         }
         report.elapsed_ms = started.elapsed().as_millis() as u64;
@@ -513,7 +514,7 @@ pub fn run_index(
         dirs.extend(&learned);
         dirs.save(&target.work_dirs()).map_err(IndexError::io(&target.gen))?;
     }
-    if fresh || !purge.is_empty() || exclusions.fingerprint() != stored_exclusions(&target) {
+    if fresh || exclusions_changed {
         save_exclusions(&target, exclusions)?;
     }
     // What the archive keeps: nothing forgotten, nothing the exclusions now cover.
@@ -525,11 +526,12 @@ pub fn run_index(
         swap_in(&target)?;
         report.new_generation = target.generation_name();
     }
-    if !purge.is_empty() || (fresh && archive.segments()?.len() > 1) {
+    let segments = archive.segments()?.len();
+    if !purge.is_empty() || (fresh && segments > 1) {
         // A new generation re-archived every session its sources hold: fold the copies
         // (and what exclusions added since cover) away, or each rebuild would double it.
         archive.rewrite(dead)?;
-    } else if archive.segments()?.len() > crate::archive::COMPACT_AFTER_SEGMENTS {
+    } else if segments > crate::archive::COMPACT_AFTER_SEGMENTS {
         archive.compact(dead)?;
     }
     report.elapsed_ms = started.elapsed().as_millis() as u64;
@@ -1226,8 +1228,7 @@ impl Run<'_> {
             for t in &mut s.turns {
                 crate::redact::Redact::redact_in_place(t);
             }
-            let mut meta = meta_of(&s, &archived.fields.source, None);
-            meta.machine = archived.fields.machine.clone();
+            let meta = archived.meta();
             // Restored sessions are indexed only: they are in the archive already.
             index_whole_session(self.writer, self.fields, &s, &meta, self.paths)?;
             self.report.restored += 1;

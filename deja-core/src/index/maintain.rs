@@ -89,21 +89,7 @@ pub fn import(
                 report.excluded += 1;
                 continue;
             }
-            let s = archived.to_session();
-            let meta = SessionMeta {
-                harness: s.harness.clone(),
-                id: s.id.clone(),
-                title: s.title.clone(),
-                project: s.project.clone(),
-                path: archived.fields.source.clone(),
-                started: s.started,
-                updated: s.updated,
-                parent: s.parent.clone(),
-                kind: s.kind.clone(),
-                agent: s.agent.clone(),
-                machine: archived.fields.machine.clone(),
-                turns: s.turns.len() as u32,
-            };
+            let (s, meta) = (archived.to_session(), archived.meta());
             segment.session(&meta, &s.turns)?;
             report.sessions += 1;
             report.turns += s.turns.len() as u64;

@@ -354,14 +354,30 @@ impl IndexView {
     /// A stored turn exactly as the index holds it.
     fn stored_turn(&self, doc: &TantivyDocument) -> Turn {
         let f = &self.fields;
+        StoredTurnFields { seq: f.seq, time: f.time, body: f.body, extra: f.extra }.turn(doc)
+    }
+}
+
+/// The stored fields a turn document is read back from. Every schema version has had
+/// them under these names, so the one-time copy of an older index into the archive
+/// ([`seed`]) reads turns with this too.
+pub(crate) struct StoredTurnFields {
+    pub seq: tantivy::schema::Field,
+    pub time: tantivy::schema::Field,
+    pub body: tantivy::schema::Field,
+    pub extra: tantivy::schema::Field,
+}
+
+impl StoredTurnFields {
+    /// A stored turn exactly as the index holds it (no redaction).
+    pub fn turn(&self, doc: &TantivyDocument) -> Turn {
         let extra: TurnExtra =
-            doc.get_first(f.extra).and_then(|v| v.as_str()).and_then(|s| serde_json::from_str(s).ok()).unwrap_or_default();
-        let time = doc.get_first(f.time).and_then(|v| v.as_i64()).filter(|t| *t != 0).map(Timestamp);
+            doc.get_first(self.extra).and_then(|v| v.as_str()).and_then(|s| serde_json::from_str(s).ok()).unwrap_or_default();
         Turn {
-            seq: doc.get_first(f.seq).and_then(|v| v.as_u64()).unwrap_or(0) as u32,
+            seq: doc.get_first(self.seq).and_then(|v| v.as_u64()).unwrap_or(0) as u32,
             role: extra.role,
-            text: doc.get_first(f.body).and_then(|v| v.as_str()).unwrap_or("").to_string(),
-            time,
+            text: doc.get_first(self.body).and_then(|v| v.as_str()).unwrap_or("").to_string(),
+            time: doc.get_first(self.time).and_then(|v| v.as_i64()).filter(|t| *t != 0).map(Timestamp),
             node: extra.node,
             tool: extra.tool,
             files: extra.files,
