@@ -30,6 +30,7 @@ impl Home {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_deja"));
         cmd.args(args)
             .env_clear()
+            .env("DEJA_WATCH", "off")
             .env("HOME", &self.home)
             .env("DEJA_INDEX_DIR", &self.index)
             .env("PATH", std::env::var_os("PATH").unwrap_or_default());
@@ -360,6 +361,7 @@ fn a_second_writer_waits_and_searches_never_block() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_deja"))
         .args(["index"])
         .env_clear()
+        .env("DEJA_WATCH", "off")
         .env("HOME", &h.home)
         .env("DEJA_INDEX_DIR", &h.index)
         .stdout(std::process::Stdio::null())
@@ -520,6 +522,7 @@ fn a_reader_that_stops_early_is_no_crash() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_deja"))
         .args(["demo", "--json"])
         .env_clear()
+        .env("DEJA_WATCH", "off")
         .env("HOME", &h.home)
         .env("DEJA_INDEX_DIR", &h.index)
         .stdout(Stdio::piped())
@@ -626,6 +629,7 @@ fn unreadable_paths_and_odd_names_are_reported_not_hidden() {
     let out = Command::new(env!("CARGO_BIN_EXE_deja"))
         .args(["index", "--json", "--harness", "claude"])
         .env_clear()
+        .env("DEJA_WATCH", "off")
         .env("HOME", &h.home)
         .env("DEJA_INDEX_DIR", &h.index)
         .env("DEJA_CLAUDE_ROOT", &odd_root)
@@ -646,6 +650,7 @@ fn the_decode_cap_is_set_by_its_variable() {
         Command::new(env!("CARGO_BIN_EXE_deja"))
             .args(["index", "--json"])
             .env_clear()
+            .env("DEJA_WATCH", "off")
             .env("HOME", &h.home)
             .env("DEJA_INDEX_DIR", &h.index)
             .env("DEJA_MAX_DECODED_BYTES", cap)
@@ -700,7 +705,7 @@ fn a_directory_that_cannot_be_listed_is_named_with_the_reason() {
     }
     std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).expect("chmod");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_deja"));
-    cmd.args(["index", "--json"]).env_clear().env("HOME", &h.home).env("DEJA_INDEX_DIR", &h.index);
+    cmd.args(["index", "--json"]).env_clear().env("DEJA_WATCH", "off").env("HOME", &h.home).env("DEJA_INDEX_DIR", &h.index);
     if root {
         cmd.uid(NOBODY).gid(NOBODY);
     }

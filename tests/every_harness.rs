@@ -85,6 +85,7 @@ fn every_harness_is_found_in_one_shared_home() {
         Command::new(env!("CARGO_BIN_EXE_deja"))
             .args(args)
             .env_clear()
+            .env("DEJA_WATCH", "off")
             .env("HOME", &home)
             .env("DEJA_INDEX_DIR", &index)
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())

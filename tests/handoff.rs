@@ -22,6 +22,7 @@ fn deja_with_path(h: &Home, bin: &Path, cwd: &Path, args: &[&str]) -> Output {
         .args(args)
         .current_dir(cwd)
         .env_clear()
+        .env("DEJA_WATCH", "off")
         .env("HOME", &h.home)
         .env("DEJA_INDEX_DIR", &h.index)
         .env("PATH", bin)

@@ -45,6 +45,7 @@ impl Home {
             .args(args)
             .current_dir(self.root.join("work"))
             .env_clear()
+            .env("DEJA_WATCH", "off")
             .env("HOME", &self.home)
             .env("DEJA_INDEX_DIR", self.root.join(index))
             // Each index its own archive: a shared one would restore the stashed store's

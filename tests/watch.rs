@@ -146,3 +146,65 @@ fn a_watcher_makes_an_appended_turn_searchable_and_stops_cleanly() {
     // With no watcher the same search refreshes, so the check above could fail.
     assert_eq!(hits(&h, "quokkaflume", Some(("CLAUDE_CONFIG_DIR", &other)), false), 1);
 }
+
+/// Whether process `pid` still runs (a zombie waiting for its adopter to reap it does not).
+fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the parenthesised command name.
+        Ok(stat) => stat.rsplit_once(')').is_some_and(|(_, rest)| !rest.trim_start().starts_with(['Z', 'X'])),
+        // SAFETY: kill(2) with signal 0 only probes.
+        Err(_) => unsafe { libc::kill(pid, 0) == 0 },
+    }
+}
+
+#[test]
+fn a_search_starts_a_watcher_that_answers_at_once_and_leaves_with_the_index() {
+    let h = Home::new();
+    let log = h.home.join(".claude/projects/-src-app").join(format!("{SID}.jsonl"));
+    std::fs::create_dir_all(log.parent().expect("parent")).expect("mkdir");
+    std::fs::write(&log, record("u1", None, SID, "user", "how do we rotate the gadget certificates?")).expect("write log");
+
+    // Tests switch the background watcher off; this one asks for it.
+    let search = |word: &str| {
+        let out = h.command(&["search", word, "--json"]).env("DEJA_WATCH", "auto").stdin(Stdio::null()).output().expect("search");
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        v["hits"].as_array().map_or(0, Vec::len)
+    };
+    assert_eq!(search("gadget"), 1, "the first search refreshes by itself");
+    let start = Instant::now();
+    let pid = loop {
+        let w = doctor_watcher(&h);
+        if let Some(pid) = w["pid"].as_i64() {
+            break i32::try_from(pid).expect("pid");
+        }
+        assert!(start.elapsed() < DEADLINE, "no watcher started after the first search");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    // The watcher says it answers sync requests once it watches for them; until then a
+    // search would not ask it.
+    while !std::fs::read_to_string(h.index.join("watcher.lock")).unwrap_or_default().contains("sync") {
+        assert!(start.elapsed() < DEADLINE, "the watcher never said it answers sync requests");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    // Appended and searched at once, with no wait: the search's sync request queues
+    // behind the write's notification, so the watcher indexes the turn before answering.
+    for (n, word) in ["zanzibarwombat", "quokkaflume", "narwhalbrisket"].iter().enumerate() {
+        let mut f = std::fs::OpenOptions::new().append(true).open(&log).expect("open log");
+        let uuid = format!("a{n}");
+        f.write_all(record(&uuid, Some("u1"), SID, "assistant", &format!("rotate with the {word} script")).as_bytes()).expect("append");
+        drop(f);
+        assert_eq!(search(word), 1, "a turn appended just before the search was not found ({word})");
+    }
+    let out = h.command(&["index", "--json"]).env("DEJA_WATCH", "auto").output().expect("index");
+    let report: Value = serde_json::from_slice(&out.stdout).expect("index json");
+    assert_eq!(report["kept_fresh_by_watcher"]["pid"], json!(pid), "{report}");
+
+    // Deleting the index leaves the watcher nothing to serve: it goes.
+    std::fs::remove_dir_all(&h.index).expect("remove index");
+    let gone = Instant::now();
+    while alive(pid) {
+        assert!(gone.elapsed() < DEADLINE, "the watcher outlived its index directory");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

@@ -20,6 +20,7 @@ pub(crate) fn deja_in(h: &Home, extra: &[(&str, &Path)], args: &[&str], stdin: O
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_deja"));
     cmd.args(args)
         .env_clear()
+        .env("DEJA_WATCH", "off")
         .env("HOME", &h.home)
         .env("DEJA_INDEX_DIR", &h.index)
         .env("DEJA_DATA_DIR", h.index.with_file_name("data"))
@@ -192,8 +193,14 @@ fn hooks_fail_open() {
     let out = hook(&h, "hook-prompt", prompt);
     assert!(out.status.success() && out.stdout.is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
     // An empty HOME: still exit 0 and silent.
-    let out =
-        Command::new(env!("CARGO_BIN_EXE_deja")).arg("hook-prompt").env_clear().env("HOME", "").stdin(Stdio::null()).output().expect("run");
+    let out = Command::new(env!("CARGO_BIN_EXE_deja"))
+        .arg("hook-prompt")
+        .env_clear()
+        .env("DEJA_WATCH", "off")
+        .env("HOME", "")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run");
     assert!(out.status.success() && out.stdout.is_empty());
 }
 

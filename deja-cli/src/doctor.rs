@@ -140,7 +140,7 @@ pub fn run(args: DoctorArgs) -> Result<ExitCode> {
         "built_by_schema": deja_core::index::schema::SCHEMA_VERSION,
         "last_refresh_seconds_ago": refreshed,
         "writer_lock": lock_state(&paths),
-        "watcher": watcher.as_ref().map(|w| json!({"pid": w.pid, "since": w.since.map(|t| t.to_rfc3339())})),
+        "watcher": watcher.as_ref().map(|w| json!({"pid": w.pid, "since": w.since.map(|t| t.to_rfc3339()), "answers_sync": w.syncs})),
         "first_build": deja_core::index::progress::first_build(&paths).map(|p| json!({"pid": p.pid, "percent": p.percent(), "parsed": p.parsed, "jobs": p.jobs})),
         "generation": paths.generation_name(),
         "rebuilding": std::fs::read_to_string(paths.rebuilding()).ok().map(|s| s.trim().to_string()),
@@ -212,11 +212,18 @@ pub fn run(args: DoctorArgs) -> Result<ExitCode> {
     );
     match &watcher {
         Some(w) => println!(
-            "  watcher: `deja index --watch` keeps it fresh (pid {}, since {}); searches, MCP and hooks skip their refresh",
+            "  watcher: `deja index --watch` keeps it fresh (pid {}, since {}); {}",
             w.pid.map_or("unknown".to_string(), |p| p.to_string()),
-            w.since.map_or("unknown".to_string(), |t| t.to_rfc3339())
+            w.since.map_or("unknown".to_string(), |t| t.to_rfc3339()),
+            if w.syncs {
+                "searches ask it to catch up instead of walking the stores"
+            } else {
+                "searches, MCP and hooks skip their refresh"
+            }
         ),
-        None => println!("  watcher: none (searches, MCP and hooks refresh the index themselves; `deja index --watch` keeps it fresh)"),
+        None => println!(
+            "  watcher: none (the next search refreshes the index and starts one, unless [index] watch = \"off\" or DEJA_WATCH=off)"
+        ),
     }
     if let Some(g) = index["rebuilding"].as_str() {
         println!("  ! a rebuild into {g} did not finish; the next `deja index` builds it again (searches use the serving generation)");

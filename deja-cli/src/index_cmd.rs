@@ -56,11 +56,22 @@ pub struct IndexArgs {
     pub quiet: bool,
     /// Keep running and index what harnesses append as they write it (filesystem
     /// notifications, debounced 300 ms; a full re-scan every 60 s). While a watcher of
-    /// every harness runs, searches, MCP and hooks skip their own refresh. Prints one line
-    /// per run that changed something on stderr (one JSON object per run on stdout with
-    /// --json); Ctrl-C or SIGTERM stops it after the run in progress, with exit status 0.
+    /// every harness runs, a search asks it to index what is pending and answers (about
+    /// a millisecond), instead of walking every store. The first search with no watcher
+    /// starts one in the background (`[index] watch = "off"` or DEJA_WATCH=off: never).
+    /// Prints one line per run that changed something on stderr (one JSON object per run
+    /// on stdout with --json); Ctrl-C or SIGTERM stops it after the run in progress, with
+    /// exit status 0.
     #[arg(long)]
     pub watch: bool,
+    /// With --watch: stop after this many seconds with no change and no search asking.
+    /// The watcher a search starts by itself uses 1800.
+    #[arg(long, value_name = "SECS", requires = "watch")]
+    pub idle_exit: Option<u64>,
+    /// Walk every store and stat every source even when a watcher keeps the index
+    /// fresh (without it, `deja index` asks the watcher to catch up and returns).
+    #[arg(long, conflicts_with = "watch")]
+    pub scan: bool,
 }
 
 /// A progress bar over the bytes to parse, shown only on a terminal.
@@ -122,6 +133,12 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
     }
     let env = StoreEnv::from_process();
     let paths = IndexPaths::new(env.index_dir());
+    if !args.scan && !args.rebuild && args.harness.is_empty() {
+        let started = std::time::Instant::now();
+        if let Some(pid) = crate::freshness::caught_up_by_watcher(&paths) {
+            return Ok(say_watcher_caught_up(&args, &paths, pid, started.elapsed()));
+        }
+    }
     let req = IndexRequest { harnesses: (!args.harness.is_empty()).then(|| args.harness.clone()), rebuild: args.rebuild, wait: true };
     let observer = BarObserver::new(!args.json && !args.quiet);
     let report = match run_index(&env, &paths, &req, &observer) {
@@ -134,6 +151,9 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
     if let Some(problem) = deja_core::read::DecodeLimit::env_problem() {
         eprintln!("deja: {problem}");
     }
+    if !args.rebuild && args.harness.is_empty() {
+        crate::freshness::start_watcher_if_wanted(&env, &paths);
+    }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report_json(&report))?);
     } else if !args.quiet {
@@ -145,6 +165,26 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
         }
     }
     Ok(exit_status(&report))
+}
+
+/// What `deja index` says when the running watcher has indexed every change already.
+fn say_watcher_caught_up(args: &IndexArgs, paths: &IndexPaths, pid: Option<u32>, took: std::time::Duration) -> ExitCode {
+    let pid_text = pid.map_or_else(|| "unknown".to_string(), |p| p.to_string());
+    if args.json {
+        let line = serde_json::json!({
+            "schema_version": 1,
+            "index_dir": paths.root.to_string_lossy(),
+            "elapsed_ms": took.as_millis() as u64,
+            "kept_fresh_by_watcher": {"pid": pid},
+            "harnesses": {},
+        });
+        println!("{}", serde_json::to_string_pretty(&line).unwrap_or_default());
+    } else if !args.quiet {
+        println!(
+            "Up to date: the watcher (`deja index --watch`, pid {pid_text}) has indexed every change. `deja index --scan` walks every store anyway and reports each harness."
+        );
+    }
+    ExitCode::SUCCESS
 }
 
 /// 0 when everything found was read, [`EXIT_UNREADABLE`] when something was not.

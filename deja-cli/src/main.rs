@@ -10,6 +10,7 @@ mod config_cmd;
 mod demo;
 mod doctor;
 mod forget;
+mod freshness;
 mod goose;
 mod handoff;
 mod harnesses;

@@ -5,7 +5,6 @@
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use deja_core::index::indexer::{needs_new_generation, run_index, writer_busy, IndexRequest, IndexRunError, Silent};
 use deja_core::index::search::{SearchRequest, SearchResults};
 use deja_core::index::{IndexPaths, IndexView};
 use deja_core::{StoreEnv, Timestamp};
@@ -52,46 +51,9 @@ fn first_build_in_progress(paths: &IndexPaths) -> Option<String> {
     Some(format!("the index is being built for the first time (deja pid {}: {how_far}); search again when it finishes", p.pid))
 }
 
-/// Refreshes the index unless another process is writing it (searches never wait) or a
-/// `deja index --watch` keeps it fresh. A first build shows a progress bar on a
-/// terminal, since it can take a while.
+/// Makes the index fresh before a read ([`crate::freshness`]).
 pub fn refresh(env: &StoreEnv, paths: &IndexPaths) {
-    if deja_core::index::watcher_running(paths).is_some() {
-        return;
-    }
-    // A new generation (after an upgrade, or a rebuild that did not finish) is a full
-    // build: rather than make this search wait for it, answer from the generation that
-    // serves and let a `deja index` of its own build the new one.
-    let serving = IndexPaths::new(&paths.root);
-    if serving.exists() && needs_new_generation(&serving) && IndexView::open(&serving).is_ok() {
-        if !writer_busy(&serving) {
-            match spawn_background_index() {
-                Ok(()) => eprintln!("deja: building a new index generation in the background; answering from the current one"),
-                Err(e) => eprintln!("deja: could not start the index build in the background ({e}); run `deja index`"),
-            }
-        }
-        return;
-    }
-    let first_build = !paths.exists();
-    let bar = crate::index_cmd::BarObserver::new(first_build);
-    let observer: &dyn deja_core::index::indexer::IndexObserver = if first_build { &bar } else { &Silent };
-    let result = run_index(env, paths, &IndexRequest { wait: false, ..IndexRequest::default() }, observer);
-    bar.finish();
-    match result {
-        Ok(_) | Err(IndexRunError::Busy) => {}
-        Err(IndexRunError::Index(e)) => eprintln!("deja: could not refresh the index ({e}); searching what is there"),
-    }
-}
-
-/// Starts `deja index --quiet` detached: it outlives this process, and its output goes nowhere.
-fn spawn_background_index() -> std::io::Result<()> {
-    std::process::Command::new(std::env::current_exe()?)
-        .args(["index", "--quiet"])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .map(drop)
+    crate::freshness::refresh(env, paths);
 }
 
 pub fn run(args: SearchArgs) -> Result<ExitCode> {

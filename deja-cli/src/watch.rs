@@ -23,6 +23,17 @@
 //! between runs, so a run in progress is finished and committed rather than cut off; a
 //! second signal ends the process at once.
 //!
+//! Fresh answers: a watcher of every harness also answers sync requests
+//! ([`deja_core::index::watcher::sync_with_watcher`]). A reader drops a file into
+//! `watcher-sync/`; since its event queues behind those of every earlier write, the
+//! watcher indexes what is pending at once (no debounce: someone waits) and then deletes
+//! the request. So a search finds a turn written a moment before it started, at the cost
+//! of a round trip rather than a walk of every store.
+//!
+//! Started by a reader (`--idle-exit`, see [`crate::freshness`]), a watcher exits after
+//! that long with neither a sync request nor a change, and at once when its index
+//! directory is deleted: nobody is left to serve.
+//!
 //! Coexistence: each run takes the writer lock without waiting and retries while another
 //! `deja index` holds it, so the watcher never holds the lock while idle and still stops
 //! promptly when asked. For its whole life a watcher of every harness holds the watcher
@@ -39,7 +50,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use deja_core::index::indexer::{run_index, IndexReport, IndexRequest, IndexRunError, Silent};
-use deja_core::index::watcher::WatcherLock;
+use deja_core::index::watcher::{prepare_sync_dir, WatcherLock};
 use deja_core::index::IndexPaths;
 use deja_core::StoreEnv;
 use notify::event::{AccessKind, AccessMode};
@@ -55,6 +66,8 @@ pub const RESCAN: Duration = Duration::from_secs(60);
 /// How often the loop looks at the stop flag while nothing happens, and retries a busy
 /// writer lock: a stop is answered within this.
 const TICK: Duration = Duration::from_millis(100);
+/// How often the watcher checks that its index directory is still there.
+const LIVENESS: Duration = Duration::from_secs(1);
 /// Re-arming can reveal a deeper root level each run (`a/` appeared, then `a/b/`);
 /// this bounds the follow-up runs one batch of events can cause.
 const MAX_FOLLOW_UPS: usize = 8;
@@ -116,6 +129,8 @@ pub fn harnesses_for(path: &Path, roots: &BTreeMap<String, Vec<PathBuf>>) -> BTr
 enum Trigger {
     Start,
     Change,
+    /// A reader asked for what is pending (a sync request).
+    Sync,
     Rescan,
 }
 
@@ -124,6 +139,7 @@ impl Trigger {
         match self {
             Trigger::Start => "start",
             Trigger::Change => "change",
+            Trigger::Sync => "sync",
             Trigger::Rescan => "rescan",
         }
     }
@@ -145,6 +161,12 @@ struct Watching {
     failed: BTreeSet<PathBuf>,
     /// Unreadable paths already reported, so a watcher does not repeat them every run.
     said_unreadable: BTreeSet<(String, PathBuf)>,
+    /// The watcher lock, held by a watcher of every harness.
+    claim: Option<WatcherLock>,
+    /// Where sync requests appear (a watcher of every harness only).
+    sync_dir: Option<PathBuf>,
+    /// Exit after this long with no sync request and no change (`--idle-exit`).
+    idle_exit: Option<Duration>,
 }
 
 pub fn run(args: &IndexArgs) -> Result<ExitCode> {
@@ -153,7 +175,7 @@ pub fn run(args: &IndexArgs) -> Result<ExitCode> {
     let scope = (!args.harness.is_empty()).then(|| args.harness.clone());
     // Only a watcher of every harness makes every refresh redundant; one of a few
     // harnesses leaves the others to the readers' own refreshes.
-    let claim = match scope {
+    let mut claim = match scope {
         None => Some(WatcherLock::acquire(&paths).context("could not start watching")?),
         Some(_) => None,
     };
@@ -165,7 +187,18 @@ pub fn run(args: &IndexArgs) -> Result<ExitCode> {
         signal_hook::flag::register(sig, stop.clone()).context("could not handle signals")?;
     }
     let (tx, rx) = channel();
-    let watcher = notify::recommended_watcher(tx).context("could not start filesystem notifications")?;
+    let mut watcher = notify::recommended_watcher(tx).context("could not start filesystem notifications")?;
+    // Requests are watched before the lock says this watcher answers them, and before
+    // the first run, so one made meanwhile waits for that run rather than going unseen.
+    let sync_dir = match claim.as_mut() {
+        Some(lock) => {
+            let dir = prepare_sync_dir(&paths).context("could not prepare the sync directory")?;
+            watcher.watch(&dir, RecursiveMode::NonRecursive).with_context(|| format!("could not watch {}", dir.display()))?;
+            lock.announce_sync().with_context(|| format!("could not write {}", paths.watcher().display()))?;
+            Some(dir)
+        }
+        None => None,
+    };
     let mut w = Watching {
         env,
         paths,
@@ -178,6 +211,9 @@ pub fn run(args: &IndexArgs) -> Result<ExitCode> {
         armed: BTreeSet::new(),
         failed: BTreeSet::new(),
         said_unreadable: BTreeSet::new(),
+        claim,
+        sync_dir,
+        idle_exit: args.idle_exit.map(Duration::from_secs),
     };
     let first = w.index(w.scope.clone(), Trigger::Start, args.rebuild)?;
     if first.is_none() {
@@ -189,7 +225,7 @@ pub fn run(args: &IndexArgs) -> Result<ExitCode> {
             "deja: watching {} path(s) for {} harness(es); {}Ctrl-C stops",
             w.armed.len(),
             w.roots.len(),
-            if claim.is_some() { "searches, MCP and hooks skip their own refresh meanwhile; " } else { "" }
+            if w.claim.is_some() { "searches, MCP and hooks ask it instead of walking the stores; " } else { "" }
         );
     }
     w.watch_loop(&rx)?;
@@ -206,7 +242,26 @@ impl Watching {
         let mut dirty: BTreeSet<String> = BTreeSet::new();
         // When the batch in `dirty` is indexed.
         let mut due: Option<Instant> = None;
+        // Sync requests read but not yet answered.
+        let mut requests: BTreeSet<PathBuf> = BTreeSet::new();
+        let mut last_activity = Instant::now();
+        let mut last_liveness = Instant::now();
         while !self.stopping() {
+            if last_liveness.elapsed() >= LIVENESS {
+                last_liveness = Instant::now();
+                if self.claim.as_ref().is_some_and(|c| !c.still_ours(&self.paths)) {
+                    if !self.quiet {
+                        eprintln!("deja: the index directory {} is gone; stopping", self.paths.root.display());
+                    }
+                    return Ok(());
+                }
+            }
+            if self.idle_exit.is_some_and(|idle| last_activity.elapsed() >= idle) {
+                if !self.quiet {
+                    eprintln!("deja: idle; stopping");
+                }
+                return Ok(());
+            }
             let wait = due.map_or(TICK, |d| d.saturating_duration_since(Instant::now()).min(TICK));
             let first = match rx.recv_timeout(wait) {
                 Ok(batch) => Some(batch),
@@ -223,6 +278,14 @@ impl Watching {
                         last_full = Instant::now() - RESCAN;
                     }
                     Ok(event) => {
+                        if let Some(sync) = &self.sync_dir {
+                            let asks = matches!(event.kind, EventKind::Create(_));
+                            for path in event.paths.iter().filter(|p| p.parent() == Some(sync.as_path())) {
+                                if asks {
+                                    requests.insert(path.clone());
+                                }
+                            }
+                        }
                         // The index's and the archive's own writes are no news.
                         let archive = deja_core::archive::Archive::of(&self.env).dir;
                         let own = |p: &PathBuf| p.starts_with(&self.paths.root) || p.starts_with(&archive);
@@ -237,8 +300,23 @@ impl Watching {
                     }
                 }
             }
+            if !requests.is_empty() {
+                // Every write that finished before a request is in `dirty` now: index
+                // it without waiting out the debounce, then answer.
+                if !dirty.is_empty() {
+                    due = None;
+                    let harnesses: Vec<String> = std::mem::take(&mut dirty).into_iter().collect();
+                    self.index_and_follow(Some(harnesses), Trigger::Sync);
+                }
+                for request in std::mem::take(&mut requests) {
+                    // Gone already when its reader gave up waiting.
+                    let _ = std::fs::remove_file(request);
+                }
+                last_activity = Instant::now();
+            }
             if !dirty.is_empty() && due.is_none() {
                 due = Some(Instant::now() + DEBOUNCE);
+                last_activity = Instant::now();
             }
             if last_full.elapsed() >= RESCAN {
                 dirty.clear();

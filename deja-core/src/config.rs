@@ -10,6 +10,12 @@
 //! harnesses = ["cursor"]
 //! # Glob patterns on the working directory (globset syntax; `**` crosses directories).
 //! globs = ["**/scratch/**", "/tmp/**"]
+//!
+//! [index]
+//! # "auto" (the default): the first search or `deja index` with no watcher running
+//! # starts `deja index --watch` in the background, which exits after 30 idle minutes.
+//! # "off": never; every search walks the stores itself. `DEJA_WATCH` overrides.
+//! watch = "auto"
 //! ```
 //!
 //! A missing file is no exclusions. A file that does not parse, names an unknown key or
@@ -43,6 +49,38 @@ pub enum ConfigError {
 pub struct Config {
     #[serde(default)]
     pub exclude: ExcludeRules,
+    #[serde(default)]
+    pub index: IndexSettings,
+}
+
+/// `[index]`: how the index is kept fresh.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IndexSettings {
+    #[serde(default)]
+    pub watch: WatchMode,
+}
+
+/// Whether readers start a background watcher (`[index] watch`, `DEJA_WATCH`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WatchMode {
+    /// Start `deja index --watch` when none runs.
+    #[default]
+    Auto,
+    /// Never start one; readers refresh the index themselves.
+    Off,
+}
+
+impl WatchMode {
+    /// `DEJA_WATCH` (`auto`, or `off`/`0`/`false`/`never`) when set, else `[index] watch`.
+    pub fn in_effect(env: &StoreEnv, config: &Config) -> WatchMode {
+        match env.var("DEJA_WATCH").map(|v| v.trim().to_ascii_lowercase()) {
+            Some(v) if matches!(v.as_str(), "off" | "0" | "false" | "never" | "no") => WatchMode::Off,
+            Some(v) if matches!(v.as_str(), "auto" | "1" | "true" | "on" | "yes") => WatchMode::Auto,
+            _ => config.index.watch,
+        }
+    }
 }
 
 /// `[exclude]`: what is never indexed or archived.
@@ -214,6 +252,18 @@ mod tests {
         assert!(err.contains("`a[` is not a glob pattern"), "{err}");
         let (_tmp, env) = env_with("exclude = 3");
         assert!(Settings::load(&env).is_err());
+    }
+
+    #[test]
+    fn the_watch_mode_comes_from_the_file_unless_the_environment_says() {
+        let (_tmp, env) = env_with("[index]\nwatch = \"off\"\n");
+        let s = Settings::load(&env).expect("load");
+        assert_eq!(WatchMode::in_effect(&env, &s.config), WatchMode::Off);
+        assert_eq!(WatchMode::in_effect(&env.clone().set("DEJA_WATCH", "auto"), &s.config), WatchMode::Auto);
+        assert_eq!(WatchMode::in_effect(&env.clone().set("DEJA_WATCH", "0"), &Config::default()), WatchMode::Off);
+        assert_eq!(WatchMode::in_effect(&env, &Config::default()), WatchMode::Auto);
+        let (_tmp, env) = env_with("[index]\nwatch = \"sometimes\"\n");
+        assert!(Settings::load(&env).expect_err("bad mode").to_string().contains("line 2"));
     }
 
     #[test]

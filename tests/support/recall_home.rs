@@ -215,6 +215,7 @@ impl Home {
         c.args(args)
             .current_dir(&self.cwd)
             .env_clear()
+            .env("DEJA_WATCH", "off")
             .env("HOME", &self.home)
             .env("DEJA_INDEX_DIR", &self.index)
             .env("PATH", std::env::var_os("PATH").unwrap_or_default());

@@ -25,7 +25,7 @@ pub mod tokenizer;
 pub mod watcher;
 pub mod work_dirs;
 
-pub use watcher::watcher_running;
+pub use watcher::{sync_with_watcher, watcher_running, Synced};
 
 #[cfg(test)]
 mod incremental_tests;
@@ -131,6 +131,10 @@ impl IndexPaths {
     /// Held by a running `deja index --watch` ([`watcher`]).
     pub fn watcher(&self) -> PathBuf {
         self.root.join("watcher.lock")
+    }
+    /// Where searches ask the watcher to catch up ([`watcher::sync_with_watcher`]).
+    pub fn watcher_sync(&self) -> PathBuf {
+        self.root.join("watcher-sync")
     }
     /// Progress of a first build in progress ([`progress`]).
     pub fn first_build(&self) -> PathBuf {

@@ -6,6 +6,17 @@
 //! non-blocking lock: if it would block, a watcher runs. A lock, not a pid file,
 //! because the kernel releases it however the watcher ends (`kill -9` included), so a
 //! stale file can never make readers believe the index is fresh when nobody keeps it so.
+//!
+//! A running watcher is not yet proof that a write made a moment ago is indexed: the
+//! watcher batches events and indexes them a little later. [`sync_with_watcher`] closes
+//! that gap with a barrier. The reader creates a file in `<index root>/watcher-sync/`,
+//! which the watcher also watches. Notifications of one watcher reach it in the order
+//! they happened (one inotify queue), so by the time the watcher reads the request it has
+//! read every event of every write that finished before the request was made. It indexes
+//! what those events touched, at once rather than after its debounce, and then deletes
+//! the request: the reader, polling for the deletion, knows the index holds every write
+//! that finished before it asked. With nothing pending the round trip costs about a
+//! millisecond, not a walk of every store.
 
 use std::fs::File;
 use std::io::{Read, Seek, Write};
@@ -21,6 +32,8 @@ pub struct WatcherInfo {
     pub pid: Option<u32>,
     /// When the watcher started.
     pub since: Option<Timestamp>,
+    /// It answers [`sync_with_watcher`].
+    pub syncs: bool,
 }
 
 /// The running watcher of the index at `paths`, if one holds the watcher lock.
@@ -41,12 +54,68 @@ pub fn watcher_running(paths: &IndexPaths) -> Option<WatcherInfo> {
     }
 }
 
-/// `<pid> <start, unix ms>`, as [`WatcherLock::acquire`] writes it.
+/// `<pid> <start, unix ms> [sync]`, as [`WatcherLock::acquire`] writes it. `sync` says
+/// the watcher answers [`sync_with_watcher`] requests (a watcher of an older deja does not).
 fn parse_info(text: &str) -> WatcherInfo {
     let mut words = text.split_whitespace();
     let pid = words.next().and_then(|w| w.parse().ok());
     let since = words.next().and_then(|w| w.parse().ok()).map(Timestamp::from_millis);
-    WatcherInfo { pid, since }
+    let syncs = words.next() == Some(SYNC_PROTOCOL);
+    WatcherInfo { pid, since, syncs }
+}
+
+/// The word in the lock file of a watcher that answers sync requests.
+const SYNC_PROTOCOL: &str = "sync";
+
+/// What [`sync_with_watcher`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Synced {
+    /// The watcher indexed every write that finished before the call.
+    Fresh,
+    /// No watcher that answers sync requests runs: the caller refreshes itself.
+    NoWatcher,
+    /// The watcher did not answer in time (it is busy with a long run, or stopped
+    /// answering); the index may lag.
+    TimedOut,
+}
+
+/// How often a waiting reader looks for its request's deletion.
+const SYNC_POLL: Duration = Duration::from_micros(250);
+
+/// Asks the running watcher to index every write that finished before this call and
+/// waits, at most `patience`, until it has (see the module doc).
+pub fn sync_with_watcher(paths: &IndexPaths, patience: Duration) -> Synced {
+    match watcher_running(paths) {
+        Some(info) if info.syncs => {}
+        _ => return Synced::NoWatcher,
+    }
+    let dir = paths.watcher_sync();
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let request = dir.join(format!("{}-{nanos}-{n}", std::process::id()));
+    if File::options().write(true).create_new(true).open(&request).is_err() {
+        // No request directory (the watcher makes it before it says it syncs) or no
+        // room: nothing to wait for.
+        return Synced::NoWatcher;
+    }
+    let started = Instant::now();
+    let mut checks = 0u32;
+    while request.exists() {
+        if started.elapsed() >= patience {
+            let _ = std::fs::remove_file(&request);
+            return Synced::TimedOut;
+        }
+        checks += 1;
+        // The watcher ended while we waited (every few dozen polls, not each: a probe
+        // is two syscalls more).
+        if checks % 64 == 0 && watcher_running(paths).is_none() {
+            let _ = std::fs::remove_file(&request);
+            return Synced::NoWatcher;
+        }
+        std::thread::sleep(SYNC_POLL);
+    }
+    Synced::Fresh
 }
 
 /// Why the watcher lock could not be taken.
@@ -61,7 +130,7 @@ pub enum WatcherLockError {
 /// Holds the watcher lock for the life of the value; dropping it (or the process
 /// ending in any way) releases it.
 pub struct WatcherLock {
-    _file: File,
+    file: File,
 }
 
 /// A reader's shared probe holds the lock for microseconds; retrying this long tells a
@@ -96,8 +165,49 @@ impl WatcherLock {
         file.rewind().map_err(io)?;
         writeln!(file, "{} {}", std::process::id(), Timestamp::now().millis()).map_err(io)?;
         file.flush().map_err(io)?;
-        Ok(WatcherLock { _file: file })
+        Ok(WatcherLock { file })
     }
+
+    /// Says, in the lock file, that this watcher now answers sync requests: called once
+    /// it watches [`IndexPaths::watcher_sync`], so no request can go unseen.
+    pub fn announce_sync(&mut self) -> std::io::Result<()> {
+        self.file.seek(std::io::SeekFrom::End(0))?;
+        let len = self.file.stream_position()?;
+        // Replaces the line's newline with ` sync\n`.
+        self.file.set_len(len.saturating_sub(1))?;
+        self.file.seek(std::io::SeekFrom::End(0))?;
+        writeln!(self.file, " {SYNC_PROTOCOL}")?;
+        self.file.flush()
+    }
+
+    /// The lock file is still the one this watcher locked: false once the index
+    /// directory was deleted or the file replaced, when the watcher has nothing left to
+    /// keep fresh.
+    pub fn still_ours(&self, paths: &IndexPaths) -> bool {
+        let (Ok(ours), Ok(now)) = (self.file.metadata(), std::fs::metadata(paths.watcher())) else { return false };
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            ours.ino() == now.ino() && ours.dev() == now.dev()
+        }
+        #[cfg(not(unix))]
+        {
+            ours.len() == now.len()
+        }
+    }
+}
+
+/// Prepares the directory sync requests are made in, emptied of requests left by
+/// readers that gave up or died.
+pub fn prepare_sync_dir(paths: &IndexPaths) -> Result<std::path::PathBuf, IndexError> {
+    let dir = paths.watcher_sync();
+    super::indexer::create_private_dir(&dir).map_err(|source| IndexError::Io { path: dir.clone(), source })?;
+    if let Ok(entries) = std::fs::read_dir(&dir) {
+        for e in entries.flatten() {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+    Ok(dir)
 }
 
 #[cfg(test)]
@@ -122,9 +232,45 @@ mod tests {
     }
 
     #[test]
+    fn a_sync_request_waits_for_the_watcher_to_answer() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let paths = IndexPaths::new(tmp.path().join("index"));
+        assert_eq!(sync_with_watcher(&paths, Duration::from_millis(50)), Synced::NoWatcher, "nobody runs");
+        let mut lock = WatcherLock::acquire(&paths).expect("acquire");
+        assert_eq!(sync_with_watcher(&paths, Duration::from_millis(50)), Synced::NoWatcher, "a watcher that never said it syncs");
+        let dir = prepare_sync_dir(&paths).expect("sync dir");
+        lock.announce_sync().expect("announce");
+        assert!(watcher_running(&paths).is_some_and(|w| w.syncs && w.pid == Some(std::process::id())));
+        assert_eq!(sync_with_watcher(&paths, Duration::from_millis(30)), Synced::TimedOut, "nobody answers");
+        assert_eq!(std::fs::read_dir(&dir).expect("list").count(), 0, "a request given up on is taken back");
+        // A stand-in watcher answers by deleting what it finds.
+        let answering = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let flag = answering.clone();
+        let responder = std::thread::spawn(move || {
+            let mut answered = 0;
+            while flag.load(std::sync::atomic::Ordering::SeqCst) {
+                for e in std::fs::read_dir(&dir).expect("list").flatten() {
+                    std::fs::remove_file(e.path()).expect("answer");
+                    answered += 1;
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            answered
+        });
+        assert_eq!(sync_with_watcher(&paths, Duration::from_secs(10)), Synced::Fresh);
+        assert_eq!(sync_with_watcher(&paths, Duration::from_secs(10)), Synced::Fresh);
+        answering.store(false, std::sync::atomic::Ordering::SeqCst);
+        assert_eq!(responder.join().expect("responder"), 2);
+        assert!(lock.still_ours(&paths));
+        std::fs::remove_dir_all(&paths.root).expect("remove index");
+        assert!(!lock.still_ours(&paths), "the index directory went");
+    }
+
+    #[test]
     fn a_garbled_lock_file_still_reads_as_a_watcher_without_details() {
-        assert_eq!(parse_info(""), WatcherInfo { pid: None, since: None });
-        assert_eq!(parse_info("12 x"), WatcherInfo { pid: Some(12), since: None });
-        assert_eq!(parse_info("12 1000\n"), WatcherInfo { pid: Some(12), since: Some(Timestamp::from_millis(1000)) });
+        assert_eq!(parse_info(""), WatcherInfo { pid: None, since: None, syncs: false });
+        assert_eq!(parse_info("12 x"), WatcherInfo { pid: Some(12), since: None, syncs: false });
+        assert_eq!(parse_info("12 1000\n"), WatcherInfo { pid: Some(12), since: Some(Timestamp::from_millis(1000)), syncs: false });
+        assert_eq!(parse_info("12 1000 sync\n"), WatcherInfo { pid: Some(12), since: Some(Timestamp::from_millis(1000)), syncs: true });
     }
 }
