@@ -109,7 +109,7 @@ pub fn sync_with_watcher(paths: &IndexPaths, patience: Duration) -> Synced {
         checks += 1;
         // The watcher ended while we waited (every few dozen polls, not each: a probe
         // is two syscalls more).
-        if checks % 64 == 0 && watcher_running(paths).is_none() {
+        if checks.is_multiple_of(64) && watcher_running(paths).is_none() {
             let _ = std::fs::remove_file(&request);
             return Synced::NoWatcher;
         }
