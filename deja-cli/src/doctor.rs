@@ -145,6 +145,7 @@ pub fn run(args: DoctorArgs) -> Result<ExitCode> {
         "generation": paths.generation_name(),
         "rebuilding": std::fs::read_to_string(paths.rebuilding()).ok().map(|s| s.trim().to_string()),
         "binary": exe,
+        "space": IndexView::open(&paths).ok().and_then(|v| v.space_usage().ok()),
     });
     // A settings file that does not parse is a problem to fix, not a reason to stop here.
     let settings = deja_core::config::Settings::load(&env);

@@ -207,6 +207,7 @@ pub fn report_json(report: &IndexReport) -> serde_json::Value {
         "purged_by_exclusions": report.purged,
         "seeded_into_archive": report.seeded,
         "archive_problems": report.archive_problems,
+        "stages": report.stages,
     })
 }
 

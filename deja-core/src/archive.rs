@@ -499,6 +499,22 @@ fn sync_dir(dir: &Path) -> std::io::Result<()> {
     File::open(dir)?.sync_all()
 }
 
+/// The lines [`SegmentWriter::session`] writes for a whole session (a reset, then every
+/// turn), serialized ahead, off the writer's thread; with their count.
+pub fn session_lines(meta: &SessionMeta, turns: &[Turn]) -> (Vec<u8>, u64) {
+    fn push(out: &mut Vec<u8>, value: &impl Serialize) {
+        // Serializing these plain structs into memory cannot fail.
+        let _ = serde_json::to_writer(&mut *out, value);
+        out.push(b'\n');
+    }
+    let mut out = Vec::with_capacity(256 * (turns.len() + 1));
+    push(&mut out, &Reset { reset: meta.key() });
+    for t in turns {
+        push(&mut out, &TurnDoc::new(meta, t));
+    }
+    (out, turns.len() as u64 + 1)
+}
+
 /// Writes one new segment: lines go to a temporary file, and [`commit`](Self::commit)
 /// makes it durable and visible.
 pub struct SegmentWriter {
@@ -536,10 +552,18 @@ impl SegmentWriter {
         self.raw_line(&bytes)
     }
 
+    /// Lines [`session_lines`] made, `count` of them.
+    pub fn raw_lines(&mut self, bytes: &[u8], count: u64) -> Result<(), ArchiveError> {
+        let dir = self.dir.clone();
+        self.encoder()?.write_all(bytes).map_err(io_err(&dir))?;
+        self.lines += count;
+        Ok(())
+    }
+
     /// A session read whole: a reset, then every turn.
     pub fn session(&mut self, meta: &SessionMeta, turns: &[Turn]) -> Result<(), ArchiveError> {
-        self.json_line(&Reset { reset: meta.key() })?;
-        self.turns(meta, turns)
+        let (lines, count) = session_lines(meta, turns);
+        self.raw_lines(&lines, count)
     }
 
     /// Turns added to (or rewritten in) a session, with its fields as they are now.

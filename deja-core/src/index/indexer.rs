@@ -134,6 +134,42 @@ pub struct IndexReport {
     pub seeded: u64,
     /// Archive segments that could not be read to their end.
     pub archive_problems: Vec<String>,
+    /// Where the time went, stage by stage, in order (see [`Stage`]).
+    pub stages: Vec<Stage>,
+}
+
+/// One stage of a run: how long it took and the process's peak resident memory when
+/// it ended (Linux `VmHWM`; `None` elsewhere), so a report shows which stage set the peak.
+#[derive(Debug, Clone, Serialize)]
+pub struct Stage {
+    pub name: &'static str,
+    pub ms: u64,
+    pub peak_rss_bytes: Option<u64>,
+}
+
+/// Times the stages of one run.
+struct Stages {
+    at: Instant,
+    done: Vec<Stage>,
+}
+
+impl Stages {
+    fn new() -> Stages {
+        Stages { at: Instant::now(), done: Vec::new() }
+    }
+    /// Ends the stage running since the last call.
+    fn end(&mut self, name: &'static str) {
+        let now = Instant::now();
+        self.done.push(Stage { name, ms: now.duration_since(self.at).as_millis() as u64, peak_rss_bytes: peak_rss_bytes() });
+        self.at = now;
+    }
+}
+
+/// The process's peak resident set so far (`VmHWM` of `/proc/self/status`).
+pub fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kb = status.lines().find_map(|l| l.strip_prefix("VmHWM:"))?.trim().trim_end_matches("kB").trim().parse::<u64>().ok()?;
+    Some(kb << 10)
 }
 
 impl IndexReport {
@@ -188,7 +224,30 @@ struct Job {
 
 struct Parsed {
     job: usize,
-    result: Result<(Vec<Session>, ParseStats), FormatError>,
+    result: Result<(Vec<Session>, ParseStats, Vec<Prepared>), FormatError>,
+}
+
+/// A session made ready on a parsing thread to be written whole: its metadata, its
+/// archive lines and every index document it has (turns, the session document, work
+/// records). The one writer thread then only hands them on, so building documents and
+/// mining records runs on every core rather than serializing the pipeline behind it.
+struct Prepared {
+    meta: SessionMeta,
+    /// NDJSON lines (a reset, then every turn), each ending in a newline.
+    archive_lines: Vec<u8>,
+    lines: u64,
+    docs: Vec<TantivyDocument>,
+}
+
+impl Prepared {
+    fn of(f: &Fields, s: &Session, source_key: &str) -> Prepared {
+        let meta = meta_of(s, source_key, None);
+        let (archive_lines, lines) = crate::archive::session_lines(&meta, &s.turns);
+        let mut docs = session_documents(f, s, &meta, &meta.path);
+        let fallback_time = meta.updated.or(meta.started).map_or(0, |t| t.0);
+        docs.extend(super::records::work_documents(f, s, &meta.path, &[], fallback_time));
+        Prepared { meta, archive_lines, lines, docs }
+    }
 }
 
 /// Holds the writer lock for the life of the value.
@@ -221,11 +280,13 @@ pub fn create_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
     crate::fsutil::private_dir(dir)
 }
 
-/// Stored text is the largest part of the index. Blocks of 64 KiB at zstd level 7
-/// store it in about 20% less space than tantivy's default (16 KiB, level 3) at no
-/// measurable indexing cost (the store is compressed on its own thread); a block
-/// decompresses in about 35 µs, and a search reads a few dozen at most.
-const DOCSTORE_BLOCK_BYTES: usize = 64 << 10;
+/// Stored text is the largest part of the index. Blocks of 128 KiB at zstd level 7
+/// store it in about a quarter less space than tantivy's default (16 KiB, level 3):
+/// 128 KiB blocks compress NDJSON-like history about 8% better than 64 KiB ones, while
+/// levels above 7 gain under 1% for half the speed (`zstd -b3 -e15 -B64K|-B128K` on the
+/// 1 GB benchmark corpus's turns). The store is compressed on its own thread; a block
+/// decompresses in about 90 µs, and a search reads a few dozen at most.
+const DOCSTORE_BLOCK_BYTES: usize = 128 << 10;
 const DOCSTORE_ZSTD_LEVEL: i32 = 7;
 
 /// The indexing threads and their shared memory budget. Two threads keep both cores of
@@ -236,6 +297,42 @@ const WRITER_THREADS: usize = 2;
 /// can use more, and tests index one history with different segment layouts.
 const MAX_WRITER_THREADS: usize = 8;
 const WRITER_BUDGET_BYTES: usize = 192 << 20;
+
+/// How segments are merged (see [`SMALL_SEGMENT_DOCS`]).
+///
+/// A new generation is built without merging at all. Merging re-reads and rewrites
+/// what was just written: with tantivy's default policy the build of the 1 GB benchmark
+/// corpus spent its last ~18 s of 45 on one core merging, its memory rose with the
+/// segments it read, and the cost grew faster than the corpus. Unmerged, a build costs
+/// what its documents cost, and leaves one segment per flushed writer buffer.
+///
+/// A refresh merges only small segments (what refreshes and the watcher commit), so
+/// they do not pile up, and never the large ones a build wrote: a refresh never waits
+/// for a merge much bigger than the few segments it adds up.
+fn merge_policy(fresh: bool) -> Box<dyn tantivy::indexer::MergePolicy> {
+    if fresh {
+        return Box::new(tantivy::indexer::NoMergePolicy);
+    }
+    let mut policy = tantivy::indexer::LogMergePolicy::default();
+    policy.set_max_docs_before_merge(SMALL_SEGMENT_DOCS);
+    // Deleted documents count in BM25 statistics until merged away: a segment of small
+    // ones that is a third deleted is merged even alone.
+    policy.set_del_docs_ratio_before_merge(0.33);
+    Box::new(policy)
+}
+
+/// Segments of at most this many documents are merged by refreshes; a build's flushed
+/// segments are larger, and so are what eight small ones merge into.
+const SMALL_SEGMENT_DOCS: usize = 25_000;
+
+/// `DEJA_WRITER_BUDGET_MB` overrides [`WRITER_BUDGET_BYTES`] (for the benchmarks that
+/// trade memory for segments).
+fn writer_budget(env: &StoreEnv) -> usize {
+    env.var("DEJA_WRITER_BUDGET_MB")
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|mb| (16..=4096).contains(mb))
+        .map_or(WRITER_BUDGET_BYTES, |mb| mb << 20)
+}
 
 /// The indexing threads: `DEJA_INDEX_THREADS` when it is a number from 1 to
 /// [`MAX_WRITER_THREADS`], else [`WRITER_THREADS`].
@@ -396,6 +493,7 @@ pub fn run_index(
 ) -> Result<IndexReport, IndexRunError> {
     let started = Instant::now();
     let _lock = WriterLock::acquire(paths, req.wait, observer)?;
+    let mut stages = Stages::new();
     let settings = crate::config::Settings::load(env).map_err(IndexError::from)?;
     let exclusions = &settings.exclusions;
     let archive = Archive::of(env);
@@ -434,6 +532,7 @@ pub fn run_index(
     // Exclusions added since this generation last honoured them: what they now exclude goes.
     let purge = if !fresh && exclusions_changed { excluded_sessions(&target, exclusions)? } else { Vec::new() };
     let jobs = plan_all(discoveries, &manifest, &mut report);
+    stages.end("discover");
     // With nothing to parse, nothing new is learned: the late adapters can be planned now
     // against the directories already known, and an unchanged refresh stops here.
     let late_jobs = if jobs.is_empty() {
@@ -454,7 +553,8 @@ pub fn run_index(
     }
 
     let mut writer: IndexWriter =
-        index.writer_with_num_threads(writer_threads(env), WRITER_BUDGET_BYTES).map_err(IndexError::tantivy(&target.root))?;
+        index.writer_with_num_threads(writer_threads(env), writer_budget(env)).map_err(IndexError::tantivy(&target.root))?;
+    writer.set_merge_policy(merge_policy(fresh));
     let view_searcher = if fresh { None } else { IndexView::open_generation(&target).ok().map(|v| (v.searcher(), v)) };
     let mut run = Run {
         writer: &writer,
@@ -478,6 +578,7 @@ pub fn run_index(
     }
     let mut learned = WorkDirs::default();
     run.index_jobs(&jobs, observer, &mut learned)?;
+    stages.end("parse and write");
     let late_jobs = match late_jobs {
         Some(j) => j,
         None => {
@@ -492,22 +593,27 @@ pub fn run_index(
         }
     };
     run.index_jobs(&late_jobs, observer, &mut learned)?;
+    stages.end("work-directory stores");
     if fresh {
         failpoint(env, &target, "rebuild-parsed");
         run.restore_from_archive(&archive)?;
         failpoint(env, &target, "rebuild-restored");
+        stages.end("restore from archive");
     }
     let Run { manifest, mut report, archive: segment, .. } = run;
 
     // The archive first: a crash after this re-reads sources whose turns are archived
     // already, which folds away; the other order could index what the archive lacks.
     segment.commit()?;
+    stages.end("archive commit");
     if fresh {
         failpoint(env, &target, "rebuild-archived");
     }
     writer.commit().map_err(IndexError::tantivy(&target.root))?;
+    stages.end("index commit");
     // Merges run in the background; wait so the process exits with a compact index.
     writer.wait_merging_threads().map_err(IndexError::tantivy(&target.root))?;
+    stages.end("merges");
     manifest.save(&target.manifest()).map_err(IndexError::io(&target.gen))?;
     if !learned.is_empty() || fresh {
         let mut dirs = known;
@@ -526,15 +632,19 @@ pub fn run_index(
         swap_in(&target)?;
         report.new_generation = target.generation_name();
     }
+    stages.end("manifest and swap");
     let segments = archive.segments()?.len();
     if !purge.is_empty() || (fresh && segments > 1) {
         // A new generation re-archived every session its sources hold: fold the copies
         // (and what exclusions added since cover) away, or each rebuild would double it.
         archive.rewrite(dead)?;
+        stages.end("archive fold");
     } else if segments > crate::archive::COMPACT_AFTER_SEGMENTS {
         archive.compact(dead)?;
+        stages.end("archive compaction");
     }
     report.elapsed_ms = started.elapsed().as_millis() as u64;
+    report.stages = stages.done;
     Ok(report)
 }
 
@@ -777,11 +887,20 @@ fn add_work_records(
 }
 
 fn add_session(writer: &IndexWriter, f: &Fields, s: &Session, meta: &SessionMeta, source_key: &str) -> tantivy::Result<()> {
+    for d in session_documents(f, s, meta, source_key) {
+        writer.add_document(d)?;
+    }
+    Ok(())
+}
+
+/// A session's turn documents and its session document.
+fn session_documents(f: &Fields, s: &Session, meta: &SessionMeta, source_key: &str) -> Vec<TantivyDocument> {
     let sid = s.key();
     let sid_hash = xxhash_rust::xxh3::xxh3_64(sid.as_bytes());
     let fallback_time = meta.updated.or(meta.started).map_or(0, |t| t.0);
+    let mut docs: Vec<TantivyDocument> = Vec::with_capacity(s.turns.len() + 1);
     for turn in &s.turns {
-        writer.add_document(turn_doc(f, &sid, sid_hash, &s.harness, source_key, turn, fallback_time))?;
+        docs.push(turn_doc(f, &sid, sid_hash, &s.harness, source_key, turn, fallback_time));
     }
     let meta_json = serde_json::to_string(meta).unwrap_or_default();
     let mut d = doc!(
@@ -800,8 +919,8 @@ fn add_session(writer: &IndexWriter, f: &Fields, s: &Session, meta: &SessionMeta
         d.add_text(f.text, p);
         super::records::add_project_terms(&mut d, f, p);
     }
-    writer.add_document(d)?;
-    Ok(())
+    docs.push(d);
+    docs
 }
 
 fn turn_doc(f: &Fields, sid: &str, sid_hash: u64, harness: &str, source_key: &str, turn: &Turn, fallback_time: i64) -> TantivyDocument {
@@ -835,7 +954,11 @@ fn turn_doc(f: &Fields, sid: &str, sid_hash: u64, harness: &str, source_key: &st
         tool: turn.tool.clone(),
         files: turn.files.clone(),
         edit: turn.edit.clone(),
-        node: turn.node.clone(),
+        // The tree position is the archive's to keep: two random ids per turn that
+        // barely compress (21 MB raw on the 1 GB corpus). Only a call still waiting for
+        // its result keeps it here, because folding the result in later re-archives
+        // the call from its indexed copy.
+        node: turn.tool.as_ref().and_then(|t| t.call_id.as_ref()).and(turn.node.clone()),
         partial: turn.partial,
         role: turn.role,
     };
@@ -970,7 +1093,16 @@ impl Run<'_> {
                         for s in &mut sessions {
                             normalize(s, norm, job.adapter.info().injected);
                         }
-                        (sessions, stats)
+                        // Sessions written whole are made ready here too (see [`Prepared`]);
+                        // a tail continues what the index holds, which only the writer reads.
+                        let prepared = match job.plan {
+                            Plan::Full | Plan::Cursor { .. } => {
+                                let key = job.src.manifest_key();
+                                sessions.iter().map(|s| Prepared::of(fields, s, &key)).collect()
+                            }
+                            Plan::Tail { .. } => Vec::new(),
+                        };
+                        (sessions, stats, prepared)
                     });
                     observer.parsed(job.size);
                     let _ = tx.send(Parsed { job: i, result });
@@ -981,7 +1113,7 @@ impl Run<'_> {
                 let id = job.adapter.info().id;
                 let key = job.src.manifest_key();
                 let hr = report.harnesses.entry(id.to_string()).or_default();
-                let (mut sessions, stats) = match parsed.result {
+                let (sessions, stats, prepared) = match parsed.result {
                     Ok(ok) => ok,
                     Err(e) => {
                         if let FormatError::Refused { reason, .. } = &e {
@@ -1002,7 +1134,10 @@ impl Run<'_> {
                     hr.empty_sources += 1;
                 }
                 // Forgotten and excluded sessions are dropped before anything is written.
-                sessions.retain(|s| {
+                let mut prepared: Vec<Option<Prepared>> =
+                    if prepared.is_empty() { sessions.iter().map(|_| None).collect() } else { prepared.into_iter().map(Some).collect() };
+                let mut sessions: Vec<(Session, Option<Prepared>)> = sessions.into_iter().zip(prepared.drain(..)).collect();
+                sessions.retain(|(s, _)| {
                     let key = s.key();
                     let keep = if tombstones.contains(&key) {
                         hr.forgotten += 1;
@@ -1040,17 +1175,17 @@ impl Run<'_> {
                     Plan::Full => {
                         hr.parsed += 1;
                         writer.delete_term(Term::from_field_text(fields.source, &key));
-                        for s in &mut sessions {
+                        for (s, p) in &mut sessions {
                             note_work_dir(learned, s);
                             // The same session may have moved to another source (a newer
                             // format generation): replace it rather than index it twice.
-                            replace_session(writer, fields, archive, s, &key, paths)?;
+                            write_prepared(writer, fields, archive, s, p.take(), &key, paths)?;
                             hr.sessions += 1;
                             hr.turns += s.turns.len() as u64;
                         }
-                        if sessions.len() == 1 {
-                            entry.session_id = Some(sessions[0].id.clone());
-                            entry.next_seq = sessions[0].turns.iter().map(|t| t.seq + 1).max().unwrap_or(0);
+                        if let [(only, _)] = sessions.as_slice() {
+                            entry.session_id = Some(only.id.clone());
+                            entry.next_seq = only.turns.iter().map(|t| t.seq + 1).max().unwrap_or(0);
                         }
                         if job.src.append_only {
                             // The reader hashed the bytes it parsed; only an adapter that read
@@ -1065,10 +1200,10 @@ impl Run<'_> {
                     Plan::Cursor { sessions: before } => {
                         hr.resumed += 1;
                         entry.sessions = *before;
-                        for s in &mut sessions {
+                        for (s, p) in &mut sessions {
                             note_work_dir(learned, s);
                             // The session is re-read whole: it replaces every document it had.
-                            replace_session(writer, fields, archive, s, &key, paths)?;
+                            write_prepared(writer, fields, archive, s, p.take(), &key, paths)?;
                             hr.sessions += 1;
                             hr.turns += s.turns.len() as u64;
                         }
@@ -1085,7 +1220,7 @@ impl Run<'_> {
                         entry.sessions = *before;
                         entry.session_id = Some(resume.session_id.clone());
                         entry.next_seq = resume.next_seq;
-                        for s in &mut sessions {
+                        for (s, _) in &mut sessions {
                             note_work_dir(learned, s);
                             let continuing = s.id == resume.session_id;
                             let sid = s.key();
@@ -1172,29 +1307,24 @@ fn refused_entry(job: &Job, key: &str, reason: &str) -> SourceEntry {
 
 /// Writes a session that was read whole, replacing every document it had under any
 /// source, and archives it whole (a reset, then its turns).
-fn replace_session(
+/// Archives and indexes a whole session, replacing every document it had, from what a
+/// parsing thread prepared (or, without that, preparing it here).
+fn write_prepared(
     writer: &IndexWriter,
     fields: &Fields,
     archive: &mut SegmentWriter,
     s: &Session,
+    prepared: Option<Prepared>,
     key: &str,
     paths: &IndexPaths,
 ) -> Result<(), IndexRunError> {
-    let meta = meta_of(s, key, None);
-    write_whole_session(writer, fields, archive, s, &meta, paths)
-}
-
-/// Archives and indexes a whole session with the metadata given.
-fn write_whole_session(
-    writer: &IndexWriter,
-    fields: &Fields,
-    archive: &mut SegmentWriter,
-    s: &Session,
-    meta: &SessionMeta,
-    paths: &IndexPaths,
-) -> Result<(), IndexRunError> {
-    archive.session(meta, &s.turns).map_err(IndexError::from)?;
-    index_whole_session(writer, fields, s, meta, paths)
+    let p = prepared.unwrap_or_else(|| Prepared::of(fields, s, key));
+    archive.raw_lines(&p.archive_lines, p.lines).map_err(IndexError::from)?;
+    writer.delete_term(Term::from_field_text(fields.sid, &p.meta.key()));
+    for d in p.docs {
+        writer.add_document(d).map_err(IndexError::tantivy(&paths.root))?;
+    }
+    Ok(())
 }
 
 /// Indexes a whole session (its turns, session document and work records), replacing

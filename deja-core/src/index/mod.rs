@@ -21,6 +21,7 @@ pub mod records;
 pub mod schema;
 pub mod search;
 mod seed;
+pub mod space;
 pub mod tokenizer;
 pub mod watcher;
 pub mod work_dirs;

@@ -14,6 +14,14 @@
 use tantivy::tokenizer::{Token, TokenStream, Tokenizer};
 
 pub const TOKENIZER_NAME: &str = "deja";
+/// The same tokens without compounds, for the `text` field. Search asks for a
+/// several-part word as the phrase of its parts (`getUserProfile` is the phrase
+/// "get user profile", `src/auth.rs` the phrase "src auth rs") and never for its
+/// compound, so indexing compounds there only added terms found once — a path, a UUID,
+/// a timestamp — to the dictionary, postings and positions: a fifth of the index on the
+/// realistic benchmark corpus (`docs/benchmarks.md`). The `work` field, whose recall
+/// does look compounds up, keeps them.
+pub const PARTS_TOKENIZER_NAME: &str = "deja_parts";
 
 /// Longest part and compound kept; longer runs are blobs (hashes, base64), not words.
 const MAX_PART_BYTES: usize = 48;
@@ -21,6 +29,8 @@ const MAX_COMPOUND_BYTES: usize = 96;
 
 #[derive(Clone, Default)]
 pub struct DejaTokenizer {
+    /// Leave out the compound of a several-part chunk (see [`PARTS_TOKENIZER_NAME`]).
+    pub parts_only: bool,
     /// Tokens of the last text; entries past the stream's `len` are kept for their
     /// allocations.
     tokens: Vec<Token>,
@@ -36,6 +46,13 @@ pub struct DejaTokenStream<'a> {
     index: usize,
 }
 
+impl DejaTokenizer {
+    /// The tokenizer of [`PARTS_TOKENIZER_NAME`].
+    pub fn parts_only() -> DejaTokenizer {
+        DejaTokenizer { parts_only: true, ..DejaTokenizer::default() }
+    }
+}
+
 impl Tokenizer for DejaTokenizer {
     type TokenStream<'a> = DejaTokenStream<'a>;
 
@@ -43,9 +60,10 @@ impl Tokenizer for DejaTokenizer {
         let mut out = TokenSink { tokens: &mut self.tokens, len: 0 };
         let mut position = 0usize;
         let (parts, chars) = (&mut self.parts, &mut self.chars);
+        let compounds = !self.parts_only;
         for_each_span(text, &mut |span| match span {
             Span::Cjk { start, end } => emit_cjk(text, start, end, &mut position, &mut out),
-            Span::Chunk { start, end } => emit_chunk(text, start, end, &mut position, parts, chars, &mut out),
+            Span::Chunk { start, end } => emit_chunk(text, start, end, &mut position, parts, chars, compounds, &mut out),
         });
         let len = out.len;
         DejaTokenStream { tokens: &mut self.tokens, len, index: usize::MAX }
@@ -138,6 +156,7 @@ fn emit_chunk(
     position: &mut usize,
     parts: &mut Vec<(usize, usize)>,
     chars: &mut Vec<(usize, char)>,
+    compounds: bool,
     out: &mut TokenSink,
 ) {
     let chunk = &text[start..end];
@@ -159,7 +178,7 @@ fn emit_chunk(
     if parts.is_empty() {
         return;
     }
-    if parts.len() > 1 && chunk.len() <= MAX_COMPOUND_BYTES {
+    if compounds && parts.len() > 1 && chunk.len() <= MAX_COMPOUND_BYTES {
         out.push(chunk, start, end, *position, parts.len());
     }
     for (i, &(a, b)) in parts.iter().enumerate() {
@@ -428,6 +447,30 @@ mod tests {
             out.push((s.token().text.clone(), s.token().position));
         }
         out
+    }
+
+    #[test]
+    fn the_parts_tokenizer_is_the_same_stream_without_compounds() {
+        let text = "call getUserProfile in src/auth.rs at 2025-02-18T07:49:01Z, 数据库连接 and plain words";
+        let mut parts_only = DejaTokenizer::parts_only();
+        let mut s = parts_only.token_stream(text);
+        let mut got = Vec::new();
+        while s.advance() {
+            got.push((s.token().text.clone(), s.token().position));
+        }
+        // Every token of the full stream but the compounds (those spanning several
+        // positions), at the same positions, so phrases of parts match either way.
+        let mut full = DejaTokenizer::default();
+        let mut s = full.token_stream(text);
+        let mut want = Vec::new();
+        while s.advance() {
+            if s.token().position_length == 1 {
+                want.push((s.token().text.clone(), s.token().position));
+            }
+        }
+        assert_eq!(got, want);
+        assert!(!got.iter().any(|(t, _)| t == "getuserprofile" || t == "src/auth.rs"));
+        assert!(got.iter().any(|(t, _)| t == "profile") && got.iter().any(|(t, _)| t == "数据"));
     }
 
     #[test]
