@@ -27,7 +27,7 @@ use deja_core::{HarnessFormat, StoreEnv};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
 
-use super::gen::Generator;
+use super::gen::{Generator, Profile};
 use super::stats::{cores, parallel_for};
 use super::vocab::Rng;
 
@@ -49,6 +49,15 @@ pub struct CorpusArgs {
     /// Seed: the same seed and size give the same corpus.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// The shape of the sessions: `realistic` (log-normal turns, long tool outputs,
+    /// many one-off identifiers; the default) or `classic` (the first profile's short,
+    /// uniform turns, for figures comparable with earlier ones).
+    #[arg(long, value_enum, default_value_t = Profile::Realistic)]
+    pub profile: Profile,
+    /// Write only these harnesses' formats (comma-separated ids, e.g.
+    /// `claude,codex,deepseek`); default: every adapter that can write sessions.
+    #[arg(long, value_delimiter = ',', value_name = "IDS")]
+    pub harnesses: Vec<String>,
     /// Replace a corpus already in DIR.
     #[arg(long)]
     pub force: bool,
@@ -93,6 +102,9 @@ pub struct HarnessTotals {
 pub struct CorpusManifest {
     pub schema_version: u32,
     pub seed: u64,
+    /// Corpora written before profiles existed are classic.
+    #[serde(default = "classic")]
+    pub profile: Profile,
     pub target_bytes: u64,
     /// Bytes on disk under `home/`, sidecar files a writer keeps beside a transcript
     /// (Cowork's metadata, Factory's settings) included.
@@ -103,6 +115,10 @@ pub struct CorpusManifest {
     pub harnesses: BTreeMap<String, HarnessTotals>,
     pub needles: Vec<NeedleRow>,
     pub files: Vec<FileRow>,
+}
+
+fn classic() -> Profile {
+    Profile::Classic
 }
 
 /// A corpus on disk.
@@ -137,7 +153,7 @@ impl Corpus {
     }
 
     pub fn generator(&self) -> Generator {
-        Generator::new(self.manifest.seed)
+        Generator::with_profile(self.manifest.seed, self.manifest.profile)
     }
 
     /// One line naming the corpus, for reports.
@@ -145,11 +161,15 @@ impl Corpus {
         let m = &self.manifest;
         let per: Vec<String> = m.harnesses.iter().map(|(id, t)| format!("{id} {}", t.sessions)).collect();
         format!(
-            "{} in {} sessions ({}), {} turns, seed {}, at {}",
+            "{} in {} sessions ({}), {} turns, {} profile, seed {}, at {}",
             super::stats::bytes(m.bytes),
             m.sessions,
             per.join(", "),
             m.turns,
+            match m.profile {
+                Profile::Realistic => "realistic",
+                Profile::Classic => "classic",
+            },
             m.seed,
             self.dir.display()
         )
@@ -187,7 +207,7 @@ pub fn run(args: CorpusArgs) -> Result<ExitCode> {
             std::fs::remove_dir_all(&home).with_context(|| format!("removing {}", home.display()))?;
         }
     }
-    let manifest = generate(&args.out, target, args.seed, !args.json)?;
+    let manifest = generate(&args.out, target, args.seed, args.profile, &args.harnesses, !args.json)?;
     if args.json {
         let mut summary = serde_json::to_value(&manifest)?;
         if let Some(o) = summary.as_object_mut() {
@@ -220,16 +240,23 @@ struct Written {
 }
 
 /// Writes the corpus into `out` and returns its manifest (also saved as `corpus.json`).
-pub fn generate(out: &Path, target: u64, seed: u64, progress: bool) -> Result<CorpusManifest> {
+pub fn generate(out: &Path, target: u64, seed: u64, profile: Profile, only: &[String], progress: bool) -> Result<CorpusManifest> {
     let started = Instant::now();
+    let mut adapters: Vec<&'static dyn HarnessFormat> = deja_core::format::synthetic_registry();
+    if !only.is_empty() {
+        if let Some(unknown) = only.iter().find(|id| !adapters.iter().any(|a| a.info().id == id.as_str())) {
+            let known: Vec<&str> = adapters.iter().map(|a| a.info().id).collect();
+            bail!("--harnesses: no adapter `{unknown}` writes synthetic sessions (these do: {})", known.join(", "));
+        }
+        adapters.retain(|a| only.iter().any(|id| id == a.info().id));
+    }
     let home = out.join("home");
     std::fs::create_dir_all(&home).with_context(|| format!("creating {}", home.display()))?;
-    let adapters: Vec<&'static dyn HarnessFormat> = deja_core::format::synthetic_registry();
     let (per_session, shared) = store_kinds(&adapters, seed)?;
     if per_session.is_empty() {
-        bail!("no linked adapter writes one file per session");
+        bail!("none of the chosen adapters writes one file per session");
     }
-    let generator = Generator::new(seed);
+    let generator = Generator::with_profile(seed, profile);
     let written_bytes = AtomicU64::new(0);
     let next_k = AtomicU64::new(0);
     let rows: Mutex<Vec<Written>> = Mutex::new(Vec::new());
@@ -323,6 +350,7 @@ pub fn generate(out: &Path, target: u64, seed: u64, progress: bool) -> Result<Co
     let mut manifest = CorpusManifest {
         schema_version: 1,
         seed,
+        profile,
         target_bytes: target,
         bytes: 0,
         sessions: rows.len() as u64,
@@ -411,8 +439,21 @@ pub struct Grown {
 /// are what the adapter's writer produces for the session with the exchange added,
 /// past the lines the file already has.
 pub fn grow(corpus: &Corpus, fraction: f64, round: u64) -> Result<Vec<Grown>> {
+    let want = ((corpus.manifest.files.len() as f64 * fraction).ceil() as usize).max(1);
+    let generator = corpus.generator();
+    let scratch = tempfile::tempdir_in(&corpus.dir).context("creating a scratch directory in the corpus")?;
+    let mut grown = Vec::with_capacity(want);
+    for row in growable(corpus, round)?.into_iter().take(want) {
+        let session = generator.session(row.k);
+        let more = generator.growth(&session, row.k, round);
+        grown.extend(append_turns(corpus, row, more, scratch.path())?);
+    }
+    Ok(grown)
+}
+
+/// The append-only files that hold one whole session, in an order drawn from `round`.
+pub fn growable(corpus: &Corpus, round: u64) -> Result<Vec<&FileRow>> {
     let files = &corpus.manifest.files;
-    let want = ((files.len() as f64 * fraction).ceil() as usize).max(1);
     let mut sessions_in: HashMap<&Path, usize> = HashMap::new();
     for f in files {
         *sessions_in.entry(&f.path).or_insert(0) += 1;
@@ -427,27 +468,29 @@ pub fn grow(corpus: &Corpus, fraction: f64, round: u64) -> Result<Vec<Grown>> {
         bail!("the corpus has no append-only files to grow");
     }
     candidates.sort_by_key(|c| c.0);
-    let generator = corpus.generator();
-    let scratch = tempfile::tempdir_in(&corpus.dir).context("creating a scratch directory in the corpus")?;
-    let mut grown = Vec::with_capacity(want);
-    for (_, row) in candidates.into_iter().take(want) {
-        let adapter = deja_core::lookup(&row.harness).with_context(|| format!("adapter {} is not linked", row.harness))?;
-        let mut session = generator.session(row.k);
-        let more = generator.growth(&session, row.k, round);
-        session.turns.extend(more);
-        let longer_path = adapter.write_synthetic(scratch.path(), &session).context("writing the grown session")?;
-        let longer = std::fs::read(&longer_path).with_context(|| format!("reading {}", longer_path.display()))?;
-        let path = corpus.home().join(&row.path);
-        let current = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
-        let tail = new_lines(&current, &longer);
-        if tail.is_empty() {
-            continue;
-        }
-        let mut f = std::fs::OpenOptions::new().append(true).open(&path).with_context(|| format!("opening {}", path.display()))?;
-        f.write_all(tail).with_context(|| format!("appending to {}", path.display()))?;
-        grown.push(Grown { path, before: current.len() as u64, appended: tail.len() as u64 });
+    Ok(candidates.into_iter().map(|(_, f)| f).collect())
+}
+
+/// Appends `more` turns to the session in `row`'s file, as the records its harness's
+/// writer produces for them (rendered whole in `scratch`, then the new lines taken).
+/// `None` when the writer added no whole line.
+pub fn append_turns(corpus: &Corpus, row: &FileRow, more: Vec<deja_core::SynthTurn>, scratch: &Path) -> Result<Option<Grown>> {
+    let adapter = deja_core::lookup(&row.harness).with_context(|| format!("adapter {} is not linked", row.harness))?;
+    let mut session = corpus.generator().session(row.k);
+    session.turns.extend(more);
+    let home = scratch.join(format!("render-{}", row.k));
+    let longer_path = adapter.write_synthetic(&home, &session).context("writing the grown session")?;
+    let longer = std::fs::read(&longer_path).with_context(|| format!("reading {}", longer_path.display()))?;
+    let _ = std::fs::remove_dir_all(&home);
+    let path = corpus.home().join(&row.path);
+    let current = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+    let tail = new_lines(&current, &longer);
+    if tail.is_empty() {
+        return Ok(None);
     }
-    Ok(grown)
+    let mut f = std::fs::OpenOptions::new().append(true).open(&path).with_context(|| format!("opening {}", path.display()))?;
+    f.write_all(tail).with_context(|| format!("appending to {}", path.display()))?;
+    Ok(Some(Grown { path, before: current.len() as u64, appended: tail.len() as u64 }))
 }
 
 /// Truncates grown files back to their length before, so the corpus is as generated.
@@ -505,8 +548,8 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
         // Large enough for a session of every registered writer (they take turns).
-        let ma = generate(&a, 2_000_000, 3, false).unwrap();
-        let mb = generate(&b, 2_000_000, 3, false).unwrap();
+        let ma = generate(&a, 2_000_000, 3, Profile::Classic, &[], false).unwrap();
+        let mb = generate(&b, 2_000_000, 3, Profile::Classic, &[], false).unwrap();
         assert!(ma.bytes >= 2_000_000);
         assert_eq!(ma.sessions, mb.sessions);
         for (fa, fb) in ma.files.iter().zip(&mb.files) {

@@ -14,6 +14,22 @@ use deja_core::{SynthSession, SynthTurn, Timestamp};
 
 use super::vocab::{Rng, Vocab};
 
+mod realistic;
+
+/// The shape of the sessions a generator writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Profile {
+    /// Turns of log-normal length with long tool outputs (test runs, build logs, grep
+    /// hits, file dumps, diffs, JSON logs) and many one-off identifiers, calibrated on
+    /// real history (see `realistic.rs` and `docs/benchmarks.md`, "The corpora").
+    #[default]
+    Realistic,
+    /// The first profile: short, uniform turns (5–200 a session). Kept so figures
+    /// measured on it stay comparable.
+    Classic,
+}
+
 /// About one session in this many holds a needle.
 pub const NEEDLE_EVERY: u64 = 97;
 /// Sessions `k + d` for these `d` carry near-misses of the needle in session `k`.
@@ -130,6 +146,7 @@ struct Ctx<'g> {
 
 pub struct Generator {
     pub seed: u64,
+    pub profile: Profile,
     pub vocab: Vocab,
     projects: Vec<Project>,
 }
@@ -140,8 +157,13 @@ fn skewed(rng: &mut Rng, n: usize) -> usize {
 }
 
 impl Generator {
+    /// The classic profile's generator (what the search queries and tests were written for).
     pub fn new(seed: u64) -> Generator {
-        let mut g = Generator { seed, vocab: Vocab::default(), projects: Vec::new() };
+        Generator::with_profile(seed, Profile::Classic)
+    }
+
+    pub fn with_profile(seed: u64, profile: Profile) -> Generator {
+        let mut g = Generator { seed, profile, vocab: Vocab::default(), projects: Vec::new() };
         let mut projects = Vec::with_capacity(48);
         for p in 0..48u64 {
             let mut rng = Rng::derive(seed, STREAM_PROJECTS, p);
@@ -216,14 +238,23 @@ impl Generator {
     /// Session `k`.
     pub fn session(&self, k: u64) -> SynthSession {
         let mut ctx = self.setting(k);
-        // Between 5 and 200 turns, skewed short: median about 12, mean about 35.
-        let budget = ((5.0 * 40f64.powf(ctx.rng.unit().powi(2))) as usize).clamp(5, 200);
         let project = ctx.proj.path.clone();
         let started = self.start_of(k);
         let mut time = started;
-        let mut turns = Vec::with_capacity(budget + 8);
-        while turns.len() < budget {
-            ctx.exchange(&mut time, &mut turns);
+        let mut turns = Vec::new();
+        match self.profile {
+            Profile::Classic => {
+                // Between 5 and 200 turns, skewed short: median about 12, mean about 35.
+                let budget = ((5.0 * 40f64.powf(ctx.rng.unit().powi(2))) as usize).clamp(5, 200);
+                while turns.len() < budget {
+                    ctx.exchange(&mut time, &mut turns);
+                }
+            }
+            Profile::Realistic => {
+                for _ in 0..realistic::exchanges(&mut ctx.rng) {
+                    ctx.realistic_exchange(&mut time, &mut turns);
+                }
+            }
         }
         turns.truncate(200);
         if let Some(n) = self.needle(k) {
@@ -254,7 +285,10 @@ impl Generator {
         ctx.rng = Rng::derive(self.seed, STREAM_GROW, k ^ (round << 40));
         let mut time = Timestamp(session.turns.last().map_or(session.started, SynthTurn::time).0 + 3_600_000);
         let mut turns = Vec::new();
-        ctx.exchange(&mut time, &mut turns);
+        match self.profile {
+            Profile::Classic => ctx.exchange(&mut time, &mut turns),
+            Profile::Realistic => ctx.realistic_exchange(&mut time, &mut turns),
+        }
         turns
     }
 
@@ -779,6 +813,50 @@ mod tests {
         assert!(later.contains(&format!("{} {}", n.a, n.b)) && !later.contains(&n.fact()));
         let count = (0..5000).filter(|k| g.needle(*k).is_some()).count();
         assert!((20..90).contains(&count), "{count} needles in 5000 sessions");
+    }
+
+    /// The realistic profile's shape, as `docs/benchmarks.md` reports it: records a
+    /// session (a tool call and its result are two), characters a record, the share of
+    /// tool records and how long the long tail of outputs runs.
+    #[test]
+    fn realistic_sessions_have_the_calibrated_shape() {
+        let g = Generator::with_profile(1, Profile::Realistic);
+        let (mut records, mut chars, mut tool_records) = (0usize, 0usize, 0usize);
+        let mut outputs: Vec<usize> = Vec::new();
+        let n = 600;
+        for k in 0..n {
+            let s = g.session(k);
+            for t in &s.turns {
+                let (text_chars, is_tool) = match t {
+                    SynthTurn::User { text, .. } | SynthTurn::Assistant { text, .. } | SynthTurn::Reasoning { text, .. } => {
+                        (text.len(), false)
+                    }
+                    SynthTurn::Shell { command, output, .. } => {
+                        outputs.push(output.len());
+                        (command.len() + output.len(), true)
+                    }
+                    SynthTurn::Read { path, output, .. } => {
+                        outputs.push(output.len());
+                        (path.len() + output.len(), true)
+                    }
+                    SynthTurn::Edit { path, old, new, .. } => (path.len() + old.len() + new.len(), true),
+                };
+                chars += text_chars;
+                records += if is_tool { 2 } else { 1 };
+                tool_records += if is_tool { 2 } else { 0 };
+            }
+        }
+        outputs.sort_unstable();
+        let per_session = records as f64 / n as f64;
+        let per_record = chars as f64 / records as f64;
+        let tool_share = tool_records as f64 / records as f64;
+        let median_output = outputs[outputs.len() / 2];
+        let p99_output = outputs[outputs.len() * 99 / 100];
+        assert!((20.0..36.0).contains(&per_session), "{per_session} records a session");
+        assert!((500.0..1100.0).contains(&per_record), "{per_record} characters a record");
+        assert!((0.45..0.75).contains(&tool_share), "{tool_share} of records are tool calls or results");
+        assert!((500..1000).contains(&median_output), "median tool output {median_output}");
+        assert!(p99_output > 10_000, "p99 tool output {p99_output}");
     }
 
     #[test]

@@ -38,6 +38,10 @@ pub struct IndexBenchArgs {
     /// How many times to time the no-change re-index.
     #[arg(long, default_value_t = 5)]
     pub repeat: usize,
+    /// Skip the end-to-end no-change `deja index` (spawned, with the watcher the first
+    /// one starts answering).
+    #[arg(long)]
+    pub no_e2e: bool,
     /// Fraction of the files to grow for the incremental measurement.
     #[arg(long, default_value_t = 0.01)]
     pub grow: f64,
@@ -91,8 +95,19 @@ struct IndexBench {
     cold: ColdStage,
     /// Cold index time ÷ parse-only time (how much indexing adds to parsing).
     cold_vs_parse: Option<f64>,
+    /// Where the cold run's time went, stage by stage, with the peak RSS at each end.
+    cold_stages: Vec<deja_core::index::indexer::Stage>,
+    /// The no-change re-index in process: every store walked, every source stat'ed
+    /// (what `deja index --scan`, and a search with no watcher, pay).
     unchanged_ms: Vec<f64>,
     unchanged_median_ms: f64,
+    /// `deja index` end to end with nothing changed, as a user runs it: the first call
+    /// starts a watcher, later ones ask it to catch up (`unchanged_e2e_via` says which
+    /// path answered).
+    unchanged_e2e: Option<super::stats::Latency>,
+    unchanged_e2e_via: Option<&'static str>,
+    /// Where the index's bytes go.
+    space: Option<deja_core::index::space::SpaceUsage>,
     growth: GrowthStage,
     index_bytes: u64,
     /// Index size ÷ corpus size.
@@ -187,12 +202,45 @@ fn changed_sources(r: &IndexReport) -> (u64, u64) {
     (r.harnesses.values().map(|h| h.resumed).sum(), r.harnesses.values().map(|h| h.parsed).sum())
 }
 
+/// Times `n` spawned no-change `deja index` runs after a first one that starts the
+/// watcher (waited for), then stops that watcher. Says `watcher` when the runs were
+/// answered by it, `scan` when none came up and each walked the stores.
+fn unchanged_end_to_end(corpus: &Corpus, index: &std::path::Path, n: usize) -> Result<(super::stats::Latency, &'static str)> {
+    let spawn = || -> Result<Duration> {
+        let exe = std::env::current_exe().context("locating the deja binary")?;
+        let t = Instant::now();
+        let status = std::process::Command::new(&exe)
+            .args(["index", "--quiet"])
+            .env_clear()
+            .env("HOME", corpus.home())
+            .env("DEJA_INDEX_DIR", index)
+            .env("DEJA_DATA_DIR", super::corpus::archive_dir_of(index))
+            .env("DEJA_DEJA_ROOT", StoreEnv::with_home(corpus.home()).data_dir())
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .with_context(|| format!("running {}", exe.display()))?;
+        let took = t.elapsed();
+        if !status.success() {
+            anyhow::bail!("`deja index` failed with {status}");
+        }
+        Ok(took)
+    };
+    spawn()?;
+    let via = if super::search_bench::wait_for_watcher(index) { "watcher" } else { "scan" };
+    let times: Result<Vec<Duration>> = (0..n).map(|_| spawn()).collect();
+    super::search_bench::stop_watcher(index);
+    Ok((super::stats::Latency::of(&times?), via))
+}
+
 pub fn run(args: IndexBenchArgs) -> Result<ExitCode> {
     super::report(args.json, &measure(&args)?, render)
 }
 
 /// Runs every stage and returns the figures.
 fn measure(args: &IndexBenchArgs) -> Result<IndexBench> {
+    let machine = Machine::here();
     let corpus = Corpus::open(&args.corpus)?;
     let index_dir = args.index.clone().unwrap_or_else(|| corpus.dir.join("index"));
     let paths = IndexPaths::new(&index_dir);
@@ -261,6 +309,13 @@ fn measure(args: &IndexBenchArgs) -> Result<IndexBench> {
     }
     let unchanged_median_ms = median(&unchanged_ms);
     say(format!("no-change re-index: median {unchanged_median_ms:.1} ms over {} runs", unchanged_ms.len()));
+    let (unchanged_e2e, unchanged_e2e_via) = if args.no_e2e {
+        (None, None)
+    } else {
+        let (lat, via) = unchanged_end_to_end(&corpus, &index_dir, args.repeat.max(1) * 4)?;
+        say(format!("no-change `deja index` end to end ({via}): p50 {:.1} ms, p95 {:.1} ms", lat.p50_ms, lat.p95_ms));
+        (Some(lat), Some(via))
+    };
 
     let grown = grow(&corpus, args.grow, 1).context("growing the corpus")?;
     let appended: u64 = grown.iter().map(|g| g.appended).sum();
@@ -288,19 +343,24 @@ fn measure(args: &IndexBenchArgs) -> Result<IndexBench> {
     run_index(&env, &paths, &req, &Silent).map_err(index_err)?;
 
     let index_bytes = dir_size(&index_dir);
+    let space = deja_core::index::IndexView::open(&paths).ok().and_then(|v| v.space_usage().ok());
     let archive_bytes = deja_core::archive::Archive::of(&env).size();
     let result = IndexBench {
         schema_version: 1,
         benchmark: "index",
         date: super::today(),
-        machine: Machine::here(),
+        machine: machine.ended(),
         corpus: CorpusInfo::of(&corpus),
         cold_vs_parse: parse_baseline.as_ref().map(|p| cold.stage.seconds / p.seconds.max(1e-9)),
         read_baseline,
         parse_baseline,
         cold,
+        cold_stages: report.stages.clone(),
         unchanged_ms,
         unchanged_median_ms,
+        unchanged_e2e,
+        unchanged_e2e_via,
+        space,
         growth,
         index_bytes,
         index_ratio: index_bytes as f64 / bytes.max(1) as f64,
@@ -334,7 +394,18 @@ fn render(r: &IndexBench) -> String {
     if let Some(x) = r.cold_vs_parse {
         out.push_str(&format!("    = {x:.2}× the parse-only time\n"));
     }
-    out.push_str(&format!("  no-change re-index     {:>8.1} ms (median of {})\n", r.unchanged_median_ms, r.unchanged_ms.len()));
+    for st in &r.cold_stages {
+        out.push_str(&format!(
+            "    {:<24} {:>8.2} s  peak RSS so far {}\n",
+            st.name,
+            st.ms as f64 / 1000.0,
+            st.peak_rss_bytes.map_or_else(|| "unknown".to_string(), super::stats::bytes)
+        ));
+    }
+    out.push_str(&format!("  no-change re-index     {:>8.1} ms (median of {}; every store walked)\n", r.unchanged_median_ms, r.unchanged_ms.len()));
+    if let (Some(l), Some(via)) = (&r.unchanged_e2e, r.unchanged_e2e_via) {
+        out.push_str(&format!("  no-change `deja index` {:>7.1} ms p50, {:.1} ms p95, end to end ({via})\n", l.p50_ms, l.p95_ms));
+    }
     let g = &r.growth;
     out.push_str(&format!(
         "  {} files grown (+{})  {:>6.3} s  ({} read from the tail, {} in full)\n",
@@ -349,6 +420,10 @@ fn render(r: &IndexBench) -> String {
         super::stats::bytes(r.index_bytes),
         r.index_ratio * 100.0
     ));
+    if let Some(sp) = &r.space {
+        let parts: Vec<String> = sp.parts.iter().map(|(part, b)| format!("{part} {}", super::stats::bytes(*b))).collect();
+        out.push_str(&format!("    {} segments, {} documents: {}\n", sp.segments, sp.docs, parts.join(", ")));
+    }
     out.push_str(&format!(
         "  archive size           {} = {:.1}% of the corpus\n",
         super::stats::bytes(r.archive_bytes),
@@ -364,8 +439,8 @@ mod tests {
     #[test]
     fn every_stage_runs_on_a_small_corpus_and_growth_is_read_from_the_tail() {
         let tmp = tempfile::tempdir().unwrap();
-        super::super::corpus::generate(tmp.path(), 600_000, 4, false).unwrap();
-        let args = IndexBenchArgs { corpus: tmp.path().to_path_buf(), index: None, repeat: 2, grow: 0.2, no_baseline: false, json: true };
+        super::super::corpus::generate(tmp.path(), 600_000, 4, super::super::gen::Profile::Realistic, &[], false).unwrap();
+        let args = IndexBenchArgs { corpus: tmp.path().to_path_buf(), index: None, repeat: 2, grow: 0.2, no_baseline: false, no_e2e: true, json: true };
         let r = measure(&args).unwrap();
         let corpus = Corpus::open(tmp.path()).unwrap();
         assert_eq!(r.cold.sessions, corpus.manifest.sessions);
@@ -376,6 +451,11 @@ mod tests {
         assert_eq!(r.growth.sources_read_from_tail, r.growth.files_grown as u64);
         assert_eq!(r.growth.sources_parsed_in_full, 0);
         assert!(r.index_bytes > 0 && r.read_baseline.is_some() && r.parse_baseline.is_some());
+        // The cold run says where its time went and the index where its bytes go.
+        let names: Vec<&str> = r.cold_stages.iter().map(|s| s.name).collect();
+        assert!(names.starts_with(&["discover", "parse and write"]), "{names:?}");
+        let space = r.space.as_ref().expect("space usage");
+        assert!(space.total > 0 && space.parts["store"] > 0 && space.parts["postings"] > 0, "{space:?}");
         // The corpus is as it was generated.
         assert_eq!(crate::output::dir_size(&corpus.home()), corpus.manifest.bytes);
     }

@@ -44,6 +44,11 @@ pub struct SearchBenchArgs {
     /// Skip the end-to-end (spawned process) measurements.
     #[arg(long)]
     pub no_e2e: bool,
+    /// Fresh-answer rounds (end to end): append a turn with a word found nowhere else
+    /// to one of the corpus's logs, wait a second, and time the `deja search` for it,
+    /// counting whether it found the turn. The files are truncated back afterwards.
+    #[arg(long, default_value_t = 20)]
+    pub fresh: usize,
     /// Results asked for per search (the CLI's `--limit`).
     #[arg(long, default_value_t = 10)]
     pub limit: usize,
@@ -74,6 +79,16 @@ struct ClassResult {
 }
 
 #[derive(Debug, Serialize)]
+struct FreshResult {
+    rounds: usize,
+    /// Seconds between the append and the search.
+    wait_s: f64,
+    latency: Latency,
+    /// Searches whose hits held the session the turn was appended to.
+    found: usize,
+}
+
+#[derive(Debug, Serialize)]
 struct NeedleResult {
     keyword: RankRates,
     question: RankRates,
@@ -96,6 +111,11 @@ struct SearchBench {
     process_start: Option<Latency>,
     /// End-to-end p50 ÷ process-start p50.
     e2e_vs_process_start: Option<f64>,
+    /// How each end-to-end search made sure it was fresh: `watcher` when one answered
+    /// its sync request (after the first search started it), `refresh` otherwise.
+    freshness: Option<&'static str>,
+    /// Searches for a turn appended a second before, end to end.
+    fresh: Option<FreshResult>,
     needles: NeedleResult,
 }
 
@@ -206,24 +226,104 @@ pub(super) fn ensure_index(corpus: &Corpus, index: &Path, say: &dyn Fn(String)) 
 
 /// Spawns `deja <args>` against the corpus and returns how long it took.
 fn spawn(corpus: &Corpus, index: &Path, args: &[&str]) -> Result<Duration> {
+    spawn_reading(corpus, index, args, false).map(|(took, _)| took)
+}
+
+/// [`spawn`], keeping what it printed on stdout when `keep` says so.
+fn spawn_reading(corpus: &Corpus, index: &Path, args: &[&str], keep: bool) -> Result<(Duration, Vec<u8>)> {
     let exe = std::env::current_exe().context("locating the deja binary")?;
     let t = Instant::now();
-    let status = Command::new(&exe)
+    let mut child = Command::new(&exe)
         .args(args)
         .env_clear()
         .env("HOME", corpus.home())
         .env("DEJA_INDEX_DIR", index)
+        // Where the benchmark's own index run keeps the archive and reads the notes
+        // ([`Corpus::env`]), so a refresh here sees the same history.
+        .env("DEJA_DATA_DIR", super::corpus::archive_dir_of(index))
+        .env("DEJA_DEJA_ROOT", deja_core::StoreEnv::with_home(corpus.home()).data_dir())
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .stdout(Stdio::null())
+        .stdout(if keep { Stdio::piped() } else { Stdio::null() })
         .stderr(Stdio::null())
-        .status()
+        .spawn()
         .with_context(|| format!("running {}", exe.display()))?;
+    let mut out = Vec::new();
+    if let Some(mut stdout) = child.stdout.take() {
+        std::io::Read::read_to_end(&mut stdout, &mut out).context("reading deja's output")?;
+    }
+    let status = child.wait().context("waiting for deja")?;
     let took = t.elapsed();
     // 1 = nothing matched, which the no-match class expects.
     if !matches!(status.code(), Some(0 | 1)) {
         bail!("`deja {}` failed with {status}", args.join(" "));
     }
-    Ok(took)
+    Ok((took, out))
+}
+
+/// Waits (at most 60 s) for the watcher the first search started to answer sync
+/// requests; `false` when none came (watching is off, or notifications are unavailable).
+pub(super) fn wait_for_watcher(index: &Path) -> bool {
+    let paths = IndexPaths::new(index);
+    let until = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < until {
+        if deja_core::index::watcher_running(&paths).is_some_and(|w| w.syncs) {
+            // Its first run: a search made during it waits for it.
+            return deja_core::index::sync_with_watcher(&paths, Duration::from_secs(60)) == deja_core::index::Synced::Fresh;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
+}
+
+/// Stops the watcher a benchmark search started, so the benchmark leaves nothing running.
+pub(super) fn stop_watcher(index: &Path) {
+    let paths = IndexPaths::new(index);
+    if let Some(pid) = deja_core::index::watcher_running(&paths).and_then(|w| w.pid) {
+        // SAFETY: kill(2) with a pid read from the watcher's own lock file and SIGTERM,
+        // which the watcher handles by finishing its run and exiting.
+        unsafe {
+            libc::kill(pid as libc::pid_t, libc::SIGTERM);
+        }
+        let until = Instant::now() + Duration::from_secs(30);
+        while deja_core::index::watcher_running(&paths).is_some() && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// `rounds` times: append a turn holding a word found nowhere else to a log, wait
+/// `wait`, and search for the word end to end.
+fn fresh_rounds(corpus: &Corpus, index: &Path, rounds: usize, wait: Duration, limit: &str) -> Result<FreshResult> {
+    let scratch = tempfile::tempdir_in(&corpus.dir).context("creating a scratch directory in the corpus")?;
+    let files = super::corpus::growable(corpus, 0xF4E5)?;
+    let mut rng = Rng::derive(corpus.manifest.seed, STREAM_QUERY, 0xF4E5);
+    let (mut took, mut found, mut grown) = (Vec::new(), 0, Vec::new());
+    let result = (|| -> Result<()> {
+        for row in files.iter().take(rounds) {
+            let marker = format!("{}{}", nonsense_word(&mut rng), nonsense_word(&mut rng));
+            let time = deja_core::Timestamp::now();
+            let turns = vec![
+                deja_core::SynthTurn::User { text: format!("note the {marker} flag before the release"), time },
+                deja_core::SynthTurn::Assistant { text: format!("Noted: {marker} stays on until the release."), time },
+            ];
+            let Some(g) = super::corpus::append_turns(corpus, row, turns, scratch.path())? else { continue };
+            grown.push(g);
+            std::thread::sleep(wait);
+            let (t, out) = spawn_reading(corpus, index, &["search", "--json", "--limit", limit, "--", &marker], true)?;
+            took.push(t);
+            let v: serde_json::Value = serde_json::from_slice(&out).unwrap_or_default();
+            let hits = v["hits"].as_array().cloned().unwrap_or_default();
+            found += usize::from(hits.iter().any(|h| {
+                let id = h["session"]["id"].as_str().unwrap_or_default();
+                h["session"]["harness"] == row.harness.as_str()
+                    && (id.contains(&row.session_id) || row.path.components().any(|c| c.as_os_str() == id))
+            }));
+        }
+        Ok(())
+    })();
+    super::corpus::restore(&grown)?;
+    result?;
+    Ok(FreshResult { rounds: took.len(), wait_s: wait.as_secs_f64(), latency: Latency::of(&took), found })
 }
 
 pub fn run(args: SearchBenchArgs) -> Result<ExitCode> {
@@ -240,6 +340,7 @@ fn is_needle_session(hit: &deja_core::index::SessionMeta, n: &super::corpus::Nee
 
 /// Builds the index when missing, times every query and tallies the needles.
 fn measure(args: &SearchBenchArgs) -> Result<SearchBench> {
+    let machine = Machine::here();
     let corpus = Corpus::open(&args.corpus)?;
     let index = args.index.clone().unwrap_or_else(|| corpus.dir.join("index"));
     let say = |s: String| {
@@ -270,17 +371,28 @@ fn measure(args: &SearchBenchArgs) -> Result<SearchBench> {
 
     let (mut e2e, mut e2e_nr): (Vec<Vec<Duration>>, Vec<Vec<Duration>>) = (vec![Vec::new(); qs.len()], vec![Vec::new(); qs.len()]);
     let mut process_start = None;
+    let (mut freshness, mut fresh) = (None, None);
     if !args.no_e2e {
         say(format!("{} queries end to end (with and without the index refresh)…", qs.len()));
         let limit = args.limit.max(1).to_string();
-        // Warm the binary and the index files once.
+        // Warm the binary and the index files once. This first search also starts the
+        // watcher later searches ask (unless watching is off), as it would for a user.
         spawn(&corpus, &index, &["search", "--json", "--limit", &limit, "warmup"])?;
+        freshness = Some(if wait_for_watcher(&index) { "watcher" } else { "refresh" });
         for (i, q) in qs.iter().enumerate() {
             e2e[i].push(spawn(&corpus, &index, &["search", "--json", "--limit", &limit, "--", &q.text])?);
             e2e_nr[i].push(spawn(&corpus, &index, &["search", "--json", "--no-refresh", "--limit", &limit, "--", &q.text])?);
         }
         let starts: Result<Vec<Duration>> = (0..20).map(|_| spawn(&corpus, &index, &["--version"])).collect();
         process_start = Some(Latency::of(&starts?));
+        if args.fresh > 0 {
+            say(format!("{} fresh-answer rounds (append, wait 1 s, search)…", args.fresh));
+            let rounds = fresh_rounds(&corpus, &index, args.fresh, Duration::from_secs(1), &limit);
+            stop_watcher(&index);
+            fresh = Some(rounds?);
+        } else {
+            stop_watcher(&index);
+        }
     }
 
     let mut classes: Vec<ClassResult> = Vec::new();
@@ -332,12 +444,14 @@ fn measure(args: &SearchBenchArgs) -> Result<SearchBench> {
         schema_version: 1,
         benchmark: "search",
         date: super::today(),
-        machine: Machine::here(),
+        machine: machine.ended(),
         corpus: CorpusInfo::of(&corpus),
         index_bytes: dir_size(&index),
         limit: args.limit.max(1),
         all_in_process: Latency::of(&flat(&samples)),
         e2e_vs_process_start: all_e2e.zip(process_start).map(|(e, p)| e.p50_ms / p.p50_ms.max(1e-9)),
+        freshness,
+        fresh,
         all_e2e,
         all_e2e_no_refresh: (!args.no_e2e).then(|| Latency::of(&flat(&e2e_nr))),
         process_start,
@@ -395,6 +509,15 @@ fn render(r: &SearchBench) -> String {
     if let Some(e) = &r.all_e2e_no_refresh {
         out.push_str(&format!("end to end with --no-refresh: p50 {:.1} ms, p95 {:.1} ms\n", e.p50_ms, e.p95_ms));
     }
+    if let Some(how) = r.freshness {
+        out.push_str(&format!("end-to-end searches were kept fresh by: {how}\n"));
+    }
+    if let Some(f) = &r.fresh {
+        out.push_str(&format!(
+            "a turn appended {:.0} s before: found {}/{}, end to end p50 {:.1} ms, p95 {:.1} ms\n",
+            f.wait_s, f.found, f.rounds, f.latency.p50_ms, f.latency.p95_ms
+        ));
+    }
     let n = &r.needles;
     out.push_str(&format!(
         "needles ({}): key words recall@1 {:.1}%, @5 {:.1}%; as a question recall@1 {:.1}%, @5 {:.1}%\n",
@@ -427,9 +550,18 @@ mod tests {
     #[test]
     fn queries_drawn_from_the_corpus_find_it() {
         let tmp = tempfile::tempdir().unwrap();
-        super::super::corpus::generate(tmp.path(), 1_500_000, 6, false).unwrap();
+        super::super::corpus::generate(tmp.path(), 1_500_000, 6, super::super::gen::Profile::Classic, &[], false).unwrap();
         let args =
-            SearchBenchArgs { corpus: tmp.path().to_path_buf(), index: None, per_class: 6, runs: 1, no_e2e: true, limit: 10, json: true };
+            SearchBenchArgs {
+            corpus: tmp.path().to_path_buf(),
+            index: None,
+            per_class: 6,
+            runs: 1,
+            no_e2e: true,
+            fresh: 0,
+            limit: 10,
+            json: true,
+        };
         let r = measure(&args).unwrap();
         let class = |name: &str| r.classes.iter().find(|c| c.class == name).unwrap_or_else(|| panic!("no class {name}"));
         // Phrases and error lines are quoted from the corpus, so the exact tier finds them.

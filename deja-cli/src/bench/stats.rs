@@ -84,6 +84,15 @@ pub struct Machine {
     pub memory_gib: f64,
     pub cpu: String,
     pub os: String,
+    /// The 1-minute load average when the benchmark started and when it ended
+    /// (`/proc/loadavg`): a figure taken beside other work shows it.
+    pub load_start: Option<f64>,
+    pub load_end: Option<f64>,
+}
+
+/// The 1-minute load average.
+fn load_average() -> Option<f64> {
+    std::fs::read_to_string("/proc/loadavg").ok()?.split_whitespace().next()?.parse().ok()
 }
 
 impl Machine {
@@ -106,11 +115,24 @@ impl Machine {
             memory_gib: (mem_kib / (1024.0 * 1024.0) * 10.0).round() / 10.0,
             cpu,
             os: std::env::consts::OS.to_string(),
+            load_start: load_average(),
+            load_end: None,
         }
     }
 
+    /// The machine at the benchmark's end: the load average now.
+    pub fn ended(mut self) -> Machine {
+        self.load_end = load_average();
+        self
+    }
+
     pub fn line(&self) -> String {
-        format!("{} cores ({}), {:.1} GiB memory, {}", self.cores, self.cpu, self.memory_gib, self.os)
+        let load = match (self.load_start, self.load_end) {
+            (Some(a), Some(b)) => format!(", load average {a:.2} → {b:.2}"),
+            (Some(a), None) => format!(", load average {a:.2}"),
+            _ => String::new(),
+        };
+        format!("{} cores ({}), {:.1} GiB memory, {}{load}", self.cores, self.cpu, self.memory_gib, self.os)
     }
 }
 
