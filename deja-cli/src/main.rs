@@ -226,9 +226,26 @@ fn private_umask() {
     }
 }
 
+/// Keeps glibc from holding on to the indexer's freed buffers. glibc raises its mmap
+/// threshold each time a large block is freed, so after the first segment is written
+/// the writer's 1 MiB arena pages come from the heap, and the heap is not given back:
+/// a cold index's peak memory grew with the history (416 MB at 1 GB, 886 MB at 5 GB on
+/// the realistic benchmark corpus). Fixed at 1 MiB, those pages stay mapped on their
+/// own and go back to the system when freed (329 MB at 1 GB).
+fn return_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets allocator parameters; it is called before any thread
+    // starts, and both values are valid thresholds.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 1 << 20);
+    }
+}
+
 fn main() -> ExitCode {
     quiet_on_closed_stdout();
     private_umask();
+    return_freed_memory();
     let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     // `deja QUERY…` → `deja search QUERY…`
     let mut shorthand = false;

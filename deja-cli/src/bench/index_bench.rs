@@ -227,6 +227,7 @@ fn unchanged_end_to_end(corpus: &Corpus, index: &std::path::Path, n: usize) -> R
         }
         Ok(took)
     };
+    super::search_bench::allow_watcher_start(index);
     spawn()?;
     let via = if super::search_bench::wait_for_watcher(index) { "watcher" } else { "scan" };
     let times: Result<Vec<Duration>> = (0..n).map(|_| spawn()).collect();
