@@ -403,7 +403,11 @@ fn render(r: &IndexBench) -> String {
             st.peak_rss_bytes.map_or_else(|| "unknown".to_string(), super::stats::bytes)
         ));
     }
-    out.push_str(&format!("  no-change re-index     {:>8.1} ms (median of {}; every store walked)\n", r.unchanged_median_ms, r.unchanged_ms.len()));
+    out.push_str(&format!(
+        "  no-change re-index     {:>8.1} ms (median of {}; every store walked)\n",
+        r.unchanged_median_ms,
+        r.unchanged_ms.len()
+    ));
     if let (Some(l), Some(via)) = (&r.unchanged_e2e, r.unchanged_e2e_via) {
         out.push_str(&format!("  no-change `deja index` {:>7.1} ms p50, {:.1} ms p95, end to end ({via})\n", l.p50_ms, l.p95_ms));
     }
@@ -441,7 +445,15 @@ mod tests {
     fn every_stage_runs_on_a_small_corpus_and_growth_is_read_from_the_tail() {
         let tmp = tempfile::tempdir().unwrap();
         super::super::corpus::generate(tmp.path(), 600_000, 4, super::super::gen::Profile::Realistic, &[], false).unwrap();
-        let args = IndexBenchArgs { corpus: tmp.path().to_path_buf(), index: None, repeat: 2, grow: 0.2, no_baseline: false, no_e2e: true, json: true };
+        let args = IndexBenchArgs {
+            corpus: tmp.path().to_path_buf(),
+            index: None,
+            repeat: 2,
+            grow: 0.2,
+            no_baseline: false,
+            no_e2e: true,
+            json: true,
+        };
         let r = measure(&args).unwrap();
         let corpus = Corpus::open(tmp.path()).unwrap();
         assert_eq!(r.cold.sessions, corpus.manifest.sessions);

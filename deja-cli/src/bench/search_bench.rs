@@ -559,8 +559,7 @@ mod tests {
     fn queries_drawn_from_the_corpus_find_it() {
         let tmp = tempfile::tempdir().unwrap();
         super::super::corpus::generate(tmp.path(), 1_500_000, 6, super::super::gen::Profile::Classic, &[], false).unwrap();
-        let args =
-            SearchBenchArgs {
+        let args = SearchBenchArgs {
             corpus: tmp.path().to_path_buf(),
             index: None,
             per_class: 6,

@@ -60,8 +60,9 @@ pub fn build_schema() -> (Schema, Fields) {
     let work_opts = TextOptions::default().set_indexing_options(with_positions(TOKENIZER_NAME));
     // Exact-match fields are filters and keys, never ranked by length: no field norms
     // (a byte per document per field, 7 MB on the 1 GB benchmark corpus).
-    let raw = TextOptions::default()
-        .set_indexing_options(TextFieldIndexing::default().set_tokenizer("raw").set_index_option(IndexRecordOption::Basic).set_fieldnorms(false));
+    let raw = TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default().set_tokenizer("raw").set_index_option(IndexRecordOption::Basic).set_fieldnorms(false),
+    );
     let fields = Fields {
         kind: b.add_text_field("kind", raw.clone()),
         sid: b.add_text_field("sid", raw.clone().set_stored()),

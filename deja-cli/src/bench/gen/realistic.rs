@@ -239,7 +239,11 @@ impl Ctx<'_> {
                     out.push_str(&format!("\ntest {name} ... FAILED\n\nfailures:\n\n---- {name} stdout ----\n{trace}\n\nfailures:\n    {name}\n\ntest result: FAILED. {passed} passed; 1 failed; 0 ignored; finished in {}.{:02}s", self.rng.below(40), self.rng.below(100)));
                     (cmd, out, if self.lang == Lang::Rust { 101 } else { 1 })
                 } else {
-                    out.push_str(&format!("\n\ntest result: ok. {passed} passed; 0 failed; 0 ignored; finished in {}.{:02}s", self.rng.below(40), self.rng.below(100)));
+                    out.push_str(&format!(
+                        "\n\ntest result: ok. {passed} passed; 0 failed; 0 ignored; finished in {}.{:02}s",
+                        self.rng.below(40),
+                        self.rng.below(100)
+                    ));
                     (cmd, out, 0)
                 }
             }
@@ -257,15 +261,32 @@ impl Ctx<'_> {
                         let p = c.path();
                         format!("warning: unused variable: `{}`\n  --> {p}:{}:{}", c.snake(), c.rng.range(1, 900), c.rng.range(1, 60))
                     } else {
-                        format!("   Compiling {}-{} v{}.{}.{}", c.mid_word(), c.mid_word(), c.rng.below(3), c.rng.below(40), c.rng.below(20))
+                        format!(
+                            "   Compiling {}-{} v{}.{}.{}",
+                            c.mid_word(),
+                            c.mid_word(),
+                            c.rng.below(3),
+                            c.rng.below(40),
+                            c.rng.below(20)
+                        )
                     }
                 });
                 if fail {
                     let p = self.path();
-                    out.push_str(&format!("\nerror[E0{}]: mismatched types\n  --> {p}:{}:{}\n{}", self.rng.range(100, 800), self.rng.range(1, 900), self.rng.range(1, 60), self.stack_trace()));
+                    out.push_str(&format!(
+                        "\nerror[E0{}]: mismatched types\n  --> {p}:{}:{}\n{}",
+                        self.rng.range(100, 800),
+                        self.rng.range(1, 900),
+                        self.rng.range(1, 60),
+                        self.stack_trace()
+                    ));
                     (cmd, out, 1)
                 } else {
-                    out.push_str(&format!("\n    Finished `release` profile [optimized] target(s) in {}.{:02}s", self.rng.range(1, 200), self.rng.below(100)));
+                    out.push_str(&format!(
+                        "\n    Finished `release` profile [optimized] target(s) in {}.{:02}s",
+                        self.rng.range(1, 200),
+                        self.rng.below(100)
+                    ));
                     (cmd, out, 0)
                 }
             }
@@ -313,7 +334,13 @@ impl Ctx<'_> {
                 let cmd = format!("ls -la {}", self.proj.path);
                 let out = self.lines_of(size, |c| {
                     let name = format!("{}.{}", c.snake(), *c.rng.pick(&["rs", "py", "ts", "go", "json", "toml", "md", "lock"]));
-                    format!("-rw-r--r--  1 dev dev {:>8} Mar {:>2} {:02}:{:02} {name}", c.rng.below(200_000), c.rng.range(1, 28), c.rng.below(24), c.rng.below(60))
+                    format!(
+                        "-rw-r--r--  1 dev dev {:>8} Mar {:>2} {:02}:{:02} {name}",
+                        c.rng.below(200_000),
+                        c.rng.range(1, 28),
+                        c.rng.below(24),
+                        c.rng.below(60)
+                    )
                 });
                 (cmd, out, 0)
             }
