@@ -57,13 +57,12 @@ impl Tokenizer for DejaTokenizer {
     type TokenStream<'a> = DejaTokenStream<'a>;
 
     fn token_stream<'a>(&'a mut self, text: &'a str) -> DejaTokenStream<'a> {
-        let mut out = TokenSink { tokens: &mut self.tokens, len: 0 };
+        let mut out = TokenSink { tokens: &mut self.tokens, len: 0, compounds: !self.parts_only };
         let mut position = 0usize;
         let (parts, chars) = (&mut self.parts, &mut self.chars);
-        let compounds = !self.parts_only;
         for_each_span(text, &mut |span| match span {
             Span::Cjk { start, end } => emit_cjk(text, start, end, &mut position, &mut out),
-            Span::Chunk { start, end } => emit_chunk(text, start, end, &mut position, parts, chars, compounds, &mut out),
+            Span::Chunk { start, end } => emit_chunk(text, start, end, &mut position, parts, chars, &mut out),
         });
         let len = out.len;
         DejaTokenStream { tokens: &mut self.tokens, len, index: usize::MAX }
@@ -102,6 +101,8 @@ pub struct Word {
 struct TokenSink<'a> {
     tokens: &'a mut Vec<Token>,
     len: usize,
+    /// Emit a several-part chunk's compound before its parts.
+    compounds: bool,
 }
 
 impl TokenSink<'_> {
@@ -156,7 +157,6 @@ fn emit_chunk(
     position: &mut usize,
     parts: &mut Vec<(usize, usize)>,
     chars: &mut Vec<(usize, char)>,
-    compounds: bool,
     out: &mut TokenSink,
 ) {
     let chunk = &text[start..end];
@@ -178,7 +178,7 @@ fn emit_chunk(
     if parts.is_empty() {
         return;
     }
-    if compounds && parts.len() > 1 && chunk.len() <= MAX_COMPOUND_BYTES {
+    if out.compounds && parts.len() > 1 && chunk.len() <= MAX_COMPOUND_BYTES {
         out.push(chunk, start, end, *position, parts.len());
     }
     for (i, &(a, b)) in parts.iter().enumerate() {
