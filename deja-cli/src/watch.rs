@@ -219,7 +219,14 @@ pub fn run(args: &IndexArgs) -> Result<ExitCode> {
     if first.is_none() {
         return Ok(ExitCode::SUCCESS);
     }
-    w.rearm();
+    // A write made after the first run read its store but before the watch on it took
+    // is in neither, and a sync request may already be waiting for it: the harnesses
+    // whose watches were just added run once more before any request is answered.
+    let added = w.rearm();
+    let again: BTreeSet<String> = added.iter().flat_map(|a| harnesses_for(&a.path, &w.roots)).collect();
+    if !again.is_empty() {
+        w.index_and_follow(Some(again.into_iter().collect()), Trigger::Start);
+    }
     if !w.quiet {
         eprintln!(
             "deja: watching {} path(s) for {} harness(es); {}Ctrl-C stops",
