@@ -1,4 +1,4 @@
-//! `cargo xtask bench-corpus --out DIR --size 200MB|1GB --seed N`: writes a benchmark
+//! `cargo xtask bench-corpus --out DIR --size 200MB|1GB --seed N [--profile P] [--harnesses IDS]`: writes a benchmark
 //! corpus by running `deja bench corpus` from a release build. The generator lives in
 //! deja-cli because it writes every session through its harness adapter's own writer,
 //! and deja-cli is where every adapter is linked.
@@ -10,7 +10,7 @@ use anyhow::{bail, Context, Result};
 
 pub fn run(root: &Path, args: &[String]) -> Result<()> {
     if !args.iter().any(|a| a == "--out" || a.starts_with("--out=")) {
-        bail!("usage: cargo xtask bench-corpus --out DIR [--size 200MB|1GB] [--seed N] [--force]");
+        bail!("usage: cargo xtask bench-corpus --out DIR [--size 200MB|1GB] [--seed N] [--profile realistic|classic] [--harnesses IDS] [--force]");
     }
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let status = Command::new(&cargo)
