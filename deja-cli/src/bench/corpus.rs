@@ -148,6 +148,20 @@ impl Corpus {
             .set("DEJA_DEJA_ROOT", notes.to_string_lossy())
     }
 
+    /// A `deja` process (this binary) that sees what [`Corpus::env`] gives the index at
+    /// `index`, and nothing of the caller's environment but `PATH`.
+    pub fn deja_command(&self, index: &Path) -> Result<std::process::Command> {
+        let exe = std::env::current_exe().context("locating the deja binary")?;
+        let mut cmd = std::process::Command::new(exe);
+        cmd.env_clear()
+            .env("HOME", self.home())
+            .env("DEJA_INDEX_DIR", index)
+            .env("DEJA_DATA_DIR", archive_dir_of(index))
+            .env("DEJA_DEJA_ROOT", StoreEnv::with_home(self.home()).data_dir())
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default());
+        Ok(cmd)
+    }
+
     pub fn home(&self) -> PathBuf {
         self.dir.join("home")
     }

@@ -207,20 +207,14 @@ fn changed_sources(r: &IndexReport) -> (u64, u64) {
 /// answered by it, `scan` when none came up and each walked the stores.
 fn unchanged_end_to_end(corpus: &Corpus, index: &std::path::Path, n: usize) -> Result<(super::stats::Latency, &'static str)> {
     let spawn = || -> Result<Duration> {
-        let exe = std::env::current_exe().context("locating the deja binary")?;
+        let mut cmd = corpus.deja_command(index)?;
         let t = Instant::now();
-        let status = std::process::Command::new(&exe)
+        let status = cmd
             .args(["index", "--quiet"])
-            .env_clear()
-            .env("HOME", corpus.home())
-            .env("DEJA_INDEX_DIR", index)
-            .env("DEJA_DATA_DIR", super::corpus::archive_dir_of(index))
-            .env("DEJA_DEJA_ROOT", StoreEnv::with_home(corpus.home()).data_dir())
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .status()
-            .with_context(|| format!("running {}", exe.display()))?;
+            .context("running deja index")?;
         let took = t.elapsed();
         if !status.success() {
             anyhow::bail!("`deja index` failed with {status}");

@@ -10,7 +10,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode, Stdio};
+use std::process::{ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -231,22 +231,10 @@ fn spawn(corpus: &Corpus, index: &Path, args: &[&str]) -> Result<Duration> {
 
 /// [`spawn`], keeping what it printed on stdout when `keep` says so.
 fn spawn_reading(corpus: &Corpus, index: &Path, args: &[&str], keep: bool) -> Result<(Duration, Vec<u8>)> {
-    let exe = std::env::current_exe().context("locating the deja binary")?;
+    let mut cmd = corpus.deja_command(index)?;
     let t = Instant::now();
-    let mut child = Command::new(&exe)
-        .args(args)
-        .env_clear()
-        .env("HOME", corpus.home())
-        .env("DEJA_INDEX_DIR", index)
-        // Where the benchmark's own index run keeps the archive and reads the notes
-        // ([`Corpus::env`]), so a refresh here sees the same history.
-        .env("DEJA_DATA_DIR", super::corpus::archive_dir_of(index))
-        .env("DEJA_DEJA_ROOT", deja_core::StoreEnv::with_home(corpus.home()).data_dir())
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .stdout(if keep { Stdio::piped() } else { Stdio::null() })
-        .stderr(Stdio::null())
-        .spawn()
-        .with_context(|| format!("running {}", exe.display()))?;
+    let mut child =
+        cmd.args(args).stdout(if keep { Stdio::piped() } else { Stdio::null() }).stderr(Stdio::null()).spawn().context("running deja")?;
     let mut out = Vec::new();
     if let Some(mut stdout) = child.stdout.take() {
         std::io::Read::read_to_end(&mut stdout, &mut out).context("reading deja's output")?;
