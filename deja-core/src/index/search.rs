@@ -1435,6 +1435,27 @@ mod tests {
     }
 
     #[test]
+    fn a_long_turn_with_more_of_the_words_beats_a_short_echo_of_one() {
+        // Neither turn holds every word, so the relevance tier answers. By the index's
+        // BM25 (b = 0.75) the one-word turn outscores the long turn holding three of
+        // the four words; rescored with b = 0.2 the long turn comes first.
+        let long = "the pottery place up the hill has a studio for rent and my sister painted a vase there last spring";
+        // Each session opens with a greeting, so neither title holds a word asked for;
+        // other sessions keep the words rare.
+        let mut rows = format!("short\t1000\thello\nshort\t1001\tkiln\nlong\t1000\thello\nlong\t1001\t{long}\n");
+        for i in 0..6 {
+            rows.push_str(&format!("other{i}\t900\tok thanks\n"));
+        }
+        let (_tmp, view) = rowstore_index(&rows);
+        let r = view
+            .search(&SearchRequest { query: "pottery studio vase kiln?".into(), limit: 5, ..SearchRequest::default() })
+            .expect("search");
+        assert_eq!(r.tier, Tier::Relevance, "{r:?}");
+        let ids: Vec<&str> = r.hits.iter().map(|h| h.session.id.as_str()).collect();
+        assert_eq!(ids, ["long", "short"]);
+    }
+
+    #[test]
     fn clauses_split_words_and_keep_phrases() {
         let c = parse_clauses(r#"jwt "refresh token" getUserProfile"#);
         let parts: Vec<Vec<String>> = c.iter().map(|c| c.parts.clone()).collect();
