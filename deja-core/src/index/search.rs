@@ -226,6 +226,18 @@ impl Plan {
     }
 }
 
+/// The relevance tier's query parts and the words they count (see
+/// `IndexView::relevance_parts`).
+type RelevanceParts = (Vec<Box<dyn Query>>, Vec<Unit>);
+
+/// One query word as the relevance tier's rescoring counts it: the word and its other
+/// forms (each with its weight), and the word's weight (a very common word counts less).
+#[derive(Debug, Clone)]
+struct Unit {
+    terms: Vec<(String, f32)>,
+    weight: f32,
+}
+
 /// Each word's other indexed forms, looked up once per search.
 #[derive(Default)]
 struct FormCache(std::cell::RefCell<HashMap<String, Vec<String>>>);
@@ -335,13 +347,28 @@ const MAX_NEAR_SPELLINGS: usize = 64;
 /// Terms scanned per word when looking for its other forms.
 const MAX_FORM_SCAN: usize = 4096;
 
+/// The relevance tier scores its best sessions again over all their turns (see
+/// `IndexView::rescore`): at least this many sessions…
+const RESCORE_SESSIONS: usize = 50;
+/// …or this many per session asked for.
+const RESCORE_PER_HIT: usize = 5;
+/// The length normalisation of that score (the index's BM25 has 0.75)…
+const RESCORE_B: f32 = 0.2;
+/// …its term saturation (the index's)…
+const BM25_K1: f32 = 1.2;
+/// …and the share the index's own score keeps beside it (it also counts
+/// neighbouring words and the title).
+const INDEX_SCORE_SHARE: f32 = 0.3;
+/// What the second and third best turns of a session add, each, to the best.
+const SECOND_TURNS: f32 = 0.3;
+
 /// A session's score from its matching turns (best first) and its title match: the
 /// best turn, plus a share of each of the next two (a session that keeps coming back
 /// to the subject beats one that mentions it once, but breadth never outweighs a
 /// clearly better turn), plus a bounded title bonus.
 fn session_score(turns: &[(Score, DocAddress)], title: f32) -> f32 {
     let best = turns.first().map_or(0.0, |t| t.0);
-    let rest: f32 = turns.iter().skip(1).take(2).zip([0.3f32, 0.3]).map(|(t, w)| t.0 * w).sum();
+    let rest: f32 = turns.iter().skip(1).take(2).map(|t| t.0 * SECOND_TURNS).sum();
     best + rest + 0.3 * title.min(best.max(title))
 }
 
@@ -627,14 +654,14 @@ impl IndexView {
         let forms = FormCache::default();
 
         let exact = plan.query(self, |c| self.exact_clause(c));
-        answer.add(self.grouped(&searcher, &*with_filters(exact), req, Tier::Exact, &clauses, &answer.have())?);
+        answer.add(self.grouped(&searcher, &*with_filters(exact), req, Tier::Exact, &clauses, &answer.have(), &[])?);
         if answer.done() {
             return Ok(answer.finish());
         }
         // Word forms: every required word, or another form of it (`refreshing` for
         // `refresh`), the form typed scoring a little more.
         if let Some(q) = self.stemmed_query(&searcher, &plan, &forms).map_err(qerr)? {
-            answer.add(self.grouped(&searcher, &*with_filters(q), req, Tier::Stemmed, &clauses, &answer.have())?);
+            answer.add(self.grouped(&searcher, &*with_filters(q), req, Tier::Stemmed, &clauses, &answer.have(), &[])?);
             if answer.done() {
                 return Ok(answer.finish());
             }
@@ -649,20 +676,20 @@ impl IndexView {
             }
             let mut widened = widened.into_iter();
             let fuzzy = plan.query(self, |_| widened.next().unwrap_or_else(|| Box::new(EmptyQuery)));
-            answer.add(self.grouped(&searcher, &*with_filters(fuzzy), req, Tier::Fuzzy, &clauses, &answer.have())?);
+            answer.add(self.grouped(&searcher, &*with_filters(fuzzy), req, Tier::Fuzzy, &clauses, &answer.have(), &[])?);
             if answer.done() {
                 return Ok(answer.finish());
             }
         }
         let have = answer.have();
-        let parts = self.relevance_parts(&searcher, &clauses, true, &forms).map_err(qerr)?;
+        let (parts, units) = self.relevance_parts(&searcher, &clauses, true, &forms).map_err(qerr)?;
         let any: Box<dyn Query> = Box::new(BooleanQuery::new(parts.into_iter().map(|p| (Occur::Should, p)).collect()));
-        let mut r = self.grouped(&searcher, &*with_filters(any), req, Tier::Relevance, &clauses, &have)?;
+        let mut r = self.grouped(&searcher, &*with_filters(any), req, Tier::Relevance, &clauses, &have, &units)?;
         if r.hits.is_empty() && have.is_empty() {
             // Only the words left out matched anything: better those than nothing.
-            let parts = self.relevance_parts(&searcher, &clauses, false, &forms).map_err(qerr)?;
+            let (parts, units) = self.relevance_parts(&searcher, &clauses, false, &forms).map_err(qerr)?;
             let any: Box<dyn Query> = Box::new(BooleanQuery::new(parts.into_iter().map(|p| (Occur::Should, p)).collect()));
-            r = self.grouped(&searcher, &*with_filters(any), req, Tier::Relevance, &clauses, &have)?;
+            r = self.grouped(&searcher, &*with_filters(any), req, Tier::Relevance, &clauses, &have, &units)?;
         }
         if let Some(best) = r.hits.first() {
             let mut seen: HashSet<String> = HashSet::new();
@@ -734,7 +761,7 @@ impl IndexView {
         clauses: &[Clause],
         leave_out: bool,
         cache: &FormCache,
-    ) -> tantivy::Result<Vec<Box<dyn Query>>> {
+    ) -> tantivy::Result<RelevanceParts> {
         let docs = searcher.num_docs().max(1) as f64;
         let mut kept: Vec<&Clause> = Vec::new();
         let mut common_words: Vec<&String> = Vec::new();
@@ -759,14 +786,19 @@ impl IndexView {
             common_words.clear();
         }
         let mut parts: Vec<Box<dyn Query>> = Vec::with_capacity(kept.len() * 2);
+        let mut units: Vec<Unit> = Vec::with_capacity(kept.len() + common_words.len());
         for c in &kept {
             if c.quoted || c.parts.len() > 1 {
                 parts.push(self.exact_clause(c));
+                units.extend(c.parts.iter().map(|p| Unit { terms: vec![(p.clone(), 1.0)], weight: 1.0 }));
                 continue;
             }
             let word = &c.parts[0];
             let exact: Box<dyn Query> = Box::new(TermQuery::new(self.text_term(word), IndexRecordOption::WithFreqs));
             let forms = cache.forms(self, searcher, word)?;
+            let mut unit = Unit { terms: vec![(word.clone(), 1.0)], weight: 1.0 };
+            unit.terms.extend(forms.iter().map(|f| (f.clone(), OTHER_FORM_WEIGHT)));
+            units.push(unit);
             if forms.is_empty() {
                 parts.push(exact);
                 continue;
@@ -787,8 +819,9 @@ impl IndexView {
         for w in common_words {
             let q: Box<dyn Query> = Box::new(TermQuery::new(self.text_term(w), IndexRecordOption::WithFreqs));
             parts.push(Box::new(BoostQuery::new(q, COMMON_WORD_WEIGHT)));
+            units.push(Unit { terms: vec![(w.clone(), 1.0)], weight: COMMON_WORD_WEIGHT });
         }
-        Ok(parts)
+        Ok((parts, units))
     }
 
     /// Other indexed forms of `word`: terms with the same [`stem`], found by scanning
@@ -868,6 +901,8 @@ impl IndexView {
     /// Grouping reads only fast fields (the session hash; `seq`, which session
     /// documents lack) and the postings of `role:user`; stored documents are read for
     /// the sessions shown and their matching turns only.
+    // One search's pass: its query, tier and words, and what earlier tiers found.
+    #[allow(clippy::too_many_arguments)]
     fn grouped(
         &self,
         searcher: &Searcher,
@@ -876,6 +911,7 @@ impl IndexView {
         tier: Tier,
         clauses: &[Clause],
         exclude: &HashSet<String>,
+        units: &[Unit],
     ) -> Result<SearchResults, IndexError> {
         let limit = req.limit.clamp(1, MAX_LIMIT);
         let qerr = |e: tantivy::TantivyError| IndexError::Query(e.to_string());
@@ -918,9 +954,22 @@ impl IndexView {
             agg.turns.sort_by(|a, b| b.0.total_cmp(&a.0));
             ranked.push((session_score(&agg.turns, agg.title), *h));
         }
+        let total = ranked.len();
+        if !units.is_empty() {
+            // The best sessions by the index's score are scored again over all their
+            // turns with a gentler length normalisation (see [`Self::rescore`]); the
+            // index's score, which also counts neighbouring words and the title, keeps
+            // a share.
+            ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
+            ranked.truncate((limit * RESCORE_PER_HIT).max(RESCORE_SESSIONS));
+            let hashes: Vec<u64> = ranked.iter().map(|r| r.1).collect();
+            let again = self.rescore(searcher, &hashes, units).map_err(qerr)?;
+            for (score, h) in &mut ranked {
+                *score = INDEX_SCORE_SHARE * *score + again.get(h).copied().unwrap_or(0.0);
+            }
+        }
         // Equal scores go by the session hash, not by where the index put the documents.
         ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
-        let total = ranked.len();
 
         let times: Vec<Option<Column<i64>>> = readers.iter().map(|r| r.fast_fields().i64("time").ok()).collect();
         // Age is counted back from the newest activity in the history, not from the
@@ -1021,6 +1070,95 @@ impl IndexView {
             b.score.total_cmp(&a.score).then(when(b).cmp(&when(a))).then_with(|| a.session.key().cmp(&b.session.key()))
         });
         Ok(SearchResults { tier, total, capped, hits, dropped: Vec::new(), matched: Vec::new(), ignored: Vec::new() })
+    }
+
+    /// Each session's score over all its turns: every turn scored by BM25 with
+    /// [`RESCORE_B`] (for `units`, each word's other forms counting their weight, a
+    /// common word its weight), then the best turn plus [`SECOND_TURNS`] of each of
+    /// the next two, as [`session_score`] does. Read from what the index already has:
+    /// a session's documents from its `sid_hash` term, each word's frequency in them
+    /// by seeking the word's postings, their lengths from the field norms.
+    ///
+    /// The index's BM25 normalises length with b = 0.75, which lets a short turn that
+    /// only echoes a word of the question ("what other classes have you done?") beat
+    /// the longer one that answers it; a smaller b keeps a preference for focused
+    /// turns without letting it decide.
+    fn rescore(&self, searcher: &Searcher, sessions: &[u64], units: &[Unit]) -> tantivy::Result<HashMap<u64, f32>> {
+        let nterms: usize = units.iter().map(|u| u.terms.len()).sum();
+        // Each session's documents as (length, row): the document's frequency of each
+        // term (in `units` order) is at `tf[row..row + nterms]`.
+        let mut docs_of: Vec<Vec<(u32, usize)>> = vec![Vec::new(); sessions.len()];
+        let mut tf: Vec<u32> = Vec::new();
+        let mut total_tokens: u64 = 0;
+        for reader in searcher.segment_readers() {
+            let text = reader.inverted_index(self.fields.text)?;
+            total_tokens += text.total_num_tokens();
+            let ids = reader.inverted_index(self.fields.sid_hash)?;
+            let norms = reader.get_fieldnorms_reader(self.fields.text)?;
+            // (doc, row), sorted by doc so each word's postings are walked once.
+            let mut docs: Vec<(u32, usize)> = Vec::new();
+            for (i, h) in sessions.iter().enumerate() {
+                let Some(mut p) = ids.read_postings(&Term::from_field_u64(self.fields.sid_hash, *h), IndexRecordOption::Basic)? else {
+                    continue;
+                };
+                while p.doc() != tantivy::TERMINATED {
+                    let d = p.doc();
+                    if !reader.is_deleted(d) {
+                        let row = tf.len();
+                        tf.extend(std::iter::repeat_n(0, nterms));
+                        docs_of[i].push((norms.fieldnorm(d), row));
+                        docs.push((d, row));
+                    }
+                    p.advance();
+                }
+            }
+            if docs.is_empty() {
+                continue;
+            }
+            docs.sort_unstable();
+            let terms = units.iter().flat_map(|u| u.terms.iter());
+            for (ti, (t, _)) in terms.enumerate() {
+                let Some(mut p) = text.read_postings(&self.text_term(t), IndexRecordOption::WithFreqs)? else { continue };
+                for &(d, row) in &docs {
+                    if p.doc() < d {
+                        p.seek(d);
+                    }
+                    if p.doc() == tantivy::TERMINATED {
+                        break;
+                    }
+                    if p.doc() == d {
+                        tf[row + ti] = tantivy::postings::Postings::term_freq(&p);
+                    }
+                }
+            }
+        }
+        let n_docs = searcher.num_docs();
+        let avg_len = (total_tokens as f32 / n_docs.max(1) as f32).max(1.0);
+        let mut idfs: Vec<f32> = Vec::with_capacity(units.len());
+        for u in units {
+            let df = u.terms.first().map_or(Ok(0), |t| searcher.doc_freq(&self.text_term(&t.0)))?.min(n_docs);
+            idfs.push((1.0 + ((n_docs - df) as f32 + 0.5) / (df as f32 + 0.5)).ln());
+        }
+        let turn_score = |len: u32, row: usize| -> f32 {
+            let norm = BM25_K1 * (1.0 - RESCORE_B + RESCORE_B * len as f32 / avg_len);
+            let mut freqs = tf[row..row + nterms].iter();
+            let mut score = 0.0f32;
+            for (u, idf) in units.iter().zip(&idfs) {
+                let f: f32 = u.terms.iter().zip(freqs.by_ref()).map(|((_, w), n)| *w * *n as f32).sum();
+                if f > 0.0 {
+                    score += u.weight * idf * f * (BM25_K1 + 1.0) / (f + norm);
+                }
+            }
+            score
+        };
+        let mut out = HashMap::with_capacity(sessions.len());
+        for (h, docs) in sessions.iter().zip(&docs_of) {
+            let mut scores: Vec<f32> = docs.iter().map(|&(len, row)| turn_score(len, row)).collect();
+            scores.sort_by(|a, b| b.total_cmp(a));
+            let best = scores.first().copied().unwrap_or(0.0);
+            out.insert(*h, best + SECOND_TURNS * scores.iter().skip(1).take(2).sum::<f32>());
+        }
+        Ok(out)
     }
 
     /// Which of `top` are user turns, by walking the postings of `role:user` once per
@@ -1294,6 +1432,27 @@ mod tests {
         assert_eq!(r.tier, Tier::Relevance);
         assert_eq!(r.matched, ["nightly", "workflow"]);
         assert_eq!(r.dropped, ["kubernetes"]);
+    }
+
+    #[test]
+    fn a_long_turn_with_more_of_the_words_beats_a_short_echo_of_one() {
+        // Neither turn holds every word, so the relevance tier answers. By the index's
+        // BM25 (b = 0.75) the one-word turn outscores the long turn holding three of
+        // the four words; rescored with b = 0.2 the long turn comes first.
+        let long = "the pottery place up the hill has a studio for rent and my sister painted a vase there last spring";
+        // Each session opens with a greeting, so neither title holds a word asked for;
+        // other sessions keep the words rare.
+        let mut rows = format!("short\t1000\thello\nshort\t1001\tkiln\nlong\t1000\thello\nlong\t1001\t{long}\n");
+        for i in 0..6 {
+            rows.push_str(&format!("other{i}\t900\tok thanks\n"));
+        }
+        let (_tmp, view) = rowstore_index(&rows);
+        let r = view
+            .search(&SearchRequest { query: "pottery studio vase kiln?".into(), limit: 5, ..SearchRequest::default() })
+            .expect("search");
+        assert_eq!(r.tier, Tier::Relevance, "{r:?}");
+        let ids: Vec<&str> = r.hits.iter().map(|h| h.session.id.as_str()).collect();
+        assert_eq!(ids, ["long", "short"]);
     }
 
     #[test]
