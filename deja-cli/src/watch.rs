@@ -222,10 +222,8 @@ pub fn run(args: &IndexArgs) -> Result<ExitCode> {
     // A write made after the first run read its store but before the watch on it took
     // is in neither, and a sync request may already be waiting for it: the harnesses
     // whose watches were just added run once more before any request is answered.
-    let added = w.rearm();
-    let again: BTreeSet<String> = added.iter().flat_map(|a| harnesses_for(&a.path, &w.roots)).collect();
-    if !again.is_empty() {
-        w.index_and_follow(Some(again.into_iter().collect()), Trigger::Start);
+    if let Some(again) = w.rearm_for_more() {
+        w.index_and_follow(Some(again), Trigger::Start);
     }
     if !w.quiet {
         eprintln!(
@@ -353,13 +351,19 @@ impl Watching {
                     return;
                 }
             }
-            let added = self.rearm();
-            let again: BTreeSet<String> = added.iter().flat_map(|w| harnesses_for(&w.path, &self.roots)).collect();
-            if again.is_empty() {
-                return;
+            match self.rearm_for_more() {
+                Some(again) => next = Some(again),
+                None => return,
             }
-            next = Some(again.into_iter().collect());
         }
+    }
+
+    /// Re-arms, and names the harnesses the watches it added are for (`None` when it
+    /// added none): what was written to them before the watch took needs another run.
+    fn rearm_for_more(&mut self) -> Option<Vec<String>> {
+        let added = self.rearm();
+        let again: BTreeSet<String> = added.iter().flat_map(|w| harnesses_for(&w.path, &self.roots)).collect();
+        (!again.is_empty()).then(|| again.into_iter().collect())
     }
 
     /// One incremental run of `harnesses` (all when `None`), waiting for the writer lock

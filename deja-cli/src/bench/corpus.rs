@@ -460,7 +460,7 @@ pub fn grow(corpus: &Corpus, fraction: f64, round: u64) -> Result<Vec<Grown>> {
     for row in growable(corpus, round)?.into_iter().take(want) {
         let session = generator.session(row.k);
         let more = generator.growth(&session, row.k, round);
-        grown.extend(append_turns(corpus, row, more, scratch.path())?);
+        grown.extend(append_turns(corpus, &generator, row, more, scratch.path())?);
     }
     Ok(grown)
 }
@@ -488,9 +488,16 @@ pub fn growable(corpus: &Corpus, round: u64) -> Result<Vec<&FileRow>> {
 /// Appends `more` turns to the session in `row`'s file, as the records its harness's
 /// writer produces for them (rendered whole in `scratch`, then the new lines taken).
 /// `None` when the writer added no whole line.
-pub fn append_turns(corpus: &Corpus, row: &FileRow, more: Vec<deja_core::SynthTurn>, scratch: &Path) -> Result<Option<Grown>> {
+/// `generator` is the corpus's ([`Corpus::generator`]), built once by the caller.
+pub fn append_turns(
+    corpus: &Corpus,
+    generator: &Generator,
+    row: &FileRow,
+    more: Vec<deja_core::SynthTurn>,
+    scratch: &Path,
+) -> Result<Option<Grown>> {
     let adapter = deja_core::lookup(&row.harness).with_context(|| format!("adapter {} is not linked", row.harness))?;
-    let mut session = corpus.generator().session(row.k);
+    let mut session = generator.session(row.k);
     session.turns.extend(more);
     let home = scratch.join(format!("render-{}", row.k));
     let longer_path = adapter.write_synthetic(&home, &session).context("writing the grown session")?;

@@ -291,6 +291,7 @@ pub(super) fn stop_watcher(index: &Path) {
 fn fresh_rounds(corpus: &Corpus, index: &Path, rounds: usize, wait: Duration, limit: &str) -> Result<FreshResult> {
     let scratch = tempfile::tempdir_in(&corpus.dir).context("creating a scratch directory in the corpus")?;
     let files = super::corpus::growable(corpus, 0xF4E5)?;
+    let generator = corpus.generator();
     let mut rng = Rng::derive(corpus.manifest.seed, STREAM_QUERY, 0xF4E5);
     let (mut took, mut found, mut grown) = (Vec::new(), 0, Vec::new());
     let result = (|| -> Result<()> {
@@ -301,7 +302,7 @@ fn fresh_rounds(corpus: &Corpus, index: &Path, rounds: usize, wait: Duration, li
                 deja_core::SynthTurn::User { text: format!("note the {marker} flag before the release"), time },
                 deja_core::SynthTurn::Assistant { text: format!("Noted: {marker} stays on until the release."), time },
             ];
-            let Some(g) = super::corpus::append_turns(corpus, row, turns, scratch.path())? else { continue };
+            let Some(g) = super::corpus::append_turns(corpus, &generator, row, turns, scratch.path())? else { continue };
             grown.push(g);
             std::thread::sleep(wait);
             let (t, out) = spawn_reading(corpus, index, &["search", "--json", "--limit", limit, "--", &marker], true)?;

@@ -49,16 +49,9 @@ pub fn median(values: &[f64]) -> f64 {
     percentile(&v, 50.0)
 }
 
-fn status_kib(field: &str) -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with(field))?;
-    line[field.len()..].trim().trim_end_matches("kB").trim().parse().ok()
-}
-
-/// Peak resident memory of this process so far (`VmHWM`), in bytes.
-pub fn peak_rss() -> Option<u64> {
-    status_kib("VmHWM:").map(|k| k * 1024)
-}
+/// Peak resident memory of this process so far (`VmHWM`), in bytes: the reading the
+/// indexer's stages report too.
+pub use deja_core::index::indexer::peak_rss_bytes as peak_rss;
 
 /// Resets the peak so the next [`peak_rss`] covers only what follows. Returns false
 /// where the kernel does not allow it (then the peak covers the whole process).

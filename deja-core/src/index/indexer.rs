@@ -224,8 +224,13 @@ struct Job {
 
 struct Parsed {
     job: usize,
-    result: Result<(Vec<Session>, ParseStats, Vec<Prepared>), FormatError>,
+    /// Each session with what a parsing thread prepared of it (`None` for a tail, which
+    /// continues what only the writer can read).
+    result: Result<(Vec<ReadSession>, ParseStats), FormatError>,
 }
+
+/// A session as a parsing thread hands it on, with what it prepared of it.
+type ReadSession = (Session, Option<Prepared>);
 
 /// A session made ready on a parsing thread to be written whole: its metadata, its
 /// archive lines and every index document it has (turns, the session document, work
@@ -243,9 +248,7 @@ impl Prepared {
     fn of(f: &Fields, s: &Session, source_key: &str) -> Prepared {
         let meta = meta_of(s, source_key, None);
         let (archive_lines, lines) = crate::archive::session_lines(&meta, &s.turns);
-        let mut docs = session_documents(f, s, &meta, &meta.path);
-        let fallback_time = meta.updated.or(meta.started).map_or(0, |t| t.0);
-        docs.extend(super::records::work_documents(f, s, &meta.path, &[], fallback_time));
+        let docs = whole_session_documents(f, s, &meta);
         Prepared { meta, archive_lines, lines, docs }
     }
 }
@@ -895,6 +898,15 @@ fn add_session(writer: &IndexWriter, f: &Fields, s: &Session, meta: &SessionMeta
     Ok(())
 }
 
+/// Every document of a session read whole: its turns, its session document and its
+/// work records.
+fn whole_session_documents(f: &Fields, s: &Session, meta: &SessionMeta) -> Vec<TantivyDocument> {
+    let mut docs = session_documents(f, s, meta, &meta.path);
+    let fallback_time = meta.updated.or(meta.started).map_or(0, |t| t.0);
+    docs.extend(super::records::work_documents(f, s, &meta.path, &[], fallback_time));
+    docs
+}
+
 /// A session's turn documents and its session document.
 fn session_documents(f: &Fields, s: &Session, meta: &SessionMeta, source_key: &str) -> Vec<TantivyDocument> {
     let sid = s.key();
@@ -1108,14 +1120,16 @@ impl Run<'_> {
                         }
                         // Sessions written whole are made ready here too (see [`Prepared`]);
                         // a tail continues what the index holds, which only the writer reads.
-                        let prepared = match job.plan {
-                            Plan::Full | Plan::Cursor { .. } => {
-                                let key = job.src.manifest_key();
-                                sessions.iter().map(|s| Prepared::of(fields, s, &key)).collect()
-                            }
-                            Plan::Tail { .. } => Vec::new(),
-                        };
-                        (sessions, stats, prepared)
+                        let whole = !matches!(job.plan, Plan::Tail { .. });
+                        let key = job.src.manifest_key();
+                        let sessions = sessions
+                            .into_iter()
+                            .map(|s| {
+                                let p = whole.then(|| Prepared::of(fields, &s, &key));
+                                (s, p)
+                            })
+                            .collect::<Vec<_>>();
+                        (sessions, stats)
                     });
                     observer.parsed(job.size);
                     let _ = tx.send(Parsed { job: i, result });
@@ -1126,7 +1140,7 @@ impl Run<'_> {
                 let id = job.adapter.info().id;
                 let key = job.src.manifest_key();
                 let hr = report.harnesses.entry(id.to_string()).or_default();
-                let (sessions, stats, prepared) = match parsed.result {
+                let (mut sessions, stats) = match parsed.result {
                     Ok(ok) => ok,
                     Err(e) => {
                         if let FormatError::Refused { reason, .. } = &e {
@@ -1147,9 +1161,6 @@ impl Run<'_> {
                     hr.empty_sources += 1;
                 }
                 // Forgotten and excluded sessions are dropped before anything is written.
-                let mut prepared: Vec<Option<Prepared>> =
-                    if prepared.is_empty() { sessions.iter().map(|_| None).collect() } else { prepared.into_iter().map(Some).collect() };
-                let mut sessions: Vec<(Session, Option<Prepared>)> = sessions.into_iter().zip(prepared.drain(..)).collect();
                 sessions.retain(|(s, _)| {
                     let key = s.key();
                     let keep = if tombstones.contains(&key) {
@@ -1356,8 +1367,9 @@ pub(crate) fn index_whole_session(
     paths: &IndexPaths,
 ) -> Result<(), IndexRunError> {
     writer.delete_term(Term::from_field_text(fields.sid, &s.key()));
-    add_session(writer, fields, s, meta, &meta.path).map_err(IndexError::tantivy(&paths.root))?;
-    add_work_records(writer, fields, s, meta, &meta.path, &[]).map_err(IndexError::tantivy(&paths.root))?;
+    for d in whole_session_documents(fields, s, meta) {
+        writer.add_document(d).map_err(IndexError::tantivy(&paths.root))?;
+    }
     Ok(())
 }
 

@@ -121,12 +121,12 @@ impl Ctx<'_> {
             // A pasted log or trace under a line of question.
             0 | 1 if size > 300 => {
                 let pasted = self.lines_of(size, |c| c.log_line());
-                format!("{}\n\n```\n{pasted}\n{}\n```", c_first_line(&short), self.stack_trace())
+                format!("{}\n\n```\n{pasted}\n{}\n```", first_line(&short), self.stack_trace())
             }
             // A pasted snippet to explain or change.
             2 if size > 300 => {
                 let code = self.lines_of(size, |c| c.code_line());
-                format!("{}\n\n```{}\n{code}\n```", c_first_line(&short), self.fence())
+                format!("{}\n\n```{}\n{code}\n```", first_line(&short), self.fence())
             }
             _ if short.len() >= size => short,
             _ => format!("{short} {}", self.text_of(size - short.len())),
@@ -363,7 +363,7 @@ impl Ctx<'_> {
 }
 
 /// The first line of a prompt, to put a paste under.
-fn c_first_line(s: &str) -> &str {
+fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or(s)
 }
 
