@@ -130,17 +130,14 @@ fn an_index_from_before_the_archive_is_copied_into_it_before_its_upgrade() {
     let (claude, _, _) = build_home(&h);
     ok(&h.deja(&["index"]));
     // Lay the index out as deja did before generations and the archive: its files in
-    // the index directory itself, an older schema, no archive.
-    let gen = h.index.join(current_generation(&h.index));
-    for name in ["tantivy", "manifest", "version", "work-dirs"] {
-        if gen.join(name).exists() {
-            std::fs::rename(gen.join(name), h.index.join(name)).expect("move");
-        }
-    }
-    std::fs::remove_dir_all(&gen).expect("rm gen");
-    std::fs::remove_file(h.index.join("current")).expect("rm current");
-    std::fs::write(h.index.join("version"), "2\n").expect("old version");
-    std::fs::remove_dir_all(h.home.join(".local/share/deja/archive")).expect("no archive yet");
+    // the index directory itself, an older schema that stored each turn's text, no archive.
+    let archive = h.home.join(".local/share/deja/archive");
+    let (archived, problems) = deja_core::archive::Archive::new(&archive).load(|_| true).expect("archive");
+    assert!(problems.is_empty(), "{problems:?}");
+    let sessions: Vec<_> = archived.iter().map(|a| a.to_session()).collect();
+    std::fs::remove_dir_all(&h.index).expect("rm index");
+    deja_core::index::indexer::write_index_storing_text(&h.index, &sessions, 2).expect("old index");
+    std::fs::remove_dir_all(&archive).expect("no archive yet");
     // The harness pruned the transcript: the old index is its only copy.
     std::fs::remove_file(&claude).expect("prune");
     assert!(claude_found(&h, false), "the old layout is still read");
@@ -153,6 +150,20 @@ fn an_index_from_before_the_archive_is_copied_into_it_before_its_upgrade() {
     ok(&h.deja(&["index"]));
     assert!(!h.index.join("tantivy").exists(), "the old layout's files are gone once a generation replaced them");
     assert!(claude_found(&h, false));
+}
+
+#[test]
+fn an_index_whose_archive_is_gone_is_built_again_with_its_text() {
+    let h = Home::new();
+    build_home(&h);
+    ok(&h.deja(&["index"]));
+    let shows_text = |h: &Home| ok(&h.deja(&["show", CLAUDE_SESSION])).contains("nightly build time out");
+    assert!(shows_text(&h), "the text is read from the archive");
+    // The index keeps no turn text: with the archive gone, the next run rebuilds from the sources.
+    std::fs::remove_dir_all(h.home.join(".local/share/deja/archive")).expect("rm archive");
+    let r = h.json(&["index", "--json"]);
+    assert!(r["new_generation"].is_string(), "{r}");
+    assert!(shows_text(&h), "the text is back");
 }
 
 #[test]

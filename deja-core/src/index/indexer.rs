@@ -283,12 +283,12 @@ pub fn create_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
     crate::fsutil::private_dir(dir)
 }
 
-/// Stored text is the largest part of the index. Blocks of 128 KiB at zstd level 7
-/// store it in about a quarter less space than tantivy's default (16 KiB, level 3):
-/// 128 KiB blocks compress NDJSON-like history about 8% better than 64 KiB ones, while
-/// levels above 7 gain under 1% for half the speed (`zstd -b3 -e15 -B64K|-B128K` on the
-/// 1 GB benchmark corpus's turns). The store is compressed on its own thread; a block
-/// decompresses in about 90 µs, and a search reads a few dozen at most.
+/// The doc store holds session metadata, work records and each turn's tool, files and
+/// edit (turn text is the archive's, since schema 5). Blocks of 128 KiB at zstd level 7
+/// store such JSON in about a quarter less space than tantivy's default (16 KiB, level
+/// 3), while levels above 7 gain under 1% for half the speed. The store is compressed on
+/// its own thread; a block decompresses in about 90 µs, and a search reads one per
+/// session it shows.
 const DOCSTORE_BLOCK_BYTES: usize = 128 << 10;
 const DOCSTORE_ZSTD_LEVEL: i32 = 7;
 
@@ -505,14 +505,24 @@ pub fn run_index(
     let serving = IndexPaths::new(&paths.root);
     remove_retired_generations(&serving);
     let mut report = IndexReport { index_dir: paths.root.clone(), ..IndexReport::default() };
+    // An index whose turn text was in an archive that is gone (deleted, or another data
+    // directory now) is built again from the sources.
+    let archive_lost = !archive.is_seeded() && serving.exists() && serving.schema_version().is_some_and(|v| v >= 5);
     report.seeded = seed_archive(&archive, &serving)?;
-    let fresh = req.rebuild || serving.rebuilding().exists() || !refreshable(&serving);
+    // Segments written before frames are written again framed, once: a search reading
+    // one session from them would decompress all of them.
+    if archive.has_unframed_segments()? {
+        archive.rewrite(|_| false)?;
+        stages.end("archive framing");
+    }
+    let fresh = req.rebuild || archive_lost || serving.rebuilding().exists() || !refreshable(&serving);
     let target = if fresh { start_generation(&serving)? } else { serving.clone() };
     // Until a first generation is committed, searches elsewhere have nothing to read:
     // tell them how far the build is. A rebuild beside a serving generation is silent.
     let recorder = super::progress::Recorder::new(observer, &target, fresh && !(serving.exists() && serving.manifest().exists()));
     let observer: &dyn IndexObserver = &recorder;
     let index = open_for_write(&target)?;
+    target.link_archive(&archive.dir)?;
     let fields = super::schema::fields_of(&index.schema()).map_err(IndexError::tantivy(&target.root))?;
     let opts = ParseOptions::from_env(env);
     let norm = NormalizeOptions::from_env(env);
@@ -907,6 +917,35 @@ fn whole_session_documents(f: &Fields, s: &Session, meta: &SessionMeta) -> Vec<T
     docs
 }
 
+/// Writes `sessions` into `dir` as an index of schema 4 or before held them: each
+/// turn's text stored in its document, no archive named, its files in `dir` itself (the
+/// layout before generations). For tests of the upgrade from such an index.
+#[cfg(any(test, feature = "testkit"))]
+pub fn write_index_storing_text(dir: &std::path::Path, sessions: &[Session], version: u32) -> Result<(), IndexError> {
+    let paths = IndexPaths { root: dir.to_path_buf(), gen: dir.to_path_buf() };
+    let tantivy_dir = paths.tantivy();
+    create_private_dir(&tantivy_dir).map_err(IndexError::io(&tantivy_dir))?;
+    let (schema, f) = super::schema::build_schema_storing_text();
+    let index = Index::create_in_dir(&tantivy_dir, schema).map_err(IndexError::tantivy(&tantivy_dir))?;
+    register_tokenizer(&index);
+    let mut writer: IndexWriter = index.writer_with_num_threads(1, 15_000_000).map_err(IndexError::tantivy(&tantivy_dir))?;
+    for s in sessions {
+        let meta = meta_of(s, &s.source.manifest_key(), None);
+        let mut docs = whole_session_documents(&f, s, &meta);
+        // The turn documents come first, in the session's order.
+        for (d, turn) in docs.iter_mut().zip(&s.turns) {
+            if let Some(body) = f.body {
+                d.add_text(body, &turn.text);
+            }
+        }
+        for d in docs {
+            writer.add_document(d).map_err(IndexError::tantivy(&tantivy_dir))?;
+        }
+    }
+    writer.commit().map_err(IndexError::tantivy(&tantivy_dir))?;
+    crate::fsutil::write_private(&paths.version(), format!("{version}\n").as_bytes()).map_err(IndexError::io(dir))
+}
+
 /// A session's turn documents and its session document.
 fn session_documents(f: &Fields, s: &Session, meta: &SessionMeta, source_key: &str) -> Vec<TantivyDocument> {
     let sid = s.key();
@@ -947,7 +986,6 @@ fn turn_doc(f: &Fields, sid: &str, sid_hash: u64, harness: &str, source_key: &st
         f.role => turn.role.as_str(),
         f.seq => turn.seq as u64,
         f.time => turn.time.map_or(fallback_time, |t| t.0),
-        f.body => turn.text.as_str(),
     );
     for tag in work_tags(turn) {
         d.add_text(f.role, tag);
@@ -1347,7 +1385,7 @@ fn write_prepared(
     paths: &IndexPaths,
 ) -> Result<(), IndexRunError> {
     let p = prepared.unwrap_or_else(|| Prepared::of(fields, s, key));
-    archive.raw_lines(&p.archive_lines, p.lines).map_err(IndexError::from)?;
+    archive.raw_lines(&p.meta, &p.archive_lines, p.lines).map_err(IndexError::from)?;
     if replace {
         writer.delete_term(Term::from_field_text(fields.sid, &p.meta.key()));
     }

@@ -12,6 +12,8 @@
 //! - `gen-<n>/tantivy/` — the segments; readers open the last commit and never wait on a writer;
 //! - `gen-<n>/manifest` — per-source incremental state, written after each commit;
 //! - `gen-<n>/version` — the schema version; another version means a new generation.
+//! - `gen-<n>/archive` — the archive directory the generation was built from, where turn
+//!   text is read (the index does not store it).
 
 pub mod indexer;
 pub mod maintain;
@@ -126,6 +128,25 @@ impl IndexPaths {
     pub fn version(&self) -> PathBuf {
         self.gen.join("version")
     }
+    /// Names the archive the generation was built from, where its turns' text is read.
+    pub fn archive_link(&self) -> PathBuf {
+        self.gen.join("archive")
+    }
+    /// The archive directory the generation was built from, when it names one.
+    pub fn linked_archive(&self) -> Option<PathBuf> {
+        let text = std::fs::read_to_string(self.archive_link()).ok()?;
+        let dir = PathBuf::from(text.strip_suffix('\n').unwrap_or(&text));
+        dir.is_absolute().then_some(dir)
+    }
+    /// Records `dir` as the generation's archive (written only when it changed: every
+    /// refresh passes here).
+    pub fn link_archive(&self, dir: &Path) -> Result<(), IndexError> {
+        if self.linked_archive().as_deref() == Some(dir) {
+            return Ok(());
+        }
+        let dir = std::path::absolute(dir).map_err(IndexError::io(dir))?;
+        crate::fsutil::write_private(&self.archive_link(), format!("{}\n", dir.display()).as_bytes()).map_err(IndexError::io(&self.gen))
+    }
     pub fn lock(&self) -> PathBuf {
         self.root.join("writer.lock")
     }
@@ -222,6 +243,8 @@ pub struct IndexView {
     pub index: Index,
     pub reader: IndexReader,
     pub fields: Fields,
+    /// Where turn text is read: the archive the generation was built from.
+    pub archive: Option<crate::archive::ArchiveReader>,
 }
 
 impl IndexView {
@@ -251,7 +274,8 @@ impl IndexView {
             Err(e) => return Err(IndexError::tantivy(&dir)(e)),
         };
         let reader = index.reader_builder().reload_policy(tantivy::ReloadPolicy::Manual).try_into().map_err(IndexError::tantivy(&dir))?;
-        Ok(IndexView { paths: paths.clone(), index, reader, fields })
+        let archive = paths.linked_archive().map(crate::archive::ArchiveReader::new);
+        Ok(IndexView { paths: paths.clone(), index, reader, fields, archive })
     }
 
     pub fn searcher(&self) -> Searcher {
@@ -337,9 +361,46 @@ impl IndexView {
         turn
     }
 
+    /// A search hit's turn, read without its stored document where the archive holds
+    /// the text: its number from the `seq` column, the turn itself from the archive
+    /// (one frame serves every turn of the session), redacted on the way out like
+    /// [`Self::turn_from_doc`], which an index that stores text still uses.
+    pub(crate) fn hit_turn(&self, searcher: &Searcher, addr: tantivy::DocAddress, session_key: &str) -> Result<Turn, IndexError> {
+        if let (None, Some(archive)) = (self.fields.body, &self.archive) {
+            let columns = searcher.segment_reader(addr.segment_ord).fast_fields();
+            let seq = columns.u64("seq").ok().and_then(|c| c.first(addr.doc_id));
+            if let Some(mut turn) = seq.and_then(|seq| archive.turn(session_key, u32::try_from(seq).ok()?)) {
+                // A turn without a time of its own was indexed at its session's.
+                if turn.time.is_none() {
+                    let time = columns.i64("time").ok().and_then(|c| c.first(addr.doc_id));
+                    turn.time = time.filter(|t| *t != 0).map(Timestamp);
+                }
+                turn.redact_in_place();
+                return Ok(turn);
+            }
+        }
+        let doc: TantivyDocument = searcher.doc(addr).map_err(self.err())?;
+        Ok(self.turn_from_doc(&doc))
+    }
+
+    /// The text of a stored turn as the index holds it: from the archive, or from the
+    /// document itself in an index of schema 4 or before (see [`Fields::body`]).
+    pub(crate) fn stored_text(&self, doc: &TantivyDocument) -> String {
+        if let Some(body) = self.fields.body {
+            return doc.get_first(body).and_then(|v| v.as_str()).unwrap_or("").to_string();
+        }
+        let (Some(sid), Some(seq)) =
+            (doc.get_first(self.fields.sid).and_then(|v| v.as_str()), doc.get_first(self.fields.seq).and_then(|v| v.as_u64()))
+        else {
+            return String::new();
+        };
+        let Some(archive) = &self.archive else { return String::new() };
+        archive.turn(sid, u32::try_from(seq).unwrap_or(u32::MAX)).map(|t| t.text).unwrap_or_default()
+    }
+
     /// Every stored text of every document, exactly as the index holds it (no
-    /// redaction on the way out): for tests that check what reached the disk, whose
-    /// document store is compressed.
+    /// redaction on the way out), with each turn's text as its archive holds it: for
+    /// tests that check what reached the disk, where both are compressed.
     #[cfg(any(test, feature = "testkit"))]
     pub fn stored_texts(&self) -> Result<Vec<String>, IndexError> {
         let searcher = self.searcher();
@@ -352,6 +413,9 @@ impl IndexView {
                     out.push(s.to_string());
                 }
             }
+            if doc.get_first(self.fields.seq).is_some() {
+                out.push(self.stored_text(&doc));
+            }
         }
         Ok(out)
     }
@@ -359,7 +423,9 @@ impl IndexView {
     /// A stored turn exactly as the index holds it.
     fn stored_turn(&self, doc: &TantivyDocument) -> Turn {
         let f = &self.fields;
-        StoredTurnFields { seq: f.seq, time: f.time, body: f.body, extra: f.extra }.turn(doc)
+        let mut turn = StoredTurnFields { seq: f.seq, time: f.time, body: None, extra: f.extra }.turn(doc);
+        turn.text = self.stored_text(doc);
+        turn
     }
 }
 
@@ -369,7 +435,8 @@ impl IndexView {
 pub(crate) struct StoredTurnFields {
     pub seq: tantivy::schema::Field,
     pub time: tantivy::schema::Field,
-    pub body: tantivy::schema::Field,
+    /// Absent since schema 5, whose text is in the archive.
+    pub body: Option<tantivy::schema::Field>,
     pub extra: tantivy::schema::Field,
 }
 
@@ -381,7 +448,7 @@ impl StoredTurnFields {
         Turn {
             seq: doc.get_first(self.seq).and_then(|v| v.as_u64()).unwrap_or(0) as u32,
             role: extra.role,
-            text: doc.get_first(self.body).and_then(|v| v.as_str()).unwrap_or("").to_string(),
+            text: self.body.and_then(|b| doc.get_first(b)).and_then(|v| v.as_str()).unwrap_or("").to_string(),
             time: doc.get_first(self.time).and_then(|v| v.as_i64()).filter(|t| *t != 0).map(Timestamp),
             node: extra.node,
             tool: extra.tool,

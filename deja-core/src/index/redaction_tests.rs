@@ -112,7 +112,6 @@ fn write_unredacted(paths: &IndexPaths, s: &Session) {
             f.role => t.role.as_str(),
             f.seq => u64::from(t.seq),
             f.time => t.time.map_or(0, |x| x.0),
-            f.body => t.text.as_str(),
             f.extra => serde_json::to_string(&extra).expect("extra"),
         );
         if t.tool.as_ref().is_some_and(|x| x.command.is_some()) {
@@ -160,6 +159,12 @@ fn write_unredacted(paths: &IndexPaths, s: &Session) {
     }
     writer.add_document(d).expect("session doc");
     writer.commit().expect("commit");
+    // The turns' text, where the index reads it: the archive, also unredacted.
+    let archive = crate::archive::Archive::new(paths.root.with_file_name("archive"));
+    let mut w = archive.writer();
+    w.session(&meta, &s.turns).expect("archive");
+    w.commit().expect("archive commit");
+    paths.link_archive(&archive.dir).expect("link");
 }
 
 #[test]

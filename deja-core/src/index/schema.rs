@@ -15,7 +15,7 @@ pub const KIND_ERROR: &str = "error";
 pub const KIND_FIX: &str = "fix";
 
 /// Bumped when the schema or tokenizer changes; an index of another version is rebuilt.
-pub const SCHEMA_VERSION: u32 = 4;
+pub const SCHEMA_VERSION: u32 = 5;
 
 #[derive(Clone, Copy)]
 pub struct Fields {
@@ -32,8 +32,9 @@ pub struct Fields {
     pub role: Field,
     /// What is searched: speech, command line, file paths, replaced spans.
     pub text: Field,
-    /// The turn's own text, stored for snippets and `show`.
-    pub body: Field,
+    /// The turn's own text, stored, in indexes of schema 4 and before. Since 5 the
+    /// text is read from the archive, which holds it already ([`crate::archive::lookup`]).
+    pub body: Option<Field>,
     pub seq: Field,
     pub time: Field,
     /// Stored JSON: the turn's tool, files, edit, node and partial flag; or, on a
@@ -51,6 +52,20 @@ pub struct Fields {
 }
 
 pub fn build_schema() -> (Schema, Fields) {
+    let (b, fields) = schema_builder();
+    (b.build(), fields)
+}
+
+/// The schema as deja wrote it before 5: this one's fields plus each turn's text
+/// stored as `body`. For tests of the upgrade from such an index.
+#[cfg(any(test, feature = "testkit"))]
+pub fn build_schema_storing_text() -> (Schema, Fields) {
+    let (mut b, mut fields) = schema_builder();
+    fields.body = Some(b.add_text_field("body", STORED));
+    (b.build(), fields)
+}
+
+fn schema_builder() -> (tantivy::schema::SchemaBuilder, Fields) {
     let mut b = Schema::builder();
     let with_positions =
         |tokenizer: &str| TextFieldIndexing::default().set_tokenizer(tokenizer).set_index_option(IndexRecordOption::WithFreqsAndPositions);
@@ -71,7 +86,7 @@ pub fn build_schema() -> (Schema, Fields) {
         source: b.add_text_field("source", raw.clone()),
         role: b.add_text_field("role", raw.clone()),
         text: b.add_text_field("text", text_opts),
-        body: b.add_text_field("body", STORED),
+        body: None,
         seq: b.add_u64_field("seq", NumericOptions::default().set_indexed().set_stored().set_fast()),
         // A fast field only: tantivy answers a range on a fast field from the column,
         // so an inverted index of every distinct millisecond (11 MB of terms and
@@ -82,7 +97,7 @@ pub fn build_schema() -> (Schema, Fields) {
         work: b.add_text_field("work", work_opts),
         path: b.add_text_field("path", raw),
     };
-    (b.build(), fields)
+    (b, fields)
 }
 
 pub fn fields_of(schema: &Schema) -> tantivy::Result<Fields> {
@@ -95,7 +110,7 @@ pub fn fields_of(schema: &Schema) -> tantivy::Result<Fields> {
         source: f("source")?,
         role: f("role")?,
         text: f("text")?,
-        body: f("body")?,
+        body: f("body").ok(),
         seq: f("seq")?,
         time: f("time")?,
         extra: f("extra")?,

@@ -1054,9 +1054,9 @@ impl IndexView {
             }
             let agg = &groups[&h];
             let mut turns = Vec::new();
+            let key = meta.key();
             for (_, addr) in agg.turns.iter().take(5) {
-                let doc: TantivyDocument = searcher.doc(*addr).map_err(qerr)?;
-                turns.push(self.turn_from_doc(&doc));
+                turns.push(self.hit_turn(searcher, *addr, &key)?);
             }
             let snippets: Vec<String> =
                 turns.iter().take(3).filter_map(|t| snippet(&searchable_text(t), &query_parts, tier == Tier::Fuzzy)).collect();

@@ -3,7 +3,7 @@
 //! schema upgrade) would otherwise lose them.
 //!
 //! The index may be of an older schema, so it is read by field name with only the
-//! stored fields every version has had (`kind`, `sid`, `seq`, `time`, `body`, `extra`),
+//! stored fields every version before 5 has had (`kind`, `sid`, `seq`, `time`, `body`, `extra`),
 //! not through [`IndexView`](super::IndexView), which needs this version's fields; the
 //! turns are read with the same [`StoredTurnFields`] it uses.
 
@@ -27,7 +27,12 @@ pub(crate) fn copy_index_into_archive(paths: &IndexPaths, archive: &Archive) -> 
     let schema = index.schema();
     let field = |name: &str| schema.get_field(name).map_err(IndexError::tantivy(&dir));
     let (kind, sid) = (field("kind")?, field("sid")?);
-    let stored = StoredTurnFields { seq: field("seq")?, time: field("time")?, body: field("body")?, extra: field("extra")? };
+    // Since schema 5 the index holds no turn text: it was in the archive, so there is
+    // nothing here to copy.
+    if schema.get_field("body").is_err() {
+        return Ok(0);
+    }
+    let stored = StoredTurnFields { seq: field("seq")?, time: field("time")?, body: Some(field("body")?), extra: field("extra")? };
     let reader = index.reader().map_err(IndexError::tantivy(&dir))?;
     let searcher = reader.searcher();
     let term = |value: &str| TermQuery::new(Term::from_field_text(kind, value), IndexRecordOption::Basic);

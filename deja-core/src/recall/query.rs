@@ -978,7 +978,7 @@ fn blame_path(view: &IndexView, path: &str, scope: &Scope, limit: usize, scan: u
         for (time, addr) in top {
             let doc: TantivyDocument = searcher.doc(addr).map_err(qerr)?;
             let Some(sid) = stored_str(&doc, f.sid) else { continue };
-            let body = stored_str(&doc, f.body).unwrap_or_default().to_lowercase();
+            let body = view.stored_text(&doc).to_lowercase();
             let spec = if given_parts > 1 && body.contains(&needle_full) {
                 given_parts
             } else if body.contains(&basename) {

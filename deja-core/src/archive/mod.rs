@@ -4,9 +4,14 @@
 //!
 //! Layout, under `${XDG_DATA_HOME:-~/.local/share}/deja/archive/` (mode 0700):
 //! - `<n>.ndjson.zst` — segments, one per index run that wrote something, numbered in
-//!   the order they were written. Each is one zstd frame of NDJSON lines. A segment is
+//!   the order they were written. Each is a run of zstd frames of NDJSON lines (16 to
+//!   64 KiB of lines each, closed where a session begins), so one session is read
+//!   without the rest. A segment is
 //!   written to a temporary name, fsynced, and renamed into place before the index run
 //!   commits, so the archive is never behind the index and a segment is never partial.
+//! - `<n>.frames` — the segment's frame table: which frames hold which session's lines
+//!   ([`frames`]). It is how a search reads a turn's text, which the index does not
+//!   keep ([`lookup`]).
 //! - `seeded` — present once an index built before the archive existed was copied in.
 //!
 //! A line is either a [`TurnDoc`] — one turn with the stable id
@@ -31,6 +36,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::index::SessionMeta;
 use crate::model::{Session, Timestamp, Turn};
+
+pub mod frames;
+pub mod lookup;
+
+use frames::{FrameAt, FrameTable, FRAME_BYTES, FRAME_MIN_BYTES};
+pub use lookup::ArchiveReader;
 
 /// zstd level of a segment: level 3 compresses NDJSON about 8× at several hundred MB/s
 /// on one core, so archiving costs the writer thread little beside tokenizing.
@@ -164,6 +175,14 @@ pub enum Line {
 }
 
 impl Line {
+    /// The key of the session the line belongs to.
+    pub fn session_key(&self) -> String {
+        match self {
+            Line::Turn(k) => k.session_key(),
+            Line::Reset(key) => key.clone(),
+        }
+    }
+
     fn parse(bytes: &[u8]) -> Option<Line> {
         if bytes.starts_with(b"{\"reset\"") {
             return serde_json::from_slice::<Reset>(bytes).ok().map(|r| Line::Reset(r.reset));
@@ -271,14 +290,33 @@ impl Archive {
         Ok(out)
     }
 
-    /// Bytes on disk.
+    /// Bytes on disk (segments and their frame tables).
     pub fn size(&self) -> u64 {
-        self.segments().unwrap_or_default().iter().filter_map(|(_, p)| std::fs::metadata(p).ok()).map(|m| m.len()).sum()
+        let segments = self.segments().unwrap_or_default();
+        let files = segments.iter().flat_map(|(_, p)| [p.clone(), frames::table_path(p)]);
+        files.filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.len()).sum()
+    }
+
+    /// True when a segment has no frame table: written before segments were framed,
+    /// so reading one session from it would decompress all of it. [`Archive::rewrite`]
+    /// writes it again framed.
+    pub fn has_unframed_segments(&self) -> Result<bool, ArchiveError> {
+        Ok(self.segments()?.iter().any(|(_, p)| !frames::table_path(p).exists()))
     }
 
     /// Starts a segment; nothing reaches the disk until the first line.
     pub fn writer(&self) -> SegmentWriter {
-        SegmentWriter { dir: self.dir.clone(), open: None, lines: 0 }
+        SegmentWriter {
+            dir: self.dir.clone(),
+            open: None,
+            compressor: None,
+            frame: Vec::new(),
+            frame_sessions: HashSet::new(),
+            frame_last: None,
+            written: 0,
+            table: Vec::new(),
+            lines: 0,
+        }
     }
 
     /// Calls `each` with every line of every segment, oldest first. A segment that
@@ -421,12 +459,13 @@ impl Archive {
                 if failed.is_some() {
                     return;
                 }
-                let keep = match Line::parse(bytes) {
-                    Some(Line::Reset(key)) => older && last_reset.get(&hash(&key)) == Some(&pos),
+                let line = Line::parse(bytes);
+                let keep = match &line {
+                    Some(Line::Reset(key)) => older && last_reset.get(&hash(key)) == Some(&pos),
                     Some(Line::Turn(doc)) => {
                         let live = last_turn.get(&hash(&doc.id)) == Some(&pos)
                             && last_reset.get(&hash(&doc.session_key())).is_none_or(|r| *r < pos);
-                        if live && drop(&doc) {
+                        if live && drop(doc) {
                             report.dropped += 1;
                             false
                         } else {
@@ -436,8 +475,8 @@ impl Archive {
                     }
                     None => false,
                 };
-                if keep {
-                    if let Err(e) = writer.raw_line(bytes) {
+                if let (true, Some(line)) = (keep, &line) {
+                    if let Err(e) = writer.raw_line(&line.session_key(), bytes) {
                         failed = Some(e);
                     }
                 }
@@ -450,6 +489,11 @@ impl Archive {
         // The new segment is durable: the old ones can go.
         for (_, path) in segments {
             std::fs::remove_file(path).map_err(io_err(path))?;
+            let table = frames::table_path(path);
+            match std::fs::remove_file(&table) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io_err(&table)(e)),
+                _ => {}
+            }
         }
         sync_dir(&self.dir).map_err(io_err(&self.dir))?;
         Ok(report)
@@ -515,47 +559,96 @@ pub fn session_lines(meta: &SessionMeta, turns: &[Turn]) -> (Vec<u8>, u64) {
     (out, turns.len() as u64 + 1)
 }
 
-/// Writes one new segment: lines go to a temporary file, and [`commit`](Self::commit)
-/// makes it durable and visible.
+/// Writes one new segment: lines gather into frames of about [`FRAME_BYTES`], each
+/// compressed on its own into a temporary file, and [`commit`](Self::commit) writes the
+/// frame table and makes both durable and visible.
 pub struct SegmentWriter {
     dir: PathBuf,
-    open: Option<(tempfile::NamedTempFile, zstd::stream::write::Encoder<'static, BufWriter<File>>)>,
+    open: Option<(tempfile::NamedTempFile, BufWriter<File>)>,
+    compressor: Option<zstd::bulk::Compressor<'static>>,
+    /// Lines of the frame being filled, and the sessions they belong to.
+    frame: Vec<u8>,
+    frame_sessions: HashSet<u64>,
+    /// The session whose lines were appended last.
+    frame_last: Option<u64>,
+    /// Bytes written to the file so far: where the next frame starts.
+    written: u64,
+    table: Vec<(u64, FrameAt)>,
     lines: u64,
 }
 
 impl SegmentWriter {
-    fn encoder(&mut self) -> Result<&mut zstd::stream::write::Encoder<'static, BufWriter<File>>, ArchiveError> {
+    fn file(&mut self) -> Result<&mut BufWriter<File>, ArchiveError> {
         if self.open.is_none() {
             crate::fsutil::private_dir(&self.dir).map_err(io_err(&self.dir))?;
             let tmp = tempfile::Builder::new().prefix(".segment-").suffix(".tmp").tempfile_in(&self.dir).map_err(io_err(&self.dir))?;
             let file = tmp.as_file().try_clone().map_err(io_err(&self.dir))?;
-            let enc =
-                zstd::stream::write::Encoder::new(BufWriter::with_capacity(256 << 10, file), ZSTD_LEVEL).map_err(io_err(&self.dir))?;
-            self.open = Some((tmp, enc));
+            self.open = Some((tmp, BufWriter::with_capacity(256 << 10, file)));
         }
         match &mut self.open {
-            Some((_, enc)) => Ok(enc),
+            Some((_, file)) => Ok(file),
             None => unreachable!("opened above"),
         }
     }
 
-    fn raw_line(&mut self, bytes: &[u8]) -> Result<(), ArchiveError> {
+    /// Compresses the lines gathered so far into one frame and writes it.
+    fn close_frame(&mut self) -> Result<(), ArchiveError> {
+        if self.frame.is_empty() {
+            return Ok(());
+        }
         let dir = self.dir.clone();
-        let enc = self.encoder()?;
-        enc.write_all(bytes).and_then(|()| enc.write_all(b"\n")).map_err(io_err(&dir))?;
+        let compressor = match &mut self.compressor {
+            Some(c) => c,
+            None => self.compressor.insert(zstd::bulk::Compressor::new(ZSTD_LEVEL).map_err(io_err(&dir))?),
+        };
+        let compressed = compressor.compress(&self.frame).map_err(io_err(&dir))?;
+        self.file()?.write_all(&compressed).map_err(io_err(&dir))?;
+        let at = FrameAt { offset: self.written, len: u32::try_from(compressed.len()).unwrap_or(u32::MAX) };
+        self.table.extend(self.frame_sessions.drain().map(|h| (h, at)));
+        self.written += compressed.len() as u64;
+        self.frame.clear();
+        Ok(())
+    }
+
+    /// Appends whole lines (each ending in a newline) of the session hashed `session`,
+    /// closing the frame first when another session's lines fill it past
+    /// [`FRAME_MIN_BYTES`], and at the first line end past [`FRAME_BYTES`].
+    fn append(&mut self, session: u64, mut bytes: &[u8]) -> Result<(), ArchiveError> {
+        if self.frame.len() >= FRAME_MIN_BYTES && self.frame_last != Some(session) {
+            self.close_frame()?;
+        }
+        self.frame_last = Some(session);
+        while !bytes.is_empty() {
+            let room = FRAME_BYTES.saturating_sub(self.frame.len());
+            let cut = if bytes.len() <= room {
+                bytes.len()
+            } else {
+                // The end of the line that crosses the frame's size, or all of it.
+                memchr::memchr(b'\n', &bytes[room.saturating_sub(1)..]).map_or(bytes.len(), |i| room.saturating_sub(1) + i + 1)
+            };
+            self.frame.extend_from_slice(&bytes[..cut]);
+            self.frame_sessions.insert(session);
+            bytes = &bytes[cut..];
+            if self.frame.len() >= FRAME_BYTES {
+                self.close_frame()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// One line of `session` (a key) as read from another segment, when rewriting.
+    fn raw_line(&mut self, session: &str, bytes: &[u8]) -> Result<(), ArchiveError> {
+        let mut line = Vec::with_capacity(bytes.len() + 1);
+        line.extend_from_slice(bytes);
+        line.push(b'\n');
+        self.append(hash(session), &line)?;
         self.lines += 1;
         Ok(())
     }
 
-    fn json_line(&mut self, value: &impl Serialize) -> Result<(), ArchiveError> {
-        let bytes = serde_json::to_vec(value).map_err(|e| ArchiveError::Io { path: self.dir.clone(), source: e.into() })?;
-        self.raw_line(&bytes)
-    }
-
-    /// Lines [`session_lines`] made, `count` of them.
-    pub fn raw_lines(&mut self, bytes: &[u8], count: u64) -> Result<(), ArchiveError> {
-        let dir = self.dir.clone();
-        self.encoder()?.write_all(bytes).map_err(io_err(&dir))?;
+    /// Lines [`session_lines`] made for the session `meta`, `count` of them.
+    pub fn raw_lines(&mut self, meta: &SessionMeta, bytes: &[u8], count: u64) -> Result<(), ArchiveError> {
+        self.append(hash(&meta.key()), bytes)?;
         self.lines += count;
         Ok(())
     }
@@ -563,15 +656,18 @@ impl SegmentWriter {
     /// A session read whole: a reset, then every turn.
     pub fn session(&mut self, meta: &SessionMeta, turns: &[Turn]) -> Result<(), ArchiveError> {
         let (lines, count) = session_lines(meta, turns);
-        self.raw_lines(&lines, count)
+        self.raw_lines(meta, &lines, count)
     }
 
     /// Turns added to (or rewritten in) a session, with its fields as they are now.
     pub fn turns(&mut self, meta: &SessionMeta, turns: &[Turn]) -> Result<(), ArchiveError> {
+        let mut lines = Vec::new();
         for t in turns {
-            self.json_line(&TurnDoc::new(meta, t))?;
+            serde_json::to_writer(&mut lines, &TurnDoc::new(meta, t))
+                .map_err(|e| ArchiveError::Io { path: self.dir.clone(), source: e.into() })?;
+            lines.push(b'\n');
         }
-        Ok(())
+        self.raw_lines(meta, &lines, turns.len() as u64)
     }
 
     /// Lines written so far.
@@ -579,16 +675,22 @@ impl SegmentWriter {
         self.lines
     }
 
-    /// Finishes the frame, fsyncs it and renames it to the next segment number; a
+    /// Closes the last frame, writes the frame table, fsyncs both and renames them to
+    /// the next segment number (the table first: a segment is never without one); a
     /// writer that wrote nothing leaves nothing behind.
     pub fn commit(mut self) -> Result<Option<PathBuf>, ArchiveError> {
-        let Some((tmp, enc)) = self.open.take() else { return Ok(None) };
+        self.close_frame()?;
+        let Some((tmp, mut file)) = self.open.take() else { return Ok(None) };
         let dir = self.dir.clone();
-        let mut buffered = enc.finish().map_err(io_err(&dir))?;
-        buffered.flush().map_err(io_err(&dir))?;
+        file.flush().map_err(io_err(&dir))?;
         tmp.as_file().sync_all().map_err(io_err(&dir))?;
         let next = Archive::new(&dir).segments()?.last().map_or(1, |(n, _)| n + 1);
         let path = dir.join(format!("{next:08}.ndjson.zst"));
+        let table = frames::table_path(&path);
+        let mut table_tmp = tempfile::Builder::new().prefix(".frames-").suffix(".tmp").tempfile_in(&dir).map_err(io_err(&dir))?;
+        table_tmp.write_all(&FrameTable::encode(std::mem::take(&mut self.table))).map_err(io_err(&dir))?;
+        table_tmp.as_file().sync_all().map_err(io_err(&dir))?;
+        table_tmp.persist(&table).map_err(|e| io_err(&table)(e.error))?;
         tmp.persist_noclobber(&path).map_err(|e| io_err(&path)(e.error))?;
         sync_dir(&dir).map_err(io_err(&dir))?;
         Ok(Some(path))
