@@ -21,6 +21,7 @@ mod rules;
 mod tests;
 
 use std::borrow::Cow;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{LazyLock, OnceLock};
 
 use aho_corasick::AhoCorasick;
@@ -87,6 +88,18 @@ fn prefix_literals(pattern: &str) -> Option<Vec<Vec<u8>>> {
     (!out.is_empty() && out.len() <= 64).then_some(out)
 }
 
+/// Whether this process redacts enough text to build the literal scan for speed.
+static THROUGHPUT: AtomicBool = AtomicBool::new(false);
+
+/// Builds the literal scan as a DFA when it is first used: 2.3× faster over the
+/// benchmark corpus's turns (the contiguous NFA aho-corasick picks for this many
+/// case-insensitive literals walks slower for overlapping matches) but 1.4 ms to build
+/// instead of 0.7. Index runs and long-lived processes ask for it; a one-off search,
+/// which redacts a few turns on the way out, keeps the quicker build.
+pub fn prefer_throughput() {
+    THROUGHPUT.store(true, Ordering::Relaxed);
+}
+
 static ENGINE: LazyLock<Engine> = LazyLock::new(|| {
     let mut patterns = Vec::new();
     let mut words: Vec<Vec<u8>> = Vec::new();
@@ -112,7 +125,8 @@ static ENGINE: LazyLock<Engine> = LazyLock::new(|| {
             patterns.push((i, LazyRegex { source, compiled: OnceLock::new() }));
         }
     }
-    let literals = AhoCorasick::builder().ascii_case_insensitive(true).build(&words).expect("static redaction literals");
+    let kind = THROUGHPUT.load(Ordering::Relaxed).then_some(aho_corasick::AhoCorasickKind::DFA);
+    let literals = AhoCorasick::builder().ascii_case_insensitive(true).kind(kind).build(&words).expect("static redaction literals");
     Engine { patterns, literals, literal_pattern, literal_bounded, always }
 });
 
