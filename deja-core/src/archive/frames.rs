@@ -47,10 +47,27 @@ pub fn table_path(segment: &Path) -> PathBuf {
     segment.with_file_name(format!("{stem}.frames"))
 }
 
-/// One segment's table, as read from disk (or rebuilt): the file's bytes, header and all.
-#[derive(Debug, Clone)]
+/// One segment's table: the file mapped (a lookup touches a few pages of it: at 5 GB of
+/// history the table of the first build is 3 MB), or rebuilt in memory.
+#[derive(Debug)]
 pub struct FrameTable {
-    bytes: Vec<u8>,
+    bytes: TableBytes,
+}
+
+#[derive(Debug)]
+enum TableBytes {
+    Mapped(memmap2::Mmap),
+    Built(Vec<u8>),
+}
+
+impl std::ops::Deref for TableBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            TableBytes::Mapped(m) => m,
+            TableBytes::Built(v) => v,
+        }
+    }
 }
 
 impl FrameTable {
@@ -71,9 +88,12 @@ impl FrameTable {
     /// Reads a table file; `None` when it is missing or not one (then the segment is
     /// scanned instead).
     pub fn read(path: &Path) -> Option<FrameTable> {
-        let bytes = std::fs::read(path).ok()?;
-        let body = bytes.strip_prefix(MAGIC.as_slice())?;
-        (body.len() % RECORD == 0).then_some(FrameTable { bytes })
+        let file = std::fs::File::open(path).ok()?;
+        // SAFETY: a table is written to a temporary name and renamed into place, never
+        // changed after; a rewrite unlinks it, which leaves this mapping valid.
+        let map = unsafe { memmap2::Mmap::map(&file) }.ok()?;
+        let body = map.strip_prefix(MAGIC.as_slice())?;
+        (body.len() % RECORD == 0).then_some(FrameTable { bytes: TableBytes::Mapped(map) })
     }
 
     /// Rebuilds the table of a segment written without one, by decompressing each of
@@ -95,7 +115,7 @@ impl FrameTable {
             entries.extend(keys.into_iter().map(|h| (h, at)));
             offset += len;
         }
-        Ok(FrameTable { bytes: FrameTable::encode(entries) })
+        Ok(FrameTable { bytes: TableBytes::Built(FrameTable::encode(entries)) })
     }
 
     fn record(&self, i: usize) -> (u64, FrameAt) {
