@@ -9,10 +9,12 @@
 //! segment is renamed into place, so a segment never lacks one unless it predates
 //! frames or the file was lost; then [`FrameTable::scan`] rebuilds it from the frames.
 //!
-//! The file is a header (`DEJAFRM1`), then fixed 20-byte records sorted by session
-//! hash and then offset: the xxh3 of the session key (`u64`), the frame's byte offset in
-//! the segment (`u64`) and its compressed length (`u32`), all little-endian. Fixed
-//! records let a lookup binary-search the bytes as read, with no parsing.
+//! The file is a header (`DEJAFRM2`, then the [redaction fingerprint](crate::redact::fingerprint)
+//! every line of the segment was redacted with, or 0 when that is not known), then fixed
+//! 20-byte records sorted by session hash and then offset: the xxh3 of the session key
+//! (`u64`), the frame's byte offset in the segment (`u64`) and its compressed length
+//! (`u32`), all little-endian. Fixed records let a lookup binary-search the mapped
+//! bytes, with no parsing.
 
 use std::collections::BTreeSet;
 use std::io::Read as _;
@@ -30,7 +32,9 @@ pub const FRAME_BYTES: usize = 64 << 10;
 /// 17.4% (16.6% for 128 KiB frames, which made a search's lookups twice as slow).
 pub const FRAME_MIN_BYTES: usize = 16 << 10;
 
-const MAGIC: &[u8; 8] = b"DEJAFRM1";
+const MAGIC: &[u8; 8] = b"DEJAFRM2";
+/// The header: the magic and the redaction fingerprint.
+const HEADER: usize = MAGIC.len() + 8;
 const RECORD: usize = 20;
 
 /// Where one frame is in its segment.
@@ -71,12 +75,14 @@ impl std::ops::Deref for TableBytes {
 }
 
 impl FrameTable {
-    /// Serializes `(session hash, frame)` pairs.
-    pub fn encode(mut entries: Vec<(u64, FrameAt)>) -> Vec<u8> {
+    /// Serializes `(session hash, frame)` pairs of a segment whose lines were all
+    /// redacted with `redacted_with` (0: not known).
+    pub fn encode(mut entries: Vec<(u64, FrameAt)>, redacted_with: u64) -> Vec<u8> {
         entries.sort_unstable();
         entries.dedup();
-        let mut out = Vec::with_capacity(MAGIC.len() + entries.len() * RECORD);
+        let mut out = Vec::with_capacity(HEADER + entries.len() * RECORD);
         out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&redacted_with.to_le_bytes());
         for (h, f) in entries {
             out.extend_from_slice(&h.to_le_bytes());
             out.extend_from_slice(&f.offset.to_le_bytes());
@@ -92,8 +98,8 @@ impl FrameTable {
         // SAFETY: a table is written to a temporary name and renamed into place, never
         // changed after; a rewrite unlinks it, which leaves this mapping valid.
         let map = unsafe { memmap2::Mmap::map(&file) }.ok()?;
-        let body = map.strip_prefix(MAGIC.as_slice())?;
-        (body.len() % RECORD == 0).then_some(FrameTable { bytes: TableBytes::Mapped(map) })
+        let ok = map.starts_with(MAGIC) && map.len() >= HEADER && (map.len() - HEADER).is_multiple_of(RECORD);
+        ok.then_some(FrameTable { bytes: TableBytes::Mapped(map) })
     }
 
     /// Rebuilds the table of a segment written without one, by decompressing each of
@@ -115,11 +121,11 @@ impl FrameTable {
             entries.extend(keys.into_iter().map(|h| (h, at)));
             offset += len;
         }
-        Ok(FrameTable { bytes: TableBytes::Built(FrameTable::encode(entries)) })
+        Ok(FrameTable { bytes: TableBytes::Built(FrameTable::encode(entries, 0)) })
     }
 
     fn record(&self, i: usize) -> (u64, FrameAt) {
-        let at = MAGIC.len() + i * RECORD;
+        let at = HEADER + i * RECORD;
         let r = &self.bytes[at..at + RECORD];
         let u64_at = |at: usize| u64::from_le_bytes(r[at..at + 8].try_into().unwrap_or_default());
         let len = u32::from_le_bytes(r[16..20].try_into().unwrap_or_default());
@@ -127,7 +133,13 @@ impl FrameTable {
     }
 
     fn len(&self) -> usize {
-        (self.bytes.len() - MAGIC.len()) / RECORD
+        (self.bytes.len() - HEADER) / RECORD
+    }
+
+    /// The redaction fingerprint every line of the segment was redacted with; 0 when
+    /// that is not known (a segment from before, an import, a test's raw write).
+    pub fn redacted_with(&self) -> u64 {
+        u64::from_le_bytes(self.bytes[MAGIC.len()..HEADER].try_into().unwrap_or_default())
     }
 
     /// The frames holding lines of the session hashed `h`, in segment order.
@@ -152,7 +164,7 @@ mod tests {
     #[test]
     fn a_table_round_trips_and_finds_every_frame_of_a_session() {
         let f = |offset, len| FrameAt { offset, len };
-        let bytes = FrameTable::encode(vec![(7, f(300, 10)), (3, f(0, 100)), (7, f(100, 200)), (9, f(100, 200)), (7, f(100, 200))]);
+        let bytes = FrameTable::encode(vec![(7, f(300, 10)), (3, f(0, 100)), (7, f(100, 200)), (9, f(100, 200)), (7, f(100, 200))], 42);
         let tmp = tempfile::tempdir().expect("tmp");
         let path = tmp.path().join("00000001.frames");
         std::fs::write(&path, &bytes).expect("write");
@@ -161,7 +173,8 @@ mod tests {
         assert_eq!(table.frames_of(3), [f(0, 100)]);
         assert!(table.frames_of(8).is_empty());
         assert!(table.frames_of(u64::MAX).is_empty());
-        std::fs::write(&path, b"DEJAFRM1 torn").expect("write");
+        assert_eq!(table.redacted_with(), 42);
+        std::fs::write(&path, b"DEJAFRM2 torn header and records").expect("write");
         assert!(FrameTable::read(&path).is_none(), "a torn table is not trusted");
         assert_eq!(table_path(Path::new("/a/00000012.ndjson.zst")), Path::new("/a/00000012.frames"));
     }

@@ -10,8 +10,9 @@
 //!   written to a temporary name, fsynced, and renamed into place before the index run
 //!   commits, so the archive is never behind the index and a segment is never partial.
 //! - `<n>.frames` — the segment's frame table: which frames hold which session's lines
-//!   ([`frames`]). It is how a search reads a turn's text, which the index does not
-//!   keep ([`lookup`]).
+//!   ([`frames`]), and which redaction rules every line was redacted with when an index
+//!   run wrote them (a search shows those lines without scanning them again). It is how
+//!   a search reads a turn's text, which the index does not keep ([`lookup`]).
 //! - `seeded` — present once an index built before the archive existed was copied in.
 //!
 //! A line is either a [`TurnDoc`] — one turn with the stable id
@@ -297,11 +298,11 @@ impl Archive {
         files.filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.len()).sum()
     }
 
-    /// True when a segment has no frame table: written before segments were framed,
-    /// so reading one session from it would decompress all of it. [`Archive::rewrite`]
-    /// writes it again framed.
+    /// True when a segment has no frame table this version reads (written before
+    /// segments were framed, or its table lost or torn), so reading one session from it
+    /// would decompress all of it. [`Archive::rewrite`] writes it again framed.
     pub fn has_unframed_segments(&self) -> Result<bool, ArchiveError> {
-        Ok(self.segments()?.iter().any(|(_, p)| !frames::table_path(p).exists()))
+        Ok(self.segments()?.iter().any(|(_, p)| FrameTable::read(&frames::table_path(p)).is_none()))
     }
 
     /// Starts a segment; nothing reaches the disk until the first line.
@@ -315,6 +316,7 @@ impl Archive {
             frame_last: None,
             written: 0,
             table: Vec::new(),
+            redacted_with: 0,
             lines: 0,
         }
     }
@@ -450,6 +452,12 @@ impl Archive {
             }
         }
         let mut writer = self.writer();
+        // The folded lines keep the mark only if every segment they come from had it.
+        let marks: HashSet<u64> =
+            segments.iter().map(|(_, p)| FrameTable::read(&frames::table_path(p)).map_or(0, |t| t.redacted_with())).collect();
+        if let (1, Some(&mark)) = (marks.len(), marks.iter().next()) {
+            writer.redacted_with(mark);
+        }
         let mut report = RewriteReport { problems, ..RewriteReport::default() };
         let mut pos = 0u64;
         let mut failed: Option<ArchiveError> = None;
@@ -574,6 +582,8 @@ pub struct SegmentWriter {
     /// Bytes written to the file so far: where the next frame starts.
     written: u64,
     table: Vec<(u64, FrameAt)>,
+    /// The redaction every line written was done with (0: not known).
+    redacted_with: u64,
     lines: u64,
 }
 
@@ -670,6 +680,13 @@ impl SegmentWriter {
         self.raw_lines(meta, &lines, turns.len() as u64)
     }
 
+    /// Declares that every line this segment gets was redacted by the rules with this
+    /// [fingerprint](crate::redact::fingerprint), so a reader with the same rules may
+    /// show its text as it is. Only a writer that redacted what it writes says so.
+    pub fn redacted_with(&mut self, fingerprint: u64) {
+        self.redacted_with = fingerprint;
+    }
+
     /// Lines written so far.
     pub fn lines(&self) -> u64 {
         self.lines
@@ -688,7 +705,7 @@ impl SegmentWriter {
         let path = dir.join(format!("{next:08}.ndjson.zst"));
         let table = frames::table_path(&path);
         let mut table_tmp = tempfile::Builder::new().prefix(".frames-").suffix(".tmp").tempfile_in(&dir).map_err(io_err(&dir))?;
-        table_tmp.write_all(&FrameTable::encode(std::mem::take(&mut self.table))).map_err(io_err(&dir))?;
+        table_tmp.write_all(&FrameTable::encode(std::mem::take(&mut self.table), self.redacted_with)).map_err(io_err(&dir))?;
         table_tmp.as_file().sync_all().map_err(io_err(&dir))?;
         table_tmp.persist(&table).map_err(|e| io_err(&table)(e.error))?;
         tmp.persist_noclobber(&path).map_err(|e| io_err(&path)(e.error))?;

@@ -578,7 +578,12 @@ pub fn run_index(
         norm: &norm,
         manifest,
         report,
-        archive: archive.writer(),
+        // Every line this run archives was normalized, so redacted, by this binary.
+        archive: {
+            let mut w = archive.writer();
+            w.redacted_with(crate::redact::fingerprint());
+            w
+        },
         tombstones: &tombstones,
         exclusions,
         seen: HashSet::new(),

@@ -88,6 +88,24 @@ fn prefix_literals(pattern: &str) -> Option<Vec<Vec<u8>>> {
     (!out.is_empty() && out.len() <= 64).then_some(out)
 }
 
+/// Identifies the redaction this binary does: a hash of the source of this module, the
+/// rule table and the normalizer (which decides what of a turn is redacted before it is
+/// written), so any change to a rule, a check, the engine or what is redacted gives
+/// another value.
+/// The archive marks the segments an index run wrote with it ([`crate::archive`]): text
+/// redacted by these very rules need not be redacted again on the way out.
+pub fn fingerprint() -> u64 {
+    static FINGERPRINT: LazyLock<u64> = LazyLock::new(|| {
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        h.update(include_str!("mod.rs").as_bytes());
+        h.update(include_str!("rules.rs").as_bytes());
+        h.update(include_str!("../normalize.rs").as_bytes());
+        // Never 0, which a segment table uses for "not known to be redacted".
+        h.digest().max(1)
+    });
+    *FINGERPRINT
+}
+
 /// Whether this process redacts enough text to build the literal scan for speed.
 static THROUGHPUT: AtomicBool = AtomicBool::new(false);
 
