@@ -230,30 +230,12 @@ fn read_frame(file: &std::fs::File, at: FrameAt, decompressor: &mut Option<zstd:
 mod tests {
     use super::*;
     use crate::index::SessionMeta;
-    use crate::model::{Role, Timestamp};
 
     fn meta(id: &str) -> SessionMeta {
-        SessionMeta {
-            harness: "claude".into(),
-            id: id.into(),
-            title: None,
-            project: None,
-            path: "/src/a.jsonl".into(),
-            started: None,
-            updated: Some(Timestamp(1_000)),
-            parent: None,
-            kind: None,
-            agent: None,
-            machine: None,
-            turns: 0,
-        }
+        crate::archive::tests::meta(id, "a title")
     }
 
-    fn turn(seq: u32, text: &str) -> Turn {
-        let mut t = Turn::new(Role::User, text);
-        t.seq = seq;
-        t
-    }
+    use crate::archive::tests::turn;
 
     #[test]
     fn a_session_is_read_from_its_frames_and_folded_like_the_whole_archive() {

@@ -318,6 +318,7 @@ impl Archive {
             table: Vec::new(),
             redacted_with: 0,
             lines: 0,
+            line: Vec::new(),
         }
     }
 
@@ -554,17 +555,19 @@ fn sync_dir(dir: &Path) -> std::io::Result<()> {
 /// The lines [`SegmentWriter::session`] writes for a whole session (a reset, then every
 /// turn), serialized ahead, off the writer's thread; with their count.
 pub fn session_lines(meta: &SessionMeta, turns: &[Turn]) -> (Vec<u8>, u64) {
-    fn push(out: &mut Vec<u8>, value: &impl Serialize) {
-        // Serializing these plain structs into memory cannot fail.
-        let _ = serde_json::to_writer(&mut *out, value);
-        out.push(b'\n');
-    }
     let mut out = Vec::with_capacity(256 * (turns.len() + 1));
-    push(&mut out, &Reset { reset: meta.key() });
+    push_line(&mut out, &Reset { reset: meta.key() });
     for t in turns {
-        push(&mut out, &TurnDoc::new(meta, t));
+        push_line(&mut out, &TurnDoc::new(meta, t));
     }
     (out, turns.len() as u64 + 1)
+}
+
+/// Appends `value` as one NDJSON line.
+fn push_line(out: &mut Vec<u8>, value: &impl Serialize) {
+    // Serializing these plain structs into memory cannot fail.
+    let _ = serde_json::to_writer(&mut *out, value);
+    out.push(b'\n');
 }
 
 /// Writes one new segment: lines gather into frames of about [`FRAME_BYTES`], each
@@ -585,6 +588,8 @@ pub struct SegmentWriter {
     /// The redaction every line written was done with (0: not known).
     redacted_with: u64,
     lines: u64,
+    /// [`Self::raw_line`]'s buffer.
+    line: Vec<u8>,
 }
 
 impl SegmentWriter {
@@ -646,12 +651,17 @@ impl SegmentWriter {
         Ok(())
     }
 
-    /// One line of `session` (a key) as read from another segment, when rewriting.
+    /// One line of `session` (a key) as read from another segment, when rewriting:
+    /// copied with its newline into a buffer kept across lines (a rewrite copies
+    /// millions).
     fn raw_line(&mut self, session: &str, bytes: &[u8]) -> Result<(), ArchiveError> {
-        let mut line = Vec::with_capacity(bytes.len() + 1);
+        let mut line = std::mem::take(&mut self.line);
+        line.clear();
         line.extend_from_slice(bytes);
         line.push(b'\n');
-        self.append(hash(session), &line)?;
+        let appended = self.append(hash(session), &line);
+        self.line = line;
+        appended?;
         self.lines += 1;
         Ok(())
     }
@@ -673,9 +683,7 @@ impl SegmentWriter {
     pub fn turns(&mut self, meta: &SessionMeta, turns: &[Turn]) -> Result<(), ArchiveError> {
         let mut lines = Vec::new();
         for t in turns {
-            serde_json::to_writer(&mut lines, &TurnDoc::new(meta, t))
-                .map_err(|e| ArchiveError::Io { path: self.dir.clone(), source: e.into() })?;
-            lines.push(b'\n');
+            push_line(&mut lines, &TurnDoc::new(meta, t));
         }
         self.raw_lines(meta, &lines, turns.len() as u64)
     }
@@ -757,7 +765,7 @@ mod tests {
     use super::*;
     use crate::model::Role;
 
-    fn meta(id: &str, title: &str) -> SessionMeta {
+    pub(super) fn meta(id: &str, title: &str) -> SessionMeta {
         SessionMeta {
             harness: "claude".into(),
             id: id.into(),
@@ -774,7 +782,7 @@ mod tests {
         }
     }
 
-    fn turn(seq: u32, text: &str) -> Turn {
+    pub(super) fn turn(seq: u32, text: &str) -> Turn {
         let mut t = Turn::new(Role::User, text);
         t.seq = seq;
         t
