@@ -960,7 +960,7 @@ fn session_documents(f: &Fields, s: &Session, meta: &SessionMeta, source_key: &s
     for turn in &s.turns {
         docs.push(turn_doc(f, &sid, sid_hash, &s.harness, source_key, turn, fallback_time));
     }
-    let meta_json = serde_json::to_string(meta).unwrap_or_default();
+    let meta_json = meta.stored_json();
     let mut d = doc!(
         f.kind => KIND_SESSION,
         f.sid => sid.as_str(),

@@ -215,10 +215,38 @@ impl SessionMeta {
     }
 
     /// The metadata stored as JSON on a session document, redacted: an index built
-    /// before a kind of secret was known must not show it now.
+    /// before a kind of secret was known must not show it now. Metadata an index run
+    /// marked as redacted by this very binary's rules ([`SessionMeta::stored_json`]) is
+    /// taken as written, which spares a one-off search building the redaction engine.
     pub(crate) fn from_stored(json: &str) -> Option<SessionMeta> {
-        serde_json::from_str(json).ok().map(crate::redact::redacted)
+        let stored: StoredMeta = serde_json::from_str(json).ok()?;
+        Some(if stored.redacted_with == Some(crate::redact::fingerprint()) { stored.meta } else { crate::redact::redacted(stored.meta) })
     }
+
+    /// The JSON stored on the session document: this metadata redacted by this
+    /// binary's rules, marked with their [`crate::redact::fingerprint`].
+    pub(crate) fn stored_json(&self) -> String {
+        let meta = crate::redact::redacted(self.clone());
+        serde_json::to_string(&StoredMetaRef { meta: &meta, redacted_with: Some(crate::redact::fingerprint()) }).unwrap_or_default()
+    }
+}
+
+/// A session document's stored metadata as read: the mark is absent from what indexes
+/// before it wrote, and ignored by the deja versions before it (serde skips the key).
+#[derive(Deserialize)]
+struct StoredMeta {
+    #[serde(flatten)]
+    meta: SessionMeta,
+    #[serde(default)]
+    redacted_with: Option<u64>,
+}
+
+/// [`StoredMeta`] as written.
+#[derive(Serialize)]
+struct StoredMetaRef<'a> {
+    #[serde(flatten)]
+    meta: &'a SessionMeta,
+    redacted_with: Option<u64>,
 }
 
 /// The stored extras of a turn document.

@@ -228,3 +228,39 @@ fn an_index_holding_secrets_shows_none_of_them() {
     let r = recall(&view, "zebrafish", &scope, 5).expect("recall");
     assert_clean("recall framed", &frame(&render::recall(&r, "zebrafish"), 0, 8192));
 }
+
+#[test]
+fn session_metadata_is_trusted_only_when_this_binarys_rules_marked_it() {
+    let s = leaky_session();
+    let meta = SessionMeta {
+        harness: s.harness.clone(),
+        id: s.id.clone(),
+        title: s.title.clone(),
+        project: Some(format!("/src/{STRIPE}")),
+        path: "/logs/a.jsonl".into(),
+        started: s.started,
+        updated: s.updated,
+        parent: None,
+        kind: None,
+        agent: None,
+        machine: None,
+        turns: 5,
+    };
+    // What an index run stores is redacted before it is marked, whatever it was given.
+    let stored = meta.stored_json();
+    assert_clean("stored metadata", &stored);
+    let read = SessionMeta::from_stored(&stored).expect("parsed");
+    assert_eq!(read.title.as_deref(), Some("zebrafish deploy with [redacted:stripe_key]"));
+    assert_eq!((read.id.as_str(), read.turns), (s.id.as_str(), 5));
+
+    // Marked by other rules, or not at all: redacted on the way out.
+    let plain = serde_json::to_string(&meta).expect("json");
+    let foreign = format!("{},\"redacted_with\":{}}}", plain.trim_end_matches('}'), crate::redact::fingerprint() ^ 1);
+    for json in [plain, foreign] {
+        let read = SessionMeta::from_stored(&json).expect("parsed");
+        assert_clean("metadata read back", &serde_json::to_string(&read).expect("json"));
+        assert!(read.title.as_deref().is_some_and(|t| t.starts_with("zebrafish deploy with [redacted:")), "{read:?}");
+    }
+    // The mark is not part of the metadata a caller sees.
+    assert!(!serde_json::to_string(&read).expect("json").contains("redacted_with"));
+}
