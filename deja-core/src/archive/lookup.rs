@@ -5,8 +5,10 @@
 //! A session is found through each segment's frame table ([`super::frames`]): the
 //! frames holding its lines are decompressed and its lines folded in order, the same
 //! fold [`Archive::load`] does over the whole archive (last copy wins, a reset forgets
-//! what came before). Folded sessions are cached, so the five turns of a search hit cost
-//! one fold.
+//! what came before). The fold keeps each turn's last line unparsed, found by the turn
+//! number its id ends in; a line is parsed when its turn is asked for, so a search hit
+//! that shows five turns of a long session parses five lines, not the session. Folded
+//! sessions are cached, so the five turns of a hit cost one fold.
 //!
 //! The segment list is read again when it is older than [`RELIST_AFTER`] or a turn the
 //! index names is missing (a refresh appended a segment since, or a compaction replaced
@@ -19,7 +21,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::frames::{table_path, FrameAt, FrameTable};
-use super::{hash, Archive, TurnDoc};
+use super::{hash, Archive};
 use crate::model::Turn;
 
 /// How long a listing of the segments is trusted before it is read again.
@@ -38,6 +40,26 @@ pub struct ArchivedTurn {
 /// One session's turns by sequence number, as the archive holds them now.
 pub type SessionTurns = HashMap<u32, ArchivedTurn>;
 
+/// One session's lines as the archive holds them now, unparsed: the last line of each
+/// turn (the bytes of lines a later copy replaced stay in `bytes`, unreferenced).
+#[derive(Default)]
+struct FoldedLines {
+    bytes: Vec<u8>,
+    /// Turn number → the line's range in `bytes`, and whether its segment was marked
+    /// as redacted by this binary's rules.
+    lines: HashMap<u32, (std::ops::Range<usize>, bool)>,
+}
+
+impl FoldedLines {
+    fn turn(&self, seq: u32) -> Option<ArchivedTurn> {
+        let (range, redacted) = self.lines.get(&seq)?;
+        // The line is a whole `TurnDoc`; its turn's fields are read and the id and the
+        // session's fields beside them skipped.
+        let turn: Turn = serde_json::from_slice(self.bytes.get(range.clone())?).ok()?;
+        Some(ArchivedTurn { turn, redacted: *redacted })
+    }
+}
+
 struct Segment {
     path: PathBuf,
     table: Arc<FrameTable>,
@@ -50,7 +72,7 @@ struct State {
     /// Tables by segment number and size (a number is reused only after the archive
     /// was emptied, with another size almost surely).
     tables: HashMap<(u64, u64), Arc<FrameTable>>,
-    sessions: HashMap<String, Arc<SessionTurns>>,
+    sessions: HashMap<String, Arc<FoldedLines>>,
     /// One decompression context for every frame read (creating one costs more than
     /// decompressing a small frame).
     decompressor: Option<zstd::bulk::Decompressor<'static>>,
@@ -89,19 +111,25 @@ impl ArchiveReader {
     }
 
     fn archived_turn(&self, key: &str, seq: u32) -> Option<ArchivedTurn> {
-        let found = self.session(key).get(&seq).cloned();
-        if found.is_some() {
-            return found;
+        let folded = self.folded(key);
+        if folded.lines.contains_key(&seq) {
+            return folded.turn(seq);
         }
         // The index may be newer than this reader's listing: look again once.
         if self.relist(true) {
-            return self.session(key).get(&seq).cloned();
+            return self.folded(key).turn(seq);
         }
         None
     }
 
     /// Every turn of the session `key` the archive holds.
-    pub fn session(&self, key: &str) -> Arc<SessionTurns> {
+    pub fn session(&self, key: &str) -> SessionTurns {
+        let folded = self.folded(key);
+        folded.lines.keys().filter_map(|seq| Some((*seq, folded.turn(*seq)?))).collect()
+    }
+
+    /// The session `key`'s lines, folded now or earlier.
+    fn folded(&self, key: &str) -> Arc<FoldedLines> {
         self.relist(false);
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(s) = state.sessions.get(key) {
@@ -164,9 +192,9 @@ impl ArchiveReader {
 /// The session `key` folded over every frame that holds its lines, oldest first. A
 /// frame that cannot be read (damaged, or its segment compacted away meanwhile) is
 /// skipped: its turns read as missing, never as someone else's.
-fn fold(segments: &[Segment], decompressor: &mut Option<zstd::bulk::Decompressor<'static>>, key: &str) -> SessionTurns {
+fn fold(segments: &[Segment], decompressor: &mut Option<zstd::bulk::Decompressor<'static>>, key: &str) -> FoldedLines {
     let h = hash(key);
-    let mut turns = SessionTurns::new();
+    let mut folded = FoldedLines::default();
     // The session's lines are found by what they start with, not by parsing every line
     // of the frame: a frame holds several sessions. A turn line starts with its id (the
     // first field deja writes), a reset with its key.
@@ -190,21 +218,33 @@ fn fold(segments: &[Segment], decompressor: &mut Option<zstd::bulk::Decompressor
             starts.sort_unstable();
             for (start, is_turn) in starts {
                 if !is_turn {
-                    turns.clear();
+                    folded.lines.clear();
+                    folded.bytes.clear();
                     continue;
                 }
                 let end = memchr::memchr(b'\n', &lines[start..]).map_or(lines.len(), |n| start + n);
-                // A session whose id extends this one's with a colon shares the prefix.
-                match serde_json::from_slice::<TurnDoc>(&lines[start..end]) {
-                    Ok(doc) if doc.session_key() == key => {
-                        turns.insert(doc.turn.seq, ArchivedTurn { turn: doc.turn, redacted });
-                    }
-                    _ => {}
-                }
+                let line = &lines[start..end];
+                // The id ends in the turn number and its closing quote; a session whose
+                // id extends this one's with a colon shares the prefix, and has another
+                // colon where the quote should be.
+                let Some(seq) = seq_after(&line[turn_start.len()..]) else { continue };
+                let at = folded.bytes.len();
+                folded.bytes.extend_from_slice(line);
+                folded.lines.insert(seq, (at..folded.bytes.len(), redacted));
             }
         }
     }
-    turns
+    folded
+}
+
+/// The turn number that opens `rest` (what follows a turn id's session key and colon)
+/// when the id's closing quote follows it.
+fn seq_after(rest: &[u8]) -> Option<u32> {
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    if digits == 0 || rest.get(digits) != Some(&b'"') {
+        return None;
+    }
+    std::str::from_utf8(&rest[..digits]).ok()?.parse().ok()
 }
 
 /// Frames deja writes record their size; one that does not (or claims more than a
@@ -277,6 +317,18 @@ mod tests {
         let reader = ArchiveReader::new(&archive.dir);
         assert_eq!(reader.session("claude:s5").len(), 1);
         assert_eq!(reader.turn("claude:s59", 19).map(|t| t.seq), Some(19));
+    }
+
+    #[test]
+    fn a_turn_number_ends_at_the_ids_closing_quote() {
+        assert_eq!(seq_after(b"12\",\"harness\""), Some(12));
+        assert_eq!(seq_after(b"0\""), Some(0));
+        // Another session's id, extending this one's with a colon.
+        assert_eq!(seq_after(b"7:3\""), None);
+        assert_eq!(seq_after(b"x\""), None);
+        assert_eq!(seq_after(b"\""), None);
+        assert_eq!(seq_after(b"99999999999\""), None, "past u32");
+        assert_eq!(seq_after(b"12"), None, "cut off");
     }
 
     #[test]
