@@ -1225,7 +1225,8 @@ fn stable_key(sid_hashes: &[Option<Column<u64>>], seqs: &[Option<Column<u64>>], 
 /// When the one left out scores less than the last kept, the kept set is exactly the
 /// best `collect`, whatever the segment layout, and only needs sorting. When the two
 /// are equal, which of the tied documents made the cut depends on where they lie in
-/// the index, so the search runs again with the stable key inside the collector.
+/// the index: every document scoring at least that much is gathered again, still
+/// pruned, and the cut is made by the stable key among them ([`at_least`]).
 fn top_turns(
     searcher: &Searcher,
     query: &dyn Query,
@@ -1236,21 +1237,32 @@ fn top_turns(
     let mut top = searcher.search(query, &TopDocs::with_limit(collect + 1).order_by_score())?;
     let capped = top.len() > collect;
     if capped && top[collect].0 == top[collect - 1].0 {
-        let keyed = TopDocs::with_limit(collect).tweak_score(|reader: &tantivy::SegmentReader| {
-            let h = reader.fast_fields().u64("sid_hash").ok();
-            let seq = reader.fast_fields().u64("seq").ok();
-            move |doc: tantivy::DocId, score: Score| {
-                let h = h.as_ref().and_then(|c| c.first(doc)).unwrap_or(0);
-                let seq = seq.as_ref().and_then(|c| c.first(doc)).unwrap_or(u64::MAX);
-                (score, h, seq)
-            }
-        });
-        top = searcher.search(query, &keyed)?.into_iter().map(|((score, _, _), addr)| (score, addr)).collect();
-    } else {
-        top.truncate(collect);
+        top = at_least(searcher, query, top[collect].0)?;
     }
-    top.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| stable_key(sid_hashes, seqs, b.1).cmp(&stable_key(sid_hashes, seqs, a.1))));
-    Ok((top, capped))
+    let mut keyed: Vec<(Score, (u64, u64), DocAddress)> =
+        top.into_iter().map(|(score, addr)| (score, stable_key(sid_hashes, seqs, addr), addr)).collect();
+    keyed.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| b.1.cmp(&a.1)));
+    keyed.truncate(collect);
+    Ok((keyed.into_iter().map(|(score, _, addr)| (score, addr)).collect(), capped))
+}
+
+/// Every live document scoring `floor` or more (less a rounding's worth: a score summed
+/// in another order can differ in its last bit), found with block-max pruning at that
+/// threshold, so only the blocks that can reach it are scored.
+fn at_least(searcher: &Searcher, query: &dyn Query, floor: Score) -> tantivy::Result<Vec<(Score, DocAddress)>> {
+    let weight = query.weight(tantivy::query::EnableScoring::enabled_from_searcher(searcher))?;
+    let threshold = if floor > 0.0 { floor * (1.0 - 1e-5) } else { Score::MIN };
+    let mut out = Vec::new();
+    for (ord, reader) in searcher.segment_readers().iter().enumerate() {
+        let alive = reader.alive_bitset();
+        weight.for_each_pruning(threshold, reader, &mut |doc, score| {
+            if alive.is_none_or(|a| a.is_alive(doc)) {
+                out.push((score, DocAddress::new(ord as u32, doc)));
+            }
+            threshold
+        })?;
+    }
+    Ok(out)
 }
 
 fn project_matches(meta: &SessionMeta, want: Option<&str>) -> bool {
