@@ -298,7 +298,12 @@ const WRITER_THREADS: usize = 2;
 /// `DEJA_INDEX_THREADS` overrides [`WRITER_THREADS`] (1 to this many): a bigger machine
 /// can use more, and tests index one history with different segment layouts.
 const MAX_WRITER_THREADS: usize = 8;
-const WRITER_BUDGET_BYTES: usize = 192 << 20;
+/// 128 MB rather than 192: a build's peak memory is what the rest of the run holds plus
+/// about this much, and the rest grows with the number of sources (the manifest, the
+/// jobs). On the 5 GB benchmark corpus (116k sources) 192 MB peaked at 476 MB, 128 MB
+/// at 342 MB, with no slower build (more, smaller segments: 40 instead of 26 there,
+/// 9 instead of 6–8 at 1 GB; `docs/benchmarks.md`).
+const WRITER_BUDGET_BYTES: usize = 128 << 20;
 
 /// How segments are merged (see [`SMALL_SEGMENT_DOCS`]).
 ///
