@@ -52,9 +52,12 @@ enum Command {
     /// Search past sessions (also: `deja QUERY…`).
     #[command(
         long_about = "Search past sessions. Bare words must all occur in one turn; \"quoted phrases\" must occur \
-                      contiguously. Tiers are tried in order and reported: exact, then fuzzy (typos: edit distance \
-                      1 for 4–7 letter words, 2 for longer), then relevance (sessions matching most of the words, \
-                      naming the words dropped). The index is refreshed first when sources changed.",
+                      contiguously. Tiers are tried in order and reported: exact, then stemmed (other forms of a \
+                      word: `refreshing` finds `refresh`), then fuzzy (typos: edit distance 1 for 4–7 letter words, 2 \
+                      for longer), then relevance (sessions matching most of the words, naming the words that carried \
+                      the match and those dropped). A question in plain language (\"what did we decide about the pool \
+                      size?\") need not match its question words and stopwords; the answer names them as not needed. \
+                      The index is refreshed first when sources changed.",
         after_help = "Exit status: 0 something matched · 1 nothing matched, or an error · 2 a usage error \
                             (an unknown flag value, an empty or relative HOME) · 75 the index is still being built \
                             for the first time by another deja (the message says how far); search again shortly."
