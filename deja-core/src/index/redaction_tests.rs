@@ -89,6 +89,24 @@ fn assert_clean(what: &str, text: &str) {
     }
 }
 
+/// `s`'s metadata as its session document stores it, nothing redacted.
+fn meta_of(s: &Session, source: &str) -> SessionMeta {
+    SessionMeta {
+        harness: s.harness.clone(),
+        id: s.id.clone(),
+        title: s.title.clone(),
+        project: s.project.clone(),
+        path: source.into(),
+        started: s.started,
+        updated: s.updated,
+        parent: None,
+        kind: None,
+        agent: None,
+        machine: None,
+        turns: s.turns.len() as u32,
+    }
+}
+
 /// Writes `s` as the indexer lays out its documents, without redacting anything.
 fn write_unredacted(paths: &IndexPaths, s: &Session) {
     std::fs::create_dir_all(paths.tantivy()).expect("index dir");
@@ -127,20 +145,7 @@ fn write_unredacted(paths: &IndexPaths, s: &Session) {
     for d in work_documents(&f, s, source, &[], 0) {
         writer.add_document(d).expect("record doc");
     }
-    let meta = SessionMeta {
-        harness: s.harness.clone(),
-        id: s.id.clone(),
-        title: s.title.clone(),
-        project: s.project.clone(),
-        path: source.into(),
-        started: s.started,
-        updated: s.updated,
-        parent: None,
-        kind: None,
-        agent: None,
-        machine: None,
-        turns: s.turns.len() as u32,
-    };
+    let meta = meta_of(s, source);
     let mut d = doc!(
         f.kind => KIND_SESSION,
         f.sid => sid.as_str(),
@@ -232,20 +237,7 @@ fn an_index_holding_secrets_shows_none_of_them() {
 #[test]
 fn session_metadata_is_trusted_only_when_this_binarys_rules_marked_it() {
     let s = leaky_session();
-    let meta = SessionMeta {
-        harness: s.harness.clone(),
-        id: s.id.clone(),
-        title: s.title.clone(),
-        project: Some(format!("/src/{STRIPE}")),
-        path: "/logs/a.jsonl".into(),
-        started: s.started,
-        updated: s.updated,
-        parent: None,
-        kind: None,
-        agent: None,
-        machine: None,
-        turns: 5,
-    };
+    let meta = SessionMeta { project: Some(format!("/src/{STRIPE}")), ..meta_of(&s, "/logs/a.jsonl") };
     // What an index run stores is redacted before it is marked, whatever it was given.
     let stored = meta.stored_json();
     assert_clean("stored metadata", &stored);
