@@ -390,19 +390,24 @@ impl IndexView {
     }
 
     /// A search hit's turn, read without its stored document where the archive holds
-    /// the text: its number from the `seq` column, the turn itself from the archive
-    /// (one frame serves every turn of the session), redacted on the way out unless
-    /// these rules redacted it when it was archived ([`crate::archive::ArchiveReader::shown_turn`]).
-    /// An index that stores text reads it through [`Self::turn_from_doc`].
-    pub(crate) fn hit_turn(&self, searcher: &Searcher, addr: tantivy::DocAddress, session_key: &str) -> Result<Turn, IndexError> {
+    /// the text: the turn itself from the archive by its number (`seq`, from the
+    /// column the caller already has open; one frame serves every turn of the
+    /// session), redacted on the way out unless these rules redacted it when it was
+    /// archived ([`crate::archive::ArchiveReader::shown_turn`]). A turn without a time of
+    /// its own gets `indexed_time`, the time it was indexed at (its session's). An index
+    /// that stores text reads it through [`Self::turn_from_doc`].
+    pub(crate) fn hit_turn(
+        &self,
+        searcher: &Searcher,
+        addr: tantivy::DocAddress,
+        session_key: &str,
+        seq: Option<u64>,
+        indexed_time: Option<i64>,
+    ) -> Result<Turn, IndexError> {
         if let (None, Some(archive)) = (self.fields.body, &self.archive) {
-            let columns = searcher.segment_reader(addr.segment_ord).fast_fields();
-            let seq = columns.u64("seq").ok().and_then(|c| c.first(addr.doc_id));
             if let Some(mut turn) = seq.and_then(|seq| archive.shown_turn(session_key, u32::try_from(seq).ok()?)) {
-                // A turn without a time of its own was indexed at its session's.
                 if turn.time.is_none() {
-                    let time = columns.i64("time").ok().and_then(|c| c.first(addr.doc_id));
-                    turn.time = time.filter(|t| *t != 0).map(Timestamp);
+                    turn.time = indexed_time.filter(|t| *t != 0).map(Timestamp);
                 }
                 return Ok(turn);
             }

@@ -931,7 +931,7 @@ impl IndexView {
         let mut order: Vec<u64> = Vec::new();
         for (score, addr) in &top {
             let seg = addr.segment_ord as usize;
-            let Some(h) = sid_hashes.get(seg).and_then(|c| c.as_ref()).and_then(|c| c.first(addr.doc_id)) else {
+            let Some(h) = value_at(&sid_hashes, *addr) else {
                 continue;
             };
             let agg = groups.entry(h).or_insert_with(|| {
@@ -1011,12 +1011,7 @@ impl IndexView {
                 },
                 None => None,
             };
-            let when = times
-                .get(addr.segment_ord as usize)
-                .and_then(|c| c.as_ref())
-                .and_then(|c| c.first(addr.doc_id))
-                .filter(|t| *t != 0)
-                .map(Timestamp);
+            let when = value_at(&times, addr).filter(|t| *t != 0).map(Timestamp);
             let age_days = when.map_or(365.0, |u| ((newest - u.0) as f32 / 86_400_000.0).max(0.0));
             let mut prior = 1.0 + RECENCY_WEIGHT * (-age_days / 90.0).exp();
             if !periods.is_empty() {
@@ -1056,7 +1051,7 @@ impl IndexView {
             let mut turns = Vec::new();
             let key = meta.key();
             for (_, addr) in agg.turns.iter().take(5) {
-                turns.push(self.hit_turn(searcher, *addr, &key)?);
+                turns.push(self.hit_turn(searcher, *addr, &key, value_at(&seqs, *addr), value_at(&times, *addr))?);
             }
             let snippets: Vec<String> =
                 turns.iter().take(3).filter_map(|t| snippet(&searchable_text(t), &query_parts, tier == Tier::Fuzzy)).collect();
@@ -1208,13 +1203,18 @@ fn sid_hash_of(meta: &SessionMeta) -> u64 {
     xxhash_rust::xxh3::xxh3_64(meta.key().as_bytes())
 }
 
+/// The value a document has in a fast-field column opened per segment (`None` where the
+/// segment lacks the column or the document a value).
+fn value_at<T: PartialOrd + Copy + std::fmt::Debug + Send + Sync + 'static>(columns: &[Option<Column<T>>], addr: DocAddress) -> Option<T> {
+    columns.get(addr.segment_ord as usize).and_then(|c| c.as_ref()).and_then(|c| c.first(addr.doc_id))
+}
+
 /// A document's place in the order of equal scores: its session's hash, then its turn
 /// number (a session document, which has none, last). Both are the same in any index
 /// of the same history, unlike the document's address, by which tantivy breaks ties.
 fn stable_key(sid_hashes: &[Option<Column<u64>>], seqs: &[Option<Column<u64>>], addr: DocAddress) -> (u64, u64) {
-    let seg = addr.segment_ord as usize;
-    let h = sid_hashes.get(seg).and_then(|c| c.as_ref()).and_then(|c| c.first(addr.doc_id)).unwrap_or(0);
-    let seq = seqs.get(seg).and_then(|c| c.as_ref()).and_then(|c| c.first(addr.doc_id)).unwrap_or(u64::MAX);
+    let h = value_at(sid_hashes, addr).unwrap_or(0);
+    let seq = value_at(seqs, addr).unwrap_or(u64::MAX);
     (h, seq)
 }
 
