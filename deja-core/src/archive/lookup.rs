@@ -38,7 +38,8 @@ pub struct ArchivedTurn {
 }
 
 /// One session's turns by sequence number, as the archive holds them now.
-pub type SessionTurns = HashMap<u32, ArchivedTurn>;
+#[cfg(test)]
+type SessionTurns = HashMap<u32, ArchivedTurn>;
 
 /// One session's lines as the archive holds them now, unparsed: the last line of each
 /// turn (the bytes of lines a later copy replaced stay in `bytes`, unreferenced).
@@ -122,8 +123,9 @@ impl ArchiveReader {
         None
     }
 
-    /// Every turn of the session `key` the archive holds.
-    pub fn session(&self, key: &str) -> SessionTurns {
+    /// Every turn of the session `key` the archive holds (the tests' view of a fold).
+    #[cfg(test)]
+    fn session(&self, key: &str) -> SessionTurns {
         let folded = self.folded(key);
         folded.lines.keys().filter_map(|seq| Some((*seq, folded.turn(*seq)?))).collect()
     }

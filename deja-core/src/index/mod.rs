@@ -224,7 +224,9 @@ impl SessionMeta {
     }
 
     /// The JSON stored on the session document: this metadata redacted by this
-    /// binary's rules, marked with their [`crate::redact::fingerprint`].
+    /// binary's rules, marked with their [`crate::redact::fingerprint`]. Redacted here,
+    /// whatever built it: a session restored from the archive or imported from another
+    /// machine brings its title and project as they were archived.
     pub(crate) fn stored_json(&self) -> String {
         let meta = crate::redact::redacted(self.clone());
         serde_json::to_string(&StoredMetaRef { meta: &meta, redacted_with: Some(crate::redact::fingerprint()) }).unwrap_or_default()

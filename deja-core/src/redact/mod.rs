@@ -92,8 +92,9 @@ fn prefix_literals(pattern: &str) -> Option<Vec<Vec<u8>>> {
 /// rule table and the normalizer (which decides what of a turn is redacted before it is
 /// written), so any change to a rule, a check, the engine or what is redacted gives
 /// another value.
-/// The archive marks the segments an index run wrote with it ([`crate::archive`]): text
-/// redacted by these very rules need not be redacted again on the way out.
+/// An index run marks what it wrote with it — its archive segments ([`crate::archive`])
+/// and the session metadata it stores ([`crate::index::SessionMeta`]): text redacted by
+/// these very rules need not be redacted again on the way out.
 pub fn fingerprint() -> u64 {
     static FINGERPRINT: LazyLock<u64> = LazyLock::new(|| {
         let mut h = xxhash_rust::xxh3::Xxh3::new();
@@ -112,8 +113,8 @@ static THROUGHPUT: AtomicBool = AtomicBool::new(false);
 /// Builds the literal scan as a DFA when it is first used: 2.3× faster over the
 /// benchmark corpus's turns (the contiguous NFA aho-corasick picks for this many
 /// case-insensitive literals walks slower for overlapping matches) but 1.4 ms to build
-/// instead of 0.7. Index runs and long-lived processes ask for it; a one-off search,
-/// which redacts a few turns on the way out, keeps the quicker build.
+/// instead of 0.7. Index runs ask for it (the watcher's too); a one-off search, which
+/// redacts a few turns on the way out, keeps the quicker build.
 pub fn prefer_throughput() {
     THROUGHPUT.store(true, Ordering::Relaxed);
 }
