@@ -82,19 +82,25 @@ const MAX_MENTIONED_PATHS: usize = 32;
 /// [`MAX_MENTIONED_PATHS`], first seen first. A word counts when it has a `/` or `\`
 /// with a name after it, or ends in a dotted extension that starts with a letter
 /// (`main.rs`, not `1.2.3`); URLs do not count.
+///
+/// Every tool output of a build passes through here, so words are found with a byte
+/// table, and only a word with a `/`, `\\` or `.` (which any path has) is looked at
+/// further.
 pub fn mentioned_paths(text: &str) -> Vec<String> {
-    let is_path_byte = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'/' | b'\\' | b'.' | b'_' | b'-' | b'~' | b'+' | b'@');
     let bytes = text.as_bytes();
     let mut out: Vec<String> = Vec::new();
     let mut i = 0;
     while i < bytes.len() && out.len() < MAX_MENTIONED_PATHS {
-        if !is_path_byte(bytes[i]) {
+        if PATH_BYTE[bytes[i] as usize] == 0 {
             i += 1;
             continue;
         }
         let start = i;
+        let mut marks = 0u8;
         loop {
-            if i < bytes.len() && is_path_byte(bytes[i]) {
+            let class = bytes.get(i).map_or(0, |&b| PATH_BYTE[b as usize]);
+            if class != 0 {
+                marks |= class;
                 i += 1;
             } else if i == start + 1 && bytes.get(i) == Some(&b':') && matches!(bytes.get(i + 1), Some(b'\\' | b'/')) {
                 // A drive letter: `C:\work\main.go`.
@@ -110,6 +116,9 @@ pub fn mentioned_paths(text: &str) -> Vec<String> {
             }
             continue;
         }
+        if marks & PATH_MARK == 0 {
+            continue;
+        }
         let word = text[start..i].trim_end_matches(['.', '-']);
         if looks_like_path(word) && !out.iter().any(|o| o == word) {
             out.push(word.to_string());
@@ -117,6 +126,28 @@ pub fn mentioned_paths(text: &str) -> Vec<String> {
     }
     out
 }
+
+/// [`PATH_BYTE`]'s class of a byte that can be in a path word, and of one that marks it
+/// as a candidate (a separator or a dot).
+const PATH_WORD: u8 = 1;
+const PATH_MARK: u8 = 2;
+
+/// Per byte: 0 outside a path word, else [`PATH_WORD`], with [`PATH_MARK`] for `/`,
+/// `\\` and `.`.
+static PATH_BYTE: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        if c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'~' | b'+' | b'@') {
+            table[b] = PATH_WORD;
+        } else if matches!(c, b'/' | b'\\' | b'.') {
+            table[b] = PATH_WORD | PATH_MARK;
+        }
+        b += 1;
+    }
+    table
+};
 
 fn looks_like_path(word: &str) -> bool {
     if word.len() < 3 || word.len() > 512 {
@@ -263,6 +294,8 @@ mod tests {
         // Not paths: versions, URLs, fractions, sentences ending in a period.
         let none = "bumped 1.2.3 to 1.2.4, see https://example.com/a/b.html and a/b or 1/2. Done.";
         assert_eq!(mentioned_paths(none), Vec::<String>::new());
+        // Words with no separator or dot are passed over whole, whatever else they hold.
+        assert_eq!(mentioned_paths("plain words-with_dashes+ok@x then ~/proj/Cargo.toml."), ["~/proj/Cargo.toml"]);
         let listing: String = (0..100).map(|i| format!("src/f{i}.rs\n")).collect();
         assert_eq!(mentioned_paths(&listing).len(), MAX_MENTIONED_PATHS);
     }
