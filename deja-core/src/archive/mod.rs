@@ -44,9 +44,11 @@ pub mod lookup;
 use frames::{FrameAt, FrameTable, FRAME_BYTES, FRAME_MIN_BYTES};
 pub use lookup::ArchiveReader;
 
-/// zstd level of a segment: level 3 compresses NDJSON about 8× at several hundred MB/s
-/// on one core, so archiving costs the writer thread little beside tokenizing.
-const ZSTD_LEVEL: i32 = 3;
+/// zstd level of a segment. On the realistic benchmark corpus's archive (64 KiB frames)
+/// level 1 compresses 3.85× at 278 MB/s on one core and level 3 4.0× at 201 MB/s: a
+/// cold build spent 6–7% of its CPU compressing at 3, and 1 saves a quarter of that
+/// for an archive 4% larger (`docs/benchmarks.md`).
+const ZSTD_LEVEL: i32 = 1;
 /// A line longer than this is not one deja wrote (a turn's text is capped at 64 KiB,
 /// escaped into JSON at most 6× that): it is skipped as corrupt rather than read.
 const MAX_LINE_BYTES: usize = 1 << 20;
