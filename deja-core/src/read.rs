@@ -5,7 +5,9 @@
 //! megabytes and lines that do not decode (counted and reported, never fatal); invalid
 //! UTF-8 inside a line is replaced with U+FFFD and the line kept (counted as repaired).
 //! zstd is detected by its magic bytes and decoded across all concatenated frames
-//! in-process; a truncated final frame keeps everything decoded before it.
+//! in-process; a truncated final frame keeps everything decoded before it. A reader
+//! that reads little of a bulky member of its records names it in a [`Prune`], and the
+//! member is checked as JSON but not built.
 //!
 //! Every decoder in the tree is bounded by one [`DecodeLimit`]: a source (or BLOB) may
 //! expand to at most [`MAX_DECODE_RATIO`] times its compressed size (but always to
@@ -224,14 +226,21 @@ pub fn decode_zstd_frames_limited(raw: &[u8], limit: &DecodeLimit) -> Result<(Ve
 /// When `base` is 0, `stats.prefix_hash` is set to the hash of the complete lines, which
 /// equals the file's prefix hash when `bytes` are the file's own (not decompressed) bytes.
 pub fn for_each_json_line(bytes: &[u8], base: u64, path: &Path, stats: &mut ParseStats, f: impl FnMut(u64, Value)) {
-    for_each_json_line_inner(bytes, base, path, stats, f);
+    for_each_json_line_pruned(bytes, base, path, stats, &[], f);
+}
+
+/// [`for_each_json_line`] for records some of whose top-level members the reader reads
+/// little of: each member `prune` names is built with only the members it keeps (see
+/// [`Prune`]).
+pub fn for_each_json_line_pruned(bytes: &[u8], base: u64, path: &Path, stats: &mut ParseStats, prune: &[Prune], f: impl FnMut(u64, Value)) {
+    for_each_json_line_inner(bytes, base, path, stats, prune, f);
     stats.prefix_hash = (base == 0).then(|| {
         let end = (stats.end_offset as usize).min(bytes.len());
         xxhash_rust::xxh3::xxh3_64(&bytes[..end])
     });
 }
 
-fn for_each_json_line_inner(bytes: &[u8], base: u64, path: &Path, stats: &mut ParseStats, mut f: impl FnMut(u64, Value)) {
+fn for_each_json_line_inner(bytes: &[u8], base: u64, path: &Path, stats: &mut ParseStats, prune: &[Prune], mut f: impl FnMut(u64, Value)) {
     let mut start = 0usize;
     let mut line_no = 0u64;
     stats.end_offset = base;
@@ -254,7 +263,8 @@ fn for_each_json_line_inner(bytes: &[u8], base: u64, path: &Path, stats: &mut Pa
             continue;
         }
         stats.records += 1;
-        match parse_json_lossy(line) {
+        let parsed = if prune.is_empty() { parse_json_lossy(line) } else { parse_json_lossy_pruned(line, prune) };
+        match parsed {
             Ok((v, repaired)) => {
                 stats.end_offset = base + next as u64;
                 if repaired {
@@ -291,6 +301,161 @@ pub fn parse_json_lossy(line: &[u8]) -> Result<(Value, bool), serde_json::Error>
             Ok(v) => Ok((v, true)),
             Err(_) => Err(e),
         },
+    }
+}
+
+/// A top-level member of a JSON record that a reader reads little of. The record's
+/// value for `key`, when an object, is built with only the members named in `keep`;
+/// anything else there (another member, or a value that is not an object) is checked
+/// as JSON and passed over, never built. Claude Code's `toolUseResult`, for one, repeats
+/// a tool's whole output (a read file, the file before an edit) beside the result the
+/// reader takes from `message`.
+#[derive(Debug, Clone, Copy)]
+pub struct Prune {
+    pub key: &'static str,
+    pub keep: &'static [&'static str],
+}
+
+/// [`parse_json_lossy`] with `prune` applied to the record's top-level members.
+pub fn parse_json_lossy_pruned(line: &[u8], prune: &[Prune]) -> Result<(Value, bool), serde_json::Error> {
+    use serde::de::DeserializeSeed;
+    let seed = || PrunedRecord { prune };
+    let mut de = serde_json::Deserializer::from_slice(line);
+    match seed().deserialize(&mut de).and_then(|v| de.end().map(|()| v)) {
+        Ok(v) => Ok((v, false)),
+        Err(e) if std::str::from_utf8(line).is_ok() => Err(e),
+        Err(e) => {
+            let repaired = String::from_utf8_lossy(line);
+            let mut de = serde_json::Deserializer::from_str(&repaired);
+            match seed().deserialize(&mut de).and_then(|v| de.end().map(|()| v)) {
+                Ok(v) => Ok((v, true)),
+                Err(_) => Err(e),
+            }
+        }
+    }
+}
+
+/// A record whose [`Prune`]d members are built with only what they keep; a line that
+/// is not an object is built whole (readers count those).
+struct PrunedRecord<'p> {
+    prune: &'p [Prune],
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for PrunedRecord<'_> {
+    type Value = Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for PrunedRecord<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let value = match self.prune.iter().find(|p| p.key == key) {
+                Some(p) => map.next_value_seed(Kept { keep: p.keep })?,
+                None => map.next_value::<Value>()?,
+            };
+            out.insert(key, value);
+        }
+        Ok(Value::Object(out))
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<Value, A::Error> {
+        serde::Deserialize::deserialize(serde::de::value::SeqAccessDeserializer::new(seq))
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_string()))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+}
+
+/// The members of one pruned value that are kept; `null` when it is not an object.
+struct Kept {
+    keep: &'static [&'static str],
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for Kept {
+    type Value = Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Kept {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if self.keep.contains(&key.as_str()) {
+                out.insert(key, map.next_value::<Value>()?);
+            } else {
+                map.next_value::<serde::de::IgnoredAny>()?;
+            }
+        }
+        Ok(Value::Object(out))
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+        Ok(Value::Null)
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
     }
 }
 
@@ -403,6 +568,45 @@ mod tests {
         assert!(stats.problems.iter().any(|p| p.contains("line 1") && p.contains("U+FFFD")), "{:?}", stats.problems);
         let doc = parse_json_document(b"{\"title\":\"na\xefve\"}", Path::new("x.json")).unwrap();
         assert_eq!(doc["title"], "na\u{FFFD}ve", "a document keeps its session too");
+    }
+
+    #[test]
+    fn a_pruned_member_keeps_only_what_is_read_and_the_rest_of_the_record_is_whole() {
+        const PRUNE: &[Prune] = &[Prune { key: "result", keep: &["interrupted"] }, Prune { key: "note", keep: &[] }];
+        let line = br#"{"type":"user","message":{"content":[{"type":"tool_result","content":"ok"}]},"result":{"stdout":"a\nb","interrupted":true,"file":{"content":"x"}},"note":"long","n":1.5}"#;
+        let (full, _) = parse_json_lossy(line).unwrap();
+        let (pruned, repaired) = parse_json_lossy_pruned(line, PRUNE).unwrap();
+        assert!(!repaired);
+        assert_eq!(pruned["result"], serde_json::json!({"interrupted": true}));
+        assert_eq!(pruned["note"], Value::Null, "a member that is not an object keeps nothing");
+        let (mut a, mut b) = (full.as_object().unwrap().clone(), pruned.as_object().unwrap().clone());
+        for k in ["result", "note"] {
+            a.remove(k);
+            b.remove(k);
+        }
+        assert_eq!(a, b, "what is not pruned is built as a plain parse builds it");
+        // Lines that are not objects are built whole, for readers to count.
+        assert_eq!(parse_json_lossy_pruned(b"[1,{\"result\":{\"a\":1}}]", PRUNE).unwrap().0, serde_json::json!([1, {"result": {"a": 1}}]));
+        assert_eq!(parse_json_lossy_pruned(b"\"s\"", PRUNE).unwrap().0, serde_json::json!("s"));
+        // A pruned member is still read as JSON: a broken one breaks the line.
+        assert!(parse_json_lossy_pruned(br#"{"result":{"stdout":"a" "b"}}"#, PRUNE).is_err());
+        assert!(parse_json_lossy_pruned(br#"{"a":1} trailing"#, PRUNE).is_err());
+        // Invalid UTF-8 where it is kept is repaired as a plain parse repairs it.
+        let (v, repaired) = parse_json_lossy_pruned(b"{\"a\":\"caf\xe9\",\"result\":{\"interrupted\":false}}", PRUNE).unwrap();
+        assert!(repaired);
+        assert_eq!(v, serde_json::json!({"a": "caf\u{FFFD}", "result": {"interrupted": false}}));
+        let mut stats = ParseStats::default();
+        let mut seen = Vec::new();
+        for_each_json_line_pruned(
+            b"{\"result\":{\"interrupted\":true,\"x\":[1]}}\nnope\n",
+            0,
+            Path::new("x.jsonl"),
+            &mut stats,
+            PRUNE,
+            |_, v| seen.push(v),
+        );
+        assert_eq!(seen, vec![serde_json::json!({"result": {"interrupted": true}})]);
+        assert_eq!((stats.records, stats.skipped), (2, 1));
     }
 
     #[test]

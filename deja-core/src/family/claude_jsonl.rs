@@ -51,7 +51,7 @@ use crate::env::StoreEnv;
 use crate::format::{Discovery, FormatError, ParseOptions, ParseStats, SessionSink};
 use crate::model::{cap_text, Edit, ExitStatus, FileTouch, NodeRef, Role, SourceRef, Timestamp, ToolUse, Turn, MAX_EDIT_BYTES};
 use crate::project::{dash_fallback_name, decode_dash_path, majority_git_repo};
-use crate::read::{for_each_json_line, read_source, read_tail, str_at};
+use crate::read::{for_each_json_line, for_each_json_line_pruned, read_source, read_tail, str_at, Prune};
 use crate::synth::{dash_encode, synth_uuid, SynthSession, SynthTurn};
 use crate::text::InjectedText;
 use crate::work::{ToolKind, ToolMap};
@@ -194,7 +194,7 @@ pub fn parse_with(
     }
     file.project_hint = hints.project.clone();
     file.quirks = hints.quirks;
-    for_each_json_line(&bytes, base, &src.path, &mut stats, |offset, v| file.line(offset, &v));
+    for_each_json_line_pruned(&bytes, base, &src.path, &mut stats, RECORD_PRUNE, |offset, v| file.line(offset, &v));
     if file.not_objects > 0 {
         stats.skipped += file.not_objects;
         stats.problem(format!("{}: {} lines were JSON but not objects", src.path.display(), file.not_objects));
@@ -202,6 +202,16 @@ pub fn parse_with(
     file.finish(out);
     Ok(stats)
 }
+
+/// What of a record's bulky members is read: `interrupted` of `toolUseResult` (which
+/// otherwise repeats the result the `tool_result` block carries, and for a read or an
+/// edit the whole file), and nothing of an `attachment` (harness catalogue) or of a
+/// `last-prompt`'s copy of the prompt. The rest of them is passed over, not built.
+const RECORD_PRUNE: &[Prune] = &[
+    Prune { key: "toolUseResult", keep: &["interrupted"] },
+    Prune { key: "attachment", keep: &[] },
+    Prune { key: "lastPrompt", keep: &[] },
+];
 
 /// A whole adapter of the family for a harness that stores Claude Code's transcripts
 /// under its own config root and nothing else: its metadata and dialect are all it names.
