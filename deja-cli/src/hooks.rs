@@ -253,7 +253,7 @@ fn failure_text(response: &Value) -> Option<String> {
 
 /// Prompt text without what hosts and deja itself put around it.
 fn prompt_terms(prompt: &str) -> String {
-    let mut text = deja_core::InjectedText::NONE.strip(prompt);
+    let mut text = deja_core::InjectedText::NONE.strip(prompt).into_owned();
     for (open, close) in [
         ("<hook_context>", "</hook_context>"),
         ("&lt;hook_context&gt;", "&lt;/hook_context&gt;"),

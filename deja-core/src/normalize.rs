@@ -3,6 +3,7 @@
 //! choose a title. Runs on every session of every harness, so adapters stay about
 //! their format.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 
 use crate::env::StoreEnv;
@@ -43,6 +44,14 @@ fn redact_owned(s: &str) -> String {
     redact(s).into_owned()
 }
 
+/// Redacts `s` where it stands, replacing it only when a secret was found (most text
+/// has none, and a build passes every turn through here).
+fn redact_in_place(s: &mut String) {
+    if let Cow::Owned(redacted) = redact(s) {
+        *s = redacted;
+    }
+}
+
 /// Normalizes a parsed session in place (see the module doc); `injected` is the
 /// session's harness's own injected-text rules.
 pub fn normalize(session: &mut Session, opts: &NormalizeOptions, injected: &InjectedText) {
@@ -52,22 +61,34 @@ pub fn normalize(session: &mut Session, opts: &NormalizeOptions, injected: &Inje
         if is_tool && !opts.tool_output {
             turn.text.clear();
         }
-        let mut text = if turn.role == Role::Summary { injected.strip_summary(&turn.text) } else { injected.strip(&turn.text) };
-        text = redact_owned(&text);
-        cap_text(&mut text, MAX_INDEXED_TEXT);
-        turn.text = text;
+        let stripped = if turn.role == Role::Summary { injected.strip_summary(&turn.text) } else { injected.strip(&turn.text) };
+        let redacted = match redact(&stripped) {
+            Cow::Owned(s) => Some(s),
+            Cow::Borrowed(_) => None,
+        };
+        // Unless something was stripped, trimmed or redacted, the text stays as it is,
+        // uncopied (a borrowed strip is a slice of it: the same text when as long).
+        let changed = redacted.or(match stripped {
+            Cow::Owned(s) => Some(s),
+            Cow::Borrowed(s) if s.len() != turn.text.len() => Some(s.to_string()),
+            Cow::Borrowed(_) => None,
+        });
+        if let Some(text) = changed {
+            turn.text = text;
+        }
+        cap_text(&mut turn.text, MAX_INDEXED_TEXT);
         if let Some(tool) = &mut turn.tool {
             if !opts.commands {
                 tool.command = None;
             }
             if let Some(cmd) = &mut tool.command {
-                *cmd = redact_owned(cmd);
+                redact_in_place(cmd);
                 cap_text(cmd, MAX_INDEXED_TEXT);
             }
         }
         if opts.paths {
             for f in &mut turn.files {
-                f.path = redact_owned(&f.path);
+                redact_in_place(&mut f.path);
             }
         } else {
             turn.files.clear();
@@ -76,9 +97,11 @@ pub fn normalize(session: &mut Session, opts: &NormalizeOptions, injected: &Inje
             turn.edit = None;
         }
         if let Some(edit) = &mut turn.edit {
-            edit.path = redact_owned(&edit.path);
-            edit.old = redact_owned(&edit.old);
-            edit.new = edit.new.as_deref().map(redact_owned);
+            redact_in_place(&mut edit.path);
+            redact_in_place(&mut edit.old);
+            if let Some(new) = &mut edit.new {
+                redact_in_place(new);
+            }
         }
         if turn.role == Role::ToolOutput && turn.text.is_empty() {
             return false;
@@ -95,5 +118,44 @@ pub fn normalize(session: &mut Session, opts: &NormalizeOptions, injected: &Inje
     };
     if let Some(p) = &mut session.project {
         *p = redact_owned(p);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Edit, SourceRef, ToolUse, Turn};
+
+    const INJECTED: InjectedText = InjectedText { blocks: &["system-reminder"], ..InjectedText::NONE };
+
+    fn normalized(turns: Vec<Turn>) -> Vec<Turn> {
+        let mut s = Session::new("h", "s", SourceRef::file("/x.jsonl"));
+        s.turns = turns;
+        normalize(&mut s, &NormalizeOptions::default(), &INJECTED);
+        s.turns
+    }
+
+    #[test]
+    fn text_is_stripped_trimmed_and_redacted_and_otherwise_left_as_it_was() {
+        let key = "AKIAIOSFODNN7EXAMPLE";
+        let mut call = Turn::new(Role::ToolCall, "   301\tfn main() {}\n");
+        call.tool = Some(ToolUse { name: "Bash".into(), command: Some(format!("aws --key {key}")), ..ToolUse::default() });
+        call.edit = Some(Edit { path: "src/a.rs".into(), old: format!("k = {key}"), new: Some("k = env()".into()) });
+        let turns = normalized(vec![
+            Turn::new(Role::User, "  fix the pool \n"),
+            Turn::new(Role::User, "<system-reminder>be brief</system-reminder> and the cache"),
+            Turn::new(Role::Assistant, format!("the key was {key}, now rotated")),
+            Turn::new(Role::Assistant, "untouched words"),
+            call,
+        ]);
+        let texts: Vec<&str> = turns.iter().map(|t| t.text.as_str()).collect();
+        assert_eq!(texts[..2], ["fix the pool", "and the cache"], "trimmed, and the injected block gone");
+        assert!(!texts[2].contains(key) && texts[2].contains("[redacted:") && texts[2].ends_with("now rotated"), "{}", texts[2]);
+        assert_eq!(texts[3], "untouched words");
+        assert_eq!(texts[4], "301\tfn main() {}", "a tool's text is trimmed too");
+        let tool = turns[4].tool.as_ref().and_then(|t| t.command.as_deref()).unwrap_or("");
+        let edit = turns[4].edit.as_ref().map(|e| (e.old.as_str(), e.new.as_deref())).unwrap_or_default();
+        assert!(!tool.contains(key) && tool.starts_with("aws --key [redacted:"), "{tool}");
+        assert!(!edit.0.contains(key) && edit.1 == Some("k = env()"), "{edit:?}");
     }
 }

@@ -11,6 +11,7 @@
 //! Plain substring search rather than regexes: the rules are literal tags, and the
 //! common case (a message with no `<` at all) costs one scan.
 
+use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -50,39 +51,47 @@ impl InjectedText {
 
     /// Removes this harness's injected text and deja's own recall blocks from one message.
     /// Returns the text trimmed; empty means the message was nothing but injection.
-    pub fn strip(&self, text: &str) -> String {
+    /// Borrowed when there was nothing to remove, which is most messages: every turn of
+    /// a build passes through here.
+    pub fn strip<'t>(&self, text: &'t str) -> Cow<'t, str> {
         self.strip_with(text, true)
     }
 
     /// As [`strip`](Self::strip) for a compaction summary: its blocks go, but not its
     /// lines. A summary opens with the very preamble (`This session is being continued…`)
     /// that marks injected *speech*; dropping that line would drop the summary.
-    pub fn strip_summary(&self, text: &str) -> String {
+    pub fn strip_summary<'t>(&self, text: &'t str) -> Cow<'t, str> {
         self.strip_with(text, false)
     }
 
-    fn strip_with(&self, text: &str, drop_lines: bool) -> String {
+    fn strip_with<'t>(&self, text: &'t str, drop_lines: bool) -> Cow<'t, str> {
         let mut out = strip_recall_blocks(text);
         if out.contains('<') {
             for tag in self.blocks {
-                out = remove_spans(&out, &format!("<{tag}>"), &format!("</{tag}>"));
+                if let Some(s) = remove_spans(&out, &format!("<{tag}>"), &format!("</{tag}>")) {
+                    out = Cow::Owned(s);
+                }
             }
             for (open, close) in self.spans {
-                out = remove_spans(&out, open, close);
+                if let Some(s) = remove_spans(&out, open, close) {
+                    out = Cow::Owned(s);
+                }
             }
             for tag in self.wrappers {
                 if out.contains(tag) {
-                    out = out.replace(&format!("<{tag}>"), "").replace(&format!("</{tag}>"), "");
+                    out = Cow::Owned(out.replace(&format!("<{tag}>"), "").replace(&format!("</{tag}>"), ""));
                 }
             }
         }
         if !self.preambles.is_empty() || !self.headed_preambles.is_empty() {
-            out = self.strip_preambles(&out).to_string();
+            out = narrowed(out, |t| self.strip_preambles(t));
         }
         if drop_lines && self.line_prefixes.iter().any(|p| out.contains(p)) {
-            out = out.lines().filter(|l| !self.line_prefixes.iter().any(|p| l.trim_start().starts_with(p))).collect::<Vec<_>>().join("\n");
+            out = Cow::Owned(
+                out.lines().filter(|l| !self.line_prefixes.iter().any(|p| l.trim_start().starts_with(p))).collect::<Vec<_>>().join("\n"),
+            );
         }
-        out.trim().to_string()
+        narrowed(out, str::trim)
     }
 
     /// Removes preambles at the very start of a message, repeatedly.
@@ -109,25 +118,44 @@ impl InjectedText {
     }
 }
 
+/// `text` cut down to the part of it `narrow` returns, copied only if it was owned and
+/// got shorter.
+fn narrowed<'t>(text: Cow<'t, str>, narrow: impl for<'a> Fn(&'a str) -> &'a str) -> Cow<'t, str> {
+    match text {
+        Cow::Borrowed(t) => Cow::Borrowed(narrow(t)),
+        Cow::Owned(t) => {
+            let part = narrow(&t);
+            if part.len() == t.len() {
+                Cow::Owned(t)
+            } else {
+                Cow::Owned(part.to_string())
+            }
+        }
+    }
+}
+
 /// Every `open…close` span removed (up to the first `close` after each `open`); an `open`
-/// with no `close` after it, and everything after it, is kept.
-fn remove_spans(text: &str, open: &str, close: &str) -> String {
-    let mut out = String::with_capacity(text.len());
+/// with no `close` after it, and everything after it, is kept. `None` when there was no
+/// span to remove.
+fn remove_spans(text: &str, open: &str, close: &str) -> Option<String> {
+    let mut out: Option<String> = None;
     let mut rest = text;
     while let Some(i) = rest.find(open) {
         let Some(j) = rest[i + open.len()..].find(close) else { break };
-        out.push_str(&rest[..i]);
+        out.get_or_insert_with(|| String::with_capacity(text.len())).push_str(&rest[..i]);
         rest = &rest[i + open.len() + j + close.len()..];
     }
-    out.push_str(rest);
-    out
+    out.map(|mut o| {
+        o.push_str(rest);
+        o
+    })
 }
 
 /// Drops everything between `<deja-recall>` and `</deja-recall>` (also HTML-escaped);
 /// an unclosed opener drops the rest of the message.
-fn strip_recall_blocks(text: &str) -> String {
+fn strip_recall_blocks(text: &str) -> Cow<'_, str> {
     if !text.contains("deja-recall") {
-        return text.to_string();
+        return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
@@ -135,11 +163,11 @@ fn strip_recall_blocks(text: &str) -> String {
         out.push_str(&rest[..open.start()]);
         match RECALL_CLOSE.find(&rest[open.end()..]) {
             Some(close) => rest = &rest[open.end() + close.end()..],
-            None => return out,
+            None => return Cow::Owned(out),
         }
     }
     out.push_str(rest);
-    out
+    Cow::Owned(out)
 }
 
 /// When `t` starts with `<tag…>`, the offset just past its matching `</tag>`,
@@ -221,7 +249,7 @@ mod tests {
 
     #[test]
     fn strips_every_injection_kind() {
-        let s = |t: &str| RULES.strip(t);
+        let s = |t: &str| RULES.strip(t).into_owned();
         assert_eq!(s("before <deja-recall>old answer</deja-recall> after"), "before  after");
         assert_eq!(s("keep &lt;deja-recall&gt;x&lt;/deja-recall&gt; this"), "keep  this");
         assert_eq!(s("keep <deja-recall>never closed"), "keep");
