@@ -319,7 +319,7 @@ pub struct Prune {
 /// [`parse_json_lossy`] with `prune` applied to the record's top-level members.
 pub fn parse_json_lossy_pruned(line: &[u8], prune: &[Prune]) -> Result<(Value, bool), serde_json::Error> {
     use serde::de::DeserializeSeed;
-    let seed = || PrunedRecord { prune };
+    let seed = || Pruned::Record(prune);
     let mut de = serde_json::Deserializer::from_slice(line);
     match seed().deserialize(&mut de).and_then(|v| de.end().map(|()| v)) {
         Ok(v) => Ok((v, false)),
@@ -335,13 +335,17 @@ pub fn parse_json_lossy_pruned(line: &[u8], prune: &[Prune]) -> Result<(Value, b
     }
 }
 
-/// A record whose [`Prune`]d members are built with only what they keep; a line that
-/// is not an object is built whole (readers count those).
-struct PrunedRecord<'p> {
-    prune: &'p [Prune],
+/// How much of a JSON value [`parse_json_lossy_pruned`] builds.
+#[derive(Clone, Copy)]
+enum Pruned<'p> {
+    /// A record: whole, but for its [`Prune`]d members (a line that is not an object is
+    /// built whole too, for readers to count).
+    Record(&'p [Prune]),
+    /// A pruned member: only the members named, `null` when it is not an object.
+    Member(&'static [&'static str]),
 }
 
-impl<'de> serde::de::DeserializeSeed<'de> for PrunedRecord<'_> {
+impl<'de> serde::de::DeserializeSeed<'de> for Pruned<'_> {
     type Value = Value;
 
     fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
@@ -349,7 +353,7 @@ impl<'de> serde::de::DeserializeSeed<'de> for PrunedRecord<'_> {
     }
 }
 
-impl<'de> serde::de::Visitor<'de> for PrunedRecord<'_> {
+impl<'de> serde::de::Visitor<'de> for Pruned<'_> {
     type Value = Value;
 
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
@@ -359,103 +363,67 @@ impl<'de> serde::de::Visitor<'de> for PrunedRecord<'_> {
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut out = serde_json::Map::new();
         while let Some(key) = map.next_key::<String>()? {
-            let value = match self.prune.iter().find(|p| p.key == key) {
-                Some(p) => map.next_value_seed(Kept { keep: p.keep })?,
-                None => map.next_value::<Value>()?,
-            };
-            out.insert(key, value);
-        }
-        Ok(Value::Object(out))
-    }
-
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<Value, A::Error> {
-        serde::Deserialize::deserialize(serde::de::value::SeqAccessDeserializer::new(seq))
-    }
-
-    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
-        Ok(Value::Bool(v))
-    }
-
-    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
-        Ok(Value::from(v))
-    }
-
-    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
-        Ok(Value::from(v))
-    }
-
-    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
-        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
-    }
-
-    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
-        Ok(Value::String(v.to_string()))
-    }
-
-    fn visit_unit<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-}
-
-/// The members of one pruned value that are kept; `null` when it is not an object.
-struct Kept {
-    keep: &'static [&'static str],
-}
-
-impl<'de> serde::de::DeserializeSeed<'de> for Kept {
-    type Value = Value;
-
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> serde::de::Visitor<'de> for Kept {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a JSON value")
-    }
-
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut out = serde_json::Map::new();
-        while let Some(key) = map.next_key::<String>()? {
-            if self.keep.contains(&key.as_str()) {
-                out.insert(key, map.next_value::<Value>()?);
-            } else {
-                map.next_value::<serde::de::IgnoredAny>()?;
+            match self {
+                Pruned::Record(prune) => {
+                    let value = match prune.iter().find(|p| p.key == key) {
+                        Some(p) => map.next_value_seed(Pruned::Member(p.keep))?,
+                        None => map.next_value::<Value>()?,
+                    };
+                    out.insert(key, value);
+                }
+                Pruned::Member(keep) if keep.contains(&key.as_str()) => {
+                    out.insert(key, map.next_value::<Value>()?);
+                }
+                Pruned::Member(_) => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
             }
         }
         Ok(Value::Object(out))
     }
 
     fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
-        Ok(Value::Null)
+        match self {
+            Pruned::Record(_) => serde::Deserialize::deserialize(serde::de::value::SeqAccessDeserializer::new(seq)),
+            Pruned::Member(_) => {
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(Value::Null)
+            }
+        }
     }
 
-    fn visit_bool<E>(self, _: bool) -> Result<Value, E> {
-        Ok(Value::Null)
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(self.scalar(|| Value::Bool(v)))
     }
 
-    fn visit_i64<E>(self, _: i64) -> Result<Value, E> {
-        Ok(Value::Null)
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(self.scalar(|| Value::from(v)))
     }
 
-    fn visit_u64<E>(self, _: u64) -> Result<Value, E> {
-        Ok(Value::Null)
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(self.scalar(|| Value::from(v)))
     }
 
-    fn visit_f64<E>(self, _: f64) -> Result<Value, E> {
-        Ok(Value::Null)
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(self.scalar(|| serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number)))
     }
 
-    fn visit_str<E>(self, _: &str) -> Result<Value, E> {
-        Ok(Value::Null)
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(self.scalar(|| Value::String(v.to_string())))
     }
 
     fn visit_unit<E>(self) -> Result<Value, E> {
         Ok(Value::Null)
+    }
+}
+
+impl Pruned<'_> {
+    /// A value that is not an object or array: a record line keeps it, a member does not.
+    fn scalar(self, value: impl FnOnce() -> Value) -> Value {
+        match self {
+            Pruned::Record(_) => value(),
+            Pruned::Member(_) => Value::Null,
+        }
     }
 }
 
