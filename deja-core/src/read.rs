@@ -556,6 +556,11 @@ mod tests {
         // Lines that are not objects are built whole, for readers to count.
         assert_eq!(parse_json_lossy_pruned(b"[1,{\"result\":{\"a\":1}}]", PRUNE).unwrap().0, serde_json::json!([1, {"result": {"a": 1}}]));
         assert_eq!(parse_json_lossy_pruned(b"\"s\"", PRUNE).unwrap().0, serde_json::json!("s"));
+        // Deep nesting inside a passed-over member is walked without recursion: no stack
+        // overflow, where building it would stop at serde_json's depth limit.
+        let deep = format!(r#"{{"result":{{"x":{}{}}}}}"#, "[".repeat(1_000_000), "]".repeat(1_000_000));
+        assert_eq!(parse_json_lossy_pruned(deep.as_bytes(), PRUNE).unwrap().0, serde_json::json!({"result": {}}));
+        assert!(parse_json_lossy(deep.as_bytes()).is_err());
         // A pruned member is still read as JSON: a broken one breaks the line.
         assert!(parse_json_lossy_pruned(br#"{"result":{"stdout":"a" "b"}}"#, PRUNE).is_err());
         assert!(parse_json_lossy_pruned(br#"{"a":1} trailing"#, PRUNE).is_err());
