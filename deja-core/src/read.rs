@@ -263,8 +263,7 @@ fn for_each_json_line_inner(bytes: &[u8], base: u64, path: &Path, stats: &mut Pa
             continue;
         }
         stats.records += 1;
-        let parsed = if prune.is_empty() { parse_json_lossy(line) } else { parse_json_lossy_pruned(line, prune) };
-        match parsed {
+        match parse_json_lossy_pruned(line, prune) {
             Ok((v, repaired)) => {
                 stats.end_offset = base + next as u64;
                 if repaired {
@@ -294,14 +293,7 @@ fn for_each_json_line_inner(bytes: &[u8], base: u64, path: &Path, stats: &mut Pa
 /// one character, not the record. Every record reader uses it (count the repairs in
 /// [`ParseStats::repaired`]).
 pub fn parse_json_lossy(line: &[u8]) -> Result<(Value, bool), serde_json::Error> {
-    match serde_json::from_slice::<Value>(line) {
-        Ok(v) => Ok((v, false)),
-        Err(e) if std::str::from_utf8(line).is_ok() => Err(e),
-        Err(e) => match serde_json::from_str::<Value>(&String::from_utf8_lossy(line)) {
-            Ok(v) => Ok((v, true)),
-            Err(_) => Err(e),
-        },
-    }
+    parse_lossy(line, |bytes| serde_json::from_slice::<Value>(bytes))
 }
 
 /// A top-level member of a JSON record that a reader reads little of. The record's
@@ -318,20 +310,24 @@ pub struct Prune {
 
 /// [`parse_json_lossy`] with `prune` applied to the record's top-level members.
 pub fn parse_json_lossy_pruned(line: &[u8], prune: &[Prune]) -> Result<(Value, bool), serde_json::Error> {
-    use serde::de::DeserializeSeed;
-    let seed = || Pruned::Record(prune);
-    let mut de = serde_json::Deserializer::from_slice(line);
-    match seed().deserialize(&mut de).and_then(|v| de.end().map(|()| v)) {
+    if prune.is_empty() {
+        return parse_json_lossy(line);
+    }
+    parse_lossy(line, |bytes| {
+        let mut de = serde_json::Deserializer::from_slice(bytes);
+        let value = serde::de::DeserializeSeed::deserialize(Pruned::Record(prune), &mut de)?;
+        de.end()?;
+        Ok(value)
+    })
+}
+
+/// `parse(line)`, and when that fails only because `line` is not UTF-8, `parse` of it
+/// with each bad sequence replaced by U+FFFD (`true`: repaired); the first error else.
+fn parse_lossy(line: &[u8], parse: impl Fn(&[u8]) -> Result<Value, serde_json::Error>) -> Result<(Value, bool), serde_json::Error> {
+    match parse(line) {
         Ok(v) => Ok((v, false)),
         Err(e) if std::str::from_utf8(line).is_ok() => Err(e),
-        Err(e) => {
-            let repaired = String::from_utf8_lossy(line);
-            let mut de = serde_json::Deserializer::from_str(&repaired);
-            match seed().deserialize(&mut de).and_then(|v| de.end().map(|()| v)) {
-                Ok(v) => Ok((v, true)),
-                Err(_) => Err(e),
-            }
-        }
+        Err(e) => parse(String::from_utf8_lossy(line).as_bytes()).map(|v| (v, true)).map_err(|_| e),
     }
 }
 
