@@ -40,10 +40,6 @@ impl NormalizeOptions {
     }
 }
 
-fn redact_owned(s: &str) -> String {
-    redact(s).into_owned()
-}
-
 /// Redacts `s` where it stands, replacing it only when a secret was found (most text
 /// has none, and a build passes every turn through here).
 fn redact_in_place(s: &mut String) {
@@ -112,12 +108,12 @@ pub fn normalize(session: &mut Session, opts: &NormalizeOptions, injected: &Inje
         let key = (turn.role, turn.time.map(|t| t.0), xxhash_rust::xxh3::xxh3_64(turn.text.as_bytes()));
         turn.role == Role::ToolCall || seen.insert(key)
     });
-    session.title = match session.title.take().map(|t| redact_owned(injected.strip(&t).trim())).filter(|t| !t.is_empty()) {
+    session.title = match session.title.take().map(|t| redact(injected.strip(&t).trim()).into_owned()).filter(|t| !t.is_empty()) {
         Some(t) => Some(one_line(&t, 160)),
         None => derive_title(session, injected),
     };
     if let Some(p) = &mut session.project {
-        *p = redact_owned(p);
+        redact_in_place(p);
     }
 }
 
