@@ -34,10 +34,10 @@ use clap::{Args, Parser, Subcommand};
 
 /// jemalloc rather than the system allocator: a cold index allocates and frees a string
 /// or a map per JSON value and per token buffer across four threads, and with glibc's
-/// malloc that cost about a tenth of the build's CPU. Measured on the 1 GB benchmark
-/// corpus in the same hour (`docs/benchmarks.md`), jemalloc built it about 10% faster
-/// at the same peak memory; mimalloc, tried earlier, was faster still but held 30–40%
-/// more memory, which is the bound the build is held to.
+/// malloc that cost about a tenth of the build's CPU. Built at the same time as the
+/// glibc build on the 1 GB benchmark corpus (`docs/benchmarks.md`), jemalloc used 5–8%
+/// less CPU at the same peak memory; mimalloc and tcmalloc saved as much or more but
+/// held 48 MB to 40% more memory, and memory is the bound the build is held to.
 #[cfg(unix)]
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
