@@ -8,8 +8,9 @@
 //! phrase "get user profile" match either spelling.
 //!
 //! Indexing runs every byte of history through here, so the token stream reuses its
-//! token buffers and splits ASCII chunks on bytes; [`words`] (queries, snippets) keeps
-//! the simple allocating form, and a test holds the two to the same output.
+//! token buffers and finds and splits an ASCII chunk in one pass over its bytes;
+//! [`words`] (queries, snippets) keeps the simple allocating form, and a test holds the
+//! two to the same output.
 
 use tantivy::tokenizer::{Token, TokenStream, Tokenizer};
 
@@ -60,10 +61,30 @@ impl Tokenizer for DejaTokenizer {
         let mut out = TokenSink { tokens: &mut self.tokens, len: 0, compounds: !self.parts_only };
         let mut position = 0usize;
         let (parts, chars) = (&mut self.parts, &mut self.chars);
-        for_each_span(text, &mut |span| match span {
-            Span::Cjk { start, end } => emit_cjk(text, start, end, &mut position, &mut out),
-            Span::Chunk { start, end } => emit_chunk(text, start, end, &mut position, parts, chars, &mut out),
-        });
+        let b = text.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            let c = b[i];
+            if c.is_ascii() {
+                if !is_ascii_word_byte(c) {
+                    i += 1;
+                    continue;
+                }
+                // Most chunks are ASCII: found, split and emitted in one pass.
+                if let Some(end) = split_ascii_chunk(text, i, parts) {
+                    emit_ascii_parts(text, i, end, &mut position, parts, &mut out);
+                    i = end;
+                    continue;
+                }
+            }
+            let (span, next) = span_at(text, i);
+            match span {
+                Some(Span::Cjk { start, end }) => emit_cjk(text, start, end, &mut position, &mut out),
+                Some(Span::Chunk { start, end }) => emit_chunk(text, start, end, &mut position, parts, chars, &mut out),
+                None => {}
+            }
+            i = next;
+        }
         let len = out.len;
         DejaTokenStream { tokens: &mut self.tokens, len, index: usize::MAX }
     }
@@ -125,6 +146,22 @@ impl TokenSink<'_> {
             t.text.push_str(&src.to_lowercase());
         }
     }
+
+    /// [`TokenSink::push`] of a slice known to be ASCII.
+    fn push_ascii(&mut self, src: &str, offset_from: usize, offset_to: usize, position: usize, position_length: usize) {
+        if self.len == self.tokens.len() {
+            self.tokens.push(Token::default());
+        }
+        let t = &mut self.tokens[self.len];
+        self.len += 1;
+        t.offset_from = offset_from;
+        t.offset_to = offset_to;
+        t.position = position;
+        t.position_length = position_length;
+        t.text.clear();
+        t.text.push_str(src);
+        t.text.make_ascii_lowercase();
+    }
 }
 
 /// A CJK run: overlapping bigrams (one token for a lone char), all spanning the run.
@@ -148,8 +185,8 @@ fn emit_cjk(text: &str, start: usize, end: usize, position: &mut usize, out: &mu
     *position += n;
 }
 
-/// A chunk: its compound (when it has several parts and is not too long), then its
-/// parts at consecutive positions.
+/// A chunk with non-ASCII in it: its compound (when it has several parts and is not too
+/// long), then its parts at consecutive positions.
 fn emit_chunk(
     text: &str,
     start: usize,
@@ -161,11 +198,7 @@ fn emit_chunk(
 ) {
     let chunk = &text[start..end];
     parts.clear();
-    if chunk.is_ascii() {
-        split_ascii(chunk.as_bytes(), parts);
-    } else {
-        split_unicode(chunk, parts, chars);
-    }
+    split_unicode(chunk, parts, chars);
     // Parts longer than the cap (lowercased) are blobs, not words.
     parts.retain(|&(a, b)| {
         let p = &chunk[a..b];
@@ -187,31 +220,66 @@ fn emit_chunk(
     *position += parts.len();
 }
 
-/// Part ranges of an ASCII chunk (the rules of [`split_chunk`], on bytes).
-fn split_ascii(b: &[u8], parts: &mut Vec<(usize, usize)>) {
+/// The chunk of ASCII text starting at `start` (a word byte): finds where it ends and
+/// its part ranges (absolute, blobs left out) in one pass. `None` when the chunk goes on
+/// into a non-ASCII word char; the general path then takes the whole chunk.
+fn split_ascii_chunk(text: &str, start: usize, parts: &mut Vec<(usize, usize)>) -> Option<usize> {
+    let b = text.as_bytes();
+    let is_word_at = |i: usize| text.get(i..).and_then(|t| t.chars().next()).is_some_and(is_word_char);
+    parts.clear();
     let mut from: Option<usize> = None;
-    for (i, &c) in b.iter().enumerate() {
-        if !c.is_ascii_alphanumeric() {
-            if let Some(f) = from.take() {
+    let mut end_part = |from: &mut Option<usize>, i: usize| {
+        if let Some(f) = from.take() {
+            if i - f <= MAX_PART_BYTES {
                 parts.push((f, i));
             }
-            continue;
         }
-        if i > 0 {
-            let prev = b[i - 1];
-            let camel = prev.is_ascii_lowercase() && c.is_ascii_uppercase();
-            let acronym_end = prev.is_ascii_uppercase() && c.is_ascii_uppercase() && b.get(i + 1).is_some_and(u8::is_ascii_lowercase);
-            if camel || acronym_end {
-                if let Some(f) = from.take() {
-                    parts.push((f, i));
+    };
+    let mut i = start;
+    while i < b.len() {
+        let c = b[i];
+        if c.is_ascii_alphanumeric() {
+            if i > start {
+                let prev = b[i - 1];
+                let camel = prev.is_ascii_lowercase() && c.is_ascii_uppercase();
+                // A lowercase byte after this one is in the chunk too.
+                let acronym_end = prev.is_ascii_uppercase() && c.is_ascii_uppercase() && b.get(i + 1).is_some_and(u8::is_ascii_lowercase);
+                if camel || acronym_end {
+                    end_part(&mut from, i);
                 }
             }
+            from.get_or_insert(i);
+        } else if c == b'_' {
+            end_part(&mut from, i);
+        } else if c.is_ascii() && is_connector(c as char) {
+            match b.get(i + 1) {
+                Some(&n) if is_ascii_word_byte(n) => end_part(&mut from, i),
+                Some(&n) if !n.is_ascii() && is_word_at(i + 1) => return None,
+                _ => break,
+            }
+        } else if !c.is_ascii() && is_word_at(i) {
+            return None;
+        } else {
+            break;
         }
-        from.get_or_insert(i);
+        i += 1;
     }
-    if let Some(f) = from {
-        parts.push((f, b.len()));
+    end_part(&mut from, i);
+    Some(i)
+}
+
+/// Emits an ASCII chunk split by [`split_ascii_chunk`], as [`emit_chunk`] would.
+fn emit_ascii_parts(text: &str, start: usize, end: usize, position: &mut usize, parts: &[(usize, usize)], out: &mut TokenSink) {
+    if parts.is_empty() {
+        return;
     }
+    if out.compounds && parts.len() > 1 && end - start <= MAX_COMPOUND_BYTES {
+        out.push_ascii(&text[start..end], start, end, *position, parts.len());
+    }
+    for (i, &(a, b)) in parts.iter().enumerate() {
+        out.push_ascii(&text[a..b], start, end, *position + i, 1);
+    }
+    *position += parts.len();
 }
 
 /// Part ranges of any chunk (the rules of [`split_chunk`]).
@@ -286,50 +354,61 @@ enum Span {
     Chunk { start: usize, end: usize },
 }
 
-/// Calls `f` for every span of `text` in order; ASCII is scanned byte by byte.
+/// Calls `f` for every span of `text` in order.
 fn for_each_span(text: &str, f: &mut impl FnMut(Span)) {
+    let mut i = 0;
+    while i < text.len() {
+        let (span, next) = span_at(text, i);
+        if let Some(span) = span {
+            f(span);
+        }
+        i = next;
+    }
+}
+
+fn is_ascii_word_byte(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_'
+}
+
+/// The span starting at byte `i` (a char boundary), if one does, and where the next
+/// one may start. ASCII is scanned byte by byte.
+fn span_at(text: &str, mut i: usize) -> (Option<Span>, usize) {
     let b = text.as_bytes();
     let char_at = |i: usize| text.get(i..).and_then(|t| t.chars().next());
     let word_at = |i: usize| -> Option<usize> {
         match b.get(i) {
-            Some(&c) if c.is_ascii() => (c.is_ascii_alphanumeric() || c == b'_').then_some(1),
+            Some(&c) if c.is_ascii() => is_ascii_word_byte(c).then_some(1),
             Some(_) => char_at(i).filter(|c| is_word_char(*c)).map(char::len_utf8),
             None => None,
         }
     };
-    let mut i = 0;
-    while i < b.len() {
-        let c = b[i];
-        if !c.is_ascii() {
-            let Some(ch) = char_at(i) else { break };
-            if is_cjk(ch) {
-                let start = i;
-                while let Some(ch) = char_at(i).filter(|c| is_cjk(*c)) {
-                    i += ch.len_utf8();
-                }
-                f(Span::Cjk { start, end: i });
-                continue;
-            }
-            if !is_word_char(ch) {
+    let c = b[i];
+    if !c.is_ascii() {
+        let Some(ch) = char_at(i) else { return (None, b.len()) };
+        if is_cjk(ch) {
+            let start = i;
+            while let Some(ch) = char_at(i).filter(|c| is_cjk(*c)) {
                 i += ch.len_utf8();
-                continue;
             }
-        } else if !(c.is_ascii_alphanumeric() || c == b'_') {
-            i += 1;
-            continue;
+            return (Some(Span::Cjk { start, end: i }), i);
         }
-        let start = i;
-        loop {
-            if let Some(n) = word_at(i) {
-                i += n;
-            } else if b.get(i).is_some_and(|c| is_connector(*c as char)) && word_at(i + 1).is_some() {
-                i += 1;
-            } else {
-                break;
-            }
+        if !is_word_char(ch) {
+            return (None, i + ch.len_utf8());
         }
-        f(Span::Chunk { start, end: i });
+    } else if !is_ascii_word_byte(c) {
+        return (None, i + 1);
     }
+    let start = i;
+    loop {
+        if let Some(n) = word_at(i) {
+            i += n;
+        } else if b.get(i).is_some_and(|c| is_connector(*c as char)) && word_at(i + 1).is_some() {
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    (Some(Span::Chunk { start, end: i }), i)
 }
 
 /// Calls `f` for every word of `text` in order (see the module doc).
@@ -541,6 +620,8 @@ mod tests {
             "emoji 🙂 ok\u{200b}zero-width ‘quotes’ «guillemets» tab\tnewline\n end.",
             "",
             "___ ... --- 12:30 @user #tag ~/path C++ a+b x@y.z é-x x-é",
+            // ASCII chunks that run into non-ASCII, word chars or not.
+            "fooBar-straße x.数据 don’t aB_cD ABc HTTPs a.🙂 a-\u{301}b configé/x ok_ü",
         ];
         let mut t = DejaTokenizer::default();
         for text in samples {
