@@ -16,6 +16,7 @@
 //!   text is read (the index does not store it).
 
 pub mod indexer;
+pub mod irregular;
 pub mod maintain;
 pub mod manifest;
 pub mod progress;

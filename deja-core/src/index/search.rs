@@ -1,6 +1,7 @@
 //! Search: words AND, quoted phrases contiguous, filters, and four tiers tried in
 //! order — `exact`, `stemmed` (every word or another form of it: `refreshing` finds
-//! `refresh`, by the Snowball stemmers), `fuzzy` (words the index does not have,
+//! `refresh`, by the Snowball stemmers; `go` finds `went`, by the table of irregular
+//! English forms in [`super::irregular`]), `fuzzy` (words the index does not have,
 //! within edit distance 1 for words of 4–7 chars, 2 for longer, first letter kept),
 //! then `relevance` (sessions matching most of the words, naming the ones that
 //! carried the match and the ones dropped; stopwords and very common words left out,
@@ -824,12 +825,19 @@ impl IndexView {
         Ok((parts, units))
     }
 
-    /// Other indexed forms of `word`: terms with the same [`stem`], found by scanning
-    /// the term dictionary from the stem's prefix.
+    /// Other indexed forms of `word`: the forms of an irregular word the index has
+    /// (`went` for `go`, see [`super::irregular`]), and terms with the same [`stem`],
+    /// found by scanning the term dictionary from the stem's prefix.
     fn word_forms(&self, searcher: &Searcher, word: &str) -> tantivy::Result<Vec<String>> {
+        let mut forms: Vec<String> = Vec::new();
+        for f in super::irregular::group_of(word).unwrap_or_default() {
+            if *f != word && searcher.doc_freq(&self.text_term(f))? > 0 {
+                forms.push(f.to_string());
+            }
+        }
         let key = stem(word);
         if key.len() < 3 || !key.bytes().all(|b| b.is_ascii_lowercase()) {
-            return Ok(Vec::new());
+            return Ok(forms);
         }
         // Forms start with the stem, except that a final `y` became `i` (`poni` for
         // `pony`) or a dropped `e` came back (`hike` for `hiking`), so scan from the
@@ -851,10 +859,9 @@ impl IndexView {
                 scanned.insert(stream.key().to_vec());
             }
         }
-        let mut forms: Vec<String> = Vec::new();
         for t in scanned.iter().take(MAX_FORM_SCAN) {
             let Ok(t) = std::str::from_utf8(t) else { continue };
-            if t != word && t.len() <= prefix.len() + 8 && stem(t) == key {
+            if t != word && t.len() <= prefix.len() + 8 && stem(t) == key && !forms.iter().any(|f| f == t) {
                 forms.push(t.to_string());
             }
         }
@@ -1415,6 +1422,21 @@ mod tests {
         assert_eq!(r.tier, Tier::Stemmed, "{r:?}");
         assert_eq!(r.hits.iter().map(|h| h.session.id.as_str()).collect::<Vec<_>>(), ["s1"]);
         assert!(r.hits.iter().all(|h| h.tier == Tier::Stemmed));
+    }
+
+    #[test]
+    fn irregular_forms_are_word_forms_too() {
+        let (_tmp, view) =
+            rowstore_index("s1\t1000\twe went camping by the lake and bought a tent\ns2\t2000\tthe camping gear list is long\n");
+        let search = |q: &str| view.search(&SearchRequest { query: q.to_string(), limit: 5, ..SearchRequest::default() }).expect("search");
+        let r = search("when did we go camping?");
+        assert_eq!(r.tier, Tier::Stemmed, "{r:?}");
+        assert_eq!(r.hits.first().map(|h| h.session.id.as_str()), Some("s1"));
+        // Past to present as well, and in the relevance tier's account of the match.
+        let r = search("buy tent shop");
+        assert_eq!(r.tier, Tier::Relevance, "{r:?}");
+        assert_eq!(r.hits.first().map(|h| h.session.id.as_str()), Some("s1"));
+        assert_eq!((r.matched.as_slice(), r.dropped.as_slice()), (&["buy".to_string(), "tent".to_string()][..], &["shop".to_string()][..]));
     }
 
     #[test]

@@ -470,7 +470,17 @@ fn split_chunk(chunk: &str, offset: usize) -> Word {
 /// Cyrillic Russian, Greek Greek, Arabic Arabic; a word of any other script or of mixed
 /// ones (identifier parts with digits, accented Latin, whose language the letters do
 /// not tell) is its own stem. A stem is a key for comparing words, not a word to show.
+/// An English form no suffix rule reaches (`went`, `bought`, `children`) takes the stem
+/// of its base form ([`super::irregular`]).
 pub fn stem(word: &str) -> String {
+    if let Some(group) = super::irregular::group_of(word) {
+        return snowball(group[0]);
+    }
+    snowball(word)
+}
+
+/// [`stem`] by the Snowball rules alone.
+fn snowball(word: &str) -> String {
     match stem_language(word) {
         Some(lang) => {
             let stemmed = rust_stemmers::Stemmer::create(lang).stem(word).into_owned();
@@ -655,6 +665,10 @@ mod tests {
         same(&["refresh", "refreshes", "refreshed", "refreshing"]);
         same(&["connect", "connected", "connecting", "connection", "connections"]);
         same(&["adopt", "adopted", "adoption"]);
+        // Irregular forms, which no suffix rule reaches.
+        same(&["go", "goes", "going", "went", "gone"]);
+        same(&["buy", "bought", "buying"]);
+        same(&["child", "children"]);
         // Russian, which the English rules would leave alone.
         same(&["соединение", "соединения", "соединением"]);
         // Porter2's outputs on its reference vocabulary.
