@@ -180,16 +180,18 @@ fn parse_clauses(query: &str) -> Vec<Clause> {
 /// have to match when it has any other word: "what did we decide about the pool
 /// size?" holds in the exact tier for a session that says "pool size" and decided
 /// something, whether or not it also says "what" (a turn that has the stopword still
-/// scores a little more). And when its tier finds fewer sessions than asked for, the
+/// scores a little more); nor do the nouns that only frame it ("what *kind* of
+/// pastries", see [`frame_words`]). And when its tier finds fewer sessions than asked for, the
 /// later tiers' best follow (each hit says which tier found it), since an answer to
 /// a question often words it differently. Any other query (`pool size`, `"refresh
 /// token"`, `us writable port`, a pasted error line) keeps the strict reading: every
 /// word matches, and the first tier that matches is the answer.
 struct Plan {
     required: Vec<Clause>,
-    /// The stopwords that need not match; a turn that has them still scores more.
+    /// The stopwords and frame words that need not match; a turn that has them still
+    /// scores more.
     optional: Vec<Clause>,
-    /// The stopwords left out, as typed.
+    /// The words left out, as typed.
     ignored: Vec<String>,
     question: bool,
 }
@@ -199,12 +201,14 @@ const QUESTION_WORDS: &[&str] = &["how", "what", "when", "where", "which", "who"
 
 impl Plan {
     fn of(query: &str, clauses: &[Clause]) -> Plan {
-        let optional = |c: &Clause| !c.quoted && c.parts.len() == 1 && is_stopword(&c.parts[0]);
+        let asks = |c: &Clause| !c.quoted && c.parts.len() == 1 && QUESTION_WORDS.contains(&c.parts[0].as_str());
+        let question = query.contains('?') || clauses.iter().any(asks);
+        let frame = if question { frame_words(clauses) } else { Vec::new() };
+        let optional = |c: &Clause| !c.quoted && c.parts.len() == 1 && (is_stopword(&c.parts[0]) || frame.contains(&c.parts[0]));
         if clauses.iter().all(optional) {
             return Plan { required: clauses.to_vec(), optional: Vec::new(), ignored: Vec::new(), question: false };
         }
-        let asks = |c: &Clause| !c.quoted && c.parts.len() == 1 && QUESTION_WORDS.contains(&c.parts[0].as_str());
-        if !query.contains('?') && !clauses.iter().any(asks) {
+        if !question {
             // Keywords: every one was typed to match (`us writable port`).
             return Plan { required: clauses.to_vec(), optional: Vec::new(), ignored: Vec::new(), question: false };
         }
@@ -387,6 +391,27 @@ const STOPWORDS: &[&str] = &[
 
 fn is_stopword(w: &str) -> bool {
     STOPWORDS.binary_search(&w).is_ok()
+}
+
+/// Nouns that frame a question rather than say what it is about: "what *kind of*
+/// pastries", "what *type of* pot". The answer names the pastries, not their kind.
+const FRAME_NOUNS: &[&str] = &["kind", "sort", "type"];
+
+/// The words of a question that only frame it: a [`FRAME_NOUNS`] word before `of`.
+/// Like stopwords they need not match; the relevance tier counts them as very common
+/// words. `type` alone (`type error`) is a word like any other.
+fn frame_words(clauses: &[Clause]) -> Vec<String> {
+    fn bare(c: &Clause) -> Option<&str> {
+        (!c.quoted && c.parts.len() == 1).then(|| c.parts[0].as_str())
+    }
+    let mut out = Vec::new();
+    for (i, c) in clauses.iter().enumerate() {
+        let Some(w) = bare(c) else { continue };
+        if FRAME_NOUNS.contains(&w) && clauses.get(i + 1).and_then(bare) == Some("of") {
+            out.push(w.to_string());
+        }
+    }
+    out
 }
 
 /// A stretch of time a query names: `in June`, `October 13, 2023`, `1 February, 2023`,
@@ -683,12 +708,12 @@ impl IndexView {
             }
         }
         let have = answer.have();
-        let (parts, units) = self.relevance_parts(&searcher, &clauses, true, &forms).map_err(qerr)?;
+        let (parts, units) = self.relevance_parts(&searcher, &clauses, true, plan.question, &forms).map_err(qerr)?;
         let any: Box<dyn Query> = Box::new(BooleanQuery::new(parts.into_iter().map(|p| (Occur::Should, p)).collect()));
         let mut r = self.grouped(&searcher, &*with_filters(any), req, Tier::Relevance, &clauses, &have, &units)?;
         if r.hits.is_empty() && have.is_empty() {
             // Only the words left out matched anything: better those than nothing.
-            let (parts, units) = self.relevance_parts(&searcher, &clauses, false, &forms).map_err(qerr)?;
+            let (parts, units) = self.relevance_parts(&searcher, &clauses, false, plan.question, &forms).map_err(qerr)?;
             let any: Box<dyn Query> = Box::new(BooleanQuery::new(parts.into_iter().map(|p| (Occur::Should, p)).collect()));
             r = self.grouped(&searcher, &*with_filters(any), req, Tier::Relevance, &clauses, &have, &units)?;
         }
@@ -754,25 +779,28 @@ impl IndexView {
     /// The relevance tier's query parts (any may match). A bare word also matches its
     /// other forms (`painted` for `paint`, slightly discounted); with `leave_out`,
     /// stopwords are left out and words in more than [`COMMON_WORD_SHARE`] of the
-    /// documents count [`COMMON_WORD_WEIGHT`] (unless nothing else is left); and each pair of neighbouring words adds a small bonus for turns
-    /// where they stand together (one word apart at most).
+    /// documents, and a `question`'s [`frame_words`], count [`COMMON_WORD_WEIGHT`]
+    /// (unless nothing else is left); and each pair of neighbouring words adds a small
+    /// bonus for turns where they stand together (one word apart at most).
     fn relevance_parts(
         &self,
         searcher: &Searcher,
         clauses: &[Clause],
         leave_out: bool,
+        question: bool,
         cache: &FormCache,
     ) -> tantivy::Result<RelevanceParts> {
         let docs = searcher.num_docs().max(1) as f64;
         let mut kept: Vec<&Clause> = Vec::new();
         let mut common_words: Vec<&String> = Vec::new();
+        let frame = if question { frame_words(clauses) } else { Vec::new() };
         for c in clauses {
             if !leave_out || c.quoted || c.parts.len() > 1 {
                 kept.push(c);
                 continue;
             }
             let w = &c.parts[0];
-            let common = searcher.doc_freq(&self.text_term(w))? as f64 > COMMON_WORD_SHARE * docs;
+            let common = frame.contains(w) || searcher.doc_freq(&self.text_term(w))? as f64 > COMMON_WORD_SHARE * docs;
             if is_stopword(w) {
                 continue;
             }
@@ -1455,6 +1483,24 @@ mod tests {
         let r = search("us writable");
         assert_eq!((r.tier, r.hits.len()), (Tier::Exact, 1));
         assert!(r.ignored.is_empty());
+    }
+
+    #[test]
+    fn a_question_frame_need_not_match_but_the_same_word_as_a_keyword_must() {
+        let rows = "s1\t1000\twe baked croissants and eclairs for the pastries stall\ns2\t2000\tthe type error in the pastries parser\n";
+        let (_tmp, view) = rowstore_index(rows);
+        let search = |q: &str| view.search(&SearchRequest { query: q.to_string(), limit: 5, ..SearchRequest::default() }).expect("search");
+        let r = search("what kind of pastries did we bake?");
+        assert_eq!(r.tier, Tier::Stemmed, "{r:?}");
+        assert!(r.ignored.contains(&"kind".to_string()), "{:?}", r.ignored);
+        assert_eq!(r.hits.first().map(|h| h.session.id.as_str()), Some("s1"));
+        // Not before `of`, or not in a question, `type` is a word to match.
+        let r = search("what type error did the parser raise?");
+        assert!(!r.ignored.contains(&"type".to_string()), "{:?}", r.ignored);
+        assert_eq!(r.hits.first().map(|h| h.session.id.as_str()), Some("s2"));
+        let r = search("type of pastries");
+        assert!(r.ignored.is_empty() && r.matched.contains(&"type".to_string()), "{r:?}");
+        assert_eq!(r.hits.first().map(|h| h.session.id.as_str()), Some("s2"));
     }
 
     #[test]
