@@ -35,6 +35,7 @@ use tantivy::schema::IndexRecordOption;
 use tantivy::{doc, Index, IndexWriter, TantivyDocument, Term};
 use xxhash_rust::xxh3::Xxh3;
 
+use super::gate::{ByteGate, CloseOnDrop, Permit, IN_FLIGHT_BYTES};
 use super::manifest::{mtime_ns, Manifest, SourceEntry};
 use super::schema::{build_schema, register_tokenizer, Fields, KIND_SESSION, KIND_TURN, SCHEMA_VERSION};
 use super::work_dirs::WorkDirs;
@@ -1155,11 +1156,15 @@ impl Run<'_> {
         let (tombstones, exclusions) = (self.tombstones, self.exclusions);
         let opts = self.opts;
         let (tx, rx) = sync_channel::<Parsed>(32);
+        // The queue counts sources; the gate bounds their bytes (see `gate`).
+        let gate = ByteGate::new(IN_FLIGHT_BYTES);
         std::thread::scope(|scope| -> Result<(), IndexRunError> {
             let jobs_ref = jobs;
             let opts_ref = opts;
+            let gate_ref = &gate;
             scope.spawn(move || {
                 jobs_ref.par_iter().enumerate().for_each_with(tx, |tx, (i, job)| {
+                    gate_ref.acquire(gate_ref.weight(job.size));
                     // Normalizing (injected text, redaction, caps) is per session and
                     // pure: it runs here, on the parsing threads, not on the one writer.
                     let result = parse_one(job, opts_ref).map(|(mut sessions, stats)| {
@@ -1183,8 +1188,10 @@ impl Run<'_> {
                     let _ = tx.send(Parsed { job: i, result });
                 });
             });
+            let _close = CloseOnDrop(&gate);
             for parsed in rx {
                 let job = &jobs[parsed.job];
+                let _permit = Permit { gate: &gate, weight: gate.weight(job.size) };
                 let id = job.adapter.info().id;
                 let key = job.src.manifest_key();
                 let hr = report.harnesses.entry(id.to_string()).or_default();
