@@ -571,8 +571,10 @@ pub fn run_index(
         return Ok(report);
     }
 
-    let mut writer: IndexWriter =
-        index.writer_with_num_threads(writer_threads(env), writer_budget(env)).map_err(IndexError::tantivy(&target.root))?;
+    let threads = writer_threads(env);
+    // tantivy refuses a thread less than 15 MB (`DEJA_WRITER_BUDGET_MB=16` with two).
+    let budget = writer_budget(env).max(threads * 15_000_000);
+    let mut writer: IndexWriter = index.writer_with_num_threads(threads, budget).map_err(IndexError::tantivy(&target.root))?;
     writer.set_merge_policy(merge_policy(fresh));
     let view_searcher = if fresh { None } else { IndexView::open_generation(&target).ok().map(|v| (v.searcher(), v)) };
     let mut run = Run {
