@@ -129,26 +129,24 @@ struct TokenSink<'a> {
 impl TokenSink<'_> {
     /// Appends a token whose text is `src` lowercased.
     fn push(&mut self, src: &str, offset_from: usize, offset_to: usize, position: usize, position_length: usize) {
-        if self.len == self.tokens.len() {
-            self.tokens.push(Token::default());
-        }
-        let t = &mut self.tokens[self.len];
-        self.len += 1;
-        t.offset_from = offset_from;
-        t.offset_to = offset_to;
-        t.position = position;
-        t.position_length = position_length;
-        t.text.clear();
+        let text = self.next(offset_from, offset_to, position, position_length);
         if src.is_ascii() {
-            t.text.push_str(src);
-            t.text.make_ascii_lowercase();
+            text.push_str(src);
+            text.make_ascii_lowercase();
         } else {
-            t.text.push_str(&src.to_lowercase());
+            text.push_str(&src.to_lowercase());
         }
     }
 
     /// [`TokenSink::push`] of a slice known to be ASCII.
     fn push_ascii(&mut self, src: &str, offset_from: usize, offset_to: usize, position: usize, position_length: usize) {
+        let text = self.next(offset_from, offset_to, position, position_length);
+        text.push_str(src);
+        text.make_ascii_lowercase();
+    }
+
+    /// The next token, its place set and its text emptied for the caller to fill.
+    fn next(&mut self, offset_from: usize, offset_to: usize, position: usize, position_length: usize) -> &mut String {
         if self.len == self.tokens.len() {
             self.tokens.push(Token::default());
         }
@@ -159,8 +157,7 @@ impl TokenSink<'_> {
         t.position = position;
         t.position_length = position_length;
         t.text.clear();
-        t.text.push_str(src);
-        t.text.make_ascii_lowercase();
+        &mut t.text
     }
 }
 
