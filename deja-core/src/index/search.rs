@@ -193,6 +193,8 @@ struct Plan {
     optional: Vec<Clause>,
     /// The words left out, as typed.
     ignored: Vec<String>,
+    /// A question's [`frame_words`], which the relevance tier counts as very common.
+    frame: Vec<String>,
     question: bool,
 }
 
@@ -205,12 +207,13 @@ impl Plan {
         let question = query.contains('?') || clauses.iter().any(asks);
         let frame = if question { frame_words(clauses) } else { Vec::new() };
         let optional = |c: &Clause| !c.quoted && c.parts.len() == 1 && (is_stopword(&c.parts[0]) || frame.contains(&c.parts[0]));
+        let strict = || Plan { required: clauses.to_vec(), optional: Vec::new(), ignored: Vec::new(), frame: Vec::new(), question: false };
         if clauses.iter().all(optional) {
-            return Plan { required: clauses.to_vec(), optional: Vec::new(), ignored: Vec::new(), question: false };
+            return strict();
         }
         if !question {
             // Keywords: every one was typed to match (`us writable port`).
-            return Plan { required: clauses.to_vec(), optional: Vec::new(), ignored: Vec::new(), question: false };
+            return strict();
         }
         let (optional, required): (Vec<Clause>, Vec<Clause>) = clauses.iter().cloned().partition(|c| optional(c));
         let mut ignored: Vec<String> = Vec::new();
@@ -219,7 +222,7 @@ impl Plan {
                 ignored.push(c.text.clone());
             }
         }
-        Plan { required, optional, ignored, question: true }
+        Plan { required, optional, ignored, frame, question: true }
     }
 
     /// `required` all matching, each as `clause` makes it, and the optional words
@@ -708,12 +711,12 @@ impl IndexView {
             }
         }
         let have = answer.have();
-        let (parts, units) = self.relevance_parts(&searcher, &clauses, true, plan.question, &forms).map_err(qerr)?;
+        let (parts, units) = self.relevance_parts(&searcher, &clauses, true, &plan.frame, &forms).map_err(qerr)?;
         let any: Box<dyn Query> = Box::new(BooleanQuery::new(parts.into_iter().map(|p| (Occur::Should, p)).collect()));
         let mut r = self.grouped(&searcher, &*with_filters(any), req, Tier::Relevance, &clauses, &have, &units)?;
         if r.hits.is_empty() && have.is_empty() {
             // Only the words left out matched anything: better those than nothing.
-            let (parts, units) = self.relevance_parts(&searcher, &clauses, false, plan.question, &forms).map_err(qerr)?;
+            let (parts, units) = self.relevance_parts(&searcher, &clauses, false, &plan.frame, &forms).map_err(qerr)?;
             let any: Box<dyn Query> = Box::new(BooleanQuery::new(parts.into_iter().map(|p| (Occur::Should, p)).collect()));
             r = self.grouped(&searcher, &*with_filters(any), req, Tier::Relevance, &clauses, &have, &units)?;
         }
@@ -779,7 +782,7 @@ impl IndexView {
     /// The relevance tier's query parts (any may match). A bare word also matches its
     /// other forms (`painted` for `paint`, slightly discounted); with `leave_out`,
     /// stopwords are left out and words in more than [`COMMON_WORD_SHARE`] of the
-    /// documents, and a `question`'s [`frame_words`], count [`COMMON_WORD_WEIGHT`]
+    /// documents, and the `frame` words of a question, count [`COMMON_WORD_WEIGHT`]
     /// (unless nothing else is left); and each pair of neighbouring words adds a small
     /// bonus for turns where they stand together (one word apart at most).
     fn relevance_parts(
@@ -787,13 +790,12 @@ impl IndexView {
         searcher: &Searcher,
         clauses: &[Clause],
         leave_out: bool,
-        question: bool,
+        frame: &[String],
         cache: &FormCache,
     ) -> tantivy::Result<RelevanceParts> {
         let docs = searcher.num_docs().max(1) as f64;
         let mut kept: Vec<&Clause> = Vec::new();
         let mut common_words: Vec<&String> = Vec::new();
-        let frame = if question { frame_words(clauses) } else { Vec::new() };
         for c in clauses {
             if !leave_out || c.quoted || c.parts.len() > 1 {
                 kept.push(c);
