@@ -72,7 +72,7 @@ impl Tokenizer for DejaTokenizer {
                 }
                 // Most chunks are ASCII: found, split and emitted in one pass.
                 if let Some(end) = split_ascii_chunk(text, i, parts) {
-                    emit_ascii_parts(text, i, end, &mut position, parts, &mut out);
+                    emit_parts::<true>(text, i, end, &mut position, parts, &mut out);
                     i = end;
                     continue;
                 }
@@ -182,8 +182,7 @@ fn emit_cjk(text: &str, start: usize, end: usize, position: &mut usize, out: &mu
     *position += n;
 }
 
-/// A chunk with non-ASCII in it: its compound (when it has several parts and is not too
-/// long), then its parts at consecutive positions.
+/// A chunk with non-ASCII in it, split by the general rules (see [`emit_parts`]).
 fn emit_chunk(
     text: &str,
     start: usize,
@@ -205,16 +204,10 @@ fn emit_chunk(
             p.to_lowercase().len() <= MAX_PART_BYTES
         }
     });
-    if parts.is_empty() {
-        return;
+    for p in parts.iter_mut() {
+        *p = (start + p.0, start + p.1);
     }
-    if out.compounds && parts.len() > 1 && chunk.len() <= MAX_COMPOUND_BYTES {
-        out.push(chunk, start, end, *position, parts.len());
-    }
-    for (i, &(a, b)) in parts.iter().enumerate() {
-        out.push(&chunk[a..b], start, end, *position + i, 1);
-    }
-    *position += parts.len();
+    emit_parts::<false>(text, start, end, position, parts, out);
 }
 
 /// The chunk of ASCII text starting at `start` (a word byte): finds where it ends and
@@ -265,16 +258,26 @@ fn split_ascii_chunk(text: &str, start: usize, parts: &mut Vec<(usize, usize)>) 
     Some(i)
 }
 
-/// Emits an ASCII chunk split by [`split_ascii_chunk`], as [`emit_chunk`] would.
-fn emit_ascii_parts(text: &str, start: usize, end: usize, position: &mut usize, parts: &[(usize, usize)], out: &mut TokenSink) {
+/// Emits the chunk `start..end` split into `parts` (absolute ranges, blobs left out):
+/// its compound when it has several parts and is not too long, then its parts at
+/// consecutive positions. `ASCII` says the chunk is known to be ASCII.
+fn emit_parts<const ASCII: bool>(
+    text: &str,
+    start: usize,
+    end: usize,
+    position: &mut usize,
+    parts: &[(usize, usize)],
+    out: &mut TokenSink,
+) {
+    let push = if ASCII { TokenSink::push_ascii } else { TokenSink::push };
     if parts.is_empty() {
         return;
     }
     if out.compounds && parts.len() > 1 && end - start <= MAX_COMPOUND_BYTES {
-        out.push_ascii(&text[start..end], start, end, *position, parts.len());
+        push(out, &text[start..end], start, end, *position, parts.len());
     }
     for (i, &(a, b)) in parts.iter().enumerate() {
-        out.push_ascii(&text[a..b], start, end, *position + i, 1);
+        push(out, &text[a..b], start, end, *position + i, 1);
     }
     *position += parts.len();
 }
