@@ -35,12 +35,14 @@ impl ByteGate {
 
     /// What a source of `size` bytes takes from the budget: its size, at most seven
     /// eighths of the budget (see the module doc).
-    pub(crate) fn weight(&self, size: u64) -> u64 {
+    fn weight(&self, size: u64) -> u64 {
         size.min(self.budget - self.budget / 8)
     }
 
-    /// Waits until `weight` fits beside what is in flight (or nothing is), then takes it.
-    pub(crate) fn acquire(&self, weight: u64) {
+    /// Waits until a source of `size` bytes fits beside what is in flight (or nothing
+    /// is), then takes its weight. [`ByteGate::permit`] gives it back.
+    pub(crate) fn acquire(&self, size: u64) {
+        let weight = self.weight(size);
         let mut s = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         while !s.closed && s.in_flight > 0 && s.in_flight + weight > self.budget {
             s = self.changed.wait(s).unwrap_or_else(PoisonError::into_inner);
@@ -48,8 +50,13 @@ impl ByteGate {
         s.in_flight += weight;
     }
 
-    /// Gives `weight` back.
-    pub(crate) fn release(&self, weight: u64) {
+    /// What [`ByteGate::acquire`] took for a source of `size` bytes, given back when
+    /// the permit is dropped (when the writer is done with the source, whichever way).
+    pub(crate) fn permit(&self, size: u64) -> Permit<'_> {
+        Permit { gate: self, weight: self.weight(size) }
+    }
+
+    fn release(&self, weight: u64) {
         let mut s = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         s.in_flight = s.in_flight.saturating_sub(weight);
         self.changed.notify_all();
@@ -62,11 +69,10 @@ impl ByteGate {
     }
 }
 
-/// A source's share of the budget, given back when dropped (when the writer is done
-/// with the source, whichever way).
+/// A source's share of the budget (see [`ByteGate::permit`]).
 pub(crate) struct Permit<'a> {
-    pub(crate) gate: &'a ByteGate,
-    pub(crate) weight: u64,
+    gate: &'a ByteGate,
+    weight: u64,
 }
 
 impl Drop for Permit<'_> {
@@ -100,12 +106,12 @@ mod tests {
                 let (gate, peak, now) = (&gate, &peak, &now);
                 s.spawn(move || {
                     let w = gate.weight(size);
-                    gate.acquire(w);
+                    gate.acquire(size);
                     let held = now.fetch_add(w, Ordering::SeqCst) + w;
                     peak.fetch_max(held, Ordering::SeqCst);
                     std::thread::sleep(std::time::Duration::from_millis(2));
                     now.fetch_sub(w, Ordering::SeqCst);
-                    gate.release(w);
+                    drop(gate.permit(size));
                 });
             }
         });

@@ -35,7 +35,7 @@ use tantivy::schema::IndexRecordOption;
 use tantivy::{doc, Index, IndexWriter, TantivyDocument, Term};
 use xxhash_rust::xxh3::Xxh3;
 
-use super::gate::{ByteGate, CloseOnDrop, Permit, IN_FLIGHT_BYTES};
+use super::gate::{ByteGate, CloseOnDrop, IN_FLIGHT_BYTES};
 use super::manifest::{mtime_ns, Manifest, SourceEntry};
 use super::schema::{build_schema, register_tokenizer, Fields, KIND_SESSION, KIND_TURN, SCHEMA_VERSION};
 use super::work_dirs::WorkDirs;
@@ -1166,7 +1166,7 @@ impl Run<'_> {
             let gate_ref = &gate;
             scope.spawn(move || {
                 jobs_ref.par_iter().enumerate().for_each_with(tx, |tx, (i, job)| {
-                    gate_ref.acquire(gate_ref.weight(job.size));
+                    gate_ref.acquire(job.size);
                     // Normalizing (injected text, redaction, caps) is per session and
                     // pure: it runs here, on the parsing threads, not on the one writer.
                     let result = parse_one(job, opts_ref).map(|(mut sessions, stats)| {
@@ -1193,7 +1193,7 @@ impl Run<'_> {
             let _close = CloseOnDrop(&gate);
             for parsed in rx {
                 let job = &jobs[parsed.job];
-                let _permit = Permit { gate: &gate, weight: gate.weight(job.size) };
+                let _permit = gate.permit(job.size);
                 let id = job.adapter.info().id;
                 let key = job.src.manifest_key();
                 let hr = report.harnesses.entry(id.to_string()).or_default();
