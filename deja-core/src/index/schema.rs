@@ -15,7 +15,7 @@ pub const KIND_ERROR: &str = "error";
 pub const KIND_FIX: &str = "fix";
 
 /// Bumped when the schema or tokenizer changes; an index of another version is rebuilt.
-pub const SCHEMA_VERSION: u32 = 5;
+pub const SCHEMA_VERSION: u32 = 6;
 
 #[derive(Clone, Copy)]
 pub struct Fields {

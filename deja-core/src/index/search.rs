@@ -1455,6 +1455,17 @@ mod tests {
     }
 
     #[test]
+    fn a_cased_name_is_found_typed_in_lower_case_or_as_written() {
+        let (_tmp, view) = rowstore_index("s1\t1000\tpushed the fix to GitHub and watched LeBron\ns2\t2000\tthe hub of git in the city\n");
+        let search = |q: &str| view.search(&SearchRequest { query: q.to_string(), limit: 5, ..SearchRequest::default() }).expect("search");
+        for q in ["github", "GitHub", "lebron", "LeBron"] {
+            let r = search(q);
+            assert_eq!(r.tier, Tier::Exact, "{q}: {r:?}");
+            assert_eq!(r.hits.iter().map(|h| h.session.id.as_str()).collect::<Vec<_>>(), ["s1"], "{q}");
+        }
+    }
+
+    #[test]
     fn irregular_forms_are_word_forms_too() {
         let (_tmp, view) =
             rowstore_index("s1\t1000\twe went camping by the lake and bought a tent\ns2\t2000\tthe camping gear list is long\n");
