@@ -1168,7 +1168,14 @@ impl IndexView {
         let avg_len = (total_tokens as f32 / n_docs.max(1) as f32).max(1.0);
         let mut idfs: Vec<f32> = Vec::with_capacity(units.len());
         for u in units {
-            let df = u.terms.first().map_or(Ok(0), |t| searcher.doc_freq(&self.text_term(&t.0)))?.min(n_docs);
+            // A word and its other forms count as one (`go`, `going`, `went`), so the
+            // word is as rare as its most common form (Lucene's synonym query does the
+            // same), not as the form typed: `go` is rare in a chat, `going` is not.
+            let mut df = 0;
+            for (t, _) in &u.terms {
+                df = df.max(searcher.doc_freq(&self.text_term(t))?);
+            }
+            let df = df.min(n_docs);
             idfs.push((1.0 + ((n_docs - df) as f32 + 0.5) / (df as f32 + 0.5)).ln());
         }
         let turn_score = |len: u32, row: usize| -> f32 {
@@ -1452,6 +1459,22 @@ mod tests {
         assert_eq!(r.tier, Tier::Stemmed, "{r:?}");
         assert_eq!(r.hits.iter().map(|h| h.session.id.as_str()).collect::<Vec<_>>(), ["s1"]);
         assert!(r.hits.iter().all(|h| h.tier == Tier::Stemmed));
+    }
+
+    #[test]
+    fn a_word_is_as_rare_as_its_most_common_form() {
+        // `go` as typed is in one turn, its forms in many: counted as rare as the typed
+        // form, the session full of `going` and `went` would beat the one turn about the
+        // park, the rarer word of the question.
+        let mut rows = String::from("park\t1000\thello\npark\t1001\tthe kids loved the park\n");
+        rows.push_str("busy\t1000\thello\nbusy\t1001\twe go now\nbusy\t1002\tgoing home\nbusy\t1003\twent out early\n");
+        for i in 0..6 {
+            rows.push_str(&format!("other{i}\t900\tgoing fine thanks\n"));
+        }
+        let (_tmp, view) = rowstore_index(&rows);
+        let r = view.search(&SearchRequest { query: "when did they go to the park?".into(), limit: 5, ..SearchRequest::default() }).expect("search");
+        assert_eq!(r.tier, Tier::Relevance, "{r:?}");
+        assert_eq!(r.hits.first().map(|h| h.session.id.as_str()), Some("park"), "{r:?}");
     }
 
     #[test]
