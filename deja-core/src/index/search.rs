@@ -348,8 +348,10 @@ const RECENCY_WEIGHT: f32 = 0.02;
 const PAIR_WEIGHT: f32 = 0.3;
 /// A session from a period the query names scores up to this much more…
 const DATE_BOOST: f32 = 1.0;
-/// …and half that when it comes within this many days after it.
+/// …and half that when it comes within this many days after it…
 const DATE_SLACK_DAYS: i64 = 31;
+/// …or, for a day the query names, all of it within a week after and less later.
+const NAMED_DAY_SLACK_DAYS: i64 = 7;
 /// Near spellings a misspelled word expands to, at most.
 const MAX_NEAR_SPELLINGS: usize = 64;
 /// Terms scanned per word when looking for its other forms.
@@ -447,7 +449,14 @@ fn month_of(word: &str) -> Option<u32> {
 fn named_periods(query: &str) -> Vec<Period> {
     let toks: Vec<&str> = query.split(|c: char| !c.is_alphanumeric()).filter(|t| !t.is_empty()).collect();
     let year_at = |i: usize| toks.get(i).filter(|t| t.len() == 4).and_then(|t| t.parse::<i32>().ok()).filter(|y| (1970..=2100).contains(y));
-    let day_at = |i: usize| toks.get(i).filter(|t| t.len() <= 2).and_then(|t| t.parse::<u32>().ok()).filter(|d| (1..=31).contains(d));
+    // `13` or `13th` (`8th December`, `December 1st`).
+    let day_at = |i: usize| {
+        toks.get(i)
+            .map(|t| t.trim_end_matches(|c: char| c.is_ascii_alphabetic()))
+            .filter(|t| !t.is_empty() && t.len() <= 2)
+            .and_then(|t| t.parse::<u32>().ok())
+            .filter(|d| (1..=31).contains(d))
+    };
     let mut out = Vec::new();
     let mut used_years = HashSet::new();
     for (i, t) in toks.iter().enumerate() {
@@ -501,7 +510,15 @@ impl Period {
             }
             let after = (d - end).num_days();
             if after > 0 && after <= DATE_SLACK_DAYS {
-                best = best.max(0.5);
+                // A day named is precise: what was said about it comes within days
+                // ("yesterday", "last week"), and a session weeks later is no nearer
+                // than one from the month before.
+                let near = match self.day {
+                    Some(_) if after <= NAMED_DAY_SLACK_DAYS => 1.0,
+                    Some(_) => 0.3,
+                    None => 0.5,
+                };
+                best = best.max(near);
             }
         }
         best
@@ -1582,11 +1599,30 @@ mod tests {
     }
 
     #[test]
+    fn a_named_day_counts_the_week_after_it_and_a_month_the_month_after() {
+        let at = |y, m, d| {
+            let ms = chrono::NaiveDate::from_ymd_opt(y, m, d).and_then(|d| d.and_hms_opt(12, 0, 0)).map(|t| t.and_utc().timestamp_millis());
+            Some(Timestamp(ms.expect("a date")))
+        };
+        let day = Period { year: Some(2023), month: Some(12), day: Some(4) };
+        assert_eq!(day.closeness(at(2023, 12, 4)), 1.0);
+        assert_eq!(day.closeness(at(2023, 12, 9)), 1.0);
+        assert_eq!(day.closeness(at(2023, 12, 26)), 0.3);
+        assert_eq!(day.closeness(at(2023, 12, 3)), 0.0);
+        let month = Period { year: Some(2023), month: Some(11), day: None };
+        assert_eq!(month.closeness(at(2023, 11, 30)), 1.0);
+        assert_eq!(month.closeness(at(2023, 12, 26)), 0.5);
+        assert_eq!(month.closeness(at(2024, 1, 5)), 0.0);
+    }
+
+    #[test]
     fn queries_name_periods() {
         let p = |y, m, d| Period { year: y, month: m, day: d };
         assert_eq!(named_periods("When did Melanie go camping in June?"), vec![p(None, Some(6), None)]);
         assert_eq!(named_periods("painting on October 13, 2023"), vec![p(Some(2023), Some(10), Some(13))]);
         assert_eq!(named_periods("found on 1 February, 2023"), vec![p(Some(2023), Some(2), Some(1))]);
+        assert_eq!(named_periods("watched on 8th December, 2023"), vec![p(Some(2023), Some(12), Some(8))]);
+        assert_eq!(named_periods("on December 1st"), vec![p(None, Some(12), Some(1))]);
         assert_eq!(named_periods("the beach in 2023"), vec![p(Some(2023), None, None)]);
         assert_eq!(named_periods("may I ask about pgbouncer port 6432 exit 2048"), vec![]);
         assert_eq!(named_periods("In May we moved"), vec![p(None, Some(5), None)]);
