@@ -1489,7 +1489,9 @@ mod tests {
             rows.push_str(&format!("other{i}\t900\tgoing fine thanks\n"));
         }
         let (_tmp, view) = rowstore_index(&rows);
-        let r = view.search(&SearchRequest { query: "when did they go to the park?".into(), limit: 5, ..SearchRequest::default() }).expect("search");
+        let r = view
+            .search(&SearchRequest { query: "when did they go to the park?".into(), limit: 5, ..SearchRequest::default() })
+            .expect("search");
         assert_eq!(r.tier, Tier::Relevance, "{r:?}");
         assert_eq!(r.hits.first().map(|h| h.session.id.as_str()), Some("park"), "{r:?}");
     }
