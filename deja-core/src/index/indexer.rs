@@ -1204,7 +1204,7 @@ impl Run<'_> {
                             // Remembered at this size and mtime: an unchanged bomb is named
                             // again next run without being decoded again. Sessions indexed
                             // from an earlier version of the source stay until it changes.
-                            manifest.entries.insert(key.clone(), refused_entry(job, &key, reason));
+                            manifest.entries.insert(key.clone(), Box::new(refused_entry(job, &key, reason)));
                         }
                         // The path once: the error repeats it unless it is about another file.
                         let reason = if e.path() == job.src.path { e.reason() } else { e.to_string() };
@@ -1364,7 +1364,7 @@ impl Run<'_> {
                         }
                     }
                 }
-                manifest.entries.insert(key, entry);
+                manifest.entries.insert(key, Box::new(entry));
             }
             Ok(())
         })?;

@@ -58,7 +58,11 @@ pub struct Refusal {
 
 #[derive(Debug, Default)]
 pub struct Manifest {
-    pub entries: HashMap<String, SourceEntry>,
+    /// Boxed: a `SourceEntry` is about 180 bytes, and the table keeps its slots at up
+    /// to twice the entries (a power of two, 7/8 full at most), so an empty slot of
+    /// a pointer instead of a whole entry keeps 116,000 sources (5 GB of history) at
+    /// about 30 MB instead of 53.
+    pub entries: HashMap<String, Box<SourceEntry>>,
 }
 
 impl Manifest {
@@ -77,7 +81,7 @@ impl Manifest {
             // An unknown manifest version: start over rather than misread it.
             return Ok(Manifest::default());
         }
-        let entries = lines.filter_map(SourceEntry::from_line).map(|e| (e.key.clone(), e)).collect();
+        let entries = lines.filter_map(SourceEntry::from_line).map(|e| (e.key.clone(), Box::new(e))).collect();
         Ok(Manifest { entries })
     }
 
@@ -244,7 +248,7 @@ mod tests {
                 cursor: id.map(|_| "1700000000123\twith tab".to_string()),
                 refused: id.is_none().then(|| Refusal { cap: 1 << 28, reason: "decodes past the cap\trefused".to_string() }),
             };
-            m.entries.insert(e.key.clone(), e);
+            m.entries.insert(e.key.clone(), Box::new(e));
         }
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("manifest");
