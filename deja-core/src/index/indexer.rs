@@ -721,7 +721,7 @@ fn plan_source(
     let key = src.manifest_key();
     let (size, mtime) = (meta.len(), mtime_ns(&meta));
     let parts_fp = super::manifest::parts_fingerprint(&src.parts);
-    let plan = match manifest.entries.get(&key) {
+    let plan = match manifest.get(&key) {
         Some(e) if e.size == size && e.mtime_ns == mtime && e.parts_fp == parts_fp => match &e.refused {
             // Refusing again would mean decoding up to the cap again, on every refresh;
             // a cap changed since is worth one more try.
@@ -750,7 +750,7 @@ fn plan_source(
     };
     let src = match &plan {
         Plan::Tail { resume, .. } => SourceRef { resume: Some(resume.clone()), ..src },
-        Plan::Cursor { .. } => SourceRef { cursor: manifest.entries.get(&key).and_then(|e| e.cursor.clone()), ..src },
+        Plan::Cursor { .. } => SourceRef { cursor: manifest.get(&key).and_then(|e| e.cursor.clone()), ..src },
         Plan::Full => src,
     };
     Planned::Job(Box::new(Job { adapter, src, size, mtime, parts_fp, plan }))
@@ -1204,7 +1204,7 @@ impl Run<'_> {
                             // Remembered at this size and mtime: an unchanged bomb is named
                             // again next run without being decoded again. Sessions indexed
                             // from an earlier version of the source stay until it changes.
-                            manifest.entries.insert(key.clone(), Box::new(refused_entry(job, &key, reason)));
+                            manifest.insert(refused_entry(job, &key, reason));
                         }
                         // The path once: the error repeats it unless it is about another file.
                         let reason = if e.path() == job.src.path { e.reason() } else { e.to_string() };
@@ -1364,7 +1364,7 @@ impl Run<'_> {
                         }
                     }
                 }
-                manifest.entries.insert(key, Box::new(entry));
+                manifest.insert(entry);
             }
             Ok(())
         })?;
