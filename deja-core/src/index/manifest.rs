@@ -106,8 +106,12 @@ impl Manifest {
             // An unknown manifest version: start over rather than misread it.
             return Ok(Manifest::default());
         }
-        let entries = lines.filter_map(SourceEntry::from_line).map(|e| Keyed(Box::new(e))).collect();
-        Ok(Manifest { entries })
+        let mut manifest = Manifest::default();
+        // A key written twice (a damaged file): the later line wins, as it always has.
+        for e in lines.filter_map(SourceEntry::from_line) {
+            manifest.insert(e);
+        }
+        Ok(manifest)
     }
 
     /// The entry of the source `key`.
@@ -319,6 +323,16 @@ mod tests {
         let m = Manifest::load(&path).unwrap();
         let e = m.get("/a.jsonl").expect("entry");
         assert_eq!((e.size, e.next_seq, e.session_id.as_deref(), e.parts_fp, e.cursor.as_deref()), (10, 3, Some("s-1"), 0, None));
+    }
+
+    #[test]
+    fn a_key_written_twice_keeps_its_later_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("manifest");
+        let line = |size: u32| format!("/a.jsonl\tclaude\t{size}\t5\t10\tff\t1\t3\ts-1\t0\t\n");
+        std::fs::write(&path, format!("{HEADER}\n{}{}", line(10), line(20))).unwrap();
+        let m = Manifest::load(&path).unwrap();
+        assert_eq!((m.len(), m.get("/a.jsonl").map(|e| e.size)), (1, Some(20)));
     }
 
     #[test]
