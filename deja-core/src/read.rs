@@ -175,6 +175,12 @@ pub fn read_source_limited(path: &Path, stats: &mut ParseStats, limit: &DecodeLi
     if !raw.starts_with(&ZSTD_MAGIC) {
         return Ok(SourceBytes { bytes: raw, file_len, compressed: false });
     }
+    let bytes = decode_source(path, raw, stats, limit)?;
+    Ok(SourceBytes { bytes, file_len, compressed: true })
+}
+
+/// The zstd frames of a whole source, decoded within `limit` (see [`read_source`]).
+fn decode_source(path: &Path, raw: Vec<u8>, stats: &mut ParseStats, limit: &DecodeLimit) -> Result<Vec<u8>, FormatError> {
     let (bytes, err) = decode_zstd_frames_limited(&raw, limit).map_err(|e| FormatError::refused(path, e.to_string()))?;
     if let Some(err) = err {
         if bytes.is_empty() {
@@ -182,7 +188,7 @@ pub fn read_source_limited(path: &Path, stats: &mut ParseStats, limit: &DecodeLi
         }
         stats.problem(format!("{}: zstd stream cut short after {} bytes ({err}); kept what decoded", path.display(), bytes.len()));
     }
-    Ok(SourceBytes { bytes, file_len, compressed: true })
+    Ok(bytes)
 }
 
 /// Reads an append-only file from `offset` to its end.
@@ -240,16 +246,119 @@ pub fn for_each_json_line_pruned(bytes: &[u8], base: u64, path: &Path, stats: &m
     });
 }
 
-fn for_each_json_line_inner(bytes: &[u8], base: u64, path: &Path, stats: &mut ParseStats, prune: &[Prune], mut f: impl FnMut(u64, Value)) {
-    let mut start = 0usize;
+/// Bytes a streamed read takes from the file at a time (see
+/// [`for_each_json_line_streamed`]).
+const STREAM_CHUNK_BYTES: usize = 8 << 20;
+
+/// [`for_each_json_line_pruned`] over a whole source read in chunks cut at line ends,
+/// so a session file of hundreds of MB is never held at once (one of 150 MB held its
+/// bytes through the line loop: 150 of the build's 216 MB heap). Records, offsets,
+/// `end_offset`, `prefix_hash` and every count come out as from the whole file. A zstd
+/// source is decoded whole, as [`read_source`] does.
+pub fn for_each_json_line_streamed(
+    path: &Path,
+    stats: &mut ParseStats,
+    prune: &[Prune],
+    f: impl FnMut(u64, Value),
+) -> Result<(), FormatError> {
+    stream_json_lines(path, stats, prune, STREAM_CHUNK_BYTES, f)
+}
+
+fn stream_json_lines(
+    path: &Path,
+    stats: &mut ParseStats,
+    prune: &[Prune],
+    chunk: usize,
+    mut f: impl FnMut(u64, Value),
+) -> Result<(), FormatError> {
+    let mut file = open_regular(path)?;
+    let len = file.metadata().map_err(|e| FormatError::io(path, e))?.len();
+    if len <= chunk as u64 {
+        // Most sources: one read, as `read_source` does, with no chunk buffer to fill.
+        drop(file);
+        let bytes = read_source(path, stats)?.bytes;
+        for_each_json_line_pruned(&bytes, 0, path, stats, prune, f);
+        return Ok(());
+    }
+    let mut buf: Vec<u8> = Vec::new();
+    // Offset in the file of `buf[0]`, and lines seen before it.
+    let (mut base, mut line_no) = (0u64, 0u64);
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    stats.end_offset = 0;
+    // The first bytes say whether the source is zstd, which is decoded whole.
+    (&mut file).take(ZSTD_MAGIC.len() as u64).read_to_end(&mut buf).map_err(|e| FormatError::io(path, e))?;
+    if buf.starts_with(&ZSTD_MAGIC) {
+        file.read_to_end(&mut buf).map_err(|e| FormatError::io(path, e))?;
+        stats.bytes_read += buf.len() as u64;
+        let bytes = decode_source(path, buf, stats, &DecodeLimit::current())?;
+        for_each_json_line_pruned(&bytes, 0, path, stats, prune, f);
+        return Ok(());
+    }
+    stats.bytes_read += buf.len() as u64;
+    let mut eof = false;
+    while !eof {
+        let have = buf.len();
+        buf.resize(have + chunk, 0);
+        let n = loop {
+            match file.read(&mut buf[have..]) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(FormatError::io(path, e)),
+            }
+        };
+        buf.truncate(have + n);
+        eof = n == 0;
+        stats.bytes_read += n as u64;
+        // Whole lines only, until the end: a line never spans two passes.
+        let upto = if eof {
+            buf.len()
+        } else {
+            match memchr::memrchr(b'\n', &buf) {
+                Some(i) => i + 1,
+                None => continue,
+            }
+        };
+        if upto == 0 {
+            continue;
+        }
+        json_lines(&buf[..upto], base, &mut line_no, path, stats, prune, &mut f);
+        // Every line before the last pass ended in a newline, so `end_offset` is past
+        // all of it; the last pass may leave a torn line out of the hash.
+        let hashed = (stats.end_offset.saturating_sub(base) as usize).min(upto);
+        hasher.update(&buf[..hashed]);
+        buf.drain(..upto);
+        base += upto as u64;
+    }
+    stats.prefix_hash = Some(hasher.digest());
+    Ok(())
+}
+
+fn for_each_json_line_inner(bytes: &[u8], base: u64, path: &Path, stats: &mut ParseStats, prune: &[Prune], f: impl FnMut(u64, Value)) {
     let mut line_no = 0u64;
     stats.end_offset = base;
+    json_lines(bytes, base, &mut line_no, path, stats, prune, f);
+}
+
+/// The lines of `bytes` (at `base` in the file, after `line_no` lines), each parsed
+/// and handed to `f` with its offset.
+#[allow(clippy::too_many_arguments)]
+fn json_lines(
+    bytes: &[u8],
+    base: u64,
+    line_no: &mut u64,
+    path: &Path,
+    stats: &mut ParseStats,
+    prune: &[Prune],
+    mut f: impl FnMut(u64, Value),
+) {
+    let mut start = 0usize;
     while start < bytes.len() {
         let (end, next, terminated) = match memchr::memchr(b'\n', &bytes[start..]) {
             Some(i) => (start + i, start + i + 1, true),
             None => (bytes.len(), bytes.len(), false),
         };
-        line_no += 1;
+        *line_no += 1;
+        let line_no = *line_no;
         let mut line = &bytes[start..end];
         if let Some(rest) = line.strip_prefix(BOM) {
             line = rest;
@@ -465,6 +574,40 @@ pub fn zstd_rle_bomb(decoded_bytes: u64) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_streamed_source_reads_as_the_whole_file_does() {
+        let bad_utf8: &[u8] = b"{\"a\":\"caf\xe9\"}\n";
+        let inputs: Vec<Vec<u8>> = vec![
+            b"".to_vec(),
+            b"\n\n".to_vec(),
+            b"{\"a\":1}\n{\"a\":2}\n".to_vec(),
+            b"{\"a\":1}\n{\"a\":2}".to_vec(),
+            b"\xEF\xBB\xBF{\"a\":1}\r\n\n  \nnot json\n{\"toolUseResult\":{\"x\":[1,2],\"interrupted\":true},\"b\":3}\n{\"torn\":".to_vec(),
+            [b"{\"a\":\"a long line of text that spans several chunks\"}\n".as_slice(), bad_utf8, b"[1,2]\n{\"z\":0}\n"].concat(),
+        ];
+        let prune = [Prune { key: "toolUseResult", keep: &["interrupted"] }];
+        let dir = tempfile::tempdir().expect("tmp");
+        // A zstd source is decoded whole, and reads the same.
+        let zstd_input = zstd::encode_all(&inputs[4][..], 3).expect("zstd");
+        for (k, input) in inputs.iter().chain([&zstd_input]).enumerate() {
+            let path = dir.path().join(format!("s{k}.jsonl"));
+            std::fs::write(&path, input).expect("write");
+            let mut whole = ParseStats::default();
+            let mut want = Vec::new();
+            let bytes = read_source(&path, &mut whole).expect("read");
+            for_each_json_line_pruned(&bytes.bytes, 0, &path, &mut whole, &prune, |o, v| want.push((o, v)));
+            for chunk in [1, 2, 3, 5, 8, 13, 64, STREAM_CHUNK_BYTES] {
+                let mut streamed = ParseStats::default();
+                let mut got = Vec::new();
+                stream_json_lines(&path, &mut streamed, &prune, chunk, |o, v| got.push((o, v))).expect("stream");
+                assert_eq!(got, want, "input {k}, chunk {chunk}");
+                let key =
+                    |s: &ParseStats| (s.records, s.skipped, s.repaired, s.bytes_read, s.end_offset, s.prefix_hash, s.problems.clone());
+                assert_eq!(key(&streamed), key(&whole), "input {k}, chunk {chunk}");
+            }
+        }
+    }
 
     #[test]
     fn the_test_bomb_is_a_real_zstd_frame() {

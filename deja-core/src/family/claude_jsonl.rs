@@ -51,7 +51,7 @@ use crate::env::StoreEnv;
 use crate::format::{Discovery, FormatError, ParseOptions, ParseStats, SessionSink};
 use crate::model::{cap_text, Edit, ExitStatus, FileTouch, NodeRef, Role, SourceRef, Timestamp, ToolUse, Turn, MAX_EDIT_BYTES};
 use crate::project::{dash_fallback_name, decode_dash_path, majority_git_repo};
-use crate::read::{for_each_json_line, for_each_json_line_pruned, read_source, read_tail, str_at, Prune};
+use crate::read::{for_each_json_line, for_each_json_line_pruned, for_each_json_line_streamed, read_tail, str_at, Prune};
 use crate::synth::{dash_encode, synth_uuid, SynthSession, SynthTurn};
 use crate::text::InjectedText;
 use crate::work::{ToolKind, ToolMap};
@@ -181,20 +181,21 @@ pub fn parse_with(
     out: &mut dyn SessionSink,
 ) -> Result<ParseStats, FormatError> {
     let mut stats = ParseStats::default();
-    let (bytes, base) = match &src.resume {
-        Some(r) => {
-            let tail = read_tail(&src.path, r.offset, &mut stats)?;
-            (tail.bytes, r.offset.min(tail.file_len))
-        }
-        None => (read_source(&src.path, &mut stats)?.bytes, 0),
-    };
     let mut file = FileParse::new(d, src, opts);
     if hints.flat {
         file.layout.encoded = None;
     }
     file.project_hint = hints.project.clone();
     file.quirks = hints.quirks;
-    for_each_json_line_pruned(&bytes, base, &src.path, &mut stats, RECORD_PRUNE, |offset, v| file.line(offset, &v));
+    match &src.resume {
+        Some(r) => {
+            let tail = read_tail(&src.path, r.offset, &mut stats)?;
+            let base = r.offset.min(tail.file_len);
+            for_each_json_line_pruned(&tail.bytes, base, &src.path, &mut stats, RECORD_PRUNE, |offset, v| file.line(offset, &v));
+        }
+        // Read in chunks: a transcript can be hundreds of MB (see the function).
+        None => for_each_json_line_streamed(&src.path, &mut stats, RECORD_PRUNE, |offset, v| file.line(offset, &v))?,
+    }
     if file.not_objects > 0 {
         stats.skipped += file.not_objects;
         stats.problem(format!("{}: {} lines were JSON but not objects", src.path.display(), file.not_objects));
