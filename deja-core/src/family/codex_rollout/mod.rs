@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 
 use crate::model::{Edit, ExitStatus, FileTouch, Role, SourceRef, Timestamp, ToolUse, Turn};
 use crate::patch::parse_apply_patch;
-use crate::read::{for_each_json_line, read_source, read_tail};
+use crate::read::{for_each_json_line, for_each_json_line_streamed, read_source, read_tail};
 use crate::work::command_from_argv;
 use crate::{FormatError, ParseOptions, ParseStats, Session, SessionBuilder, SessionSink};
 use serde_json::Value;
@@ -230,7 +230,7 @@ pub fn parse_rollout_with(
         }
         return Ok(stats);
     }
-    let (bytes, base) = match &src.resume {
+    match &src.resume {
         Some(resume) => {
             if !resume.session_id.is_empty() {
                 r.b.set_id(resume.session_id.clone());
@@ -239,11 +239,12 @@ pub fn parse_rollout_with(
                 r.head_line(&v);
                 !(r.meta_seen && r.has_roled)
             })?;
-            (read_tail(path, resume.offset, &mut stats)?.bytes, resume.offset)
+            let tail = read_tail(path, resume.offset, &mut stats)?.bytes;
+            for_each_json_line(&tail, resume.offset, path, &mut stats, |_, v| r.line(&v));
         }
-        None => (read_source(path, &mut stats)?.bytes, 0),
-    };
-    for_each_json_line(&bytes, base, path, &mut stats, |_, v| r.line(&v));
+        // In chunks: a rollout can be hundreds of MB (see the function).
+        None => for_each_json_line_streamed(path, &mut stats, &[], |_, v| r.line(&v))?,
+    }
     if let Some(s) = r.finish() {
         out.session(s);
     }
