@@ -149,13 +149,14 @@ pub struct SourceBytes {
     pub compressed: bool,
 }
 
-/// Opens only regular files: a FIFO matching a store pattern would block forever.
-fn open_regular(path: &Path) -> Result<std::fs::File, FormatError> {
+/// Opens only regular files (a FIFO matching a store pattern would block forever), with
+/// the length the check saw.
+fn open_regular(path: &Path) -> Result<(std::fs::File, u64), FormatError> {
     let meta = std::fs::metadata(path).map_err(|e| FormatError::io(path, e))?;
     if !meta.is_file() {
         return Err(FormatError::corrupt(path, "not a regular file"));
     }
-    std::fs::File::open(path).map_err(|e| FormatError::io(path, e))
+    Ok((std::fs::File::open(path).map_err(|e| FormatError::io(path, e))?, meta.len()))
 }
 
 /// Reads a whole source, decoding zstd frames when the file starts with the zstd
@@ -169,18 +170,18 @@ pub fn read_source(path: &Path, stats: &mut ParseStats) -> Result<SourceBytes, F
 /// [`read_source`] with an explicit limit.
 pub fn read_source_limited(path: &Path, stats: &mut ParseStats, limit: &DecodeLimit) -> Result<SourceBytes, FormatError> {
     let mut raw = Vec::new();
-    open_regular(path)?.read_to_end(&mut raw).map_err(|e| FormatError::io(path, e))?;
+    open_regular(path)?.0.read_to_end(&mut raw).map_err(|e| FormatError::io(path, e))?;
+    source_bytes(path, raw, stats, limit)
+}
+
+/// A whole source as read from disk (`raw`): counted in `stats`, and decoded within
+/// `limit` when it starts with the zstd magic (see [`read_source`]).
+fn source_bytes(path: &Path, raw: Vec<u8>, stats: &mut ParseStats, limit: &DecodeLimit) -> Result<SourceBytes, FormatError> {
     let file_len = raw.len() as u64;
     stats.bytes_read += file_len;
     if !raw.starts_with(&ZSTD_MAGIC) {
         return Ok(SourceBytes { bytes: raw, file_len, compressed: false });
     }
-    let bytes = decode_source(path, raw, stats, limit)?;
-    Ok(SourceBytes { bytes, file_len, compressed: true })
-}
-
-/// The zstd frames of a whole source, decoded within `limit` (see [`read_source`]).
-fn decode_source(path: &Path, raw: Vec<u8>, stats: &mut ParseStats, limit: &DecodeLimit) -> Result<Vec<u8>, FormatError> {
     let (bytes, err) = decode_zstd_frames_limited(&raw, limit).map_err(|e| FormatError::refused(path, e.to_string()))?;
     if let Some(err) = err {
         if bytes.is_empty() {
@@ -188,14 +189,13 @@ fn decode_source(path: &Path, raw: Vec<u8>, stats: &mut ParseStats, limit: &Deco
         }
         stats.problem(format!("{}: zstd stream cut short after {} bytes ({err}); kept what decoded", path.display(), bytes.len()));
     }
-    Ok(bytes)
+    Ok(SourceBytes { bytes, file_len, compressed: true })
 }
 
 /// Reads an append-only file from `offset` to its end.
 pub fn read_tail(path: &Path, offset: u64, stats: &mut ParseStats) -> Result<SourceBytes, FormatError> {
     use std::io::{Seek, SeekFrom};
-    let mut f = open_regular(path)?;
-    let file_len = f.metadata().map_err(|e| FormatError::io(path, e))?.len();
+    let (mut f, file_len) = open_regular(path)?;
     f.seek(SeekFrom::Start(offset.min(file_len))).map_err(|e| FormatError::io(path, e))?;
     let mut bytes = Vec::new();
     f.read_to_end(&mut bytes).map_err(|e| FormatError::io(path, e))?;
@@ -239,7 +239,8 @@ pub fn for_each_json_line(bytes: &[u8], base: u64, path: &Path, stats: &mut Pars
 /// little of: each member `prune` names is built with only the members it keeps (see
 /// [`Prune`]).
 pub fn for_each_json_line_pruned(bytes: &[u8], base: u64, path: &Path, stats: &mut ParseStats, prune: &[Prune], f: impl FnMut(u64, Value)) {
-    for_each_json_line_inner(bytes, base, path, stats, prune, f);
+    stats.end_offset = base;
+    json_lines(bytes, base, &mut 0, path, stats, prune, f);
     stats.prefix_hash = (base == 0).then(|| {
         let end = (stats.end_offset as usize).min(bytes.len());
         xxhash_rust::xxh3::xxh3_64(&bytes[..end])
@@ -271,30 +272,24 @@ fn stream_json_lines(
     chunk: usize,
     mut f: impl FnMut(u64, Value),
 ) -> Result<(), FormatError> {
-    let mut file = open_regular(path)?;
-    let len = file.metadata().map_err(|e| FormatError::io(path, e))?.len();
-    if len <= chunk as u64 {
-        // Most sources: one read, as `read_source` does, with no chunk buffer to fill.
-        drop(file);
-        let bytes = read_source(path, stats)?.bytes;
-        for_each_json_line_pruned(&bytes, 0, path, stats, prune, f);
-        return Ok(());
-    }
+    let (mut file, len) = open_regular(path)?;
     let mut buf: Vec<u8> = Vec::new();
-    // Offset in the file of `buf[0]`, and lines seen before it.
-    let (mut base, mut line_no) = (0u64, 0u64);
-    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
-    stats.end_offset = 0;
-    // The first bytes say whether the source is zstd, which is decoded whole.
-    (&mut file).take(ZSTD_MAGIC.len() as u64).read_to_end(&mut buf).map_err(|e| FormatError::io(path, e))?;
-    if buf.starts_with(&ZSTD_MAGIC) {
+    if len > chunk as u64 {
+        // The first bytes say whether the source is zstd.
+        (&mut file).take(ZSTD_MAGIC.len() as u64).read_to_end(&mut buf).map_err(|e| FormatError::io(path, e))?;
+    }
+    if len <= chunk as u64 || buf.starts_with(&ZSTD_MAGIC) {
+        // Most sources, and zstd ones: read whole, as `read_source` does.
         file.read_to_end(&mut buf).map_err(|e| FormatError::io(path, e))?;
-        stats.bytes_read += buf.len() as u64;
-        let bytes = decode_source(path, buf, stats, &DecodeLimit::current())?;
+        let bytes = source_bytes(path, buf, stats, &DecodeLimit::current())?.bytes;
         for_each_json_line_pruned(&bytes, 0, path, stats, prune, f);
         return Ok(());
     }
     stats.bytes_read += buf.len() as u64;
+    // Offset in the file of `buf[0]`, and lines seen before it.
+    let (mut base, mut line_no) = (0u64, 0u64);
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    stats.end_offset = 0;
     let mut eof = false;
     while !eof {
         let have = buf.len();
@@ -331,12 +326,6 @@ fn stream_json_lines(
     }
     stats.prefix_hash = Some(hasher.digest());
     Ok(())
-}
-
-fn for_each_json_line_inner(bytes: &[u8], base: u64, path: &Path, stats: &mut ParseStats, prune: &[Prune], f: impl FnMut(u64, Value)) {
-    let mut line_no = 0u64;
-    stats.end_offset = base;
-    json_lines(bytes, base, &mut line_no, path, stats, prune, f);
 }
 
 /// The lines of `bytes` (at `base` in the file, after `line_no` lines), each parsed
