@@ -124,14 +124,6 @@ impl Manifest {
         self.entries.replace(Keyed(Box::new(entry)));
     }
 
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
     /// Every entry, in no particular order.
     pub fn entries(&self) -> impl Iterator<Item = &SourceEntry> {
         self.entries.iter().map(|k| &*k.0)
@@ -312,7 +304,7 @@ mod tests {
             v
         };
         assert_eq!(sorted(&back), sorted(&m));
-        assert_eq!(back.len(), 2);
+        assert_eq!(back.entries().count(), 2);
     }
 
     #[test]
@@ -332,7 +324,7 @@ mod tests {
         let line = |size: u32| format!("/a.jsonl\tclaude\t{size}\t5\t10\tff\t1\t3\ts-1\t0\t\n");
         std::fs::write(&path, format!("{HEADER}\n{}{}", line(10), line(20))).unwrap();
         let m = Manifest::load(&path).unwrap();
-        assert_eq!((m.len(), m.get("/a.jsonl").map(|e| e.size)), (1, Some(20)));
+        assert_eq!((m.entries().count(), m.get("/a.jsonl").map(|e| e.size)), (1, Some(20)));
     }
 
     #[test]
