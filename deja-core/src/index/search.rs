@@ -1478,6 +1478,16 @@ mod tests {
         assert!(r.hits.iter().all(|h| h.tier == Tier::Stemmed));
     }
 
+    /// Six one-turn sessions saying `text`: they keep the words a test asks for rare.
+    fn others(text: &str) -> String {
+        (0..6).map(|i| format!("other{i}\t900\t{text}\n")).collect()
+    }
+
+    /// `query` searched for the first five sessions.
+    fn ask(view: &IndexView, query: &str) -> SearchResults {
+        view.search(&SearchRequest { query: query.into(), limit: 5, ..SearchRequest::default() }).expect("search")
+    }
+
     #[test]
     fn a_word_is_as_rare_as_its_most_common_form() {
         // `go` as typed is in one turn, its forms in many: counted as rare as the typed
@@ -1485,13 +1495,9 @@ mod tests {
         // park, the rarer word of the question.
         let mut rows = String::from("park\t1000\thello\npark\t1001\tthe kids loved the park\n");
         rows.push_str("busy\t1000\thello\nbusy\t1001\twe go now\nbusy\t1002\tgoing home\nbusy\t1003\twent out early\n");
-        for i in 0..6 {
-            rows.push_str(&format!("other{i}\t900\tgoing fine thanks\n"));
-        }
+        rows.push_str(&others("going fine thanks"));
         let (_tmp, view) = rowstore_index(&rows);
-        let r = view
-            .search(&SearchRequest { query: "when did they go to the park?".into(), limit: 5, ..SearchRequest::default() })
-            .expect("search");
+        let r = ask(&view, "when did they go to the park?");
         assert_eq!(r.tier, Tier::Relevance, "{r:?}");
         assert_eq!(r.hits.first().map(|h| h.session.id.as_str()), Some("park"), "{r:?}");
     }
@@ -1578,13 +1584,9 @@ mod tests {
         // Each session opens with a greeting, so neither title holds a word asked for;
         // other sessions keep the words rare.
         let mut rows = format!("short\t1000\thello\nshort\t1001\tkiln\nlong\t1000\thello\nlong\t1001\t{long}\n");
-        for i in 0..6 {
-            rows.push_str(&format!("other{i}\t900\tok thanks\n"));
-        }
+        rows.push_str(&others("ok thanks"));
         let (_tmp, view) = rowstore_index(&rows);
-        let r = view
-            .search(&SearchRequest { query: "pottery studio vase kiln?".into(), limit: 5, ..SearchRequest::default() })
-            .expect("search");
+        let r = ask(&view, "pottery studio vase kiln?");
         assert_eq!(r.tier, Tier::Relevance, "{r:?}");
         let ids: Vec<&str> = r.hits.iter().map(|h| h.session.id.as_str()).collect();
         assert_eq!(ids, ["long", "short"]);

@@ -550,36 +550,29 @@ pub fn words(text: &str) -> Vec<Word> {
 mod tests {
     use super::*;
 
-    fn tokens(text: &str) -> Vec<(String, usize)> {
-        let mut t = DejaTokenizer::default();
-        let mut s = t.token_stream(text);
+    /// Every token of `text` as `(text, position, position_length)`.
+    fn stream(mut tokenizer: DejaTokenizer, text: &str) -> Vec<(String, usize, usize)> {
+        let mut s = tokenizer.token_stream(text);
         let mut out = Vec::new();
         while s.advance() {
-            out.push((s.token().text.clone(), s.token().position));
+            out.push((s.token().text.clone(), s.token().position, s.token().position_length));
         }
         out
+    }
+
+    fn tokens(text: &str) -> Vec<(String, usize)> {
+        stream(DejaTokenizer::default(), text).into_iter().map(|(t, p, _)| (t, p)).collect()
     }
 
     #[test]
     fn the_parts_tokenizer_is_the_same_stream_without_compounds() {
         let text = "call getUserProfile in src/auth.rs at 2025-02-18T07:49:01Z, 数据库连接 and plain words";
-        let mut parts_only = DejaTokenizer::parts_only();
-        let mut s = parts_only.token_stream(text);
-        let mut got = Vec::new();
-        while s.advance() {
-            got.push((s.token().text.clone(), s.token().position));
-        }
+        let got: Vec<(String, usize)> = stream(DejaTokenizer::parts_only(), text).into_iter().map(|(t, p, _)| (t, p)).collect();
         // Every token of the full stream but the compounds (those spanning several
         // positions; the text has no cased name), at the same positions, so phrases of
         // parts match either way.
-        let mut full = DejaTokenizer::default();
-        let mut s = full.token_stream(text);
-        let mut want = Vec::new();
-        while s.advance() {
-            if s.token().position_length == 1 {
-                want.push((s.token().text.clone(), s.token().position));
-            }
-        }
+        let want: Vec<(String, usize)> =
+            stream(DejaTokenizer::default(), text).into_iter().filter(|t| t.2 == 1).map(|(t, p, _)| (t, p)).collect();
         assert_eq!(got, want);
         assert!(!got.iter().any(|(t, _)| t == "getuserprofile" || t == "src/auth.rs" || t.starts_with("2025-")));
         assert!(got.iter().any(|(t, _)| t == "profile") && got.iter().any(|(t, _)| t == "数据"));
@@ -588,14 +581,7 @@ mod tests {
     #[test]
     fn the_parts_tokenizer_keeps_the_compound_of_a_cased_name_only() {
         let text = "GitHub LeBron SQLite iPhone getUserProfileById a1B2 OAuth2 snake_case Über";
-        let mut parts_only = DejaTokenizer::parts_only();
-        let mut s = parts_only.token_stream(text);
-        let mut compounds = Vec::new();
-        while s.advance() {
-            if s.token().position_length > 1 {
-                compounds.push(s.token().text.clone());
-            }
-        }
+        let compounds: Vec<String> = stream(DejaTokenizer::parts_only(), text).into_iter().filter(|t| t.2 > 1).map(|t| t.0).collect();
         assert_eq!(compounds, ["github", "lebron", "sqlite", "iphone"]);
     }
 
