@@ -8,7 +8,8 @@
 //! | quirk | what iFlow writes | reading |
 //! | --- | --- | --- |
 //! | `snapshot_runs` | several `assistant` lines per turn, same `parentUuid`, ms apart, each a sliding snapshot of the active tool calls | one message: each text once, each `tool_use` id once |
-//! | `gemini_results` | a `tool_result` whose `content` is a Gemini object `{callId, responseParts: {functionResponse: {response: {output}}}}` | `response.output` is the text (string/array content still read) |
+//! | `gemini_results` | a `tool_result` whose `content` is a Gemini object `{callId, responseParts: {functionResponse: {response: {output}}}}`, or (`iflow -p`, 0.5.19) the bare part `{functionResponse: {id, name, response: {output}}}` | `response.output` is the text, a shell's `Exit Code: N` its exit (string/array content still read) |
+//! | `text_chunks` | `--stream` writes one `text` block per streamed chunk (0.5.19) | joined as written |
 //! | `path_keys` | `read_file` names its file `absolute_path` | `files` |
 //! | `skip_user_prefixes` | `This session is being continued`, `[Request interrupted`, `<task-notification>`, `<local-command-`, `Stop hook feedback:` user texts | not speech |
 //! | `command_envelopes` | `<command-name>` envelopes | `/name args` |
@@ -58,6 +59,7 @@ pub const IFLOW_QUIRKS: ClaudeQuirks = ClaudeQuirks {
         "Stop hook feedback:",
     ],
     command_envelopes: true,
+    text_chunks: true,
 };
 
 /// iFlow in the Claude-shaped JSONL family.

@@ -43,3 +43,32 @@ fn a_foreign_session_id_is_a_continuation() {
     assert_eq!((s.kind.as_deref(), s.parent.as_deref()), (Some("continuation"), Some("5de7a1b2-0000-4000-8000-000000000001")));
     assert_eq!(s.project.as_deref(), Some("C:\\work\\tool"));
 }
+
+#[test]
+fn print_mode_bare_function_responses_are_read() {
+    // `iflow -p` (0.5.19) writes a tool_result's content as a bare Gemini part
+    // `{functionResponse: {…, response: {output}}}`, and `-c` appends a second prompt
+    // (parentUuid null) to the same file.
+    let all = sessions();
+    let s = all.iter().find(|s| s.id == "7a9c1e20-0000-4000-8000-000000000003").expect("print-mode session");
+    assert_eq!((s.project.as_deref(), s.parent.as_deref(), s.kind.as_deref()), (Some("/home/ana/inventory"), None, None));
+    let users: Vec<&str> = s.turns.iter().filter(|t| t.role == Role::User).map(|t| t.text.as_str()).collect();
+    assert_eq!(users, ["make the stock counter thread-safe", "run the tests again"]);
+    let shells: Vec<(&str, Option<ExitStatus>)> = s
+        .turns
+        .iter()
+        .filter(|t| t.tool.as_ref().is_some_and(|x| x.name == "run_shell_command"))
+        .map(|t| (t.text.as_str(), t.tool.as_ref().and_then(|x| x.exit.clone())))
+        .collect();
+    assert_eq!(shells.len(), 2);
+    assert!(shells[0].0.contains("counter::race ... FAILED"), "shell output read: {:?}", shells[0].0);
+    assert_eq!(shells[0].1, Some(ExitStatus::Code(101)));
+    assert!(shells[1].0.contains("counter::race ... ok"));
+    assert_eq!(shells[1].1, Some(ExitStatus::Code(0)));
+    let edit = s.turns.iter().find(|t| t.tool.as_ref().is_some_and(|x| x.name == "replace")).expect("replace");
+    assert!(edit.text.starts_with("Successfully modified file") && edit.edit.as_ref().is_some_and(|e| e.old == "count: u64,"));
+    let write = s.turns.iter().find(|t| t.tool.as_ref().is_some_and(|x| x.name == "write_file")).expect("write");
+    assert!(write.text.starts_with("Successfully created") && write.files.iter().any(|f| f.path == "/home/ana/inventory/NOTES.md"));
+    let answers: Vec<&str> = s.turns.iter().filter(|t| t.role == Role::Assistant).map(|t| t.text.as_str()).collect();
+    assert_eq!(answers, ["The counter now uses an AtomicU64.", "All counter tests pass."]);
+}

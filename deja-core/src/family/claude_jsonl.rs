@@ -152,9 +152,9 @@ pub struct FileHints {
 #[derive(Debug, Default, Clone, Copy)]
 pub struct ClaudeQuirks {
     /// A `tool_result` item's `content` may be a Gemini object
-    /// `{callId, responseParts: {functionResponse: {response: {output}}}}` (its `output`
-    /// is the text), and shell results state their exit as an `Exit Code: N` line
-    /// anywhere in the text; a result without one gets no exit (Claude's "a plain result
+    /// `{callId, responseParts: {functionResponse: {response: {output}}}}`, or the bare
+    /// part `{functionResponse: {…}}` (iFlow's print mode), its `output` the text; and
+    /// shell results state their exit as an `Exit Code: N` line anywhere in the text; a result without one gets no exit (Claude's "a plain result
     /// is exit 0" does not hold).
     pub gemini_results: bool,
     /// Adjacent `assistant` records with the same `parentUuid` less than a second apart
@@ -170,6 +170,10 @@ pub struct ClaudeQuirks {
     /// A `<command-name>…</command-name>` envelope (with optional `<command-args>`) in a
     /// user text is the slash command the person typed: it reads as `/name args`.
     pub command_envelopes: bool,
+    /// Adjacent `text` blocks of one `assistant` record are chunks of one streamed
+    /// answer (Gemini's stream, as iFlow's `--stream` writes it), so they join as
+    /// written, without a line break that would cut words in two.
+    pub text_chunks: bool,
 }
 
 /// [`parse`] with what the harness says about the file beside its lines.
@@ -728,7 +732,14 @@ fn tool_result(slot: &mut Slot, record: &Value, item: &Value, time: Option<Times
 /// `content` ([`ClaudeQuirks::gemini_results`]); `None` for any other content.
 fn gemini_output(item: &Value) -> Option<String> {
     let content = item.get("content").filter(|c| c.is_object())?;
-    let response = content.get("responseParts").and_then(|p| p.get("functionResponse")).and_then(|f| f.get("response"))?;
+    // The interactive writer wraps the part (`responseParts`, an object or a list of
+    // parts); print mode writes the bare part `{functionResponse}`.
+    let part = match content.get("responseParts") {
+        Some(Value::Array(parts)) => parts.iter().find(|p| p.get("functionResponse").is_some())?,
+        Some(wrapped) => wrapped,
+        None => content,
+    };
+    let response = part.get("functionResponse").and_then(|f| f.get("response"))?;
     match response.get("output").or_else(|| response.get("error")) {
         Some(Value::String(s)) => Some(s.clone()),
         Some(other) => Some(other.to_string()),
@@ -786,17 +797,35 @@ fn assistant_record(
         Some(Value::String(s)) => assistant_text(slot, &msg_key, s, time, node),
         Some(Value::Array(items)) => {
             let mut repr = Repr::Nothing;
+            // Adjacent chunks of one streamed text, when the harness writes them apart.
+            let mut chunks = String::new();
             for item in items {
-                let r = match item.get("type").and_then(Value::as_str).unwrap_or("") {
+                let kind = item.get("type").and_then(Value::as_str).unwrap_or("");
+                let text = matches!(kind, "thinking" | "redacted_thinking" | "tool_use" | "server_tool_use")
+                    .then_some(None)
+                    .unwrap_or_else(|| item.get("text").and_then(Value::as_str));
+                if slot.quirks.text_chunks {
+                    if let Some(t) = text {
+                        chunks.push_str(t);
+                        continue;
+                    }
+                    if !chunks.is_empty() {
+                        repr = repr.and(assistant_text(slot, &msg_key, &std::mem::take(&mut chunks), time, node.clone()));
+                    }
+                }
+                let r = match kind {
                     "thinking" => reasoning(slot, opts, &msg_key, item, time, node.clone()),
                     "redacted_thinking" => Repr::Nothing,
                     "tool_use" | "server_tool_use" => tool_use(slot, &msg_key, item, time, node.clone()),
-                    _ => match item.get("text").and_then(Value::as_str) {
+                    _ => match text {
                         Some(t) => assistant_text(slot, &msg_key, t, time, node.clone()),
                         None => Repr::Nothing,
                     },
                 };
                 repr = repr.and(r);
+            }
+            if !chunks.is_empty() {
+                repr = repr.and(assistant_text(slot, &msg_key, &chunks, time, node));
             }
             repr
         }
@@ -1157,6 +1186,7 @@ mod tests {
         path_keys: &["absolute_path"],
         skip_user_prefixes: &["Stop hook feedback:"],
         command_envelopes: true,
+        text_chunks: true,
     };
 
     fn parse_quirky(body: &str, quirks: ClaudeQuirks) -> crate::Session {
@@ -1193,6 +1223,28 @@ mod tests {
         );
         assert_eq!(s.turns[2].files.first().map(|f| f.path.as_str()), Some("/r/README.md"), "absolute_path names the file");
         assert_eq!(s.turns[3].tool.as_ref().and_then(|t| t.exit.clone()), Some(ExitStatus::Code(2)));
+    }
+
+    #[test]
+    fn gemini_results_are_read_bare_and_as_a_list_of_parts() {
+        let body = r##"{"uuid":"a1","parentUuid":null,"type":"assistant","timestamp":"2026-01-21T05:56:52.470Z","message":{"role":"assistant","content":[{"type":"tool_use","id":"c1","name":"run_shell_command","input":{"command":"cargo test"}},{"type":"tool_use","id":"c2","name":"read_file","input":{"absolute_path":"/r/a.rs"}}]}}
+{"uuid":"u1","parentUuid":"a1","type":"user","timestamp":"2026-01-21T05:56:53.100Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"c1","content":{"functionResponse":{"id":"c1","name":"run_shell_command","response":{"output":"Command: cargo test\nStdout: 1 failed\nExit Code: 101"}}}},{"type":"tool_result","tool_use_id":"c2","content":{"callId":"c2","responseParts":[{"functionResponse":{"id":"c2","name":"read_file","response":{"output":"fn a() {}"}}}]}}]}}
+"##;
+        let s = parse_quirky(body, QUIRKS);
+        let calls: Vec<(&str, Option<ExitStatus>)> =
+            s.turns.iter().map(|t| (t.text.as_str(), t.tool.as_ref().and_then(|u| u.exit.clone()))).collect();
+        assert_eq!(calls, [("Command: cargo test\nStdout: 1 failed\nExit Code: 101", Some(ExitStatus::Code(101))), ("fn a() {}", None)]);
+    }
+
+    #[test]
+    fn streamed_text_chunks_join_as_written() {
+        let body = r##"{"uuid":"a1","parentUuid":null,"type":"assistant","timestamp":"2026-01-21T05:56:52.470Z","message":{"role":"assistant","content":[{"type":"text","text":"The bug is in the ref"},{"type":"text","text":"resh loop; "},{"type":"text","text":"the "},{"type":"text","text":"the "},{"type":"text","text":"token."},{"type":"tool_use","id":"c1","name":"run_shell_command","input":{"command":"make"}},{"type":"text","text":"Done."}]}}
+"##;
+        let s = parse_quirky(body, QUIRKS);
+        let texts: Vec<(Role, &str)> = s.turns.iter().map(|t| (t.role, t.text.as_str())).collect();
+        assert_eq!(texts, [(Role::Assistant, "The bug is in the refresh loop; the the token."), (Role::ToolCall, ""), (Role::Assistant, "Done.")]);
+        let apart = parse_quirky(body, ClaudeQuirks { text_chunks: false, ..QUIRKS });
+        assert_eq!(apart.turns[0].text, "The bug is in the ref\nresh loop; \nthe \ntoken.", "Claude Code's blocks are separate texts");
     }
 
     #[test]
