@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-use chrono::{DateTime, NaiveDate, NaiveDateTime, TimeZone, Utc};
+use chrono::{DateTime, Local, NaiveDate, NaiveDateTime, TimeZone, Utc};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// Milliseconds since the Unix epoch, UTC.
@@ -90,6 +90,24 @@ impl Timestamp {
         None
     }
 
+    /// A zone-less `YYYY-MM-DD[T ]HH:MM:SS[.fff]` as the machine's local wall-clock time,
+    /// as harnesses written in Python store `datetime.now()`: the earlier instant of an
+    /// ambiguous autumn hour, and a time skipped by a spring jump read as UTC rather than
+    /// lost. Any other shape (a zone, `Z`, an epoch) as [`Timestamp::parse_str`] reads it.
+    pub fn parse_local(s: &str) -> Option<Self> {
+        let s = s.trim();
+        for fmt in ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f"] {
+            if let Ok(naive) = NaiveDateTime::parse_from_str(s, fmt) {
+                let ms = match Local.from_local_datetime(&naive).earliest() {
+                    Some(dt) => dt.timestamp_millis(),
+                    None => naive.and_utc().timestamp_millis(),
+                };
+                return Some(Timestamp(ms));
+            }
+        }
+        Timestamp::parse_str(s)
+    }
+
     /// A JSON value that is a number or a string in any accepted shape.
     pub fn from_json(v: &serde_json::Value) -> Option<Self> {
         match v {
@@ -143,5 +161,16 @@ mod tests {
         assert_eq!(Timestamp::from_number(1_772_445_600_000.0), Some(want));
         assert_eq!(Timestamp::parse_str("yesterday"), None);
         assert_eq!(Timestamp::from_number(0.0), None);
+    }
+
+    #[test]
+    fn a_zoneless_time_is_local_and_a_zoned_one_as_written() {
+        let zoned = Timestamp::parse_local("2026-03-02T10:00:00Z");
+        assert_eq!(zoned, Some(Timestamp(1_772_445_600_000)));
+        let naive = NaiveDateTime::parse_from_str("2026-03-02 10:00:00", "%Y-%m-%d %H:%M:%S").expect("naive");
+        let local = Local.from_local_datetime(&naive).earliest().map(|dt| Timestamp(dt.timestamp_millis()));
+        assert_eq!(Timestamp::parse_local("2026-03-02 10:00:00"), local);
+        assert_eq!(Timestamp::parse_local("2026-03-02T10:00:00.250"), local.map(|t| Timestamp(t.0 + 250)));
+        assert_eq!(Timestamp::parse_local("not a time"), None);
     }
 }

@@ -58,7 +58,6 @@
 
 use std::path::PathBuf;
 
-use chrono::{Local, NaiveDateTime, TimeZone};
 use deja_core::discover::find_files;
 use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::read::read_source;
@@ -212,7 +211,7 @@ impl Parser<'_> {
         let blank = line.trim().is_empty();
         let prev_blank = std::mem::replace(&mut self.prev_blank, blank);
         if let Some(rest) = line.strip_prefix(HEADER) {
-            let time = local_time(rest);
+            let time = Timestamp::parse_local(rest);
             if !self.fence || (prev_blank && time.is_some()) {
                 self.header(line, rest, time);
                 return;
@@ -307,17 +306,6 @@ impl Parser<'_> {
             self.out.session(s);
         }
     }
-}
-
-/// `YYYY-MM-DD HH:MM:SS` in the machine's local zone (the earlier instant of an ambiguous
-/// autumn hour; a time skipped by a spring jump is read as UTC rather than lost).
-fn local_time(s: &str) -> Option<Timestamp> {
-    let naive = NaiveDateTime::parse_from_str(s.trim(), "%Y-%m-%d %H:%M:%S").ok()?;
-    let ms = match Local.from_local_datetime(&naive).earliest() {
-        Some(dt) => dt.timestamp_millis(),
-        None => naive.and_utc().timestamp_millis(),
-    };
-    Some(Timestamp::from_millis(ms))
 }
 
 fn hex12(digest: &[u8; 20]) -> String {

@@ -43,7 +43,6 @@
 
 use std::path::{Path, PathBuf};
 
-use chrono::{Local, NaiveDateTime, TimeZone};
 use deja_core::discover::find_files;
 use deja_core::family::json_docs::{call_turn, first_str, json_arg, COMMON_KEYS};
 use deja_core::launch::{Handoff, Launch, Resume};
@@ -176,20 +175,10 @@ fn session_id(path: &Path) -> String {
     }
 }
 
-/// `YYYY-MM-DD HH:MM:SS[.fff]` in the machine's local zone (an ISO string with a zone is
-/// taken as written).
+/// A zone-less time in the machine's local zone (an ISO string with a zone is taken as
+/// written).
 fn local_time(v: Option<&Value>) -> Option<Timestamp> {
-    let s = v?.as_str()?.trim();
-    for fmt in ["%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S%.f"] {
-        if let Ok(naive) = NaiveDateTime::parse_from_str(s, fmt) {
-            let ms = match Local.from_local_datetime(&naive).earliest() {
-                Some(dt) => dt.timestamp_millis(),
-                None => naive.and_utc().timestamp_millis(),
-            };
-            return Some(Timestamp::from_millis(ms));
-        }
-    }
-    Timestamp::parse_str(s)
+    Timestamp::parse_local(v?.as_str()?)
 }
 
 fn blocks(m: &Value) -> &[Value] {

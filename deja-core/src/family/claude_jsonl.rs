@@ -1242,7 +1242,10 @@ mod tests {
 "##;
         let s = parse_quirky(body, QUIRKS);
         let texts: Vec<(Role, &str)> = s.turns.iter().map(|t| (t.role, t.text.as_str())).collect();
-        assert_eq!(texts, [(Role::Assistant, "The bug is in the refresh loop; the the token."), (Role::ToolCall, ""), (Role::Assistant, "Done.")]);
+        assert_eq!(
+            texts,
+            [(Role::Assistant, "The bug is in the refresh loop; the the token."), (Role::ToolCall, ""), (Role::Assistant, "Done.")]
+        );
         let apart = parse_quirky(body, ClaudeQuirks { text_chunks: false, ..QUIRKS });
         assert_eq!(apart.turns[0].text, "The bug is in the ref\nresh loop; \nthe \ntoken.", "Claude Code's blocks are separate texts");
     }
