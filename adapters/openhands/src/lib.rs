@@ -10,8 +10,17 @@
 //! fingerprint and the whole conversation is re-read and replaces its session (keyed by
 //! the conversation id). Event files are written once, never edited in place.
 //!
+//! A sub-agent the `task` tool starts is a conversation of the same layout in
+//! `<conversation>/subagents/<id>/` (CLI 1.16.0): its own source, `kind: "subagent"`, the
+//! parent the enclosing conversation's id (skipped with `DEJA_INCLUDE_SUBAGENTS=0`).
+//!
+//! Event `timestamp`s are the SDK's `datetime.now().isoformat()`: local wall-clock time
+//! without a zone, read in the machine's zone (a time with a zone is taken as written).
+//!
 //! `DEJA_OPENHANDS_ROOT` names the conversations root (the directory the conversation
-//! directories sit in). The page names no relocation variable of OpenHands' own.
+//! directories sit in); else the CLI's own `OPENHANDS_CONVERSATIONS_DIR`, else
+//! `OPENHANDS_PERSISTENCE_DIR`'s `conversations/` (both read from CLI 1.16.0; the page
+//! names none).
 //!
 //! | event `kind` | Turn | rule |
 //! | --- | --- | --- |
@@ -27,7 +36,7 @@ use std::path::{Path, PathBuf};
 
 use deja_core::discover::{find_files, is_dir_entry};
 use deja_core::family::json_docs::{first_str, json_arg, text_blocks};
-use deja_core::launch::{Handoff, Launch, Resume};
+use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::model::{cap_text, MAX_EDIT_BYTES};
 use deja_core::read::{parse_json_document, read_source, str_at};
 use deja_core::{
@@ -39,6 +48,7 @@ use serde_json::Value;
 const ID: &str = "openhands";
 const BASE_STATE: &str = "base_state.json";
 const EVENTS: &str = "events";
+const SUBAGENTS: &str = "subagents";
 
 /// The OpenHands CLI adapter.
 pub struct OpenHandsFormat;
@@ -50,8 +60,8 @@ static INFO: HarnessInfo = HarnessInfo {
     name: "OpenHands CLI",
     container: "JSON, one directory per conversation: base_state.json + one file per event",
     stores: &[StorePath { os: Os::Any, path: "~/.openhands/conversations/<conversation-id>/events/event-<NNNNN>-<uuid>.json" }],
-    env_vars: &[],
-    deja_vars: &["DEJA_OPENHANDS_ROOT"],
+    env_vars: &["OPENHANDS_CONVERSATIONS_DIR", "OPENHANDS_PERSISTENCE_DIR"],
+    deja_vars: &["DEJA_OPENHANDS_ROOT", "DEJA_INCLUDE_SUBAGENTS"],
     needs: &[],
     format_summary: "One directory per conversation under `~/.openhands/conversations/`: `base_state.json` (id, agent and LLM \
         config, workspace) and `events/event-<NNNNN>-<uuid>.json`, one JSON object per event, read in name order. \
@@ -66,7 +76,10 @@ static INFO: HarnessInfo = HarnessInfo {
         skill: Capability::Unknown,
         command: Capability::Unknown,
     },
-    launch: Launch { resume: Resume::Unknown, handoff: Handoff::Paste("no start-with-prompt command is known") },
+    launch: Launch {
+        resume: Resume::Always(ResumeSpec::in_dir(&["openhands", "--resume", "{id}"])),
+        handoff: Handoff::Paste("no start-with-prompt command is known"),
+    },
 };
 
 impl HarnessFormat for OpenHandsFormat {
@@ -80,14 +93,7 @@ impl HarnessFormat for OpenHandsFormat {
         if found.looked_at(&root) {
             if let Ok(entries) = std::fs::read_dir(&root) {
                 for entry in entries.flatten().filter(is_dir_entry) {
-                    let conv = entry.path();
-                    let events = conv.join(EVENTS);
-                    if !events.is_dir() {
-                        continue;
-                    }
-                    let base = conv.join(BASE_STATE);
-                    let path = if base.is_file() { base } else { events.clone() };
-                    found.sources.push(SourceRef::file(path).with_part(events));
+                    add_conversation(&mut found, &entry.path(), env.include_subagents(), 0);
                 }
             }
             Discovery::sort_sources(&mut found.sources);
@@ -110,6 +116,12 @@ impl HarnessFormat for OpenHandsFormat {
         };
         let id = first_str(&base, &["id"]).map(str::to_string).unwrap_or_else(|| dir_id(&conv));
         let mut p = Parser { b: SessionBuilder::new(ID, id, src.clone()), opts, working_dir: None, editor_dir: None };
+        if let Some(parent) = parent_conversation(&conv) {
+            // `<parent>/subagents/<id>/`: a sub-agent the `task` tool started.
+            let s = p.b.session_mut();
+            s.parent = Some(dir_id(&parent));
+            s.kind = Some("subagent".to_string());
+        }
         let mut files = find_files(&conv.join(EVENTS), 0, &|n| n.ends_with(".json"));
         files.sort();
         for file in files {
@@ -127,6 +139,45 @@ impl HarnessFormat for OpenHandsFormat {
             out.session(session);
         }
         Ok(stats)
+    }
+}
+
+/// Sub-agents nest no deeper than this below a top-level conversation.
+const MAX_SUBAGENT_DEPTH: usize = 4;
+
+/// One conversation directory as a source (when it has an `events/` directory), then the
+/// sub-agent conversations the SDK keeps in its `subagents/<id>/` (same layout).
+fn add_conversation(found: &mut Discovery, conv: &Path, include_subagents: bool, depth: usize) {
+    let events = conv.join(EVENTS);
+    if !events.is_dir() {
+        return;
+    }
+    let base = conv.join(BASE_STATE);
+    let path = if base.is_file() { base } else { events.clone() };
+    found.sources.push(SourceRef::file(path).with_part(events));
+    if !include_subagents || depth >= MAX_SUBAGENT_DEPTH {
+        return;
+    }
+    if let Ok(entries) = std::fs::read_dir(conv.join(SUBAGENTS)) {
+        for entry in entries.flatten().filter(is_dir_entry) {
+            add_conversation(found, &entry.path(), include_subagents, depth + 1);
+        }
+    }
+}
+
+/// The conversation directory that started this one, when it sits in a `subagents/` dir.
+fn parent_conversation(conv: &Path) -> Option<PathBuf> {
+    let holder = conv.parent()?;
+    (holder.file_name()? == SUBAGENTS).then(|| holder.parent().map(Path::to_path_buf)).flatten()
+}
+
+/// An event `timestamp`: the SDK writes `datetime.now().isoformat()`, the machine's local
+/// wall-clock time without a zone, so a zone-less time is read in the local zone; one with
+/// a zone or `Z` is taken as written.
+fn event_time(v: &Value) -> Option<Timestamp> {
+    match v {
+        Value::String(s) => Timestamp::parse_local(s),
+        other => Timestamp::from_json(other),
     }
 }
 
@@ -157,7 +208,7 @@ struct Parser<'a> {
 
 impl Parser<'_> {
     fn event(&mut self, e: &Value, stats: &mut ParseStats) {
-        let time = e.get("timestamp").and_then(Timestamp::from_json);
+        let time = e.get("timestamp").and_then(event_time);
         match str_at(e, &["kind"]) {
             Some("MessageEvent") => self.message(e, time),
             Some("ActionEvent") => self.action(e, time),
@@ -271,6 +322,15 @@ impl Parser<'_> {
 }
 
 /// `DEJA_OPENHANDS_ROOT`, else `~/.openhands/conversations`.
+/// `DEJA_OPENHANDS_ROOT`, else where the CLI keeps them (`openhands_cli/locations.py`):
+/// `$OPENHANDS_CONVERSATIONS_DIR`, else `$OPENHANDS_PERSISTENCE_DIR/conversations`, else
+/// `~/.openhands/conversations`.
 fn conversations_root(env: &StoreEnv) -> PathBuf {
-    env.deja_root(ID).unwrap_or_else(|| env.home().join(".openhands/conversations"))
+    if let Some(root) = env.deja_root(ID) {
+        return root;
+    }
+    let set = |k: &str| env.var(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    set("OPENHANDS_CONVERSATIONS_DIR")
+        .or_else(|| set("OPENHANDS_PERSISTENCE_DIR").map(|p| p.join("conversations")))
+        .unwrap_or_else(|| env.home().join(".openhands/conversations"))
 }
