@@ -53,11 +53,11 @@ SHELL_TOOL = re.compile(
 SHELL_LOOSE = re.compile(r"(bash|shell|command|terminal|exec)", re.I)
 WRITE_TOOL = re.compile(
     r"^(write|write_file|writefile|create_file|write_to_file|Write|str_replace_based_edit_tool|"
-    r"edit_file|create|file_write|save_file|editor)$",
+    r"edit_file|create|file_write|save_file|editor|file_editor)$",
     re.I,
 )
 # Exact-replacement edit tools (pi's `edit` takes `edits[]` of {oldText, newText}).
-EDIT_TOOL = re.compile(r"^(edit|edit_file|replace|str_replace|Edit|replace_in_file|apply_edit)$", re.I)
+EDIT_TOOL = re.compile(r"^(edit|edit_file|file_editor|replace|str_replace|Edit|replace_in_file|apply_edit)$", re.I)
 TASK_TOOL = re.compile(r"^(task|Task|spawn_agent|subagent|delegate)$", re.I)
 # A sub-agent's own requests carry this marker in its prompt: it only answers (no recursion).
 SUBTASK_MARK = "deja-subtask"
@@ -339,6 +339,9 @@ def decide(api, body):
                 values = {k: os.environ.get("MOCK_EDIT_FILE", "auth.rs") for k in PATH_KEYS}
                 values.update({k: os.environ.get("MOCK_EDIT_OLD", "fn refresh() {}") for k in OLD_KEYS})
                 values.update({k: os.environ.get("MOCK_EDIT_NEW", "fn refresh() { rotate(); }") for k in NEW_KEYS})
+                # An editor with sub-commands (OpenHands' `file_editor`) is told which one.
+                if "str_replace" in ((props.get("command") or {}).get("enum") or []):
+                    values["command"] = "str_replace"
                 return ("tool", name, fill(schema, values))
     # gptme's non-interactive loop answers a tool-less reply with an injected
     # `<system>No tool call detected…` user message: end the session with its `complete`
