@@ -9,9 +9,15 @@
 //! Claude's). The queued-command and compaction-boundary lines OpenClaude adds are
 //! control records (`queue-operation`, `system`), which the family skips. Tool names and
 //! input keys are Claude Code's, and so is the text it injects.
+//!
+//! Checked against OpenClaude 0.29.1 (built from its release tag; the npm package was not
+//! reachable): `--continue` and `--resume <id>` append to the same transcript, after a
+//! `mode` line (no timestamp) the family skips like the other control lines; each
+//! transcript has a `<session-id>.replay.json` step summary beside it, which is not read.
 
 use deja_core::family::claude_jsonl::{ClaudeAdapter, ClaudeDialect, CLAUDE_INJECTED, CLAUDE_TOOLS};
-use deja_core::launch::{Handoff, Launch, Resume};
+use deja_core::index::SessionMeta;
+use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::{Capabilities, Capability, HarnessInfo, Os, StorePath};
 
 const ID: &str = "openclaude";
@@ -31,8 +37,9 @@ static INFO: HarnessInfo = HarnessInfo {
     format_summary: "OpenClaude writes Claude Code's append-only JSONL transcripts under \
         `${OPENCLAUDE_CONFIG_DIR:-~/.openclaude}/projects/<encoded-cwd>/`: `user` and `assistant` records chained by \
         `uuid`/`parentUuid`, tool calls as `tool_use` blocks paired with `tool_result` items in user records, compaction \
-        summaries flagged `isCompactSummary`, sub-agent runs in `<session>/subagents/*.jsonl`. Its queued-command and \
-        compaction-boundary lines are control records. Assistant `usage` carries Claude-style token fields even for other \
+        summaries flagged `isCompactSummary`, sub-agent runs in `<session>/subagents/*.jsonl`. Its queued-command, \
+        `mode`, `last-prompt` and compaction-boundary lines are control records; a resumed session appends to its file, and the \
+        `<session>.replay.json` step summary beside it is not read. Assistant `usage` carries Claude-style token fields even for other \
         providers' models. Sessions are kept apart from Claude Code's (`openclaude:<id>`).",
     injected: &CLAUDE_INJECTED,
     capabilities: Capabilities {
@@ -41,7 +48,13 @@ static INFO: HarnessInfo = HarnessInfo {
         skill: Capability::Unknown,
         command: Capability::Unknown,
     },
-    launch: Launch { resume: Resume::Unknown, handoff: Handoff::Paste("no start-with-prompt command is known") },
+    launch: Launch {
+        resume: Resume::PerSession {
+            doc: "`cd <dir> && openclaude --resume <id>` (sub-agent runs: their parent)",
+            pick: resume_unless_subagent,
+        },
+        handoff: Handoff::Exec(&["openclaude", "{prompt}"]),
+    },
 };
 
 /// The openclaude adapter: the Claude-shaped family's whole adapter with this harness's
@@ -49,3 +62,9 @@ static INFO: HarnessInfo = HarnessInfo {
 pub static FORMAT: ClaudeAdapter = ClaudeAdapter { info: &INFO, dialect: DIALECT, wiring: None };
 
 deja_core::inventory::submit!(deja_core::Registration(&FORMAT));
+
+/// `openclaude --resume <id>` finds the session under the directory's encoded project
+/// folder, so it runs there; a sub-agent run has no transcript of its own to reopen.
+fn resume_unless_subagent(session: &SessionMeta) -> Result<ResumeSpec, &'static str> {
+    deja_core::launch::not_a_subagent(session).map(|()| ResumeSpec::in_dir(&["openclaude", "--resume", "{id}"]))
+}
