@@ -57,7 +57,7 @@ WRITE_TOOL = re.compile(
     re.I,
 )
 # Exact-replacement edit tools (pi's `edit` takes `edits[]` of {oldText, newText}).
-EDIT_TOOL = re.compile(r"^(edit|edit_file|file_editor|replace|str_replace|Edit|replace_in_file|apply_edit)$", re.I)
+EDIT_TOOL = re.compile(r"^(edit|edit_file|file_editor|replace|str_replace|str_replace_editor|Edit|replace_in_file|apply_edit)$", re.I)
 TASK_TOOL = re.compile(r"^(task|Task|spawn_agent|subagent|delegate)$", re.I)
 # A sub-agent's own requests carry this marker in its prompt: it only answers (no recursion).
 SUBTASK_MARK = "deja-subtask"
@@ -86,7 +86,9 @@ COMMAND_LIST_KEYS = ("commands",)
 # Harness-injected context sent as a user message after the tool results (OpenClaw 2026.9
 # appends `<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>` to every request): not a new prompt, so it
 # must not restart the step script (it made the mock call the shell tool forever).
-INJECTED_USER = re.compile(r"^\s*<<<BEGIN_[A-Z_]+>>>")
+# A user message that is only a reminder (OpenClaude sends `<system-reminder>snip_id=…`
+# after each tool result) is the harness talking, not a new prompt.
+INJECTED_USER = re.compile(r"^\s*(<<<BEGIN_[A-Z_]+>>>|<system-reminder>[^<]*</system-reminder>\s*$)")
 
 LOG = None
 
