@@ -16,6 +16,7 @@
 //! docs/benchmarks.md for how to obtain `locomo10.json`.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -91,6 +92,28 @@ pub struct LocomoArgs {
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
+    /// Also write one JSON line per question to PATH: its rank, the tier that answered,
+    /// the sessions returned with their scores, and the words that carried or missed the
+    /// first one (for reading the misses one by one).
+    #[arg(long, value_name = "PATH")]
+    pub dump: Option<PathBuf>,
+}
+
+/// One question's line in `--dump`.
+#[derive(Serialize)]
+struct QuestionLine<'a> {
+    conversation: &'a str,
+    category: u32,
+    question: &'a str,
+    evidence: &'a BTreeSet<u32>,
+    /// The first returned session holding evidence, from 1; none within the limit.
+    rank: Option<usize>,
+    tier: &'a str,
+    /// Each returned session as `<conversation>/<session>` (the other conversations'
+    /// under `--scope all`), with its score.
+    returned: Vec<(String, f32)>,
+    matched: &'a [String],
+    dropped: &'a [String],
 }
 
 /// One `D<session>:<turn>` evidence id.
@@ -255,7 +278,14 @@ pub struct LocomoResult {
 
 /// Writes `convs` as `harness` transcripts under `root`, indexes, asks every question,
 /// and tallies the ranks. The whole production path; no network, no timing asserts.
-pub fn evaluate(convs: &[Conversation], harness: &str, scope: Scope, limit: usize, root: &Path) -> Result<LocomoResult> {
+pub fn evaluate(
+    convs: &[Conversation],
+    harness: &str,
+    scope: Scope,
+    limit: usize,
+    root: &Path,
+    mut dump: Option<&mut dyn Write>,
+) -> Result<LocomoResult> {
     let adapter = deja_core::lookup(harness).with_context(|| format!("unknown harness `{harness}`"))?;
     let groups: Vec<Vec<usize>> = match scope {
         Scope::Conversation => (0..convs.len()).map(|i| vec![i]).collect(),
@@ -298,6 +328,26 @@ pub fn evaluate(convs: &[Conversation], harness: &str, scope: Scope, limit: usiz
                 let ranked: Vec<Option<&(usize, u32)>> = r.hits.iter().map(|h| owner.get(&h.session.id)).collect();
                 let rank = first_relevant(&ranked, |o| o.is_some_and(|(c, n)| *c == ci && q.evidence.contains(n)));
                 tallies.entry(q.category).or_default().add(rank);
+                if let Some(out) = dump.as_mut() {
+                    let returned = ranked
+                        .iter()
+                        .zip(&r.hits)
+                        .map(|(o, h)| (o.map_or_else(|| h.session.id.clone(), |(c, n)| format!("{}/{n}", convs[*c].sample_id)), h.score))
+                        .collect();
+                    let line = QuestionLine {
+                        conversation: &convs[ci].sample_id,
+                        category: q.category,
+                        question: &q.text,
+                        evidence: &q.evidence,
+                        rank,
+                        tier: if r.hits.is_empty() { "none" } else { r.tier.as_str() },
+                        returned,
+                        matched: &r.matched,
+                        dropped: &r.dropped,
+                    };
+                    serde_json::to_writer(&mut *out, &line)?;
+                    writeln!(out).context("writing the --dump file")?;
+                }
             }
         }
     }
@@ -352,7 +402,14 @@ pub fn run(args: LocomoArgs) -> Result<ExitCode> {
             tmp.path().to_path_buf()
         }
     };
-    let mut result = evaluate(&convs, &args.harness, args.scope, args.limit.max(1), &root)?;
+    let mut dump = match &args.dump {
+        Some(p) => Some(std::io::BufWriter::new(std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?)),
+        None => None,
+    };
+    let mut result = evaluate(&convs, &args.harness, args.scope, args.limit.max(1), &root, dump.as_mut().map(|d| d as &mut dyn Write))?;
+    if let (Some(d), Some(p)) = (dump.as_mut(), &args.dump) {
+        d.flush().with_context(|| format!("writing {}", p.display()))?;
+    }
     result.half = args.half;
     if args.json {
         println!("{}", serde_json::to_string(&result)?);
@@ -481,7 +538,8 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let convs = load(&tiny()).unwrap();
         for scope in [Scope::Conversation, Scope::All] {
-            let r = evaluate(&convs, "claude", scope, 10, &tmp.path().join(format!("{scope:?}"))).unwrap();
+            let mut dump: Vec<u8> = Vec::new();
+            let r = evaluate(&convs, "claude", scope, 10, &tmp.path().join(format!("{scope:?}")), Some(&mut dump)).unwrap();
             assert_eq!(r.sessions, 3);
             assert_eq!(r.overall.questions, 4);
             assert_eq!(r.categories_1_4.questions, 3);
@@ -489,6 +547,11 @@ mod tests {
             // Each question names words only its evidence session holds.
             assert_eq!(r.overall.hit1, 1.0, "{r:?}");
             assert_eq!(r.overall.mrr, 1.0);
+            let lines: Vec<Value> = String::from_utf8(dump).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+            assert_eq!(lines.len(), 4, "one line per question");
+            assert!(lines.iter().all(|l| l["rank"] == 1), "{lines:?}");
+            let first = &lines[0]["returned"][0][0];
+            assert!(first.as_str().is_some_and(|s| s.starts_with(lines[0]["conversation"].as_str().unwrap())), "{first}");
         }
     }
 }
