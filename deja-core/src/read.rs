@@ -22,6 +22,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::format::{FormatError, ParseStats};
+use crate::model::SourceRef;
 
 const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
 const BOM: &[u8] = b"\xEF\xBB\xBF";
@@ -247,6 +248,26 @@ pub fn for_each_json_line_pruned(bytes: &[u8], base: u64, path: &Path, stats: &m
     });
 }
 
+/// Every JSON line of an append-only source, for one parse: from its resume point when
+/// it has one (offsets as in the file), else the whole source in chunks
+/// ([`for_each_json_line_streamed`]).
+pub fn for_each_source_line(
+    src: &SourceRef,
+    stats: &mut ParseStats,
+    prune: &[Prune],
+    f: impl FnMut(u64, Value),
+) -> Result<(), FormatError> {
+    match &src.resume {
+        Some(r) => {
+            let tail = read_tail(&src.path, r.offset, stats)?;
+            let base = r.offset.min(tail.file_len);
+            for_each_json_line_pruned(&tail.bytes, base, &src.path, stats, prune, f);
+            Ok(())
+        }
+        None => for_each_json_line_streamed(&src.path, stats, prune, f),
+    }
+}
+
 /// Bytes a streamed read takes from the file at a time (see
 /// [`for_each_json_line_streamed`]).
 const STREAM_CHUNK_BYTES: usize = 8 << 20;
@@ -255,7 +276,8 @@ const STREAM_CHUNK_BYTES: usize = 8 << 20;
 /// so a session file of hundreds of MB is never held at once (one of 150 MB held its
 /// bytes through the line loop: 150 of the build's 216 MB heap). Records, offsets,
 /// `end_offset`, `prefix_hash` and every count come out as from the whole file. A zstd
-/// source is decoded whole, as [`read_source`] does.
+/// source is decoded whole, as [`read_source`] does, and its `end_offset` is the file's
+/// length (offsets in the decoded stream mean nothing on disk).
 pub fn for_each_json_line_streamed(
     path: &Path,
     stats: &mut ParseStats,
@@ -281,8 +303,12 @@ fn stream_json_lines(
     if len <= chunk as u64 || buf.starts_with(&ZSTD_MAGIC) {
         // Most sources, and zstd ones: read whole, as `read_source` does.
         file.read_to_end(&mut buf).map_err(|e| FormatError::io(path, e))?;
-        let bytes = source_bytes(path, buf, stats, &DecodeLimit::current())?.bytes;
-        for_each_json_line_pruned(&bytes, 0, path, stats, prune, f);
+        let source = source_bytes(path, buf, stats, &DecodeLimit::current())?;
+        for_each_json_line_pruned(&source.bytes, 0, path, stats, prune, f);
+        if source.compressed {
+            // Offsets inside the decoded stream mean nothing on disk.
+            stats.end_offset = source.file_len;
+        }
         return Ok(());
     }
     stats.bytes_read += buf.len() as u64;
@@ -586,6 +612,9 @@ mod tests {
             let mut want = Vec::new();
             let bytes = read_source(&path, &mut whole).expect("read");
             for_each_json_line_pruned(&bytes.bytes, 0, &path, &mut whole, &prune, |o, v| want.push((o, v)));
+            if bytes.compressed {
+                whole.end_offset = bytes.file_len;
+            }
             for chunk in [1, 2, 3, 5, 8, 13, 64, STREAM_CHUNK_BYTES] {
                 let mut streamed = ParseStats::default();
                 let mut got = Vec::new();
@@ -596,6 +625,23 @@ mod tests {
                 assert_eq!(key(&streamed), key(&whole), "input {k}, chunk {chunk}");
             }
         }
+    }
+
+    #[test]
+    fn a_source_line_read_starts_at_its_resume_point() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, b"{\"a\":1}\n{\"a\":2}\n").expect("write");
+        let read = |src: &SourceRef| {
+            let mut stats = ParseStats::default();
+            let mut got = Vec::new();
+            for_each_source_line(src, &mut stats, &[], |o, v| got.push((o, v["a"].as_i64()))).expect("read");
+            (got, stats.end_offset)
+        };
+        assert_eq!(read(&SourceRef::file(&path)), (vec![(0, Some(1)), (8, Some(2))], 16));
+        let mut resumed = SourceRef::file(&path);
+        resumed.resume = Some(crate::model::Resume { offset: 8, next_seq: 1, session_id: "s".into() });
+        assert_eq!(read(&resumed), (vec![(8, Some(2))], 16), "offsets stay the file's");
     }
 
     #[test]

@@ -44,7 +44,7 @@ use deja_core::family::claude_jsonl::{tool_call_turn, CLAUDE_INJECTED};
 use deja_core::index::SessionMeta;
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::project::{dash_fallback_name, decode_dash_path};
-use deja_core::read::{for_each_json_line, read_source, read_tail};
+use deja_core::read::for_each_source_line;
 use deja_core::work::ToolMap;
 use deja_core::{
     Capabilities, Capability, Discovery, ExitStatus, FormatError, HarnessFormat, HarnessInfo, Os, ParseOptions, ParseStats, Role,
@@ -141,15 +141,8 @@ impl HarnessFormat for CodeBuddyFormat {
 
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
         let mut stats = ParseStats::default();
-        let (bytes, base) = match &src.resume {
-            Some(r) => {
-                let tail = read_tail(&src.path, r.offset, &mut stats)?;
-                (tail.bytes, r.offset.min(tail.file_len))
-            }
-            None => (read_source(&src.path, &mut stats)?.bytes, 0),
-        };
         let mut file = FileParse::new(src, opts);
-        for_each_json_line(&bytes, base, &src.path, &mut stats, |_offset, v| file.item(&v));
+        for_each_source_line(src, &mut stats, &[], |_offset, v| file.item(&v))?;
         if let Some(s) = file.finish() {
             out.session(s);
         }

@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 use deja_core::discover::find_files;
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::model::{cap_text, MAX_EDIT_BYTES};
-use deja_core::read::{for_each_json_line, read_source, read_tail};
+use deja_core::read::{for_each_json_line, for_each_source_line};
 use deja_core::{
     Capabilities, Capability, Discovery, Edit, ExitStatus, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText,
     NodeRef, Os, ParseOptions, ParseStats, Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolMap, ToolUse,
@@ -109,13 +109,6 @@ impl HarnessFormat for CopilotFormat {
 
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
         let mut stats = ParseStats::default();
-        let (bytes, base) = match &src.resume {
-            Some(r) => {
-                let tail = read_tail(&src.path, r.offset, &mut stats)?;
-                (tail.bytes, r.offset.min(tail.file_len))
-            }
-            None => (read_source(&src.path, &mut stats)?.bytes, 0),
-        };
         let mut file = EventLog::new(src, opts.include_reasoning);
         if let Some(r) = &src.resume {
             // `session.start` sits before the resume point: its cwd is still the project.
@@ -123,7 +116,7 @@ impl HarnessFormat for CopilotFormat {
                 file.cwd = start_cwd(&start);
             }
         }
-        for_each_json_line(&bytes, base, &src.path, &mut stats, |_offset, v| file.event(&v));
+        for_each_source_line(src, &mut stats, &[], |_offset, v| file.event(&v))?;
         if let Some(s) = file.finish() {
             out.session(s);
         }

@@ -34,7 +34,7 @@ use deja_core::discover::find_files;
 use deja_core::family::claude_jsonl::tool_call_turn_with;
 use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::project::{dash_fallback_name, decode_dash_path};
-use deja_core::read::{for_each_json_line, read_source, read_tail};
+use deja_core::read::{for_each_json_line, for_each_source_line};
 use deja_core::synth::dash_encode;
 use deja_core::work::ToolMap;
 use deja_core::{
@@ -114,19 +114,12 @@ impl HarnessFormat for FactoryFormat {
 
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
         let mut stats = ParseStats::default();
-        let (bytes, base) = match &src.resume {
-            Some(r) => {
-                let tail = read_tail(&src.path, r.offset, &mut stats)?;
-                (tail.bytes, r.offset.min(tail.file_len))
-            }
-            None => (read_source(&src.path, &mut stats)?.bytes, 0),
-        };
         let mut file = FileParse::new(src, opts);
         if let Some(r) = &src.resume {
             // The header sits before the resume point.
             file.header = head_header(&src.path, r.offset);
         }
-        for_each_json_line(&bytes, base, &src.path, &mut stats, |_offset, v| file.line(&v));
+        for_each_source_line(src, &mut stats, &[], |_offset, v| file.line(&v))?;
         if let Some(s) = file.finish() {
             out.session(s);
         }

@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 
 use deja_core::discover::is_dir_entry;
 use deja_core::launch::{Handoff, Launch, Resume};
-use deja_core::read::{for_each_json_line, read_source, read_tail};
+use deja_core::read::for_each_source_line;
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, Role,
     SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolUse, Turn,
@@ -90,18 +90,11 @@ impl HarnessFormat for GptmeFormat {
 
     fn parse(&self, src: &SourceRef, _opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
         let mut stats = ParseStats::default();
-        let (bytes, base) = match &src.resume {
-            Some(r) => {
-                let tail = read_tail(&src.path, r.offset, &mut stats)?;
-                (tail.bytes, r.offset.min(tail.file_len))
-            }
-            None => (read_source(&src.path, &mut stats)?.bytes, 0),
-        };
         let name = src.path.parent().and_then(Path::file_name).and_then(|n| n.to_str()).unwrap_or(ID).to_string();
         let id = src.resume.as_ref().map_or_else(|| name.clone(), |r| r.session_id.clone());
         let mut b = SessionBuilder::new(ID, id, src.clone());
         let mut cwd = None;
-        for_each_json_line(&bytes, base, &src.path, &mut stats, |_, v| message(&mut b, &mut cwd, &v));
+        for_each_source_line(src, &mut stats, &[], |_, v| message(&mut b, &mut cwd, &v))?;
         b.session_mut().project = Some(cwd.unwrap_or_else(|| topic_label(&name).to_string()));
         if let Some(s) = b.finish() {
             out.session(s);

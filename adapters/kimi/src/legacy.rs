@@ -40,7 +40,7 @@ use std::path::Path;
 
 use deja_core::family::claude_jsonl::tool_call_turn_with;
 use deja_core::family::kimi_wire::content_text;
-use deja_core::read::{for_each_json_line, parse_json_document, read_source, read_tail};
+use deja_core::read::{for_each_source_line, parse_json_document, read_source};
 use deja_core::{
     ExitStatus, FormatError, ParseOptions, ParseStats, Role, SessionBuilder, SessionSink, SourceRef, Timestamp, ToolKind, ToolMap, Turn,
 };
@@ -56,19 +56,12 @@ pub const KIMI_CLI_TOOLS: ToolMap = ToolMap { shell: &["Shell"], read: &["ReadFi
 /// Parses one legacy session file (`wire.jsonl` or `context.jsonl`).
 pub fn parse(src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
     let mut stats = ParseStats::default();
-    let (bytes, base) = match &src.resume {
-        Some(r) => {
-            let tail = read_tail(&src.path, r.offset, &mut stats)?;
-            (tail.bytes, r.offset.min(tail.file_len))
-        }
-        None => (read_source(&src.path, &mut stats)?.bytes, 0),
-    };
     let dir = src.path.parent();
     let dir_name = dir.and_then(Path::file_name).and_then(|n| n.to_str()).unwrap_or(ID).to_string();
     let id = src.resume.as_ref().map_or(dir_name, |r| r.session_id.clone());
     let mut p = Legacy { opts, b: SessionBuilder::new(ID, id, src.clone()), pending: None, tools: HashMap::new(), cwd: None };
     let is_wire = src.path.file_name().is_some_and(|n| n == "wire.jsonl");
-    for_each_json_line(&bytes, base, &src.path, &mut stats, |_, v| if is_wire { p.wire(&v) } else { p.context(&v) });
+    for_each_source_line(src, &mut stats, &[], |_, v| if is_wire { p.wire(&v) } else { p.context(&v) })?;
     p.flush(true);
     let cwd = p.cwd.take();
     let mut b = p.b;

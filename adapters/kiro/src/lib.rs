@@ -87,7 +87,7 @@ use deja_core::discover::{find_files, is_dir_entry};
 use deja_core::index::SessionMeta;
 use deja_core::launch::{source_file, Handoff, Launch, Resume, ResumeSpec};
 use deja_core::model::{cap_text, MAX_EDIT_BYTES, MAX_MESSAGE_BYTES};
-use deja_core::read::{for_each_json_line, parse_json_document, read_source, read_tail, str_at};
+use deja_core::read::{for_each_json_line, for_each_source_line, parse_json_document, read_source, str_at};
 use deja_core::sqlite::{self, Snapshot};
 use deja_core::{
     Capabilities, Capability, Discovery, Edit, ExitStatus, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText,
@@ -515,13 +515,6 @@ fn parse_sess(src: &SourceRef, out: &mut dyn SessionSink) -> Result<ParseStats, 
             return Ok(stats);
         }
     }
-    let (bytes, base) = match &src.resume {
-        Some(r) => {
-            let tail = read_tail(&src.path, r.offset, &mut stats)?;
-            (tail.bytes, r.offset.min(tail.file_len))
-        }
-        None => (read_source(&src.path, &mut stats)?.bytes, 0),
-    };
     let header = part(&|p| p.file_name().is_some_and(|n| n == SESSION_JSON)).and_then(|h| {
         let mut header_stats = ParseStats::default();
         parse_json_document(&read_source(h, &mut header_stats).ok()?.bytes, h).ok()
@@ -541,7 +534,7 @@ fn parse_sess(src: &SourceRef, out: &mut dyn SessionSink) -> Result<ParseStats, 
     b.session_mut().project = project;
     b.touch(header.get("createdAt").and_then(Timestamp::from_json));
     let mut sess = SessParse { b, done: HashSet::new(), waiting: HashMap::new() };
-    for_each_json_line(&bytes, base, &src.path, &mut stats, |_offset, v| sess.line(&v));
+    for_each_source_line(src, &mut stats, &[], |_offset, v| sess.line(&v))?;
     if let Some(s) = sess.finish() {
         out.session(s);
     }

@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 
 use deja_core::discover::find_files;
 use deja_core::launch::{Handoff, Launch, Resume};
-use deja_core::read::{for_each_json_line, read_source, read_tail, str_at};
+use deja_core::read::{for_each_source_line, str_at};
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, Role,
     SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolUse, Turn,
@@ -97,18 +97,11 @@ impl HarnessFormat for PoolsideFormat {
 
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
         let mut stats = ParseStats::default();
-        let (bytes, base) = match &src.resume {
-            Some(r) => {
-                let tail = read_tail(&src.path, r.offset, &mut stats)?;
-                (tail.bytes, r.offset.min(tail.file_len))
-            }
-            None => (read_source(&src.path, &mut stats)?.bytes, 0),
-        };
         let mut file = Trajectory::new(src, opts);
-        if base > 0 {
+        if src.resume.as_ref().is_some_and(|r| r.offset > 0) {
             file.project = header_project(&src.path);
         }
-        for_each_json_line(&bytes, base, &src.path, &mut stats, |_offset, v| file.event(&v));
+        for_each_source_line(src, &mut stats, &[], |_offset, v| file.event(&v))?;
         if let Some(s) = file.finish() {
             out.session(s);
         }

@@ -35,7 +35,7 @@ use deja_core::discover::find_files;
 use deja_core::family::gemini_chat::{self, GeminiDialect, GEMINI_TOOLS};
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::project::{dash_fallback_name, decode_dash_path};
-use deja_core::read::{for_each_json_line, read_source, read_tail};
+use deja_core::read::for_each_source_line;
 use deja_core::{
     Capabilities, Capability, Discovery, ExitStatus, FormatError, HarnessFormat, HarnessInfo, InjectedText, NodeRef, Os, ParseOptions,
     ParseStats, Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, Turn,
@@ -129,14 +129,10 @@ impl HarnessFormat for QwenFormat {
 
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
         let mut stats = ParseStats::default();
-        let (bytes, base) = match &src.resume {
-            Some(r) => (read_tail(&src.path, r.offset, &mut stats)?.bytes, r.offset),
-            None => (read_source(&src.path, &mut stats)?.bytes, 0),
-        };
         let stem = src.path.file_stem().and_then(|s| s.to_str()).unwrap_or("").to_string();
         let id = src.resume.as_ref().map(|r| r.session_id.clone()).filter(|s| !s.is_empty()).unwrap_or(stem);
         let mut t = Transcript { b: SessionBuilder::new(ID, id, src.clone()), opts, id_seen: src.resume.is_some(), cwd: None };
-        for_each_json_line(&bytes, base, &src.path, &mut stats, |_, v| t.line(&v));
+        for_each_source_line(src, &mut stats, &[], |_, v| t.line(&v))?;
         let Transcript { mut b, cwd, .. } = t;
         b.session_mut().project = cwd.or_else(|| encoded_project(&src.path));
         if let Some(s) = b.finish() {

@@ -62,7 +62,7 @@ use std::path::{Path, PathBuf};
 use deja_core::discover::{find_files, is_dir_entry};
 use deja_core::family::json_docs::{call_turn, first_str, json_arg, text_blocks, ToolKeys, COMMON_KEYS};
 use deja_core::launch::{Handoff, Launch, Resume};
-use deja_core::read::{at, for_each_json_line, parse_json_document, read_source, read_tail, str_at};
+use deja_core::read::{at, for_each_json_line, for_each_source_line, parse_json_document, read_source, str_at};
 use deja_core::{
     Capabilities, Capability, Discovery, ExitStatus, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats,
     Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolMap, Turn,
@@ -277,13 +277,6 @@ fn finish(mut b: SessionBuilder, meta: &Meta, out: &mut dyn SessionSink) {
 fn parse_messages(src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
     let mut stats = ParseStats::default();
     let meta = read_meta(&src.path.with_file_name("meta.json"), &mut stats);
-    let (bytes, base) = match &src.resume {
-        Some(r) => {
-            let tail = read_tail(&src.path, r.offset, &mut stats)?;
-            (tail.bytes, r.offset.min(tail.file_len))
-        }
-        None => (read_source(&src.path, &mut stats)?.bytes, 0),
-    };
     let dir_name = src.path.parent().and_then(Path::file_name).map(|n| n.to_string_lossy().into_owned());
     let id = meta.id.clone().or(dir_name).unwrap_or_else(|| "vibe-session".to_string());
     let mut b = SessionBuilder::new(ID, id, src.clone());
@@ -294,7 +287,7 @@ fn parse_messages(src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSin
         s.parent = meta.parent.clone();
     }
     let cwd = meta.project.clone();
-    for_each_json_line(&bytes, base, &src.path, &mut stats, |_off, v| message_line(&mut b, &v, opts, cwd.as_deref()));
+    for_each_source_line(src, &mut stats, &[], |_off, v| message_line(&mut b, &v, opts, cwd.as_deref()))?;
     finish(b, &meta, out);
     Ok(stats)
 }

@@ -70,7 +70,7 @@ use deja_core::family::opencode::{self, OpencodeDialect, CLAUDE_NAMED_TOOLS, WIT
 use deja_core::index::SessionMeta;
 use deja_core::launch::{source_file, Handoff, Launch, Resume, ResumeSpec};
 use deja_core::project::{dash_fallback_name, decode_dash_path};
-use deja_core::read::{for_each_json_line, parse_json_document, read_source, read_tail, str_at};
+use deja_core::read::{for_each_source_line, parse_json_document, read_source, str_at};
 use deja_core::sqlite::{self, Snapshot};
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, Role,
@@ -214,19 +214,12 @@ fn content_text(v: Option<&Value>) -> String {
 /// A JSONL transcript: flat `{role, content, timestamp, sessionId}` lines.
 fn parse_jsonl(src: &SourceRef, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
     let mut stats = ParseStats::default();
-    let (bytes, base) = match &src.resume {
-        Some(r) => {
-            let tail = read_tail(&src.path, r.offset, &mut stats)?;
-            (tail.bytes, r.offset.min(tail.file_len))
-        }
-        None => (read_source(&src.path, &mut stats)?.bytes, 0),
-    };
     let stem = src.path.file_stem().and_then(|s| s.to_str()).unwrap_or("").to_string();
     // A resumed read keeps the id the first read gave.
     let id = src.resume.as_ref().map_or(stem, |r| r.session_id.clone());
     let mut b = SessionBuilder::new(ID, id, src.clone());
     let mut line_id: Option<String> = None;
-    for_each_json_line(&bytes, base, &src.path, &mut stats, |_offset, v| {
+    for_each_source_line(src, &mut stats, &[], |_offset, v| {
         if !v.is_object() {
             return;
         }
@@ -242,7 +235,7 @@ fn parse_jsonl(src: &SourceRef, out: &mut dyn SessionSink) -> Result<ParseStats,
             None => return,
         };
         b.push(Turn::new(role, content_text(v.get("content"))).at(time));
-    });
+    })?;
     if b.session().id.is_empty() {
         if let Some(id) = line_id {
             b.set_id(id);

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use deja_core::discover::find_files;
 use deja_core::family::claude_jsonl::{tool_call_turn, CLAUDE_TOOLS};
 use deja_core::launch::{Handoff, Launch, Resume};
-use deja_core::read::{for_each_json_line, read_source, read_tail};
+use deja_core::read::{for_each_json_line, for_each_source_line};
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, Role,
     SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, Turn,
@@ -83,13 +83,6 @@ impl HarnessFormat for ZencoderFormat {
 
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
         let mut stats = ParseStats::default();
-        let (bytes, base) = match &src.resume {
-            Some(r) => {
-                let tail = read_tail(&src.path, r.offset, &mut stats)?;
-                (tail.bytes, r.offset.min(tail.file_len))
-            }
-            None => (read_source(&src.path, &mut stats)?.bytes, 0),
-        };
         let stem = src.path.file_stem().and_then(|s| s.to_str()).unwrap_or(ID).to_string();
         let mut file = File { opts, b: SessionBuilder::new(ID, stem, src.clone()), header: Header::default(), cwd: None };
         if let Some(r) = &src.resume {
@@ -97,7 +90,7 @@ impl HarnessFormat for ZencoderFormat {
             file.b.set_id(r.session_id.clone());
             head_lines(&src.path, r.offset, |v| file.meta(&v));
         }
-        for_each_json_line(&bytes, base, &src.path, &mut stats, |_, v| file.line(&v));
+        for_each_source_line(src, &mut stats, &[], |_, v| file.line(&v))?;
         if let Some(s) = file.finish() {
             out.session(s);
         }

@@ -51,7 +51,7 @@ use crate::env::StoreEnv;
 use crate::format::{Discovery, FormatError, ParseOptions, ParseStats, SessionSink};
 use crate::model::{cap_text, Edit, ExitStatus, FileTouch, NodeRef, Role, SourceRef, Timestamp, ToolUse, Turn, MAX_EDIT_BYTES};
 use crate::project::{dash_fallback_name, decode_dash_path, majority_git_repo};
-use crate::read::{for_each_json_line, for_each_json_line_pruned, for_each_json_line_streamed, read_tail, str_at, Prune};
+use crate::read::{for_each_json_line, for_each_source_line, str_at, Prune};
 use crate::synth::{dash_encode, synth_uuid, SynthSession, SynthTurn};
 use crate::text::InjectedText;
 use crate::work::{ToolKind, ToolMap};
@@ -191,15 +191,8 @@ pub fn parse_with(
     }
     file.project_hint = hints.project.clone();
     file.quirks = hints.quirks;
-    match &src.resume {
-        Some(r) => {
-            let tail = read_tail(&src.path, r.offset, &mut stats)?;
-            let base = r.offset.min(tail.file_len);
-            for_each_json_line_pruned(&tail.bytes, base, &src.path, &mut stats, RECORD_PRUNE, |offset, v| file.line(offset, &v));
-        }
-        // Read in chunks: a transcript can be hundreds of MB (see the function).
-        None => for_each_json_line_streamed(&src.path, &mut stats, RECORD_PRUNE, |offset, v| file.line(offset, &v))?,
-    }
+    // A new source is read in chunks: a transcript can be hundreds of MB.
+    for_each_source_line(src, &mut stats, RECORD_PRUNE, |offset, v| file.line(offset, &v))?;
     if file.not_objects > 0 {
         stats.skipped += file.not_objects;
         stats.problem(format!("{}: {} lines were JSON but not objects", src.path.display(), file.not_objects));

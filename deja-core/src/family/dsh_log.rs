@@ -44,7 +44,7 @@ use crate::format::Discovery;
 use crate::model::{cap_text, MAX_EDIT_BYTES, MAX_MESSAGE_BYTES};
 use crate::patch::join_cwd;
 use crate::project::{dash_fallback_name, decode_dash_path};
-use crate::read::{at, for_each_json_line, read_source, str_at};
+use crate::read::{at, for_each_json_line_streamed, str_at};
 use crate::{
     Edit, ExitStatus, FileAction, FileTouch, FormatError, ParseOptions, ParseStats, Role, SessionBuilder, SessionSink, SourceRef,
     Timestamp, ToolUse, Turn,
@@ -56,7 +56,6 @@ use serde_json::Value;
 /// pairs span the whole file, so there is no tail resume: `src.resume` is ignored.
 pub fn parse(harness: &str, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
     let mut stats = ParseStats::default();
-    let data = read_source(&src.path, &mut stats)?;
     let mut source = src.clone();
     source.resume = None;
     if source.generation.is_none() {
@@ -64,11 +63,8 @@ pub fn parse(harness: &str, src: &SourceRef, opts: &ParseOptions, out: &mut dyn 
     }
     let layout = StoreLayout::of(&src.path);
     let mut parser = Parser::new(harness, source, opts, &layout);
-    for_each_json_line(&data.bytes, 0, &src.path, &mut stats, |_, v| parser.record(&v));
-    if data.compressed {
-        // Offsets inside the decoded stream mean nothing on disk.
-        stats.end_offset = data.file_len;
-    }
+    // In chunks: a long-lived log can be hundreds of MB.
+    for_each_json_line_streamed(&src.path, &mut stats, &[], |_, v| parser.record(&v))?;
     parser.finish(out);
     Ok(stats)
 }

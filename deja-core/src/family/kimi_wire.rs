@@ -33,7 +33,7 @@ use crate::builder::SessionBuilder;
 use crate::family::claude_jsonl::tool_call_turn_with;
 use crate::format::{FormatError, ParseOptions, ParseStats, SessionSink};
 use crate::model::{Role, SourceRef, Timestamp, Turn};
-use crate::read::{for_each_json_line, parse_json_document, read_source, read_tail};
+use crate::read::{for_each_source_line, parse_json_document, read_source};
 use crate::work::ToolMap;
 
 /// Kimi Code's tool names: Claude Code's vocabulary, with `args.path` for the file.
@@ -81,16 +81,9 @@ pub fn parse(
     out: &mut dyn SessionSink,
 ) -> Result<ParseStats, FormatError> {
     let mut stats = ParseStats::default();
-    let (bytes, base) = match &src.resume {
-        Some(r) => {
-            let tail = read_tail(&src.path, r.offset, &mut stats)?;
-            (tail.bytes, r.offset.min(tail.file_len))
-        }
-        None => (read_source(&src.path, &mut stats)?.bytes, 0),
-    };
     let id = src.resume.as_ref().map_or(id, |r| r.session_id.as_str());
     let mut wire = Wire { d, opts, b: SessionBuilder::new(d.id, id, src.clone()), pending: None };
-    for_each_json_line(&bytes, base, &src.path, &mut stats, |_, v| wire.line(&v));
+    for_each_source_line(src, &mut stats, &[], |_, v| wire.line(&v))?;
     wire.flush(true);
     let mut b = wire.b;
     b.touch(state.created);

@@ -83,7 +83,7 @@ use crate::format::{Discovery, FormatError, ParseOptions, ParseStats, SessionSin
 use crate::model::{cap_text, Edit, ExitStatus, FileAction, FileTouch, NodeRef, Role, SourceRef, Timestamp, ToolUse, Turn, MAX_EDIT_BYTES};
 use crate::patch::parse_apply_patch;
 use crate::project::{dash_fallback_name, decode_dash_path};
-use crate::read::{for_each_json_line, read_source, read_tail};
+use crate::read::{for_each_json_line, for_each_source_line, read_source};
 use crate::work::{command_from_argv, ToolKind, ToolMap};
 
 /// Where a session's project comes from when the header has no usable `cwd`.
@@ -302,18 +302,11 @@ pub fn head_marks_subagent(d: &PiDialect, path: &Path) -> bool {
 /// file is an error.
 pub fn parse(d: &PiDialect, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
     let mut stats = ParseStats::default();
-    let (bytes, base) = match &src.resume {
-        Some(r) => {
-            let tail = read_tail(&src.path, r.offset, &mut stats)?;
-            (tail.bytes, r.offset.min(tail.file_len))
-        }
-        None => (read_source(&src.path, &mut stats)?.bytes, 0),
-    };
     let mut file = FileParse::new(d, src, opts);
     if let Some(r) = &src.resume {
-        file.read_head(r.offset.min(base));
+        file.read_head(r.offset);
     }
-    for_each_json_line(&bytes, base, &src.path, &mut stats, |_, v| file.line(&v));
+    for_each_source_line(src, &mut stats, &[], |_, v| file.line(&v))?;
     file.finish(&mut stats, out);
     Ok(stats)
 }
