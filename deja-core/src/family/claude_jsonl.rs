@@ -369,6 +369,12 @@ struct FileParse<'a> {
     /// `uuid`s of speech records already read (a record written twice is read once).
     seen: HashSet<String>,
     summaries: Vec<(String, Option<String>)>,
+    /// The last `custom-title` line's name (a `/rename`, a branch's) and the last
+    /// `ai-title` line's generated title: both before any `summary`.
+    custom_title: Option<String>,
+    ai_title: Option<String>,
+    /// The session the main chain was copied from (`forkedFrom.sessionId` on its lines).
+    forked_from: Option<String>,
     main_session_id: Option<String>,
     main_parent_id: Option<String>,
     not_objects: u64,
@@ -394,6 +400,9 @@ impl<'a> FileParse<'a> {
             repr: HashMap::new(),
             seen: HashSet::new(),
             summaries: Vec::new(),
+            custom_title: None,
+            ai_title: None,
+            forked_from: None,
             main_session_id: None,
             main_parent_id: None,
             not_objects: 0,
@@ -412,9 +421,23 @@ impl<'a> FileParse<'a> {
         let parent = self.resolve(text_at(v, &["parentUuid"]));
         let kind = text_at(v, &["type"]).unwrap_or("");
         let repr = match kind {
-            "user" | "assistant" => self.speech(offset, v, kind, uuid.as_deref(), parent.clone()),
+            "user" | "assistant" => {
+                if self.forked_from.is_none() && v.get("isSidechain").and_then(Value::as_bool) != Some(true) {
+                    self.forked_from = text_at(v, &["forkedFrom", "sessionId"]).map(str::to_string);
+                }
+                self.speech(offset, v, kind, uuid.as_deref(), parent.clone())
+            }
             "summary" => {
                 self.summary(v);
+                Repr::Nothing
+            }
+            "custom-title" => {
+                self.custom_title =
+                    text_at(v, &["customTitle"]).or_else(|| text_at(v, &["title"])).map(str::to_string).or(self.custom_title.take());
+                Repr::Nothing
+            }
+            "ai-title" => {
+                self.ai_title = text_at(v, &["aiTitle"]).or_else(|| text_at(v, &["title"])).map(str::to_string).or(self.ai_title.take());
                 Repr::Nothing
             }
             // queue-operation, attachment, last-prompt, system, snapshots, progress…
@@ -571,6 +594,13 @@ impl<'a> FileParse<'a> {
                 s.parent = parent.or_else(|| self.main_parent_id.clone()).or_else(|| self.layout.parent_dir_id.clone());
             } else {
                 s.title = title.clone();
+                // A branch copies its source's chain, each line naming where it came from.
+                if is_main && s.parent.is_none() {
+                    if let Some(from) = self.forked_from.as_ref().filter(|f| **f != s.id) {
+                        s.parent = Some(from.clone());
+                        s.kind = Some("fork".to_string());
+                    }
+                }
             }
             if let Some(s) = b.finish() {
                 out.session(s);
@@ -578,9 +608,13 @@ impl<'a> FileParse<'a> {
         }
     }
 
-    /// The last summary whose leaf is in this file (older files open with summaries of
-    /// other sessions), else the last one.
+    /// The name a `custom-title` line gave, else an `ai-title` line's, else the last
+    /// summary whose leaf is in this file (older files open with summaries of other
+    /// sessions), else the last summary.
     fn title(&self) -> Option<String> {
+        if let Some(t) = self.custom_title.as_ref().or(self.ai_title.as_ref()) {
+            return Some(t.clone());
+        }
         let local = self.summaries.iter().rev().find(|(_, leaf)| leaf.as_ref().is_some_and(|l| self.repr.contains_key(l)));
         local.or(self.summaries.last()).map(|(s, _)| s.clone())
     }
@@ -1227,6 +1261,24 @@ mod tests {
         let calls: Vec<(&str, Option<ExitStatus>)> =
             s.turns.iter().map(|t| (t.text.as_str(), t.tool.as_ref().and_then(|u| u.exit.clone()))).collect();
         assert_eq!(calls, [("Command: cargo test\nStdout: 1 failed\nExit Code: 101", Some(ExitStatus::Code(101))), ("fn a() {}", None)]);
+    }
+
+    #[test]
+    fn title_lines_name_the_session_and_a_branch_names_its_source() {
+        let body = r##"{"type":"summary","summary":"Old summary","leafUuid":"u1"}
+{"uuid":"u1","parentUuid":null,"type":"user","sessionId":"b2","forkedFrom":{"sessionId":"a1","messageUuid":"m9"},"timestamp":"2026-01-21T05:56:34.812Z","message":{"role":"user","content":"fix the cart"}}
+{"type":"ai-title","aiTitle":"Cart fix","sessionId":"b2"}
+{"type":"custom-title","customTitle":"Cart rounding","sessionId":"b2"}
+{"type":"ai-title","aiTitle":"Later generated title","sessionId":"b2"}
+"##;
+        let s = parse_quirky(body, ClaudeQuirks::default());
+        assert_eq!(s.title.as_deref(), Some("Cart rounding"), "a name the user gave wins over generated titles and summaries");
+        assert_eq!((s.parent.as_deref(), s.kind.as_deref()), (Some("a1"), Some("fork")));
+        let generated = parse_quirky(
+            &body.replace(r#"{"type":"custom-title","customTitle":"Cart rounding","sessionId":"b2"}"#, ""),
+            ClaudeQuirks::default(),
+        );
+        assert_eq!(generated.title.as_deref(), Some("Later generated title"));
     }
 
     #[test]
