@@ -12,12 +12,18 @@
 //!
 //! | source | Session | rule |
 //! | --- | --- | --- |
-//! | sidecar `title` | `title` | wins over a `summary` line |
+//! | sidecar `title` | `title` | wins over the family's title (a `custom-title`, then an `ai-title` line, then a `summary`) |
 //! | sidecar `working_dir` | `project` | only when no line carries a `cwd`; before the directory name |
-//! | sidecar `fork_from` | `parent`, `kind = "fork"` | else `parent_session_id` → `kind = "continuation"` |
+//! | sidecar `fork_from` | `parent`, `kind = "fork"` | else the family's fork (a `/branch` copy's `forkedFrom.sessionId` lines), else `parent_session_id` → `kind = "continuation"` |
 //! | `…/<parent>/subagents/agent-<id>.jsonl` | `id = <parent>:subagent:agent-<id>`, `kind = "subagent"` | `parent` = the directory above `subagents` |
 //! | flat `<root>/<id>.jsonl` | session | no directory-name project fallback |
 //! | `agent-*.jsonl` directly in a project dir | not discovered | not a main session, and the page gives it no id rule |
+//!
+//! Qoder CLI 1.1.52 (read from its npm bundle, not run: it needs a Qoder login) writes
+//! `~/.qoder/projects/<cwd, every non-alphanumeric as '-'>/<session-id>.jsonl` with Claude
+//! Code's records, tool names (`Bash`, `Read`, `Write`, `Edit`, …) and `Exit code N`
+//! results, and keeps titles (`custom-title`, `ai-title`) and branches (`forkedFrom`) in
+//! its lines, which the family reads; no `-session.json` sidecar appears in its code.
 //!
 //! `DEJA_QODER_ROOT` names one projects root and `DEJA_QODER_ROOTS` a path list of them;
 //! either replaces every default root.
@@ -246,7 +252,8 @@ impl SessionSink for QoderSink<'_> {
                 s.parent = Some(parent.clone());
                 s.kind = Some("subagent".to_string());
             }
-        } else if s.kind.is_none() {
+        } else if matches!(s.kind.as_deref(), None | Some("fork")) {
+            // The main session: the family may have made it a fork (a `/branch` copy).
             if let Some(side) = &self.sidecar {
                 if side.title.is_some() {
                     s.title = side.title.clone();
@@ -254,7 +261,7 @@ impl SessionSink for QoderSink<'_> {
                 if let Some(fork) = &side.fork_from {
                     s.parent = Some(fork.clone());
                     s.kind = Some("fork".to_string());
-                } else if let Some(prev) = &side.parent_session_id {
+                } else if let (None, Some(prev)) = (&s.kind, &side.parent_session_id) {
                     s.parent = Some(prev.clone());
                     s.kind = Some("continuation".to_string());
                 }

@@ -59,3 +59,26 @@ fn sidecar_working_dir_continuations_flat_files_and_subagents() {
     let off = QoderFormat.discover(&StoreEnv::with_home(home()).set("DEJA_INCLUDE_SUBAGENTS", "0")).sources;
     assert!(!off.iter().any(|s| s.path.to_string_lossy().contains("subagents")));
 }
+
+#[test]
+fn cli_titles_and_branches_come_from_the_transcript_lines() {
+    // Shaped as Qoder CLI 1.1.52's code writes them: no sidecar, `ai-title` and
+    // `custom-title` lines, and a `/branch` copy whose copied lines carry `forkedFrom`.
+    let sessions = fixture_sessions();
+    let main = sessions.iter().find(|s| s.id == "3c1f0a2e-0000-4000-8000-0000000000a1").expect("cli session");
+    assert_eq!(main.title.as_deref(), Some("Smoke check and VERSION file"), "the ai-title line");
+    assert_eq!((main.kind.as_deref(), main.parent.as_deref()), (None, None));
+    assert_eq!(main.project.as_deref(), Some("/work/cart-api"));
+    let smoke =
+        main.turns.iter().find(|t| t.tool.as_ref().and_then(|x| x.command.as_deref()) == Some("./smoke.sh --quick")).expect("smoke");
+    assert_eq!(smoke.tool.as_ref().and_then(|t| t.exit.clone()), Some(ExitStatus::Code(0)));
+    assert_eq!(smoke.text, "smoke: 4 checks passed");
+    let grep =
+        main.turns.iter().find(|t| t.tool.as_ref().and_then(|x| x.command.as_deref()) == Some("grep -q 0.4.1 CHANGELOG.md")).expect("grep");
+    assert_eq!(grep.tool.as_ref().and_then(|t| t.exit.clone()), Some(ExitStatus::Code(1)));
+    assert!(main.turns.iter().any(|t| t.edit.as_ref().is_some_and(|e| e.old == "0.4.0" && e.new.as_deref() == Some("0.4.1"))));
+    let branch = sessions.iter().find(|s| s.id == "3c1f0a2e-0000-4000-8000-0000000000a2").expect("branch");
+    assert_eq!(branch.title.as_deref(), Some("Smoke check and VERSION file (Branch 2)"), "custom-title beats a later ai-title");
+    assert_eq!((branch.kind.as_deref(), branch.parent.as_deref()), (Some("fork"), Some("3c1f0a2e-0000-4000-8000-0000000000a1")));
+    assert!(branch.turns.iter().any(|t| t.role == Role::User && t.text == "skip the VERSION file, just list the checks"));
+}
