@@ -416,6 +416,34 @@ fn a_result_that_lands_after_an_incremental_read_folds_into_its_call() {
 }
 
 #[test]
+fn a_rename_in_a_grown_transcript_renames_the_session_and_a_new_prompt_does_not() {
+    let h = Home::new();
+    let id = "7b7b7b7b-1111-4222-8333-944445555666";
+    let log = h.write(
+        &format!(".claude/projects/-src-web/{id}.jsonl"),
+        &lines(&[json!({"type":"user","uuid":"u1","parentUuid":null,"sessionId":id,"cwd":"/src/web","timestamp":"2026-05-01T10:00:00Z","message":{"role":"user","content":"tidy the webpack config"}})]),
+    );
+    assert!(h.deja(&["index"]).status.success());
+    let title = |h: &Home| h.json(&["show", id, "--json"])["session"]["title"].clone();
+    assert_eq!(title(&h), "tidy the webpack config");
+    let append = |records: &[Value]| {
+        let mut f = std::fs::OpenOptions::new().append(true).open(&log).expect("open");
+        f.write_all(&lines(records)).expect("append");
+    };
+    append(&[
+        json!({"type":"user","uuid":"u2","parentUuid":"u1","sessionId":id,"cwd":"/src/web","timestamp":"2026-05-01T10:05:00Z","message":{"role":"user","content":"now split the vendor chunk"}}),
+    ]);
+    assert_eq!(h.json(&["index", "--json"])["harnesses"]["claude"]["resumed"], 1);
+    assert_eq!(title(&h), "tidy the webpack config", "a later prompt is not a new title");
+    append(&[
+        json!({"type":"custom-title","customTitle":"Webpack clean-up","sessionId":id}),
+        json!({"type":"user","uuid":"u3","parentUuid":"u2","sessionId":id,"cwd":"/src/web","timestamp":"2026-05-01T10:09:00Z","message":{"role":"user","content":"and drop the legacy loader"}}),
+    ]);
+    assert_eq!(h.json(&["index", "--json"])["harnesses"]["claude"]["resumed"], 1);
+    assert_eq!(title(&h), "Webpack clean-up", "a rename is");
+}
+
+#[test]
 fn aider_history_in_a_directory_only_another_harness_names_is_found() {
     let h = Home::new();
     // A project outside the home and outside every root aider's discovery scans.

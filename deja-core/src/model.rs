@@ -32,6 +32,11 @@ pub struct Session {
     /// The sub-agent's name, when the format records it.
     pub agent: Option<String>,
     pub turns: Vec<Turn>,
+    /// The title was made from the first prompt because the format named none (see
+    /// `normalize`): a read of the session's tail then keeps the title indexed before,
+    /// while a title the format names there (a rename) replaces it.
+    #[serde(skip)]
+    pub title_derived: bool,
 }
 
 impl Session {
@@ -48,6 +53,7 @@ impl Session {
             kind: None,
             agent: None,
             turns: Vec::new(),
+            title_derived: false,
         }
     }
 

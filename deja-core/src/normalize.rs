@@ -109,8 +109,14 @@ pub fn normalize(session: &mut Session, opts: &NormalizeOptions, injected: &Inje
         turn.role == Role::ToolCall || seen.insert(key)
     });
     session.title = match session.title.take().map(|t| redact(injected.strip(&t).trim()).into_owned()).filter(|t| !t.is_empty()) {
-        Some(t) => Some(one_line(&t, 160)),
-        None => derive_title(session, injected),
+        Some(t) => {
+            session.title_derived = false;
+            Some(one_line(&t, 160))
+        }
+        None => {
+            session.title_derived = true;
+            derive_title(session, injected)
+        }
     };
     if let Some(p) = &mut session.project {
         redact_in_place(p);

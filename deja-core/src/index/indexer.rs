@@ -885,7 +885,11 @@ fn meta_of(s: &Session, source_key: &str, old: Option<&SessionMeta>) -> SessionM
     SessionMeta {
         harness: s.harness.clone(),
         id: s.id.clone(),
-        title: old.and_then(|o| o.title.clone()).or_else(|| s.title.clone()),
+        // A tail's first prompt does not rename a session; a title the tail names does.
+        title: match s.title_derived {
+            true => old.and_then(|o| o.title.clone()).or_else(|| s.title.clone()),
+            false => s.title.clone().or_else(|| old.and_then(|o| o.title.clone())),
+        },
         project: s.project.clone().or_else(|| old.and_then(|o| o.project.clone())),
         path: source_key.to_string(),
         started,

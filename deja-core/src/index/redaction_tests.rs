@@ -78,6 +78,7 @@ fn leaky_session() -> Session {
             shell(3, &format!("curl -u admin:{CURL_PW} --fail https://api.example.com/deploy"), 0, "deployed zebrafish"),
             edit,
         ],
+        title_derived: false,
     }
 }
 
