@@ -400,8 +400,11 @@ fn a_result_that_lands_after_an_incremental_read_folds_into_its_call() {
     );
     assert!(h.deja(&["index"]).status.success());
     let mut f = std::fs::OpenOptions::new().append(true).open(&log).expect("open");
-    f.write_all(&lines(&[json!({"type":"user","uuid":"u2","parentUuid":"a1","sessionId":id,"cwd":"/src/web","timestamp":"2026-05-01T10:00:09Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_9","content":"Exit code 2\nModule not found: Error: Can't resolve 'lodash-es'","is_error":true}]}})]))
-        .expect("append");
+    f.write_all(&lines(&[
+        json!({"type":"user","uuid":"u2","parentUuid":"a1","sessionId":id,"cwd":"/src/web","timestamp":"2026-05-01T10:00:09Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_9","content":"Exit code 2\nModule not found: Error: Can't resolve 'lodash-es'","is_error":true}]}}),
+        json!({"type":"user","uuid":"u3","parentUuid":"u2","sessionId":id,"cwd":"/src/web","timestamp":"2026-05-01T10:01:00Z","message":{"role":"user","content":"add lodash-es to the dependencies"}}),
+    ]))
+    .expect("append");
     drop(f);
     let grown = h.json(&["index", "--json"]);
     assert_eq!(grown["harnesses"]["claude"]["resumed"], 1, "{grown}");
@@ -412,6 +415,8 @@ fn a_result_that_lands_after_an_incremental_read_folds_into_its_call() {
     assert!(call["text"].as_str().is_some_and(|t| t.contains("lodash-es")), "{call}");
     assert_eq!(call["tool"]["is_error"], true, "{call}");
     assert_eq!(call["tool"]["exit"], json!({"code": 2}), "{call}");
+    let seqs: Vec<u64> = turns.iter().filter_map(|t| t["seq"].as_u64()).collect();
+    assert_eq!(seqs, [0, 1, 2], "the folded result leaves no gap: {turns:?}");
     assert_eq!(hit_harnesses(&h.json(&["search", "lodash-es", "--role", "command", "--json"])), vec!["claude"]);
 }
 

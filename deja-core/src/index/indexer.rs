@@ -798,13 +798,15 @@ fn extend_hash(hasher: &mut Xxh3, path: &std::path::Path, from: u64, to: u64) ->
 
 /// Folds results (and late exit statuses) read from a log's tail into the calls an
 /// earlier pass already indexed, matched by call id, so a call whose result arrived
-/// after an incremental read still ends up as one turn. Returns the calls rewritten.
+/// after an incremental read still ends up as one turn; the tail's other turns are
+/// numbered on from `first` (the session's next `seq`). Returns the calls rewritten.
 fn fold_into_indexed_calls(
     writer: &IndexWriter,
     f: &Fields,
     view: &IndexView,
     s: &mut Session,
     source_key: &str,
+    first: u32,
 ) -> Result<Vec<Turn>, IndexError> {
     let call_id = |t: &Turn| t.tool.as_ref().and_then(|x| x.call_id.clone());
     if !s.turns.iter().any(|t| call_id(t).is_some()) {
@@ -825,6 +827,13 @@ fn fold_into_indexed_calls(
         }
         false
     });
+    if !merged.is_empty() {
+        // A folded result gives up the `seq` the parser gave it: the tail's turns stay
+        // numbered on from the indexed ones without a gap.
+        for (i, t) in s.turns.iter_mut().enumerate() {
+            t.seq = first + i as u32;
+        }
+    }
     let sid_hash = xxhash_rust::xxh3::xxh3_64(sid.as_bytes());
     let mut rewritten = Vec::with_capacity(merged.len());
     for id in merged {
@@ -1337,7 +1346,10 @@ impl Run<'_> {
                             }
                             let (old, rewritten) = match (view_searcher, continuing) {
                                 (Some((searcher, view)), true) => {
-                                    let rewritten = fold_into_indexed_calls(writer, fields, view, s, &key).map_err(IndexRunError::Index)?;
+                                    let rewritten = fold_into_indexed_calls(writer, fields, view, s, &key, resume.next_seq)
+                                        .map_err(IndexRunError::Index)?;
+                                    entry.next_seq =
+                                        s.turns.iter().map(|t| t.seq + 1).max().unwrap_or(resume.next_seq).max(resume.next_seq);
                                     (view.session_meta(searcher, &sid)?, rewritten)
                                 }
                                 _ => (None, Vec::new()),
