@@ -21,7 +21,9 @@
 //! | `assistant` item `tool_use`, a shell tool (`Bash`) | `ToolCall` | `tool.command` = `input.command`; exit from a leading `Exit code N` result line |
 //! | `assistant` item `tool_use`, a file tool (`Read`/`Edit`/`Write`/`MultiEdit`/`NotebookEdit`) | `ToolCall` | `files` (read/edit/write); `old_string`/`new_string` and `edits[]` → `edit` |
 //! | `assistant` item `tool_use`, any other name (Grep, WebFetch, MCP…) | `ToolCall` | name + result text |
+//! | `custom-title` (`customTitle`), `ai-title` (`aiTitle`) | session title | the last name given wins, else the last generated title, before any `summary` |
 //! | `summary` (`summary`, `leafUuid`) | session title | the last one pointing into this file wins, else the last one |
+//! | main-chain lines with `forkedFrom.sessionId` | `parent`, `kind = "fork"` | a branch copied from that session |
 //! | `queue-operation`, `attachment`, `last-prompt`, `system`, snapshots, other types | skipped | control and harness catalogue; chain links are stepped through |
 //! | line with `isSidechain: true` and an `agentId` | its own session | id = `agentId`, `kind = "sidechain"`, `parent = sessionId`, `agent = attributionAgent` |
 //! | malformed or torn line | skipped | counted in the parse stats |
@@ -29,7 +31,7 @@
 //! Harnesses whose records depart from Claude Code's read through [`parse_with`]:
 //! [`FileHints`] carries a sidecar's project and a flat layout, and [`ClaudeQuirks`] the
 //! record differences (Gemini tool results, streaming snapshot runs, extra path keys,
-//! skipped user texts, slash-command envelopes), all off by default. Harnesses with their
+//! skipped user texts, slash-command envelopes, streamed text chunks), all off by default. Harnesses with their
 //! own line envelopes around Claude content blocks decode tool calls with
 //! [`tool_call_turn`] / [`tool_call_turn_with`].
 //!
@@ -154,8 +156,9 @@ pub struct ClaudeQuirks {
     /// A `tool_result` item's `content` may be a Gemini object
     /// `{callId, responseParts: {functionResponse: {response: {output}}}}`, or the bare
     /// part `{functionResponse: {…}}` (iFlow's print mode), its `output` the text; and
-    /// shell results state their exit as an `Exit Code: N` line anywhere in the text; a result without one gets no exit (Claude's "a plain result
-    /// is exit 0" does not hold).
+    /// shell results state their exit as an `Exit Code: N` line anywhere in the text; a
+    /// result without one gets no exit (Claude's "a plain result is exit 0" does not
+    /// hold).
     pub gemini_results: bool,
     /// Adjacent `assistant` records with the same `parentUuid` less than a second apart
     /// are streaming snapshots of one message: their blocks are read as one message's
@@ -828,9 +831,10 @@ fn assistant_record(
             let mut chunks = String::new();
             for item in items {
                 let kind = item.get("type").and_then(Value::as_str).unwrap_or("");
-                let text = matches!(kind, "thinking" | "redacted_thinking" | "tool_use" | "server_tool_use")
-                    .then_some(None)
-                    .unwrap_or_else(|| item.get("text").and_then(Value::as_str));
+                let text = match kind {
+                    "thinking" | "redacted_thinking" | "tool_use" | "server_tool_use" => None,
+                    _ => item.get("text").and_then(Value::as_str),
+                };
                 if slot.quirks.text_chunks {
                     if let Some(t) = text {
                         chunks.push_str(t);
