@@ -143,6 +143,17 @@ fn summary_title() {
 }
 
 #[test]
+fn title_lines() {
+    // 2.1.332 writes `custom-title` (a /rename) and `ai-title` lines, last wins, and a
+    // forked session's copied lines carry `forkedFrom`.
+    let sessions = parse("title_lines.jsonl");
+    insta::assert_json_snapshot!(sessions);
+    let [s] = sessions.as_slice() else { panic!("one session") };
+    assert_eq!(s.title.as_deref(), Some("Refund idempotency"), "the name given wins over a later generated title");
+    assert_eq!((s.kind.as_deref(), s.parent.as_deref()), (Some("fork"), Some("9e6a2f0b-1c3d-4f4e-85f6-08192a3b4c5d")));
+}
+
+#[test]
 fn interrupted() {
     let sessions = parse("interrupted.jsonl");
     insta::assert_json_snapshot!(sessions);
