@@ -139,6 +139,12 @@ pub(crate) fn build_home(h: &Home) -> (PathBuf, PathBuf, PathBuf) {
     (claude, codex, dsh)
 }
 
+/// Appends records to a log, as a harness writing on does.
+fn append(log: &Path, records: &[Value]) {
+    let mut f = std::fs::OpenOptions::new().append(true).open(log).expect("open the log");
+    f.write_all(&lines(records)).expect("append");
+}
+
 fn hits(v: &Value) -> &Vec<Value> {
     v["hits"].as_array().expect("hits array")
 }
@@ -399,13 +405,13 @@ fn a_result_that_lands_after_an_incremental_read_folds_into_its_call() {
         ]),
     );
     assert!(h.deja(&["index"]).status.success());
-    let mut f = std::fs::OpenOptions::new().append(true).open(&log).expect("open");
-    f.write_all(&lines(&[
-        json!({"type":"user","uuid":"u2","parentUuid":"a1","sessionId":id,"cwd":"/src/web","timestamp":"2026-05-01T10:00:09Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_9","content":"Exit code 2\nModule not found: Error: Can't resolve 'lodash-es'","is_error":true}]}}),
-        json!({"type":"user","uuid":"u3","parentUuid":"u2","sessionId":id,"cwd":"/src/web","timestamp":"2026-05-01T10:01:00Z","message":{"role":"user","content":"add lodash-es to the dependencies"}}),
-    ]))
-    .expect("append");
-    drop(f);
+    append(
+        &log,
+        &[
+            json!({"type":"user","uuid":"u2","parentUuid":"a1","sessionId":id,"cwd":"/src/web","timestamp":"2026-05-01T10:00:09Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_9","content":"Exit code 2\nModule not found: Error: Can't resolve 'lodash-es'","is_error":true}]}}),
+            json!({"type":"user","uuid":"u3","parentUuid":"u2","sessionId":id,"cwd":"/src/web","timestamp":"2026-05-01T10:01:00Z","message":{"role":"user","content":"add lodash-es to the dependencies"}}),
+        ],
+    );
     let grown = h.json(&["index", "--json"]);
     assert_eq!(grown["harnesses"]["claude"]["resumed"], 1, "{grown}");
     let shown = h.json(&["show", id, "--json"]);
@@ -431,19 +437,21 @@ fn a_rename_in_a_grown_transcript_renames_the_session_and_a_new_prompt_does_not(
     assert!(h.deja(&["index"]).status.success());
     let title = |h: &Home| h.json(&["show", id, "--json"])["session"]["title"].clone();
     assert_eq!(title(&h), "tidy the webpack config");
-    let append = |records: &[Value]| {
-        let mut f = std::fs::OpenOptions::new().append(true).open(&log).expect("open");
-        f.write_all(&lines(records)).expect("append");
-    };
-    append(&[
-        json!({"type":"user","uuid":"u2","parentUuid":"u1","sessionId":id,"cwd":"/src/web","timestamp":"2026-05-01T10:05:00Z","message":{"role":"user","content":"now split the vendor chunk"}}),
-    ]);
+    append(
+        &log,
+        &[
+            json!({"type":"user","uuid":"u2","parentUuid":"u1","sessionId":id,"cwd":"/src/web","timestamp":"2026-05-01T10:05:00Z","message":{"role":"user","content":"now split the vendor chunk"}}),
+        ],
+    );
     assert_eq!(h.json(&["index", "--json"])["harnesses"]["claude"]["resumed"], 1);
     assert_eq!(title(&h), "tidy the webpack config", "a later prompt is not a new title");
-    append(&[
-        json!({"type":"custom-title","customTitle":"Webpack clean-up","sessionId":id}),
-        json!({"type":"user","uuid":"u3","parentUuid":"u2","sessionId":id,"cwd":"/src/web","timestamp":"2026-05-01T10:09:00Z","message":{"role":"user","content":"and drop the legacy loader"}}),
-    ]);
+    append(
+        &log,
+        &[
+            json!({"type":"custom-title","customTitle":"Webpack clean-up","sessionId":id}),
+            json!({"type":"user","uuid":"u3","parentUuid":"u2","sessionId":id,"cwd":"/src/web","timestamp":"2026-05-01T10:09:00Z","message":{"role":"user","content":"and drop the legacy loader"}}),
+        ],
+    );
     assert_eq!(h.json(&["index", "--json"])["harnesses"]["claude"]["resumed"], 1);
     assert_eq!(title(&h), "Webpack clean-up", "a rename is");
 }
