@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 
 use crate::model::{Edit, ExitStatus, FileTouch, Role, SourceRef, Timestamp, ToolUse, Turn};
 use crate::patch::parse_apply_patch;
-use crate::read::{for_each_json_line, for_each_json_line_streamed, read_source, read_tail};
+use crate::read::{for_each_json_line, for_each_source_line, read_source};
 use crate::work::command_from_argv;
 use crate::{FormatError, ParseOptions, ParseStats, Session, SessionBuilder, SessionSink};
 use serde_json::Value;
@@ -230,21 +230,17 @@ pub fn parse_rollout_with(
         }
         return Ok(stats);
     }
-    match &src.resume {
-        Some(resume) => {
-            if !resume.session_id.is_empty() {
-                r.b.set_id(resume.session_id.clone());
-            }
-            read_head(path, resume.offset, HEAD_LINES, |v| {
-                r.head_line(&v);
-                !(r.meta_seen && r.has_roled)
-            })?;
-            let tail = read_tail(path, resume.offset, &mut stats)?.bytes;
-            for_each_json_line(&tail, resume.offset, path, &mut stats, |_, v| r.line(&v));
+    if let Some(resume) = &src.resume {
+        if !resume.session_id.is_empty() {
+            r.b.set_id(resume.session_id.clone());
         }
-        // In chunks: a rollout can be hundreds of MB (see the function).
-        None => for_each_json_line_streamed(path, &mut stats, &[], |_, v| r.line(&v))?,
+        read_head(path, resume.offset, HEAD_LINES, |v| {
+            r.head_line(&v);
+            !(r.meta_seen && r.has_roled)
+        })?;
     }
+    // The tail, or a new rollout in chunks (one can be hundreds of MB).
+    for_each_source_line(src, &mut stats, &[], |_, v| r.line(&v))?;
     if let Some(s) = r.finish() {
         out.session(s);
     }
