@@ -108,15 +108,11 @@ pub fn normalize(session: &mut Session, opts: &NormalizeOptions, injected: &Inje
         let key = (turn.role, turn.time.map(|t| t.0), xxhash_rust::xxh3::xxh3_64(turn.text.as_bytes()));
         turn.role == Role::ToolCall || seen.insert(key)
     });
-    session.title = match session.title.take().map(|t| redact(injected.strip(&t).trim()).into_owned()).filter(|t| !t.is_empty()) {
-        Some(t) => {
-            session.title_derived = false;
-            Some(one_line(&t, 160))
-        }
-        None => {
-            session.title_derived = true;
-            derive_title(session, injected)
-        }
+    let named = session.title.take().map(|t| redact(injected.strip(&t).trim()).into_owned()).filter(|t| !t.is_empty());
+    session.title_derived = named.is_none();
+    session.title = match named {
+        Some(t) => Some(one_line(&t, 160)),
+        None => derive_title(session, injected),
     };
     if let Some(p) = &mut session.project {
         redact_in_place(p);

@@ -1339,7 +1339,6 @@ impl Run<'_> {
                                 writer
                                     .delete_query(super::records::records_from(fields, &sid, resume.next_seq))
                                     .map_err(IndexError::tantivy(&paths.root))?;
-                                entry.next_seq = s.turns.iter().map(|t| t.seq + 1).max().unwrap_or(resume.next_seq).max(resume.next_seq);
                             } else {
                                 entry.sessions += 1;
                                 entry.session_id = None;
@@ -1348,12 +1347,14 @@ impl Run<'_> {
                                 (Some((searcher, view)), true) => {
                                     let rewritten = fold_into_indexed_calls(writer, fields, view, s, &key, resume.next_seq)
                                         .map_err(IndexRunError::Index)?;
-                                    entry.next_seq =
-                                        s.turns.iter().map(|t| t.seq + 1).max().unwrap_or(resume.next_seq).max(resume.next_seq);
                                     (view.session_meta(searcher, &sid)?, rewritten)
                                 }
                                 _ => (None, Vec::new()),
                             };
+                            if continuing {
+                                // After the fold, which may have renumbered the tail.
+                                entry.next_seq = s.turns.iter().map(|t| t.seq + 1).max().unwrap_or(resume.next_seq).max(resume.next_seq);
+                            }
                             let meta = meta_of(s, &key, old.as_ref());
                             // Only what is new: the calls a late result completed, and the tail.
                             archive.turns(&meta, &rewritten).map_err(IndexError::from)?;
