@@ -139,6 +139,13 @@ pub(crate) fn build_home(h: &Home) -> (PathBuf, PathBuf, PathBuf) {
     (claude, codex, dsh)
 }
 
+/// A Claude Code transcript of `records` for session `id` in `/src/web`, indexed once.
+fn indexed_web_log(h: &Home, id: &str, records: &[Value]) -> PathBuf {
+    let log = h.write(&format!(".claude/projects/-src-web/{id}.jsonl"), &lines(records));
+    assert!(h.deja(&["index"]).status.success());
+    log
+}
+
 /// Appends records to a log, as a harness writing on does.
 fn append(log: &Path, records: &[Value]) {
     let mut f = std::fs::OpenOptions::new().append(true).open(log).expect("open the log");
@@ -397,14 +404,14 @@ fn a_second_writer_waits_and_searches_never_block() {
 fn a_result_that_lands_after_an_incremental_read_folds_into_its_call() {
     let h = Home::new();
     let id = "7a7a7a7a-1111-4222-8333-944445555666";
-    let log = h.write(
-        &format!(".claude/projects/-src-web/{id}.jsonl"),
-        &lines(&[
+    let log = indexed_web_log(
+        &h,
+        id,
+        &[
             json!({"type":"user","uuid":"u1","parentUuid":null,"sessionId":id,"cwd":"/src/web","timestamp":"2026-05-01T10:00:00Z","message":{"role":"user","content":"run the webpack build"}}),
             json!({"type":"assistant","uuid":"a1","parentUuid":"u1","sessionId":id,"cwd":"/src/web","timestamp":"2026-05-01T10:00:02Z","message":{"id":"m1","role":"assistant","content":[{"type":"tool_use","id":"toolu_9","name":"Bash","input":{"command":"npm run build"}}]}}),
-        ]),
+        ],
     );
-    assert!(h.deja(&["index"]).status.success());
     append(
         &log,
         &[
@@ -430,11 +437,13 @@ fn a_result_that_lands_after_an_incremental_read_folds_into_its_call() {
 fn a_rename_in_a_grown_transcript_renames_the_session_and_a_new_prompt_does_not() {
     let h = Home::new();
     let id = "7b7b7b7b-1111-4222-8333-944445555666";
-    let log = h.write(
-        &format!(".claude/projects/-src-web/{id}.jsonl"),
-        &lines(&[json!({"type":"user","uuid":"u1","parentUuid":null,"sessionId":id,"cwd":"/src/web","timestamp":"2026-05-01T10:00:00Z","message":{"role":"user","content":"tidy the webpack config"}})]),
+    let log = indexed_web_log(
+        &h,
+        id,
+        &[
+            json!({"type":"user","uuid":"u1","parentUuid":null,"sessionId":id,"cwd":"/src/web","timestamp":"2026-05-01T10:00:00Z","message":{"role":"user","content":"tidy the webpack config"}}),
+        ],
     );
-    assert!(h.deja(&["index"]).status.success());
     let title = |h: &Home| h.json(&["show", id, "--json"])["session"]["title"].clone();
     assert_eq!(title(&h), "tidy the webpack config");
     append(

@@ -321,7 +321,6 @@ impl Parser<'_> {
     }
 }
 
-/// `DEJA_OPENHANDS_ROOT`, else `~/.openhands/conversations`.
 /// `DEJA_OPENHANDS_ROOT`, else where the CLI keeps them (`openhands_cli/locations.py`):
 /// `$OPENHANDS_CONVERSATIONS_DIR`, else `$OPENHANDS_PERSISTENCE_DIR/conversations`, else
 /// `~/.openhands/conversations`.

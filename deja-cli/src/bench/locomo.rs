@@ -324,7 +324,8 @@ pub fn evaluate(
                 let t = Instant::now();
                 let r = view.search(&req).with_context(|| format!("searching {:?}", q.text))?;
                 times.push(t.elapsed().as_secs_f64() * 1000.0);
-                *tiers.entry(if r.hits.is_empty() { "none".to_string() } else { r.tier.as_str().to_string() }).or_insert(0) += 1;
+                let tier = if r.hits.is_empty() { "none" } else { r.tier.as_str() };
+                *tiers.entry(tier.to_string()).or_insert(0) += 1;
                 let ranked: Vec<Option<&(usize, u32)>> = r.hits.iter().map(|h| owner.get(&h.session.id)).collect();
                 let rank = first_relevant(&ranked, |o| o.is_some_and(|(c, n)| *c == ci && q.evidence.contains(n)));
                 tallies.entry(q.category).or_default().add(rank);
@@ -340,7 +341,7 @@ pub fn evaluate(
                         question: &q.text,
                         evidence: &q.evidence,
                         rank,
-                        tier: if r.hits.is_empty() { "none" } else { r.tier.as_str() },
+                        tier,
                         returned,
                         matched: &r.matched,
                         dropped: &r.dropped,
