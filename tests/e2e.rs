@@ -463,6 +463,20 @@ fn a_rename_in_a_grown_transcript_renames_the_session_and_a_new_prompt_does_not(
     );
     assert_eq!(h.json(&["index", "--json"])["harnesses"]["claude"]["resumed"], 1);
     assert_eq!(title(&h), "Webpack clean-up", "a rename is");
+
+    // A rename as the last thing done adds no turn and is still taken, by the archive
+    // too: the session keeps that name after its transcript is gone and the index is
+    // built again from the archive.
+    let turns = |h: &Home| h.json(&["show", id, "--json"])["turns"].as_array().map_or(0, Vec::len);
+    let before = turns(&h);
+    append(&log, &[json!({"type":"custom-title","customTitle":"Webpack clean-up, shipped","sessionId":id})]);
+    assert_eq!(h.json(&["index", "--json"])["harnesses"]["claude"]["resumed"], 1);
+    assert_eq!(title(&h), "Webpack clean-up, shipped");
+    assert_eq!(turns(&h), before, "a rename adds no turn");
+    std::fs::remove_file(&log).expect("rm");
+    assert!(h.deja(&["index", "--rebuild"]).status.success());
+    assert_eq!(title(&h), "Webpack clean-up, shipped", "the archive holds the new name");
+    assert_eq!(turns(&h), before);
 }
 
 #[test]

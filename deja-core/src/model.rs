@@ -31,6 +31,9 @@ pub struct Session {
     pub kind: Option<String>,
     /// The sub-agent's name, when the format records it.
     pub agent: Option<String>,
+    /// Never empty, except in a read of a session's tail whose only news is a title
+    /// the format names (a rename): the indexer applies that to the session it holds
+    /// and drops any other session without turns.
     pub turns: Vec<Turn>,
     /// The title was made from the first prompt because the format named none (see
     /// `normalize`): a read of the session's tail then keeps the title indexed before,

@@ -21,7 +21,7 @@
 //! | `assistant` item `tool_use`, a shell tool (`Bash`) | `ToolCall` | `tool.command` = `input.command`; exit from a leading `Exit code N` result line |
 //! | `assistant` item `tool_use`, a file tool (`Read`/`Edit`/`Write`/`MultiEdit`/`NotebookEdit`) | `ToolCall` | `files` (read/edit/write); `old_string`/`new_string` and `edits[]` → `edit` |
 //! | `assistant` item `tool_use`, any other name (Grep, WebFetch, MCP…) | `ToolCall` | name + result text |
-//! | `custom-title` (`customTitle`), `ai-title` (`aiTitle`) | session title | the last name given wins, else the last generated title, before any `summary` |
+//! | `custom-title` (`customTitle`), `ai-title` (`aiTitle`) | session title | the last name given wins, else the last generated title, before any `summary`; a tail with only these is a rename with no turns |
 //! | `summary` (`summary`, `leafUuid`) | session title | the last one pointing into this file wins, else the last one |
 //! | main-chain lines with `forkedFrom.sessionId` | `parent`, `kind = "fork"` | a branch copied from that session |
 //! | `queue-operation`, `attachment`, `last-prompt`, `system`, snapshots, other types | skipped | control and harness catalogue; chain links are stepped through |
@@ -51,7 +51,7 @@ use serde_json::{json, Map, Value};
 use crate::discover::find_files;
 use crate::env::StoreEnv;
 use crate::format::{Discovery, FormatError, ParseOptions, ParseStats, SessionSink};
-use crate::model::{cap_text, Edit, ExitStatus, FileTouch, NodeRef, Role, SourceRef, Timestamp, ToolUse, Turn, MAX_EDIT_BYTES};
+use crate::model::{cap_text, Edit, ExitStatus, FileTouch, NodeRef, Role, Session, SourceRef, Timestamp, ToolUse, Turn, MAX_EDIT_BYTES};
 use crate::project::{dash_fallback_name, decode_dash_path, majority_git_repo};
 use crate::read::{for_each_json_line, for_each_source_line, str_at, Prune};
 use crate::synth::{dash_encode, synth_uuid, SynthSession, SynthTurn};
@@ -569,6 +569,7 @@ impl<'a> FileParse<'a> {
         let needs_head = resume.is_some() && self.by_key.get(MAIN).and_then(|&i| self.slots.get(i)).is_some_and(|s| s.cwd.is_none());
         let head_cwd = if needs_head { resume.and_then(|r| head_cwd(&self.src.path, r.offset)) } else { None };
         let main_idx = self.by_key.get(MAIN).copied();
+        let mut main_emitted = false;
         for (i, slot) in std::mem::take(&mut self.slots).into_iter().enumerate() {
             let Slot { mut b, sidechain, parent, agent, cwd, paths, .. } = slot;
             let is_main = Some(i) == main_idx;
@@ -606,6 +607,17 @@ impl<'a> FileParse<'a> {
                 }
             }
             if let Some(s) = b.finish() {
+                main_emitted |= is_main;
+                out.session(s);
+            }
+        }
+        // A tail whose only news is a name (`/rename` as the last thing done in a
+        // session) still says so: the session with no turns, which the indexer applies
+        // to the one it holds. A summary alone is not taken: it may name another file.
+        if let Some(r) = resume.filter(|_| !main_emitted && !self.layout.in_subagents) {
+            if let Some(t) = self.custom_title.as_ref().or(self.ai_title.as_ref()) {
+                let mut s = Session::new(self.d.harness, r.session_id.clone(), self.src.clone());
+                s.title = Some(t.clone());
                 out.session(s);
             }
         }

@@ -1319,8 +1319,13 @@ impl Run<'_> {
                         entry.session_id = Some(resume.session_id.clone());
                         entry.next_seq = resume.next_seq;
                         for (s, _) in &mut sessions {
-                            note_work_dir(learned, s);
                             let continuing = s.id == resume.session_id;
+                            // A tail with no turns only renames the session it continues.
+                            let renames = s.turns.is_empty();
+                            if renames && !continuing {
+                                continue;
+                            }
+                            note_work_dir(learned, s);
                             let sid = s.key();
                             if continuing {
                                 // Idempotent: drop turns a crashed earlier run may have added.
@@ -1351,6 +1356,9 @@ impl Run<'_> {
                                 }
                                 _ => (None, Vec::new()),
                             };
+                            if renames && old.is_none() {
+                                continue;
+                            }
                             if continuing {
                                 // After the fold, which may have renumbered the tail.
                                 entry.next_seq = s.turns.iter().map(|t| t.seq + 1).max().unwrap_or(resume.next_seq).max(resume.next_seq);
@@ -1359,6 +1367,14 @@ impl Run<'_> {
                             // Only what is new: the calls a late result completed, and the tail.
                             archive.turns(&meta, &rewritten).map_err(IndexError::from)?;
                             archive.turns(&meta, &s.turns).map_err(IndexError::from)?;
+                            if renames {
+                                // The archive keeps a session's fields on its turns, the last
+                                // line's winning: the last turn again carries the new title.
+                                let last = view_searcher.and_then(|(_, view)| {
+                                    view.archive.as_ref().zip(resume.next_seq.checked_sub(1)).and_then(|(a, seq)| a.turn(&sid, seq))
+                                });
+                                archive.turns(&meta, last.as_slice()).map_err(IndexError::from)?;
+                            }
                             writer
                                 .delete_query(Box::new(BooleanQuery::new(vec![
                                     (Occur::Must, term_query(fields.sid, &sid)),
