@@ -480,6 +480,29 @@ fn a_rename_in_a_grown_transcript_renames_the_session_and_a_new_prompt_does_not(
 }
 
 #[test]
+fn a_pi_session_named_after_its_last_turn_takes_the_name() {
+    let h = Home::new();
+    let id = "0199bb00-0000-7000-8000-0000000000aa";
+    let log = h.write(
+        &format!(".pi/agent/sessions/--src-notes--/2026-04-02T10-00-00-000Z_{id}.jsonl"),
+        &lines(&[
+            json!({"type":"session","version":3,"id":id,"timestamp":"2026-04-02T10:00:00.000Z","cwd":"/src/notes"}),
+            json!({"type":"message","id":"m1","parentId":null,"timestamp":"2026-04-02T10:00:01.000Z","message":{"role":"user","content":[{"type":"text","text":"dedupe the tag index"}]}}),
+        ]),
+    );
+    assert!(h.deja(&["index"]).status.success());
+    let title = |h: &Home| h.json(&["show", id, "--json"])["session"]["title"].clone();
+    assert_eq!(title(&h), "dedupe the tag index");
+    append(
+        &log,
+        &[json!({"type":"session_info","id":"i1","parentId":"m1","timestamp":"2026-04-02T10:05:00.000Z","name":"Tag index dedupe"})],
+    );
+    assert_eq!(h.json(&["index", "--json"])["harnesses"]["pi"]["resumed"], 1);
+    assert_eq!(title(&h), "Tag index dedupe", "a `/name` with no turn after it is taken");
+    assert_eq!(h.json(&["show", id, "--json"])["turns"].as_array().map_or(0, Vec::len), 1);
+}
+
+#[test]
 fn aider_history_in_a_directory_only_another_harness_names_is_found() {
     let h = Home::new();
     // A project outside the home and outside every root aider's discovery scans.

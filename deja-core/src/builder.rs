@@ -153,6 +153,17 @@ impl SessionBuilder {
         }
         Some(self.session)
     }
+
+    /// Like [`Self::finish`], but with `renamed` a session with no turns is returned
+    /// too: a read of a session's tail whose only news is a title the format names (a
+    /// rename as the last thing done), which the indexer applies to the session it
+    /// holds.
+    pub fn finish_tail(self, renamed: bool) -> Option<Session> {
+        if renamed && self.session.turns.is_empty() && self.session.title.is_some() {
+            return (!self.session.id.trim().is_empty()).then_some(self.session);
+        }
+        self.finish()
+    }
 }
 
 #[cfg(test)]
@@ -171,5 +182,17 @@ mod tests {
         assert_eq!(one_turn("a\nb\0c").map(|s| s.id), Some("a\u{FFFD}b\u{FFFD}c".to_string()));
         assert!(one_turn("  ").is_none());
         assert_eq!(one_turn("ses_1").map(|s| s.id), Some("ses_1".to_string()));
+    }
+
+    #[test]
+    fn a_tail_with_only_a_new_title_is_a_rename_with_no_turns() {
+        let named = |title: Option<&str>, renamed: bool| {
+            let mut b = SessionBuilder::new("h", "ses_1", SourceRef::file("/x"));
+            b.session_mut().title = title.map(str::to_string);
+            b.finish_tail(renamed)
+        };
+        assert_eq!(named(Some("Tag dedupe"), true).map(|s| (s.title, s.turns.len())), Some((Some("Tag dedupe".to_string()), 0)));
+        assert!(named(Some("Tag dedupe"), false).is_none(), "not a rename: nothing new");
+        assert!(named(None, true).is_none(), "a rename names something");
     }
 }

@@ -14,7 +14,7 @@
 //! | record | Turn | rule |
 //! | --- | --- | --- |
 //! | `session` header | — | `id` (session id), `cwd` (project when the dialect trusts it), `timestamp`, `title`, `parentSession` (+ `rlmDepth`) → parent / kind |
-//! | `title` slot, `title_change` (`title`), `session_info` (`name`, pi's `/name`; not on the pages) | session title | the last non-empty one wins |
+//! | `title` slot, `title_change` (`title`), `session_info` (`name`, pi's `/name`; not on the pages) | session title | the last non-empty one wins; a tail with only these is a rename with no turns |
 //! | `message` / `user` | `User` | `content` string, or `content[]` items' `text` joined by newline; gateway date prefix stripped when the dialect says |
 //! | `message` / `assistant` `text` blocks | `Assistant` | consecutive text blocks joined by newline into one turn; `partial` when `stopReason` is `aborted` |
 //! | `message` / `assistant` `thinking` blocks | `Reasoning` | only with `include_reasoning` |
@@ -384,6 +384,8 @@ struct FileParse<'a> {
     header_id: Option<String>,
     cwd: Option<String>,
     title: Option<String>,
+    /// A title entry was read past the resume offset (not only in the head).
+    titled_in_tail: bool,
     parent_session: Option<String>,
     subagent: bool,
     /// First user text of flat lines (clawdbot's title rule).
@@ -408,6 +410,7 @@ impl<'a> FileParse<'a> {
             header_id: None,
             cwd: None,
             title: None,
+            titled_in_tail: false,
             parent_session: None,
             subagent: false,
             flat_title: None,
@@ -477,7 +480,7 @@ impl<'a> FileParse<'a> {
                 }
             }
             _ => {
-                self.title_entry(v);
+                self.titled_in_tail |= self.title_entry(v);
                 self.subagent_marker(v);
             }
         }
@@ -526,15 +529,16 @@ impl<'a> FileParse<'a> {
         }
     }
 
-    fn title_entry(&mut self, v: &Value) {
+    /// Takes a title entry's title; whether the entry named one.
+    fn title_entry(&mut self, v: &Value) -> bool {
         let title = match v.get("type").and_then(Value::as_str) {
             Some("title" | "title_change") => text_at(v, "title"),
             Some("session_info") => text_at(v, "name").or_else(|| text_at(v, "title")),
             _ => None,
         };
-        if let Some(t) = title.map(str::trim).filter(|t| !t.is_empty()) {
-            self.title = Some(t.to_string());
-        }
+        let Some(t) = title.map(str::trim).filter(|t| !t.is_empty()) else { return false };
+        self.title = Some(t.to_string());
+        true
     }
 
     fn subagent_marker(&mut self, v: &Value) {
@@ -795,7 +799,21 @@ impl<'a> FileParse<'a> {
     }
 
     fn finish(self, stats: &mut ParseStats, out: &mut dyn SessionSink) {
-        let FileParse { d, src, mut b, header_id, cwd, title, parent_session, subagent, flat_title, not_objects, bad_entries, .. } = self;
+        let FileParse {
+            d,
+            src,
+            mut b,
+            header_id,
+            cwd,
+            title,
+            titled_in_tail,
+            parent_session,
+            subagent,
+            flat_title,
+            not_objects,
+            bad_entries,
+            ..
+        } = self;
         if not_objects > 0 {
             stats.skipped += not_objects;
             stats.problem(format!("{}: {not_objects} lines were JSON but not objects", src.path.display()));
@@ -831,7 +849,7 @@ impl<'a> FileParse<'a> {
         } else if subagent {
             s.kind = Some("subagent".to_string());
         }
-        if let Some(session) = b.finish() {
+        if let Some(session) = b.finish_tail(src.resume.is_some() && titled_in_tail) {
             out.session(session);
         }
     }
