@@ -20,7 +20,7 @@
 //! | `function_call_result` (`callId`, `output.text`) | folded into its call | a last line `Exit Code: N` → exit N and is cut; `Exit Code: (none)` → no code; unpaired → `ToolOutput` |
 //! | `reasoning` | `Reasoning` | only with `include_reasoning` |
 //! | `summary` (the compaction digest) | `Summary` | never replaces the turns before it |
-//! | `custom-title`, `ai-title`, `topic` | session title | newest `custom-title`, else newest `ai-title`, else newest `topic` |
+//! | `custom-title`, `ai-title`, `topic` | session title | newest `custom-title`, else newest `ai-title`, else newest `topic`; a tail with only these is a rename with no turns |
 //! | `turn-metrics`, `file-history-snapshot`, `session-meta`, other types | skipped | bookkeeping |
 //! | malformed or torn line | skipped | counted in the parse stats |
 //!
@@ -367,7 +367,9 @@ impl<'a> FileParse<'a> {
         if s.kind.is_none() {
             s.title = self.title.map(|(_, t)| t);
         }
-        self.b.finish()
+        // A resumed read sees only the tail: a title there with no turn is a rename.
+        let renamed = s.source.resume.is_some() && s.title.is_some();
+        self.b.finish_tail(renamed)
     }
 }
 

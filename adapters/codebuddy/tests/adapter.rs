@@ -120,3 +120,18 @@ fn hook_tool_and_hook_tool_after_share_post_tool_use_without_adopting_each_other
         assert_eq!(adopted, 1, "{marker:?} must recognise exactly its own entry");
     }
 }
+
+#[test]
+fn a_title_appended_with_no_turn_after_it_renames_the_session() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("s1.jsonl");
+    let head = "{\"type\":\"message\",\"role\":\"user\",\"content\":[{\"type\":\"input_text\",\"text\":\"draft the update\"}],\"timestamp\":1790000200000}\n";
+    std::fs::write(&path, format!("{head}{{\"type\":\"custom-title\",\"customTitle\":\"Weekly update\",\"timestamp\":1790000300000}}\n"))
+        .expect("write");
+    let resume = deja_core::model::Resume { offset: head.len() as u64, next_seq: 1, session_id: "s1".into() };
+    let src = deja_core::SourceRef { resume: Some(resume), ..deja_core::SourceRef::file(&path).append_only() };
+    let mut out: Vec<Session> = Vec::new();
+    CodeBuddyFormat.parse(&src, &ParseOptions::default(), &mut out).expect("parse");
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert_eq!((out[0].id.as_str(), out[0].title.as_deref(), out[0].turns.len()), ("s1", Some("Weekly update"), 0));
+}
