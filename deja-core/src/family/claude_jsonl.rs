@@ -21,7 +21,7 @@
 //! | `assistant` item `tool_use`, a shell tool (`Bash`) | `ToolCall` | `tool.command` = `input.command`; exit from a leading `Exit code N` result line |
 //! | `assistant` item `tool_use`, a file tool (`Read`/`Edit`/`Write`/`MultiEdit`/`NotebookEdit`) | `ToolCall` | `files` (read/edit/write); `old_string`/`new_string` and `edits[]` → `edit` |
 //! | `assistant` item `tool_use`, any other name (Grep, WebFetch, MCP…) | `ToolCall` | name + result text |
-//! | `custom-title` (`customTitle`), `ai-title` (`aiTitle`) | session title | the last name given wins, else the last generated title, before any `summary`; a tail with only these is a rename with no turns |
+//! | `custom-title` (`customTitle`), `ai-title` (`aiTitle`) | session title | the last name given wins, else the last generated title, before any `summary` (a tail's generated title yields to a name in the part read before); a tail with only these is a rename with no turns |
 //! | `summary` (`summary`, `leafUuid`) | session title | the last one pointing into this file wins, else the last one |
 //! | main-chain lines with `forkedFrom.sessionId` | `parent`, `kind = "fork"` | a branch copied from that session |
 //! | `queue-operation`, `attachment`, `last-prompt`, `system`, snapshots, other types | skipped | control and harness catalogue; chain links are stepped through |
@@ -558,8 +558,13 @@ impl<'a> FileParse<'a> {
     }
 
     fn finish(mut self, out: &mut dyn SessionSink) {
-        let title = self.title();
         let resume = self.src.resume.as_ref();
+        if let Some(r) = resume.filter(|_| self.custom_title.is_none() && self.ai_title.is_some()) {
+            // A generated title in the tail must not replace a name the user gave in
+            // the part read before, which this read does not see: look for one there.
+            self.custom_title = head_custom_title(&self.src.path, r.offset);
+        }
+        let title = self.title();
         let fallback_dir = self.project_hint.clone().or_else(|| {
             self.layout.encoded.as_deref().map(|e| match decode_dash_path(e, Path::new("/")) {
                 Some(p) => p.display().to_string(),
@@ -652,6 +657,27 @@ fn head_cwd(path: &Path, limit: u64) -> Option<String> {
         }
     });
     cwd
+}
+
+/// The last `custom-title` name in the first `limit` bytes of a transcript (the part an
+/// earlier read indexed). Streamed a line at a time, and only lines holding the type's
+/// bytes are parsed: it runs only when a tail brings a generated title.
+fn head_custom_title(path: &Path, limit: u64) -> Option<String> {
+    use std::io::BufRead;
+    let mut head = std::io::BufReader::new(std::fs::File::open(path).ok()?.take(limit));
+    let finder = memchr::memmem::Finder::new(b"\"custom-title\"");
+    let (mut line, mut name) = (Vec::new(), None);
+    while head.read_until(b'\n', &mut line).ok()? > 0 {
+        if finder.find(&line).is_some() {
+            if let Ok(v) = serde_json::from_slice::<Value>(&line) {
+                if text_at(&v, &["type"]) == Some("custom-title") {
+                    name = text_at(&v, &["customTitle"]).or_else(|| text_at(&v, &["title"])).map(str::to_string).or(name);
+                }
+            }
+        }
+        line.clear();
+    }
+    name
 }
 
 /// A non-empty string at `path`.
@@ -1295,6 +1321,29 @@ mod tests {
             ClaudeQuirks::default(),
         );
         assert_eq!(generated.title.as_deref(), Some("Later generated title"));
+    }
+
+    #[test]
+    fn a_generated_title_in_a_tail_does_not_replace_the_name_given_before() {
+        let head = r##"{"uuid":"u1","parentUuid":null,"type":"user","sessionId":"b2","timestamp":"2026-01-21T05:56:34.812Z","message":{"role":"user","content":"fix the cart"}}
+{"type":"custom-title","customTitle":"Cart rounding","sessionId":"b2"}
+"##;
+        let tail = r##"{"type":"ai-title","aiTitle":"Later generated title","sessionId":"b2"}
+{"uuid":"a1","parentUuid":"u1","type":"assistant","sessionId":"b2","timestamp":"2026-01-21T05:57:00.000Z","message":{"role":"assistant","content":"Done."}}
+"##;
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let path = tmp.path().join("b2.jsonl");
+        let read_tail = |head: &str| {
+            std::fs::write(&path, format!("{head}{tail}")).expect("write");
+            let resume = crate::model::Resume { offset: head.len() as u64, next_seq: 1, session_id: "b2".into() };
+            let src = SourceRef { resume: Some(resume), ..SourceRef::file(&path).append_only() };
+            let mut out: Vec<crate::Session> = Vec::new();
+            parse_with(&TEST_DIALECT, &src, &ParseOptions::default(), &FileHints::default(), &mut out).expect("parse");
+            out.into_iter().map(|s| s.title).collect::<Vec<_>>()
+        };
+        assert_eq!(read_tail(head), [Some("Cart rounding".to_string())]);
+        let unnamed = head.replace("{\"type\":\"custom-title\",\"customTitle\":\"Cart rounding\",\"sessionId\":\"b2\"}\n", "");
+        assert_eq!(read_tail(&unnamed), [Some("Later generated title".to_string())], "no name given: the generated one");
     }
 
     #[test]
