@@ -20,7 +20,7 @@
 //! | `function_call_result` (`callId`, `output.text`) | folded into its call | a last line `Exit Code: N` → exit N and is cut; `Exit Code: (none)` → no code; unpaired → `ToolOutput` |
 //! | `reasoning` | `Reasoning` | only with `include_reasoning` |
 //! | `summary` (the compaction digest) | `Summary` | never replaces the turns before it |
-//! | `custom-title`, `ai-title`, `topic` | session title | newest `custom-title`, else newest `ai-title`, else newest `topic`; a tail with only these is a rename with no turns |
+//! | `custom-title`, `ai-title`, `topic` | session title | newest `custom-title`, else newest `ai-title`, else newest `topic` (a tail's lesser title yields to a `custom-title` in the part read before); a tail with only these is a rename with no turns |
 //! | `turn-metrics`, `file-history-snapshot`, `session-meta`, other types | skipped | bookkeeping |
 //! | malformed or torn line | skipped | counted in the parse stats |
 //!
@@ -40,7 +40,7 @@
 use std::path::{Path, PathBuf};
 
 use deja_core::discover::find_files;
-use deja_core::family::claude_jsonl::{tool_call_turn, CLAUDE_INJECTED};
+use deja_core::family::claude_jsonl::{head_custom_title, tool_call_turn, CLAUDE_INJECTED};
 use deja_core::index::SessionMeta;
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::project::{dash_fallback_name, decode_dash_path};
@@ -362,6 +362,14 @@ impl<'a> FileParse<'a> {
                 None => dash_fallback_name(e),
             })
         });
+        if let (Some(r), Some((rank, _))) = (self.b.session().source.resume.as_ref(), &self.title) {
+            // A lesser title in the tail yields to a name the user gave before it.
+            if *rank < TitleRank::Custom {
+                if let Some(name) = head_custom_title(&self.b.session().source.path, r.offset) {
+                    self.title = Some((TitleRank::Custom, name));
+                }
+            }
+        }
         let s = self.b.session_mut();
         s.project = project;
         if s.kind.is_none() {

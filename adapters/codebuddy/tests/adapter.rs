@@ -134,4 +134,14 @@ fn a_title_appended_with_no_turn_after_it_renames_the_session() {
     CodeBuddyFormat.parse(&src, &ParseOptions::default(), &mut out).expect("parse");
     assert_eq!(out.len(), 1, "{out:?}");
     assert_eq!((out[0].id.as_str(), out[0].title.as_deref(), out[0].turns.len()), ("s1", Some("Weekly update"), 0));
+
+    // A generated title after it does not replace that name.
+    let head = std::fs::read_to_string(&path).expect("read");
+    std::fs::write(&path, format!("{head}{{\"type\":\"ai-title\",\"title\":\"Update draft\",\"timestamp\":1790000400000}}\n"))
+        .expect("write");
+    let resume = deja_core::model::Resume { offset: head.len() as u64, next_seq: 1, session_id: "s1".into() };
+    let src = deja_core::SourceRef { resume: Some(resume), ..deja_core::SourceRef::file(&path).append_only() };
+    let mut out: Vec<Session> = Vec::new();
+    CodeBuddyFormat.parse(&src, &ParseOptions::default(), &mut out).expect("parse");
+    assert_eq!(out.iter().map(|s| s.title.as_deref()).collect::<Vec<_>>(), [Some("Weekly update")]);
 }

@@ -659,10 +659,11 @@ fn head_cwd(path: &Path, limit: u64) -> Option<String> {
     cwd
 }
 
-/// The last `custom-title` name in the first `limit` bytes of a transcript (the part an
-/// earlier read indexed). Streamed a line at a time, and only lines holding the type's
-/// bytes are parsed: it runs only when a tail brings a generated title.
-fn head_custom_title(path: &Path, limit: u64) -> Option<String> {
+/// The last `custom-title` name (`customTitle`, else `title`) in the first `limit`
+/// bytes of a transcript (the part an earlier read indexed), for a tail that brings a
+/// lesser title. Streamed a line at a time, and only lines holding the type's bytes
+/// are parsed. Shared with readers of other Claude-shaped logs (CodeBuddy's).
+pub fn head_custom_title(path: &Path, limit: u64) -> Option<String> {
     use std::io::BufRead;
     let mut head = std::io::BufReader::new(std::fs::File::open(path).ok()?.take(limit));
     let finder = memchr::memmem::Finder::new(b"\"custom-title\"");
