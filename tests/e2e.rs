@@ -434,6 +434,33 @@ fn a_result_that_lands_after_an_incremental_read_folds_into_its_call() {
 }
 
 #[test]
+fn an_edit_whose_failure_lands_after_an_incremental_read_loses_its_span() {
+    let h = Home::new();
+    let id = "7c7c7c7c-1111-4222-8333-944445555666";
+    let log = indexed_web_log(
+        &h,
+        id,
+        &[
+            json!({"type":"user","uuid":"u1","parentUuid":null,"sessionId":id,"cwd":"/src/web","timestamp":"2026-05-01T10:00:00Z","message":{"role":"user","content":"round half to even"}}),
+            json!({"type":"assistant","uuid":"a1","parentUuid":"u1","sessionId":id,"cwd":"/src/web","timestamp":"2026-05-01T10:00:02Z","message":{"id":"m1","role":"assistant","content":[{"type":"tool_use","id":"toolu_7","name":"Edit","input":{"file_path":"/src/web/round.go","old_string":"math.Floor(x)","new_string":"math.RoundToEven(x)"}}]}}),
+        ],
+    );
+    let call =
+        |h: &Home| h.json(&["show", id, "--json"])["turns"].as_array().and_then(|t| t.iter().find(|t| t["role"] == "tool_call").cloned());
+    assert!(call(&h).is_some_and(|c| c["edit"]["path"] == "/src/web/round.go"), "an edit with no result yet keeps its span");
+    append(
+        &log,
+        &[
+            json!({"type":"user","uuid":"u2","parentUuid":"a1","sessionId":id,"cwd":"/src/web","timestamp":"2026-05-01T10:00:04Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_7","content":"<tool_use_error>String to replace not found in file.</tool_use_error>","is_error":true}]}}),
+        ],
+    );
+    assert_eq!(h.json(&["index", "--json"])["harnesses"]["claude"]["resumed"], 1);
+    let failed = call(&h).expect("call");
+    assert!(failed["edit"].is_null(), "the replace found nothing, so nothing was edited: {failed}");
+    assert_eq!(failed["files"][0]["path"], "/src/web/round.go", "the file it was about stays: {failed}");
+}
+
+#[test]
 fn a_rename_in_a_grown_transcript_renames_the_session_and_a_new_prompt_does_not() {
     let h = Home::new();
     let id = "7b7b7b7b-1111-4222-8333-944445555666";

@@ -151,6 +151,19 @@ impl Turn {
     pub fn is_empty(&self) -> bool {
         self.text.trim().is_empty() && self.tool.is_none() && self.files.is_empty() && self.edit.is_none()
     }
+
+    /// A file tool's call whose result says it failed (a replace that found nothing, a
+    /// rejected edit) changed nothing: its edit span goes, so no one is shown a change
+    /// that never happened. The files it named stay (the call was about them, as the
+    /// pages that say it put it), and a shell call (it has a command) keeps its span: a
+    /// command that exits non-zero may well have changed a file before it failed.
+    pub fn unmake_failed_edit(&mut self) {
+        let Some(tool) = &self.tool else { return };
+        let failed = tool.is_error || tool.exit.as_ref().is_some_and(|e| !e.succeeded());
+        if failed && tool.command.is_none() {
+            self.edit = None;
+        }
+    }
 }
 
 /// Id and parent id of an entry in a tree-shaped log.

@@ -53,6 +53,8 @@ fn redact_in_place(s: &mut String) {
 pub fn normalize(session: &mut Session, opts: &NormalizeOptions, injected: &InjectedText) {
     let mut seen: HashSet<(Role, Option<i64>, u64)> = HashSet::new();
     session.turns.retain_mut(|turn| {
+        // Before `commands` may clear the command that marks a shell call.
+        turn.unmake_failed_edit();
         let is_tool = matches!(turn.role, Role::ToolCall | Role::ToolOutput);
         if is_tool && !opts.tool_output {
             turn.text.clear();
@@ -155,5 +157,20 @@ mod tests {
         let edit = turns[4].edit.as_ref().map(|e| (e.old.as_str(), e.new.as_deref())).unwrap_or_default();
         assert!(!tool.contains(key) && tool.starts_with("aws --key [redacted:"), "{tool}");
         assert!(!edit.0.contains(key) && edit.1 == Some("k = env()"), "{edit:?}");
+    }
+
+    #[test]
+    fn a_file_tool_that_failed_made_no_edit_and_a_failed_shell_call_keeps_its_span() {
+        let call = |command: Option<&str>, is_error: bool| {
+            let mut t = Turn::new(Role::ToolCall, "result");
+            t.tool = Some(ToolUse { name: "Edit".into(), command: command.map(str::to_string), is_error, ..ToolUse::default() });
+            t.files = vec![crate::model::FileTouch { path: "src/a.rs".into(), action: crate::model::FileAction::Edit }];
+            t.edit = Some(Edit { path: "src/a.rs".into(), old: "a".into(), new: Some("b".into()) });
+            t
+        };
+        let turns = normalized(vec![call(None, true), call(None, false), call(Some("apply_patch p.diff && make"), true)]);
+        let spans: Vec<bool> = turns.iter().map(|t| t.edit.is_some()).collect();
+        assert_eq!(spans, [false, true, true]);
+        assert!(turns.iter().all(|t| t.files.len() == 1), "the file it was about stays");
     }
 }

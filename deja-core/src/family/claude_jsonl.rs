@@ -15,7 +15,7 @@
 //! | `user`, `message.content` string, or array items with `text` | `User` | items joined with newlines |
 //! | `user` with `isCompactSummary: true` | `Summary` | the compaction summary ("This session is being continued…") |
 //! | `user` with `isMeta: true` | skipped | harness-injected (caveats, command output wrappers) |
-//! | `user` item `tool_result` (`tool_use_id`, `content` string or blocks, `is_error`) | folded into its `ToolCall` | unpaired → `ToolOutput`; a message of only results is not speech |
+//! | `user` item `tool_result` (`tool_use_id`, `content` string or blocks, `is_error`) | folded into its `ToolCall` | unpaired → `ToolOutput`; a message of only results is not speech; `is_error` on a file tool's result drops its edit span (`Turn::unmake_failed_edit`) |
 //! | `assistant` item `text` (or string content) | `Assistant` | blocks of one `message.id` are joined into one turn, repeats dropped |
 //! | `assistant` item `thinking` | `Reasoning` | only with `include_reasoning` |
 //! | `assistant` item `tool_use`, a shell tool (`Bash`) | `ToolCall` | `tool.command` = `input.command`; exit from a leading `Exit code N` result line |

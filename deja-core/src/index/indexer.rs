@@ -880,6 +880,7 @@ fn merge_result(call: &mut Turn, late: &Turn) {
     if call.edit.is_none() {
         call.edit = late.edit.clone();
     }
+    call.unmake_failed_edit();
 }
 
 fn meta_of(s: &Session, source_key: &str, old: Option<&SessionMeta>) -> SessionMeta {
