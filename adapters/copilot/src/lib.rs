@@ -1,8 +1,9 @@
 //! Copilot CLI (`copilot`): one directory per session under
 //! `${COPILOT_HOME:-~/.copilot}/session-state/<session-dir>/`, each holding one
-//! append-only JSONL event log, `events.jsonl` (`workspace.yaml` beside it since 1.0.102;
-//! not read, but part of the source's fingerprint). No family reader writes this shape, so
-//! the adapter reads it itself with deja-core's JSONL reader and `SessionBuilder`.
+//! append-only JSONL event log, `events.jsonl` (`workspace.yaml` beside it since 1.0.102,
+//! a part of the source: its `name` is the title when `user_named` says the user gave it,
+//! see [`user_title`]). No family reader writes this shape, so the adapter reads it itself
+//! with deja-core's JSONL reader and `SessionBuilder`.
 //!
 //! Every line is `{"type": "<dotted event>", "data": {...}, "id", "timestamp", "parentId"}`;
 //! `id`/`parentId` form a tree (a chain from `session.start`) and are kept on every turn
@@ -117,7 +118,8 @@ impl HarnessFormat for CopilotFormat {
             }
         }
         for_each_source_line(src, &mut stats, &[], |_offset, v| file.event(&v))?;
-        if let Some(s) = file.finish() {
+        let title = user_title(&src.path.with_file_name("workspace.yaml"));
+        if let Some(s) = file.finish(title) {
             out.session(s);
         }
         Ok(stats)
@@ -131,6 +133,41 @@ impl HarnessFormat for CopilotFormat {
 /// `DEJA_COPILOT_ROOT`, else `${COPILOT_HOME:-~/.copilot}/session-state`.
 fn sessions_root(env: &StoreEnv) -> PathBuf {
     env.deja_root(ID).unwrap_or_else(|| env.path_var("COPILOT_HOME").unwrap_or_else(|| env.home().join(".copilot")).join("session-state"))
+}
+
+/// `workspace.yaml`'s `name` when its `user_named` is true: a title the user gave the
+/// session. Otherwise `name` is only the first prompt, which the title is made of anyway.
+/// Read with a YAML parser's events (quoted and block scalars come out as written), top-
+/// level keys only; a missing file gives no title, a malformed or truncated one what was
+/// read before the fault.
+fn user_title(path: &Path) -> Option<String> {
+    use saphyr_parser::{Event, Parser};
+    const MAX_WORKSPACE_BYTES: u64 = 1 << 20;
+    let mut text = String::new();
+    std::fs::File::open(path).ok()?.take(MAX_WORKSPACE_BYTES).read_to_string(&mut text).ok()?;
+    let (mut depth, mut key, mut name, mut user_named) = (0usize, None::<String>, None::<String>, false);
+    let mut parser = Parser::new_from_str(&text);
+    while let Some(Ok((event, _))) = parser.next_event() {
+        match event {
+            Event::MappingStart(..) | Event::SequenceStart(..) => {
+                depth += 1;
+                if depth > 1 {
+                    // A collection value: its key is spent.
+                    key = None;
+                }
+            }
+            Event::MappingEnd | Event::SequenceEnd => depth = depth.saturating_sub(1),
+            Event::Scalar(value, ..) if depth == 1 => match key.take() {
+                None => key = Some(value.to_string()),
+                Some(k) if k == "name" => name = Some(value.trim().to_string()).filter(|n| !n.is_empty()),
+                Some(k) if k == "user_named" => user_named = value == "true",
+                Some(_) => {}
+            },
+            Event::StreamEnd => break,
+            _ => {}
+        }
+    }
+    name.filter(|_| user_named)
 }
 
 /// The `session.start` event of a file read from `limit` on (within the first MiB).
@@ -271,9 +308,16 @@ impl EventLog {
         self.b.push(turn);
     }
 
-    fn finish(mut self) -> Option<deja_core::Session> {
-        self.b.session_mut().project = self.cwd.take();
-        self.b.finish()
+    /// The session, titled `title` when the user named it; a tail with no events but
+    /// that name (a rename as the last thing done) is the rename alone.
+    fn finish(mut self, title: Option<String>) -> Option<deja_core::Session> {
+        let s = self.b.session_mut();
+        s.project = self.cwd.take();
+        let renamed = s.source.resume.is_some() && title.is_some();
+        if title.is_some() {
+            s.title = title;
+        }
+        self.b.finish_tail(renamed)
     }
 }
 

@@ -97,3 +97,40 @@ fn release_continue_run_and_reasoning_text() {
     let thought: Vec<_> = s.turns.iter().filter(|t| t.role == Role::Reasoning).map(|t| t.text.as_str()).collect();
     assert_eq!(thought, ["the refresh never renews the expiry", "the test target is missing"]);
 }
+
+#[test]
+fn a_name_the_user_gave_in_workspace_yaml_is_the_title() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let session = dir.path().join("s1");
+    std::fs::create_dir_all(&session).expect("mkdir");
+    let log = session.join("events.jsonl");
+    let head = concat!(
+        r#"{"type":"session.start","data":{"sessionId":"s1","context":{"cwd":"/w/shop"}},"id":"e1","timestamp":"2026-12-01T09:40:00.000Z","parentId":null}"#,
+        "\n",
+        r#"{"type":"user.message","data":{"content":"fix the refresh bug"},"id":"e2","timestamp":"2026-12-01T09:40:01.000Z","parentId":"e1"}"#,
+        "\n"
+    );
+    std::fs::write(&log, head).expect("write");
+    let yaml = session.join("workspace.yaml");
+    let read = |src: &deja_core::SourceRef| {
+        let mut out: Vec<Session> = Vec::new();
+        CopilotFormat.parse(src, &ParseOptions::default(), &mut out).expect("parse");
+        out.into_iter().map(|s| (s.title, s.turns.len())).collect::<Vec<_>>()
+    };
+    let whole = deja_core::SourceRef::file(&log).append_only();
+    std::fs::write(&yaml, "id: s1\nname: fix the refresh bug\nuser_named: false\n").expect("write");
+    assert_eq!(read(&whole), [(None, 1)], "not named by the user: the title is derived later, from the prompt");
+    std::fs::write(&yaml, "id: s1\nname: >-\n  Refresh:\n  leeway once\nuser_named: true\ncontext:\n  name: not this\n").expect("write");
+    assert_eq!(read(&whole), [(Some("Refresh: leeway once".to_string()), 1)], "a folded scalar, and only the top-level key");
+    // Renamed, then only bookkeeping appended: the tail is the rename alone.
+    let grown = format!(
+        "{head}{}\n",
+        r#"{"type":"session.usage_record","data":{},"id":"e3","timestamp":"2026-12-01T09:41:00.000Z","parentId":"e2"}"#
+    );
+    std::fs::write(&log, grown).expect("write");
+    let resume = deja_core::model::Resume { offset: head.len() as u64, next_seq: 1, session_id: "s1".into() };
+    let tail = deja_core::SourceRef { resume: Some(resume), ..whole.clone() };
+    assert_eq!(read(&tail), [(Some("Refresh: leeway once".to_string()), 0)]);
+    std::fs::remove_file(&yaml).expect("rm");
+    assert_eq!(read(&tail), [], "no name, no news");
+}
