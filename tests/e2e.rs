@@ -500,6 +500,13 @@ fn a_rename_in_a_grown_transcript_renames_the_session_and_a_new_prompt_does_not(
     assert_eq!(h.json(&["index", "--json"])["harnesses"]["claude"]["resumed"], 1);
     assert_eq!(title(&h), "Webpack clean-up, shipped");
     assert_eq!(turns(&h), before, "a rename adds no turn");
+    append(&log, &[json!({"type":"custom-title","customTitle":"Webpack clean-up, shipped","sessionId":id})]);
+    let same = h.json(&["index", "--json"]);
+    assert_eq!(
+        (&same["harnesses"]["claude"]["resumed"], &same["harnesses"]["claude"]["sessions"]),
+        (&json!(1), &json!(0)),
+        "the same name again writes nothing: {same}"
+    );
     std::fs::remove_file(&log).expect("rm");
     assert!(h.deja(&["index", "--rebuild"]).status.success());
     assert_eq!(title(&h), "Webpack clean-up, shipped", "the archive holds the new name");

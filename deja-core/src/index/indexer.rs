@@ -1357,7 +1357,9 @@ impl Run<'_> {
                                 }
                                 _ => (None, Vec::new()),
                             };
-                            if renames && old.is_none() {
+                            // Only a session the index holds, and only when the name is new
+                            // (a tail of bookkeeping repeats the name it already has).
+                            if renames && old.as_ref().is_none_or(|o| o.title == s.title) {
                                 continue;
                             }
                             if continuing {
