@@ -23,7 +23,7 @@
 //! | malformed or torn line | skipped | counted in the parse stats |
 //!
 //! `state.json` ([`read_state`]): `title`, `workDir` (the project, kept whole), and
-//! `createdAt`/`updatedAt`.
+//! `createdAt`/`updatedAt`. A tail with no turns still carries the title (a rename).
 
 use std::path::Path;
 
@@ -91,7 +91,8 @@ pub fn parse(
     let s = b.session_mut();
     s.title = state.title.clone();
     s.project = state.work_dir.clone();
-    if let Some(s) = b.finish() {
+    // A tail with no turns still carries `state.json`'s title: a rename, if it changed.
+    if let Some(s) = b.finish_tail(src.resume.is_some()) {
         out.session(s);
     }
     Ok(stats)
@@ -230,6 +231,21 @@ mod tests {
 {"type":"context.append_loop_event","event":{"type":"tool.result","toolCallId":"k1","result":{"output":"FAIL TestRotate"}},"time":1782900001400}
 {"type":"context.append_loop_event","event":{"type":"content.part","stepUuid":"s1","part":{"type":"text","text":"never reloads."}},"time":1782900001500}
 "#;
+
+    #[test]
+    fn a_tail_with_no_turns_carries_the_title_of_state_json() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("wire.jsonl");
+        let usage = r#"{"type":"context.append_loop_event","event":{"type":"usage.record"},"time":1782900002000}"#;
+        std::fs::write(&path, format!("{PAGE}{usage}\n")).unwrap();
+        let resume = crate::model::Resume { offset: PAGE.len() as u64, next_seq: 4, session_id: "s1".into() };
+        let src = SourceRef { resume: Some(resume), ..SourceRef::file(&path).append_only() };
+        let state = WireState { title: Some("Key rotation".into()), ..WireState::default() };
+        let mut out = Vec::new();
+        parse(&DIALECT, &src, "s1", &state, &ParseOptions::default(), &mut out).unwrap();
+        let got: Vec<(&str, Option<&str>, usize)> = out.iter().map(|s| (s.id.as_str(), s.title.as_deref(), s.turns.len())).collect();
+        assert_eq!(got, [("s1", Some("Key rotation"), 0)]);
+    }
 
     #[test]
     fn the_pages_example_rebuilds_the_stream_around_the_call() {
