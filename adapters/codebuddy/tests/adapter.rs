@@ -125,23 +125,22 @@ fn hook_tool_and_hook_tool_after_share_post_tool_use_without_adopting_each_other
 fn a_title_appended_with_no_turn_after_it_renames_the_session() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("s1.jsonl");
-    let head = "{\"type\":\"message\",\"role\":\"user\",\"content\":[{\"type\":\"input_text\",\"text\":\"draft the update\"}],\"timestamp\":1790000200000}\n";
-    std::fs::write(&path, format!("{head}{{\"type\":\"custom-title\",\"customTitle\":\"Weekly update\",\"timestamp\":1790000300000}}\n"))
-        .expect("write");
-    let resume = deja_core::model::Resume { offset: head.len() as u64, next_seq: 1, session_id: "s1".into() };
-    let src = deja_core::SourceRef { resume: Some(resume), ..deja_core::SourceRef::file(&path).append_only() };
-    let mut out: Vec<Session> = Vec::new();
-    CodeBuddyFormat.parse(&src, &ParseOptions::default(), &mut out).expect("parse");
-    assert_eq!(out.len(), 1, "{out:?}");
-    assert_eq!((out[0].id.as_str(), out[0].title.as_deref(), out[0].turns.len()), ("s1", Some("Weekly update"), 0));
-
+    // Appends `line` and reads what came after the file as it was: (title, turns).
+    let append_and_read_tail = |line: &str| {
+        let head = std::fs::read_to_string(&path).unwrap_or_default();
+        std::fs::write(&path, format!("{head}{line}\n")).expect("write");
+        let resume = deja_core::model::Resume { offset: head.len() as u64, next_seq: 1, session_id: "s1".into() };
+        let src = deja_core::SourceRef { resume: Some(resume), ..deja_core::SourceRef::file(&path).append_only() };
+        let mut out: Vec<Session> = Vec::new();
+        CodeBuddyFormat.parse(&src, &ParseOptions::default(), &mut out).expect("parse");
+        out.into_iter().map(|s| (s.id, s.title, s.turns.len())).collect::<Vec<_>>()
+    };
+    let prompt =
+        r#"{"type":"message","role":"user","content":[{"type":"input_text","text":"draft the update"}],"timestamp":1790000200000}"#;
+    assert_eq!(append_and_read_tail(prompt).len(), 1);
+    let renamed = append_and_read_tail(r#"{"type":"custom-title","customTitle":"Weekly update","timestamp":1790000300000}"#);
+    assert_eq!(renamed, [("s1".to_string(), Some("Weekly update".to_string()), 0)]);
     // A generated title after it does not replace that name.
-    let head = std::fs::read_to_string(&path).expect("read");
-    std::fs::write(&path, format!("{head}{{\"type\":\"ai-title\",\"title\":\"Update draft\",\"timestamp\":1790000400000}}\n"))
-        .expect("write");
-    let resume = deja_core::model::Resume { offset: head.len() as u64, next_seq: 1, session_id: "s1".into() };
-    let src = deja_core::SourceRef { resume: Some(resume), ..deja_core::SourceRef::file(&path).append_only() };
-    let mut out: Vec<Session> = Vec::new();
-    CodeBuddyFormat.parse(&src, &ParseOptions::default(), &mut out).expect("parse");
-    assert_eq!(out.iter().map(|s| s.title.as_deref()).collect::<Vec<_>>(), [Some("Weekly update")]);
+    let generated = append_and_read_tail(r#"{"type":"ai-title","title":"Update draft","timestamp":1790000400000}"#);
+    assert_eq!(generated, [("s1".to_string(), Some("Weekly update".to_string()), 0)]);
 }
