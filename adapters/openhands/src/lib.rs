@@ -328,8 +328,7 @@ fn conversations_root(env: &StoreEnv) -> PathBuf {
     if let Some(root) = env.deja_root(ID) {
         return root;
     }
-    let set = |k: &str| env.var(k).filter(|v| !v.is_empty()).map(PathBuf::from);
-    set("OPENHANDS_CONVERSATIONS_DIR")
-        .or_else(|| set("OPENHANDS_PERSISTENCE_DIR").map(|p| p.join("conversations")))
+    env.path_var("OPENHANDS_CONVERSATIONS_DIR")
+        .or_else(|| env.path_var("OPENHANDS_PERSISTENCE_DIR").map(|p| p.join("conversations")))
         .unwrap_or_else(|| env.home().join(".openhands/conversations"))
 }

@@ -51,7 +51,7 @@ use serde_json::{json, Map, Value};
 use crate::discover::find_files;
 use crate::env::StoreEnv;
 use crate::format::{Discovery, FormatError, ParseOptions, ParseStats, SessionSink};
-use crate::model::{cap_text, Edit, ExitStatus, FileTouch, NodeRef, Role, Session, SourceRef, Timestamp, ToolUse, Turn, MAX_EDIT_BYTES};
+use crate::model::{cap_text, Edit, ExitStatus, FileTouch, NodeRef, Role, SourceRef, Timestamp, ToolUse, Turn, MAX_EDIT_BYTES};
 use crate::project::{dash_fallback_name, decode_dash_path, majority_git_repo};
 use crate::read::{for_each_json_line, for_each_source_line, str_at, Prune};
 use crate::synth::{dash_encode, synth_uuid, SynthSession, SynthTurn};
@@ -435,8 +435,7 @@ impl<'a> FileParse<'a> {
                 Repr::Nothing
             }
             "custom-title" => {
-                self.custom_title =
-                    text_at(v, &["customTitle"]).or_else(|| text_at(v, &["title"])).map(str::to_string).or(self.custom_title.take());
+                self.custom_title = custom_title_of(v).map(str::to_string).or(self.custom_title.take());
                 Repr::Nothing
             }
             "ai-title" => {
@@ -620,9 +619,9 @@ impl<'a> FileParse<'a> {
         // session) still says so: the session with no turns, which the indexer applies
         // to the one it holds. A summary alone is not taken: it may name another file.
         if let Some(r) = resume.filter(|_| !main_emitted && !self.layout.in_subagents) {
-            if let Some(t) = self.custom_title.as_ref().or(self.ai_title.as_ref()) {
-                let mut s = Session::new(self.d.harness, r.session_id.clone(), self.src.clone());
-                s.title = Some(t.clone());
+            let mut b = SessionBuilder::new(self.d.harness, r.session_id.clone(), self.src.clone());
+            b.session_mut().title = self.custom_title.clone().or_else(|| self.ai_title.clone());
+            if let Some(s) = b.finish_tail(true) {
                 out.session(s);
             }
         }
@@ -659,7 +658,12 @@ fn head_cwd(path: &Path, limit: u64) -> Option<String> {
     cwd
 }
 
-/// The last `custom-title` name (`customTitle`, else `title`) in the first `limit`
+/// A `custom-title` line's name: `customTitle`, else `title`.
+fn custom_title_of(v: &Value) -> Option<&str> {
+    text_at(v, &["customTitle"]).or_else(|| text_at(v, &["title"]))
+}
+
+/// The last `custom-title` name ([`custom_title_of`]) in the first `limit`
 /// bytes of a transcript (the part an earlier read indexed), for a tail that brings a
 /// lesser title. Streamed a line at a time, and only lines holding the type's bytes
 /// are parsed. Shared with readers of other Claude-shaped logs (CodeBuddy's).
@@ -672,7 +676,7 @@ pub fn head_custom_title(path: &Path, limit: u64) -> Option<String> {
         if finder.find(&line).is_some() {
             if let Ok(v) = serde_json::from_slice::<Value>(&line) {
                 if text_at(&v, &["type"]) == Some("custom-title") {
-                    name = text_at(&v, &["customTitle"]).or_else(|| text_at(&v, &["title"])).map(str::to_string).or(name);
+                    name = custom_title_of(&v).map(str::to_string).or(name);
                 }
             }
         }
