@@ -479,8 +479,6 @@ fn hostile_arguments_get_clear_answers() {
         (json!({"mode": "recall", "q": "x", "harness": [1, 2]}), "`harness` must hold strings"),
         (json!({"mode": "recall", "q": "x", "project": {"a": 1}}), "`project` must be a string"),
         (json!({"mode": "recall", "q": "x", "since": "9".repeat(100)}), "`since` is 100 bytes"),
-        (json!({"mode": "recall", "q": "word ".repeat(2000)}), "at most 4096 bytes"),
-        (json!({"mode": "blame", "q": (0..40).map(|i| format!("w{i}")).collect::<Vec<_>>().join(" ")}), "at most 32"),
         (json!({"mode": "recall", "q": "x", "project": "/p".repeat(3000)}), "`project` is 6000 bytes"),
     ] {
         let (t, is_error) = c.call(args.clone());
@@ -588,33 +586,59 @@ fn agent_notes_are_bounded_rate_limited_redacted_and_shown_as_unverified() {
 }
 
 #[test]
-fn deja_search_and_mcp_refuse_the_same_oversized_query() {
+fn deja_search_mcp_and_hooks_answer_queries_of_any_length() {
     let h = Home::planted(false);
     h.index();
-    let long = "pgbouncer ".repeat(500);
-    let out = h.deja(&["search", "--no-refresh", &long]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && stderr.contains("at most 4096 bytes and 32 words"), "{stderr}");
-    let many: Vec<String> = (0..33).map(|i| format!("w{i}")).collect();
-    let out = h.deja(&[&["search", "--no-refresh"], &many.iter().map(String::as_str).collect::<Vec<_>>()[..]].concat());
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("33 words; deja searches at most 32"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let words = |n: usize, last: &str| -> String {
+        let filler = ["could", "you", "remind", "me", "what", "we", "found", "when", "the", "connections", "kept", "failing"];
+        let mut w: Vec<&str> = (0..n - 1).map(|i| filler[i % filler.len()]).collect();
+        w.push(last);
+        w.join(" ")
+    };
+    let mut trace = String::from("thread 'main' panicked at src/db/pool.rs:88:14:\npgbouncer refused: connection reset by peer\n");
+    for i in 0..60 {
+        trace.push_str(&format!("  {i:>2}: tokio::runtime::task::harness::poll_future{i}\n      at /cargo/registry/src/tokio-1.40/src/runtime/task/harness.rs:{}\n", 400 + i));
+    }
+    let queries = [words(33, "pgbouncer"), words(100, "pgbouncer"), words(1000, "pgbouncer?"), trace.clone(), "pgbouncer ".repeat(500)];
+    for q in &queries {
+        let out = h.deja(&["search", "--no-refresh", "--json", q]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{} words: {}", q.split_whitespace().count(), String::from_utf8_lossy(&out.stderr));
+        let v: Value = serde_json::from_str(&stdout).expect("json");
+        assert!(v["bounded"].is_string(), "what bounding did is said: {v}");
+        assert!(v["hits"].as_array().is_some_and(|a| !a.is_empty()), "the rare word carries the match: {v}");
+        let out = h.deja(&["search", "--no-refresh", q]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success() && text.lines().next().is_some_and(|l| l.contains("searched as their 32 rarest") || l.contains("were cut")), "{text}");
+    }
+    let out = h.deja(&["search", "--no-refresh", "--json", &words(100, "pgbouncer")]);
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let left: Vec<&str> = v["left_out"].as_array().expect("left_out").iter().filter_map(Value::as_str).collect();
+    assert!(left.contains(&"the") && left.contains(&"what") && !left.contains(&"pgbouncer"), "{left:?}");
     let out = h.deja(&["search", "--help"]);
-    assert!(String::from_utf8_lossy(&out.stdout).contains("at most 4096 bytes and 32 words"), "the limit is in --help");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("searched by its rarest words"), "the bound is in --help");
 
     let mut c = Client::start(&h, &[("DEJA_MCP_REFRESH", "0")]);
     c.initialize();
-    for mode in ["recall", "context", "how", "blame"] {
-        let (t, is_error) = c.call(json!({"mode": mode, "q": long}));
-        assert!(is_error && t.contains("at most 4096 bytes and 32 words"), "{mode}: {t}");
+    for q in &queries {
+        for mode in ["recall", "context", "how", "blame", "fix"] {
+            let (t, is_error) = c.call(json!({"mode": mode, "q": q}));
+            assert!(!is_error, "{mode} answers a long q: {t}");
+        }
+        let t = c.answer(json!({"mode": "recall", "q": q}));
+        assert!(t.contains("<deja-recall") && t.contains("pgbouncer"), "{t}");
     }
     let list = c.request("tools/list", json!({}));
     let description = list["result"]["tools"][0]["description"].as_str().expect("description");
-    assert!(description.contains("q at most 4096 bytes and 32 words"), "{description}");
-    // Within the limits the same words are searched as ever.
+    assert!(description.contains("searched by its rarest words"), "{description}");
     let t = c.answer(json!({"mode": "recall", "q": "pgbouncer"}));
     assert!(t.contains("<deja-recall"), "{t}");
+
+    // A hook gets a pasted prompt of any length and still recalls.
+    for q in [words(100, "pgbouncer"), trace] {
+        let payload = json!({"hook_event_name": "UserPromptSubmit", "session_id": format!("s-{}", q.len()), "prompt": q, "cwd": "/tmp"});
+        let out = h.deja_stdin(&["hook-prompt"], &payload.to_string());
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success() && stdout.contains("pgbouncer"), "{stdout}");
+    }
 }

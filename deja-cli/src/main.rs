@@ -156,8 +156,9 @@ enum Command {
 
 #[derive(Args, Clone)]
 pub struct SearchArgs {
-    /// Words and "quoted phrases" to find (at most 4096 bytes and 32 words; a longer
-    /// query is refused, naming the limit).
+    /// Words and "quoted phrases" to find. A query of any length is answered: past 4096
+    /// bytes or 32 words it is searched by its rarest words (stopwords and question
+    /// words go first), and the answer names what was left out.
     #[arg(required = false)]
     pub query: Vec<String>,
     /// Only these harnesses (repeatable), e.g. `--harness claude`.

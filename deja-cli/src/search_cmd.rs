@@ -127,6 +127,8 @@ pub fn results_json(r: &SearchResults) -> serde_json::Value {
         "dropped": echoed(&r.dropped),
         "matched": echoed(&r.matched),
         "ignored": echoed(&r.ignored),
+        "left_out": echoed(&r.left_out),
+        "bounded": r.bounded,
         "hits": hits,
     })
 }
@@ -139,7 +141,7 @@ pub fn render(r: &SearchResults, query: &str) -> String {
     let mut out = String::new();
     if r.hits.is_empty() {
         // The query is echoed: a pasted secret is not, here or anywhere else.
-        out.push_str(&format!("nothing matched `{}` (tried {})\n", deja_core::redact::redact(query), deja_core::index::search::TIER_NAMES));
+        out.push_str(&format!("nothing matched `{}` (tried {})\n", clean(&deja_core::redact::redact(query), 200), deja_core::index::search::TIER_NAMES));
         return out;
     }
     let more = if r.capped { "+" } else { "" };
@@ -154,6 +156,12 @@ pub fn render(r: &SearchResults, query: &str) -> String {
     }
     if !r.ignored.is_empty() {
         out.push_str(&format!(" · not needed: {}", listed(&r.ignored)));
+    }
+    if let Some(b) = &r.bounded {
+        out.push_str(&format!(" · {b}"));
+        if !r.left_out.is_empty() {
+            out.push_str(&format!(" · left out: {}", listed(&r.left_out)));
+        }
     }
     out.push('\n');
     for (i, h) in r.hits.iter().enumerate() {

@@ -226,6 +226,23 @@ impl Home {
         self.command(args).output().expect("run deja")
     }
 
+    /// Runs deja with `input` on its stdin (a hook's payload).
+    pub fn deja_stdin(&self, args: &[&str], input: &str) -> Output {
+        use std::io::Write;
+        let mut child = self
+            .command(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run deja");
+        if let Some(mut stdin) = child.stdin.take() {
+            // A hook may answer before reading everything; a closed pipe is no failure.
+            let _ = stdin.write_all(input.as_bytes());
+        }
+        child.wait_with_output().expect("wait for deja")
+    }
+
     pub fn json(&self, args: &[&str]) -> serde_json::Value {
         let out = self.deja(args);
         let stdout = String::from_utf8_lossy(&out.stdout);

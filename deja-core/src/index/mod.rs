@@ -15,6 +15,7 @@
 //! - `gen-<n>/archive` — the archive directory the generation was built from, where turn
 //!   text is read (the index does not store it).
 
+pub mod bound;
 mod gate;
 pub mod indexer;
 pub mod irregular;

@@ -28,6 +28,7 @@ use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::{DocAddress, DocSet, Score, Searcher, TantivyDocument, Term};
 
 use super::schema::{KIND_SESSION, KIND_TURN};
+use super::bound::{bound_query, BoundedQuery};
 use super::tokenizer::{stem, words, Word};
 use super::{IndexError, IndexView, SessionMeta};
 use crate::model::{Role, Timestamp, Turn};
@@ -95,6 +96,11 @@ pub struct SearchResults {
     /// Words of a question that did not have to match (`what`, `did`, `the`): left
     /// out of every tier's matching, said here rather than silently.
     pub ignored: Vec<String>,
+    /// Words of a query too long to search whole that were not searched (see
+    /// [`super::bound`]), as typed.
+    pub left_out: Vec<String>,
+    /// What bounding the query did, in a sentence; `None` when it was searched whole.
+    pub bounded: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -108,32 +114,15 @@ pub struct Hit {
     pub turns: Vec<Turn>,
 }
 
-/// Longest query searched, in bytes: a sentence, a file path or an error line fits, a
-/// pasted log does not. Shared by `deja search`, the recall commands and MCP, so one
-/// call cannot make the search expand hundreds of thousands of words (each word costs
-/// term lookups, a fuzzy automaton and a scan for its other forms).
+/// Longest query searched, in bytes: a sentence, a file path or an error line fits
+/// whole; of a pasted log, the words before this bound are searched. Shared by `deja
+/// search`, the recall commands and MCP, so one call cannot make the search expand
+/// hundreds of thousands of words (each word costs term lookups, a fuzzy automaton
+/// and a scan for its other forms). See [`super::bound`].
 pub const MAX_QUERY_BYTES: usize = 4096;
-/// Most words one query searches (a quoted phrase counts each of its words).
+/// Most words one query searches (a quoted phrase counts each of its words); a longer
+/// query is searched by its rarest words (see [`super::bound`]).
 pub const MAX_QUERY_WORDS: usize = 32;
-
-/// Refuses a query beyond [`MAX_QUERY_BYTES`] or [`MAX_QUERY_WORDS`] with a message
-/// naming the limit, rather than searching a cut of it the asker did not choose.
-pub fn check_query(query: &str) -> Result<(), IndexError> {
-    let query = query.trim();
-    if query.len() > MAX_QUERY_BYTES {
-        return Err(IndexError::Query(format!(
-            "the query is {} bytes; deja searches at most {MAX_QUERY_BYTES} bytes and {MAX_QUERY_WORDS} words — shorten it to the words that matter",
-            query.len()
-        )));
-    }
-    let n = words(query).len();
-    if n > MAX_QUERY_WORDS {
-        return Err(IndexError::Query(format!(
-            "the query has {n} words; deja searches at most {MAX_QUERY_WORDS} — keep the words that matter"
-        )));
-    }
-    Ok(())
-}
 
 /// One query unit: a bare word or a quoted phrase.
 #[derive(Debug, Clone)]
@@ -319,6 +308,8 @@ impl Answer {
             dropped: Vec::new(),
             matched: Vec::new(),
             ignored: Vec::new(),
+            left_out: Vec::new(),
+            bounded: None,
         });
         if let Some(first) = out.hits.first() {
             out.tier = first.tier;
@@ -394,8 +385,12 @@ const STOPWORDS: &[&str] = &[
     "yours",
 ];
 
-fn is_stopword(w: &str) -> bool {
+pub(super) fn is_stopword(w: &str) -> bool {
     STOPWORDS.binary_search(&w).is_ok()
+}
+
+pub(super) fn is_question_word(w: &str) -> bool {
+    QUESTION_WORDS.contains(&w)
 }
 
 /// Nouns that frame a question rather than say what it is about: "what *kind of*
@@ -673,8 +668,22 @@ impl IndexView {
     /// question in plain language, with the later tiers' sessions after it until the
     /// limit is reached (see [`Plan`]).
     pub fn search(&self, req: &SearchRequest) -> Result<SearchResults, IndexError> {
-        check_query(&req.query)?;
         let searcher = self.searcher();
+        let bounded = self.bound(&searcher, &req.query);
+        let mut out = self.search_bounded(&searcher, &SearchRequest { query: bounded.text.clone(), ..req.clone() })?;
+        out.bounded = bounded.narration();
+        out.left_out = bounded.left_out;
+        Ok(out)
+    }
+
+    /// `query` as it will be searched (see [`super::bound`]), its words' rarity read
+    /// from `searcher`.
+    pub fn bound(&self, searcher: &Searcher, query: &str) -> BoundedQuery {
+        bound_query(query, |w| searcher.doc_freq(&self.text_term(w)).unwrap_or(0))
+    }
+
+    fn search_bounded(&self, searcher: &Searcher, req: &SearchRequest) -> Result<SearchResults, IndexError> {
+        let searcher = searcher.clone();
         let clauses = parse_clauses(&req.query);
         let limit = req.limit.clamp(1, MAX_LIMIT);
         if clauses.is_empty() {
@@ -947,6 +956,8 @@ impl IndexView {
             dropped: Vec::new(),
             matched: Vec::new(),
             ignored: Vec::new(),
+            left_out: Vec::new(),
+            bounded: None,
         })
     }
 
@@ -1118,7 +1129,7 @@ impl IndexView {
             let when = |x: &Hit| last_active.get(&sid_hash_of(&x.session)).copied().unwrap_or(0);
             b.score.total_cmp(&a.score).then(when(b).cmp(&when(a))).then_with(|| a.session.key().cmp(&b.session.key()))
         });
-        Ok(SearchResults { tier, total, capped, hits, dropped: Vec::new(), matched: Vec::new(), ignored: Vec::new() })
+        Ok(SearchResults { tier, total, capped, hits, dropped: Vec::new(), matched: Vec::new(), ignored: Vec::new(), left_out: Vec::new(), bounded: None })
     }
 
     /// Each session's score over all its turns: every turn scored by BM25 with
@@ -1447,23 +1458,30 @@ mod tests {
     use super::*;
 
     #[test]
-    fn oversized_queries_are_refused_naming_the_limit() {
+    fn oversized_queries_are_bounded_and_say_what_was_left_out() {
         let (_tmp, view) = rowstore_index("s1\t1000\tpgbouncer refused connections on port 6432\n");
         let search = |q: &str| view.search(&SearchRequest { query: q.to_string(), limit: 5, ..SearchRequest::default() });
         assert_eq!(search("pgbouncer refused").expect("search").hits.len(), 1);
 
+        // Past the byte bound: cut between words, searched, and said.
         let long = "pgbouncer ".repeat(MAX_QUERY_BYTES / 10 + 1);
-        let e = search(&long).expect_err("a query over the byte limit is refused").to_string();
-        assert!(e.contains(&format!("{} bytes", long.trim().len())) && e.contains(&format!("at most {MAX_QUERY_BYTES} bytes")), "{e}");
+        let r = search(&long).expect("a long query is searched");
+        assert_eq!(r.hits.len(), 1);
+        assert!(r.bounded.as_deref().is_some_and(|b| b.contains(&format!("{} bytes", long.trim().len()))), "{:?}", r.bounded);
 
+        // Past the word cap: the stopwords go first, then the most common words.
         let words_at = |n: usize| (0..n).map(|i| format!("w{i}")).collect::<Vec<_>>().join(" ");
-        let e = search(&words_at(MAX_QUERY_WORDS + 1)).expect_err("a query over the word limit is refused").to_string();
-        assert!(e.contains(&format!("{} words", MAX_QUERY_WORDS + 1)) && e.contains(&format!("at most {MAX_QUERY_WORDS}")), "{e}");
-        // At the limit the query is searched (and finds nothing: the words are made up).
-        assert!(search(&words_at(MAX_QUERY_WORDS)).is_ok());
-        // A quoted phrase counts each of its words.
-        let phrase = format!("\"{}\"", words_at(MAX_QUERY_WORDS + 1));
-        assert!(search(&phrase).is_err());
+        let q = format!("the pgbouncer refused {}", words_at(MAX_QUERY_WORDS));
+        let r = search(&q).expect("searched");
+        assert_eq!(r.left_out.first().map(String::as_str), Some("the"), "{:?}", r.left_out);
+        assert!(!r.left_out.iter().any(|w| w == "pgbouncer" || w == "refused"), "the words the history has are the rare ones: {:?}", r.left_out);
+        assert_eq!(r.hits.len(), 1, "found by the words kept");
+        // At the limit nothing is left out.
+        let r = search(&words_at(MAX_QUERY_WORDS)).expect("searched");
+        assert!(r.left_out.is_empty() && r.bounded.is_none());
+        // A quoted phrase counts each of its words, and is cut rather than refused.
+        let r = search(&format!("\"{}\"", words_at(MAX_QUERY_WORDS + 1))).expect("searched");
+        assert_eq!(r.left_out, vec![format!("w{MAX_QUERY_WORDS}")]);
     }
 
     #[test]

@@ -17,7 +17,8 @@ use super::mine::{ErrorEvent, FixPair};
 use super::signature::signatures_of_paste;
 use crate::index::records::{mentioned_paths, normalize_path, path_terms};
 use crate::index::schema::{KIND_ERROR, KIND_FIX, KIND_TURN};
-use crate::index::search::{check_query, SearchRequest, Tier};
+use crate::index::bound::cut_at_word;
+use crate::index::search::{SearchRequest, Tier, MAX_QUERY_BYTES};
 use crate::index::tokenizer::words;
 use crate::index::{IndexError, IndexView, SessionMeta, TurnExtra};
 use crate::model::{FileAction, Role, Timestamp, Turn};
@@ -47,19 +48,24 @@ pub fn is_unverified_note(meta: &SessionMeta) -> bool {
 }
 /// Turn documents read at most for one aggregation (`how`, `orient`).
 const MAX_SCAN: usize = 5000;
-/// Longest error text `fixes` reads (as `deja fix` reads at most this much of stdin): a
-/// whole build log fits; beyond it the text is refused, not cut where the asker cannot see.
+/// Most error text `fixes` reads (as `deja fix` reads at most this much of stdin): a
+/// whole build log fits; of a longer one, its end (see [`bound_paste`]).
 pub const MAX_PASTE_BYTES: usize = 1 << 20;
 
-/// Refuses an error text beyond [`MAX_PASTE_BYTES`], naming the limit.
-pub fn check_paste(text: &str) -> Result<(), IndexError> {
-    if text.len() > MAX_PASTE_BYTES {
-        return Err(IndexError::Query(format!(
-            "the error text is {} bytes; deja fix reads at most {MAX_PASTE_BYTES} bytes — paste the error lines",
-            text.len()
-        )));
+/// The part of an error text `fixes` reads: all of it up to [`MAX_PASTE_BYTES`], else
+/// its last lines within that bound — a log ends with the error that stopped it.
+pub fn bound_paste(text: &str) -> &str {
+    if text.len() <= MAX_PASTE_BYTES {
+        return text;
     }
-    Ok(())
+    let mut start = text.len() - MAX_PASTE_BYTES;
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    match text[start..].find('\n') {
+        Some(i) if i + 1 < text.len() - start => &text[start + i + 1..],
+        _ => &text[start..],
+    }
 }
 
 /// Filters every recall question takes.
@@ -200,13 +206,16 @@ pub struct RecallAnswer {
     /// The query named a session by id.
     pub by_id: bool,
     pub dropped: Vec<String>,
+    /// Words of a query too long to search whole that were not searched.
+    pub left_out: Vec<String>,
+    /// What bounding the query did (see [`crate::index::bound`]).
+    pub bounded: Option<String>,
     pub hits: Vec<RecallHit>,
 }
 
 /// Searches sessions, with notes ranked a little above transcripts; a session id
 /// returns that session.
 pub fn recall(view: &IndexView, query: &str, scope: &Scope, limit: usize) -> Result<RecallAnswer, IndexError> {
-    check_query(query)?;
     if let Some(meta) = resolve_session(view, query)? {
         let turns = view.session_turns(&meta.key())?;
         let snippets = outcome_line(&turns).into_iter().collect();
@@ -214,6 +223,8 @@ pub fn recall(view: &IndexView, query: &str, scope: &Scope, limit: usize) -> Res
             tier: Tier::Exact,
             by_id: true,
             dropped: Vec::new(),
+            left_out: Vec::new(),
+            bounded: None,
             hits: vec![RecallHit { session: meta, score: 1.0, snippets }],
         });
     }
@@ -241,7 +252,7 @@ pub fn recall(view: &IndexView, query: &str, scope: &Scope, limit: usize) -> Res
         b.score.total_cmp(&a.score).then(when(b).cmp(&when(a))).then_with(|| a.session.key().cmp(&b.session.key()))
     });
     hits.truncate(limit.max(1));
-    Ok(RecallAnswer { tier: r.tier, by_id: false, dropped: r.dropped, hits })
+    Ok(RecallAnswer { tier: r.tier, by_id: false, dropped: r.dropped, left_out: r.left_out, bounded: r.bounded, hits })
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -254,7 +265,6 @@ pub struct ContextAnswer {
 
 /// The digest of the session a query names by id, else of the best search hit.
 pub fn context(view: &IndexView, query: &str, scope: &Scope) -> Result<Option<ContextAnswer>, IndexError> {
-    check_query(query)?;
     let (meta, tier, by_id) = match resolve_session(view, query)? {
         Some(m) => (m, Tier::Exact, true),
         None => {
@@ -368,7 +378,7 @@ pub fn fixes_within(
     scan: usize,
     with_seen: bool,
 ) -> Result<FixAnswer, IndexError> {
-    check_paste(error_text)?;
+    let error_text = bound_paste(error_text);
     let searcher = view.searcher();
     let f = view.fields;
     // At most a few error lines (`MAX_ERRORS_PER_OUTPUT`), so the lookups below are bounded.
@@ -663,7 +673,9 @@ pub struct HowAnswer {
 /// for `exact`, in any order for `relevance`), inspection excluded, grouped, the
 /// asker's project first, then the most used.
 pub fn how(view: &IndexView, tool: &str, scope: &Scope, limit: usize) -> Result<HowAnswer, IndexError> {
-    check_query(tool)?;
+    // A long description of a tool is searched by its rarest words, as a search is.
+    let tool = view.bound(&view.searcher(), tool).text;
+    let tool = tool.as_str();
     let parts: Vec<String> = words(tool).into_iter().flat_map(|w| w.parts).collect();
     if parts.is_empty() {
         return Ok(HowAnswer { tier: Tier::Exact, commands: Vec::new() });
@@ -821,7 +833,8 @@ pub fn blame(view: &IndexView, path: &str, scope: &Scope, limit: usize) -> Resul
 /// [`blame`] reading at most `scan` turns that touched the file (the most recent
 /// first): a bare `src/main.rs` is touched in thousands, more than a hook can read.
 pub fn blame_within(view: &IndexView, path: &str, scope: &Scope, limit: usize, scan: usize) -> Result<BlameAnswer, IndexError> {
-    check_query(path)?;
+    // A path is never this long; of a paste, its start is what names a file.
+    let path = cut_at_word(path, MAX_QUERY_BYTES);
     let answer = blame_path(view, path, scope, limit, scan)?;
     if !answer.hits.is_empty() {
         return Ok(answer);
@@ -1073,7 +1086,6 @@ pub struct FilesAnswer {
 /// The files the sessions about a topic touched: edited ones first, then by how many
 /// of those sessions touched them.
 pub fn files(view: &IndexView, topic: &str, scope: &Scope, limit: usize) -> Result<FilesAnswer, IndexError> {
-    check_query(topic)?;
     let r = recall(view, topic, scope, 10)?;
     let mut acc: HashMap<String, (u32, u32, HashSet<String>, Option<Timestamp>)> = HashMap::new();
     let mut sessions = Vec::new();
@@ -1179,23 +1191,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_question_refuses_an_oversized_query() {
+    fn every_question_answers_an_oversized_query() {
         let (_tmp, view) = crate::index::search::rowstore_index("s1\t1000\tpgbouncer refused connections\n");
         let scope = Scope::default();
-        let long = "pgbouncer ".repeat(crate::index::search::MAX_QUERY_BYTES / 10 + 1);
-        let refused = |r: Result<(), IndexError>, what: &str| {
-            let e = r.expect_err(what).to_string();
-            assert!(e.contains("at most") && e.contains("bytes"), "{what}: {e}");
-        };
-        refused(recall(&view, &long, &scope, 5).map(drop), "recall");
-        refused(context(&view, &long, &scope).map(drop), "context");
-        refused(how(&view, &long, &scope, 5).map(drop), "how");
-        refused(blame(&view, &long, &scope, 5).map(drop), "blame");
-        refused(files(&view, &long, &scope, 5).map(drop), "files");
+        let long = "pgbouncer ".repeat(MAX_QUERY_BYTES / 10 + 1);
+        let r = recall(&view, &long, &scope, 5).expect("recall");
+        assert_eq!(r.hits.len(), 1);
+        assert!(r.bounded.is_some());
+        assert!(context(&view, &long, &scope).expect("context").is_some());
+        assert!(how(&view, &long, &scope, 5).is_ok());
+        assert!(blame(&view, &long, &scope, 5).is_ok());
+        assert!(!files(&view, &long, &scope, 5).expect("files").sessions.is_empty());
+        // A hundred words of a question: its rare word carries it.
+        let question = format!("{} pgbouncer?", "could you tell me what happened with the thing ".repeat(12));
+        assert_eq!(recall(&view, &question, &scope, 5).expect("recall").hits.len(), 1);
         // An error text may be a whole build log, up to its own limit.
         assert!(fixes(&view, &long, &scope, 5).is_ok());
-        let log = "error: could not connect\n".repeat(MAX_PASTE_BYTES / 25 + 1);
-        refused(fixes(&view, &log, &scope, 5).map(drop), "fix");
+        // Beyond its bound, the log's last lines are read.
+        let log = "warning: slow\n".repeat(MAX_PASTE_BYTES / 14 + 1) + "error: could not connect\n";
+        assert!(fixes(&view, &log, &scope, 5).is_ok());
+        let tail = bound_paste(&log);
+        assert!(tail.len() <= MAX_PASTE_BYTES && tail.starts_with("warning") && tail.ends_with("error: could not connect\n"));
         // A long single token is no session id to look up.
         assert!(resolve_session(&view, &"a".repeat(MAX_ID_BYTES + 1)).expect("lookup").is_none());
         assert_eq!(recall(&view, "pgbouncer", &scope, 5).expect("recall").hits.len(), 1);

@@ -89,6 +89,12 @@ pub fn recall(r: &RecallAnswer, query: &str) -> Answer {
     if !r.dropped.is_empty() {
         header.push_str(&format!("; best matches lack: {}", clean(&r.dropped.join(", "), 120)));
     }
+    if let Some(b) = &r.bounded {
+        header.push_str(&format!("; {b}"));
+        if !r.left_out.is_empty() {
+            header.push_str(&format!(", left out: {}", clean(&crate::redact::redact(&r.left_out.join(", ")), 200)));
+        }
+    }
     header.push_str(" — `context` with an id gives a session's digest");
     answer("recall", Some(r.tier.as_str()), header, lines)
 }
