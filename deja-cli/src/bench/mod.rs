@@ -10,10 +10,13 @@
 //! - `hooks` — each hook subcommand end to end on Claude Code payloads, against a bare
 //!   process start;
 //! - `locomo` — LoCoMo session-level retrieval (hit@k, MRR) through the real pipeline;
+//! - `chats` — plain-language questions about past user–assistant sessions with long
+//!   answers and tool output (a set of another kind than LoCoMo, written for deja);
 //! - `rows` — a refresh of a large database in which one session grew (row cursors).
 //!
 //! docs/benchmarks.md records the figures and how to read them.
 
+mod chats;
 mod corpus;
 mod gen;
 mod hooks_bench;
@@ -38,7 +41,8 @@ use clap::{Args, Subcommand};
                   deja bench index  --corpus /tmp/deja-bench/c200\n  \
                   deja bench search --corpus /tmp/deja-bench/c200\n  \
                   deja bench hooks  --corpus /tmp/deja-bench/c200\n  \
-                  deja bench locomo --data locomo10.json\n\n\
+                  deja bench locomo --data locomo10.json\n  \
+                  deja bench chats\n\n\
                   The figures, the machine they were taken on and how to read them: docs/benchmarks.md"
 )]
 pub struct BenchArgs {
@@ -69,6 +73,14 @@ enum BenchCommand {
                             median search time. The data (locomo10.json, CC BY-NC 4.0) is not shipped with deja: pass \
                             --data PATH (docs/benchmarks.md says where to get it).")]
     Locomo(locomo::LocomoArgs),
+    /// Plain-language questions about past user–assistant sessions (hit@1/5/10, MRR).
+    #[command(long_about = "Questions asked later, in plain language, about past user–assistant sessions with long \
+                            assistant answers and tool output (coding and general chats; most questions paraphrase the \
+                            session): every session is written as a real harness transcript, indexed by the real \
+                            indexer, and each question asked verbatim — in process, or through another build's `deja \
+                            search --json` with --deja-bin. Reports hit@1/5/10 and MRR overall and per question type, \
+                            for all questions or the tuning or held-out half. The set lives in deja-cli/src/bench/chats.")]
+    Chats(chats::ChatsArgs),
     /// A refresh of a database of --sessions sessions in which one grew (row cursors).
     #[command(long_about = "Writes --sessions sessions through a database-backed adapter's synthetic writer (opencode by \
                             default) into one SQLite database, indexes it, then rewrites one session with two more turns \
@@ -94,6 +106,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
         BenchCommand::Search(a) => search_bench::run(a),
         BenchCommand::Hooks(a) => hooks_bench::run(a),
         BenchCommand::Locomo(a) => locomo::run(a),
+        BenchCommand::Chats(a) => chats::run(a),
         BenchCommand::Rows(a) => rows_bench::run(a),
     }
 }

@@ -32,6 +32,8 @@ pub struct BoundedQuery {
     pub cut_from_bytes: Option<usize>,
     /// The query's word count when words were left out.
     pub words_before: Option<usize>,
+    /// The most words searched.
+    pub max_words: usize,
 }
 
 impl BoundedQuery {
@@ -47,7 +49,7 @@ impl BoundedQuery {
             parts.push(format!("the query's {bytes} bytes were cut to the first {MAX_QUERY_BYTES}"));
         }
         if let Some(n) = self.words_before {
-            parts.push(format!("{n} words searched as their {MAX_QUERY_WORDS} rarest, stopwords left out first"));
+            parts.push(format!("{n} words searched as their {} rarest, stopwords left out first", self.max_words));
         }
         (!parts.is_empty()).then(|| parts.join("; "))
     }
@@ -118,16 +120,21 @@ pub fn cut_at_word(text: &str, max: usize) -> &str {
 
 /// Bounds `query` (see the module doc). `doc_freq` says in how many documents a word
 /// part occurs; a unit is as rare as its rarest part.
-pub fn bound_query(query: &str, mut doc_freq: impl FnMut(&str) -> u64) -> BoundedQuery {
+pub fn bound_query(query: &str, doc_freq: impl FnMut(&str) -> u64) -> BoundedQuery {
+    bound_query_to(query, MAX_QUERY_WORDS, doc_freq)
+}
+
+/// [`bound_query`] to at most `max_words` words (a hook's smaller budget).
+pub fn bound_query_to(query: &str, max_words: usize, mut doc_freq: impl FnMut(&str) -> u64) -> BoundedQuery {
     let trimmed = query.trim();
     let cut = cut_at_word(trimmed, MAX_QUERY_BYTES);
     let cut_from_bytes = (cut.len() < trimmed.len()).then_some(trimmed.len());
     let all = units(cut);
     let total: usize = all.iter().map(Unit::words).sum();
-    if total <= MAX_QUERY_WORDS {
+    if total <= max_words {
         // What a byte cut removed is not listed word by word (it can be a megabyte): the
         // narration says how much.
-        return BoundedQuery { text: cut.to_string(), left_out: Vec::new(), cut_from_bytes, words_before: None };
+        return BoundedQuery { text: cut.to_string(), left_out: Vec::new(), cut_from_bytes, words_before: None, max_words };
     }
     let question = trimmed.contains('?') || all.iter().any(|u| !u.quoted && u.parts[0].len() == 1 && is_question_word(&u.parts[0][0]));
 
@@ -156,7 +163,7 @@ pub fn bound_query(query: &str, mut doc_freq: impl FnMut(&str) -> u64) -> Bounde
     let mut keep = vec![true; all.len()];
     // A phrase cut to fit keeps this many of its words.
     let mut phrase_words: Vec<Option<usize>> = vec![None; all.len()];
-    let mut over = total - MAX_QUERY_WORDS;
+    let mut over = total - max_words;
     for &(_, _, i) in &order {
         if over == 0 {
             break;
@@ -205,7 +212,7 @@ pub fn bound_query(query: &str, mut doc_freq: impl FnMut(&str) -> u64) -> Bounde
         // The question words may be gone; the reading of a question must not be.
         text.push('?');
     }
-    BoundedQuery { text, left_out, cut_from_bytes, words_before: Some(total) }
+    BoundedQuery { text, left_out, cut_from_bytes, words_before: Some(total), max_words }
 }
 
 #[cfg(test)]
