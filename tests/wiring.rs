@@ -205,6 +205,37 @@ fn hooks_fail_open() {
 }
 
 #[test]
+fn omp_mcp_json_with_a_comment_is_refused_and_named_by_doctor() {
+    // omp parses ~/.omp/agent/mcp.json as plain JSON and drops every server in it at a
+    // `//` comment: deja must not write into such a file, and doctor must say why.
+    let h = Home::new();
+    let mcp = h.home.join(".omp/agent/mcp.json");
+    std::fs::create_dir_all(mcp.parent().expect("parent")).expect("mkdir");
+    let commented = "{\n  // my servers\n  \"mcpServers\": {\"mine\": {\"command\": \"/usr/bin/mine\"}}\n}\n";
+    std::fs::write(&mcp, commented).expect("write");
+    let out = deja_in(&h, &[], &["install", "omp"], None);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("mcp.json") && err.contains("plain JSON") && err.contains("line 2"), "{err}");
+    assert_eq!(std::fs::read_to_string(&mcp).expect("read"), commented, "left alone");
+    let out = deja_in(&h, &[], &["doctor", "--json", "--harness", "omp"], None);
+    assert_eq!(out.status.code(), Some(1), "a file omp ignores is a problem");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("doctor json");
+    let omp = v["harnesses"].as_array().and_then(|hs| hs.iter().find(|x| x["id"] == "omp")).cloned().expect("omp");
+    let target = omp["wiring"].as_array().and_then(|ts| ts.iter().find(|t| t["target"] == "omp")).cloned().expect("omp target");
+    assert_eq!(target["state"], "broken", "{target}");
+    assert!(target["detail"].to_string().contains("ignores all of it"), "{target}");
+
+    // Without the comment, deja's entry goes in and the file stays plain JSON.
+    std::fs::write(&mcp, "{\"mcpServers\": {\"mine\": {\"command\": \"/usr/bin/mine\"}}}\n").expect("write");
+    let out = deja_in(&h, &[], &["install", "omp"], None);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(&mcp).expect("read");
+    let v: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    assert!(v["mcpServers"]["deja"]["command"].is_string() && v["mcpServers"]["mine"].is_object(), "{text}");
+}
+
+#[test]
 fn doctor_tells_wired_from_stale_and_broken() {
     let h = Home::new();
     seed(&h);
