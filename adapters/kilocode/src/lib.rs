@@ -216,8 +216,9 @@ impl SynthWriter for KiloCodeFormat {
 /// of each imported session); `None` when the database cannot be read, so every task
 /// folder stays (twice is better than never).
 fn migrated_tasks(db: &Path) -> Option<Arc<HashSet<String>>> {
-    deja_core::sqlite::memoized(db, "SELECT slug FROM session", |conn| {
-        let mut stmt = conn.prepare("SELECT slug FROM session WHERE slug IS NOT NULL AND slug <> ''")?;
+    const SLUGS: &str = "SELECT slug FROM session WHERE slug IS NOT NULL AND slug <> ''";
+    deja_core::sqlite::memoized(db, SLUGS, |conn| {
+        let mut stmt = conn.prepare(SLUGS)?;
         let slugs = stmt.query_map([], |r| Ok(deja_core::sqlite::value_text(r.get_ref(0)?).ok().flatten()))?;
         Ok(slugs.filter_map(|s| s.ok().flatten()).collect())
     })
