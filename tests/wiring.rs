@@ -3,14 +3,15 @@
 //! nothing, `--dry-run` only prints, relocation variables are honoured (a missing
 //! `CODEX_HOME` is created and removed again), a config that does not parse is left
 //! alone and named; hooks answer in the harness's envelope, once per session, and fail
-//! open on garbage, without an index and while one is being built.
+//! open on garbage, without an index and while one is being built; what a hook hands a
+//! harness, written back as the harness records it, is never indexed as the person's words.
 
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::e2e::{build_home, Home};
 
@@ -168,6 +169,94 @@ fn hooks_answer_once_per_session_in_the_envelope() {
     }
 }
 
+/// Writes `lines` as a JSONL file at `rel` under the home.
+fn write_lines(h: &Home, rel: &str, lines: &[Value]) {
+    let path = h.home.join(rel);
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    let text: String = lines.iter().map(|v| format!("{v}\n")).collect();
+    std::fs::write(path, text).expect("write");
+}
+
+/// The text of a session's turns of `role`, as `deja show` gives them.
+fn shown_texts(h: &Home, id: &str, role: &str) -> Vec<String> {
+    let shown = h.json(&["show", id, "--json"]);
+    let turns = shown["turns"].as_array().unwrap_or_else(|| panic!("{id}: {shown}"));
+    turns.iter().filter(|t| t["role"] == role).filter_map(|t| t["text"].as_str().map(str::to_string)).collect()
+}
+
+#[test]
+fn a_recall_block_the_harness_wraps_is_not_indexed_as_the_persons_words() {
+    // The hook round trip: deja's real hook output, wrapped the way the harness records
+    // hook context, written into a transcript and indexed. deja must never recall its
+    // own recall, and the wrapper is the harness's, not the person's.
+    let h = Home::new();
+    build_home(&h);
+    h.json(&["index", "--json"]);
+    const PROMPT: &str = "why does the nightly build time out";
+    let payload =
+        |session: &str| json!({"session_id": session, "cwd": "/src/app", "hook_event_name": "UserPromptSubmit", "prompt": PROMPT});
+
+    // Qwen Code (`qwen-auto`: `hook-prompt --digest`, Claude's envelope): the context is
+    // HTML-escaped, wrapped in `<qwen:user-prompt-submit-context>` and recorded as a text
+    // part of its own after the prompt's.
+    let out = deja_in(&h, &[], &["hook-prompt", "--digest"], Some(payload("qwen-s").to_string().as_bytes()));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+    let context = v["hookSpecificOutput"]["additionalContext"].as_str().expect("context");
+    assert!(context.contains("<deja-recall") && context.contains("Untrusted"), "{context}");
+    let escaped = context.replace('<', "&lt;").replace('>', "&gt;");
+    let wrapped = format!("<qwen:user-prompt-submit-context>\n{escaped}\n</qwen:user-prompt-submit-context>");
+    let qwen_id = "4d5e6f70-0000-4000-8000-0000000000e1";
+    write_lines(
+        &h,
+        &format!(".qwen/projects/-src-app/chats/{qwen_id}.jsonl"),
+        &[
+            json!({"uuid": "u1", "parentUuid": null, "sessionId": qwen_id, "timestamp": "2026-05-01T09:00:00.000Z", "type": "user", "cwd": "/src/app", "version": "0.15.10", "message": {"role": "user", "parts": [{"text": PROMPT}, {"text": wrapped}]}, "systemPayload": {"displayText": PROMPT}}),
+            json!({"uuid": "a1", "parentUuid": "u1", "sessionId": qwen_id, "timestamp": "2026-05-01T09:00:04.000Z", "type": "assistant", "cwd": "/src/app", "version": "0.15.10", "message": {"role": "model", "parts": [{"text": "The cache step hangs; raising its timeout."}]}}),
+        ],
+    );
+
+    // Kimi Code (`kimi-auto`: `hook-prompt --plain`): what the hook printed becomes a
+    // message of its own, wrapped in `<hook_result hook_event="UserPromptSubmit">`.
+    let plain = deja_in(&h, &[], &["hook-prompt", "--plain"], Some(payload("kimi-s").to_string().as_bytes()));
+    let block = String::from_utf8_lossy(&plain.stdout).trim().to_string();
+    assert!(block.starts_with("<deja-recall"), "{block}");
+    let kimi_id = "5e6f7081-0000-4000-8000-0000000000e2";
+    let dir = format!(".kimi-code/sessions/wd_app_0123456789ab/{kimi_id}");
+    let text = |t: &str| json!([{"type": "text", "text": t}]);
+    write_lines(
+        &h,
+        &format!("{dir}/agents/main/wire.jsonl"),
+        &[
+            json!({"type": "metadata", "protocol_version": "1.4", "created_at": 1788000000000u64}),
+            json!({"type": "context.append_message", "message": {"role": "user", "content": text(PROMPT), "toolCalls": [], "origin": {"kind": "user"}}, "time": 1788000001000u64}),
+            json!({"type": "context.append_message", "message": {"role": "user", "content": text(&format!("<hook_result hook_event=\"UserPromptSubmit\">\n{block}\n</hook_result>")), "toolCalls": [], "origin": {"kind": "hook_result", "event": "UserPromptSubmit"}}, "time": 1788000001100u64}),
+            json!({"type": "context.append_loop_event", "event": {"type": "step.begin", "uuid": "s1", "turnId": "t1", "step": 0}, "time": 1788000002000u64}),
+            json!({"type": "context.append_loop_event", "event": {"type": "content.part", "stepUuid": "s1", "part": {"type": "text", "text": "The cache step hangs; raising its timeout."}}, "time": 1788000002100u64}),
+            json!({"type": "context.append_loop_event", "event": {"type": "step.end", "stepUuid": "s1"}, "time": 1788000002200u64}),
+        ],
+    );
+    std::fs::write(
+        h.home.join(format!("{dir}/state.json")),
+        json!({"workDir": "/src/app", "createdAt": "2026-05-01T09:00:00Z"}).to_string(),
+    )
+    .expect("state");
+
+    h.json(&["index", "--json"]);
+    for id in [qwen_id, kimi_id] {
+        assert_eq!(shown_texts(&h, id, "user"), [PROMPT], "{id}: the prompt alone is the person's");
+        for role in ["user", "assistant"] {
+            for t in shown_texts(&h, id, role) {
+                assert!(
+                    !t.contains("deja-recall") && !t.contains("Untrusted") && !t.contains("hook_result") && !t.contains("qwen:"),
+                    "{id}: {t}"
+                );
+            }
+        }
+    }
+    let leaked = h.json(&["search", "untrusted historical data", "--json"]);
+    assert!(leaked["hits"].as_array().is_some_and(Vec::is_empty), "deja's own block came back: {leaked}");
+}
+
 #[test]
 fn hooks_fail_open() {
     let h = Home::new();
@@ -202,6 +291,37 @@ fn hooks_fail_open() {
         .output()
         .expect("run");
     assert!(out.status.success() && out.stdout.is_empty());
+}
+
+#[test]
+fn omp_mcp_json_with_a_comment_is_refused_and_named_by_doctor() {
+    // omp parses ~/.omp/agent/mcp.json as plain JSON and drops every server in it at a
+    // `//` comment: deja must not write into such a file, and doctor must say why.
+    let h = Home::new();
+    let mcp = h.home.join(".omp/agent/mcp.json");
+    std::fs::create_dir_all(mcp.parent().expect("parent")).expect("mkdir");
+    let commented = "{\n  // my servers\n  \"mcpServers\": {\"mine\": {\"command\": \"/usr/bin/mine\"}}\n}\n";
+    std::fs::write(&mcp, commented).expect("write");
+    let out = deja_in(&h, &[], &["install", "omp"], None);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("mcp.json") && err.contains("plain JSON") && err.contains("line 2"), "{err}");
+    assert_eq!(std::fs::read_to_string(&mcp).expect("read"), commented, "left alone");
+    let out = deja_in(&h, &[], &["doctor", "--json", "--harness", "omp"], None);
+    assert_eq!(out.status.code(), Some(1), "a file omp ignores is a problem");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("doctor json");
+    let omp = v["harnesses"].as_array().and_then(|hs| hs.iter().find(|x| x["id"] == "omp")).cloned().expect("omp");
+    let target = omp["wiring"].as_array().and_then(|ts| ts.iter().find(|t| t["target"] == "omp")).cloned().expect("omp target");
+    assert_eq!(target["state"], "broken", "{target}");
+    assert!(target["detail"].to_string().contains("ignores all of it"), "{target}");
+
+    // Without the comment, deja's entry goes in and the file stays plain JSON.
+    std::fs::write(&mcp, "{\"mcpServers\": {\"mine\": {\"command\": \"/usr/bin/mine\"}}}\n").expect("write");
+    let out = deja_in(&h, &[], &["install", "omp"], None);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(&mcp).expect("read");
+    let v: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    assert!(v["mcpServers"]["deja"]["command"].is_string() && v["mcpServers"]["mine"].is_object(), "{text}");
 }
 
 #[test]

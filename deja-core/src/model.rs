@@ -267,6 +267,11 @@ pub struct SourceRef {
     /// part files, the directory new parts appear in).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub parts: Vec<PathBuf>,
+    /// Every part is side data a read of the tail takes again (a database naming the
+    /// session's title, [`SourceRef::with_side_part`]): when only the parts changed, the
+    /// indexer reads the tail, which has nothing new, instead of the whole source.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub side_parts: bool,
     /// Set by the indexer when only the tail past `offset` is to be parsed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resume: Option<Resume>,
@@ -289,6 +294,17 @@ impl SourceRef {
     /// A source whose fingerprint also covers `part` (see [`SourceRef::parts`]).
     pub fn with_part(mut self, part: impl Into<PathBuf>) -> Self {
         self.parts.push(part.into());
+        self
+    }
+
+    /// A source whose parts are side data only (see [`SourceRef::side_parts`]): an
+    /// append-only log whose title a side database names, re-read as a tail with nothing
+    /// new when only that database changed, so a store of thousands of logs is not
+    /// re-parsed whole each time the harness writes to it. The parser must take the
+    /// part again on a tail read (and emit the rename, `SessionBuilder::finish_tail`).
+    pub fn with_side_part(mut self, part: impl Into<PathBuf>) -> Self {
+        self.parts.push(part.into());
+        self.side_parts = true;
         self
     }
 

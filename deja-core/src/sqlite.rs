@@ -29,13 +29,19 @@
 //!   would create it). A file that is not a database is `Corrupt`, never a panic.
 //! * The copy is opened with `PRAGMA query_only=1` and without a checkpoint on close.
 //!
+//! [`memoized`] keeps what a query read from a side database until the database changes,
+//! so a lookup many sources (or every refresh's discovery) make costs one copy.
+//!
 //! Column helpers read TEXT-or-BLOB columns (some stores keep JSON as a BLOB, some
 //! zstd-compressed) through [`decode_blob`], which bounds decompression so a bomb is an
 //! error rather than an out-of-memory kill.
 
+use std::any::Any;
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, LazyLock, Mutex};
 use std::time::{Duration, SystemTime};
 
 use rusqlite::types::ValueRef;
@@ -292,6 +298,63 @@ fn resolve(db: &Path) -> PathBuf {
     std::fs::canonicalize(db).unwrap_or_else(|_| db.to_path_buf())
 }
 
+/// What [`memoized`] keeps: per database and query, the database's fingerprint when read
+/// and the answer, or why there was none.
+type Memo = HashMap<(PathBuf, &'static str), (u64, Result<Arc<dyn Any + Send + Sync>, String>)>;
+
+static MEMO: LazyLock<Mutex<Memo>> = LazyLock::new(|| Mutex::new(HashMap::new()));
+
+/// Answers [`memoized`] keeps at most; past it the memo starts afresh (a process reads a
+/// handful of side databases; tests make many).
+const MEMO_ENTRIES: usize = 64;
+
+/// `read`'s answer from `db`, computed on a [`Snapshot`] only when `db`, its `-wal` or a
+/// hot journal changed (size or mtime) since this process last asked for `what` there.
+/// Discovery that consults a database on every refresh, and the sources of a run that
+/// each look something up in the same side database, then share one copy and one query
+/// (and a watcher, one per change). `what` names the query (its SQL will do). A failure
+/// is kept too, so a side database that cannot be read is not copied again for every
+/// source until it changes.
+pub fn memoized<T: Send + Sync + 'static>(
+    db: &Path,
+    what: &'static str,
+    read: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+) -> Result<Arc<T>, FormatError> {
+    let real = resolve(db);
+    let fingerprint = crate::index::manifest::parts_fingerprint(&[real.clone(), wal_path(&real), journal_path(&real)]);
+    let key = (db.to_path_buf(), what);
+    let failed = |why: &str| FormatError::corrupt(db, why.to_string());
+    // Held while reading, so parsers asking at once copy the database once.
+    let mut memo = MEMO.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((_, kept)) = memo.get(&key).filter(|(fp, _)| *fp == fingerprint) {
+        match kept {
+            Ok(answer) => {
+                if let Ok(answer) = Arc::clone(answer).downcast::<T>() {
+                    return Ok(answer);
+                }
+            }
+            Err(why) => return Err(failed(why)),
+        }
+    }
+    let answer = Snapshot::open(db)
+        .map_err(|e| e.to_string())
+        .and_then(|snapshot| read(snapshot.conn()).map_err(|e| format!("query failed (schema changed?): {e}")));
+    if memo.len() >= MEMO_ENTRIES {
+        memo.clear();
+    }
+    match answer {
+        Ok(answer) => {
+            let answer = Arc::new(answer);
+            memo.insert(key, (fingerprint, Ok(Arc::clone(&answer) as Arc<dyn Any + Send + Sync>)));
+            Ok(answer)
+        }
+        Err(why) => {
+            memo.insert(key, (fingerprint, Err(why.clone())));
+            Err(failed(&why))
+        }
+    }
+}
+
 /// Why a BLOB could not be decoded.
 #[derive(Debug, thiserror::Error)]
 pub enum BlobError {
@@ -539,6 +602,40 @@ mod tests {
         conn.execute_batch("CREATE TABLE e(x); CREATE TABLE w(k TEXT PRIMARY KEY) WITHOUT ROWID;").unwrap();
         assert_eq!(max_rowid(&conn, "e").unwrap(), None);
         assert!(max_rowid(&conn, "w").is_err());
+    }
+
+    #[test]
+    fn a_memoized_answer_is_read_again_only_when_the_database_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("side.db");
+        let w = live_writer(&db);
+        w.execute_batch("CREATE TABLE t(v TEXT); INSERT INTO t VALUES ('a');").unwrap();
+        let reads = std::sync::atomic::AtomicUsize::new(0);
+        let count = || {
+            memoized(&db, "SELECT count(*) FROM t", |c| {
+                reads.fetch_add(1, Ordering::SeqCst);
+                c.query_row("SELECT count(*) FROM t", [], |r| r.get::<_, i64>(0))
+            })
+            .map(|n| *n)
+        };
+        assert_eq!((count().unwrap(), count().unwrap()), (1, 1));
+        assert_eq!(reads.load(Ordering::SeqCst), 1, "unchanged: one copy, one query");
+        w.execute("INSERT INTO t VALUES ('b')", []).unwrap();
+        assert_eq!(count().unwrap(), 2, "a row in the WAL is a change");
+        assert_eq!(reads.load(Ordering::SeqCst), 2);
+        let other = memoized(&db, "another query", |_| Ok("x".to_string())).unwrap();
+        assert_eq!(other.as_str(), "x", "each query is kept apart");
+        assert!(memoized(&dir.path().join("missing.db"), "q", |_| Ok(0)).is_err());
+        let tries = std::sync::atomic::AtomicUsize::new(0);
+        let broken = || {
+            memoized(&db, "SELECT nothing FROM nowhere", |c| {
+                tries.fetch_add(1, Ordering::SeqCst);
+                c.query_row("SELECT nothing FROM nowhere", [], |r| r.get::<_, i64>(0))
+            })
+        };
+        assert!(broken().is_err() && broken().is_err());
+        assert_eq!(tries.load(Ordering::SeqCst), 1, "a failure is kept until the database changes");
+        drop(w);
     }
 
     /// Copies thrown away because the files changed under them (seen by the tests).

@@ -28,7 +28,9 @@
 //! - **store overrides**: each relocation variable (`DEJA_<ID>_ROOT` is required, plus
 //!   every variable in `HarnessInfo::env_vars` and `deja_vars` that is not declared a
 //!   `switch`) moves the store: the fixture store copied elsewhere is found there, and only
-//!   there;
+//!   there. A variable that moves one of several stores under the directory it stands for
+//!   says which (`relocate "QODER_CLI_HOME" => "" within ".qoder"`: the home base of
+//!   `~/.qoder`, while `~/.qoderwork` stays put);
 //! - **synthetic round trip**: where the adapter has a synthetic writer, a session written
 //!   through it comes back through `discover` + `parse` with its prompts, answers and
 //!   command;
@@ -60,9 +62,9 @@ pub mod fuzz;
 /// Expands to the kit's seven tests for one adapter (see the module doc).
 #[macro_export]
 macro_rules! conformance {
-    ($format:expr $(, relocate $var:literal => $dir:literal)* $(, switch $switch:literal)* $(, wires $wvar:literal => $wdir:literal)* $(,)?) => {
+    ($format:expr $(, relocate $var:literal => $dir:literal $(within $sub:literal)?)* $(, switch $switch:literal)* $(, wires $wvar:literal => $wdir:literal)* $(,)?) => {
         fn deja_conformance_kit() -> $crate::testkit::Kit {
-            $crate::testkit::Kit::new(&$format, env!("CARGO_MANIFEST_DIR"))$(.relocates($var, $dir))*$(.switch($switch))*$(.wires($wvar, $wdir))*
+            $crate::testkit::Kit::new(&$format, env!("CARGO_MANIFEST_DIR"))$(.relocates($var, $dir)$(.within($sub))?)*$(.switch($switch))*$(.wires($wvar, $wdir))*
         }
         #[test]
         fn conformance_snapshots() {
@@ -103,7 +105,8 @@ macro_rules! conformance {
 pub struct Kit {
     pub(crate) format: &'static dyn HarnessFormat,
     crate_dir: PathBuf,
-    relocations: Vec<(&'static str, &'static str)>,
+    /// `(variable, home-relative directory it stands for, the part of it that moves)`.
+    relocations: Vec<(&'static str, &'static str, Option<&'static str>)>,
     switches: Vec<&'static str>,
     /// Variables that move the harness's config, for the wiring check.
     pub(crate) config_relocations: Vec<(&'static str, &'static str)>,
@@ -172,7 +175,17 @@ impl Kit {
     /// `var` set to a directory stands for `home_rel` (a path under the home directory,
     /// `.claude/projects`) in store discovery.
     pub fn relocates(mut self, var: &'static str, home_rel: &'static str) -> Kit {
-        self.relocations.push((var, home_rel));
+        self.relocations.push((var, home_rel, None));
+        self
+    }
+
+    /// The last relocation moves only the store under `sub` (relative to the directory
+    /// it stands for): a home base such as `QODER_CLI_HOME` moves `~/.qoder` and not the
+    /// other stores in the home.
+    pub fn within(mut self, sub: &'static str) -> Kit {
+        if let Some(last) = self.relocations.last_mut() {
+            last.2 = Some(sub);
+        }
         self
     }
 
@@ -380,24 +393,29 @@ impl Kit {
         let info = self.format.info();
         let root_var = deja_root_var(info.id);
         assert!(
-            self.relocations.iter().any(|(v, _)| *v == root_var),
+            self.relocations.iter().any(|(v, ..)| *v == root_var),
             "{}: the kit needs `relocate \"{root_var}\" => \"<home-relative sessions root>\"`",
             info.id
         );
         for var in info.env_vars.iter().chain(info.deja_vars) {
             assert!(
-                self.relocations.iter().any(|(v, _)| v == var) || self.switches.contains(var),
+                self.relocations.iter().any(|(v, ..)| v == var) || self.switches.contains(var),
                 "{}: HarnessInfo names {var}, but the kit neither relocates it (`relocate \"{var}\" => \"<dir>\"`) nor knows it as a switch",
                 info.id
             );
         }
         let home = self.home();
         let baseline = self.sources(&home);
-        for (var, rel) in &self.relocations {
+        for (var, rel, within) in &self.relocations {
             let moved_from = home.path().join(rel);
-            let want: BTreeSet<PathBuf> =
-                baseline.iter().filter_map(|s| s.path.strip_prefix(&moved_from).ok().map(Path::to_path_buf)).collect();
-            assert!(!want.is_empty(), "{}: no fixture source lies under ~/{rel}, so {var} cannot be checked", info.id);
+            let moved = within.map_or_else(|| moved_from.clone(), |sub| moved_from.join(sub));
+            let want: BTreeSet<PathBuf> = baseline
+                .iter()
+                .filter(|s| s.path.starts_with(&moved))
+                .filter_map(|s| s.path.strip_prefix(&moved_from).ok().map(Path::to_path_buf))
+                .collect();
+            let shown = moved.strip_prefix(home.path()).unwrap_or(&moved).display().to_string();
+            assert!(!want.is_empty(), "{}: no fixture source lies under ~/{shown}, so {var} cannot be checked", info.id);
             let tmp = tempfile::tempdir().expect("temporary directory");
             let elsewhere = tmp.path().join("elsewhere");
             materialize_home(&moved_from, &elsewhere).expect("copy the store");

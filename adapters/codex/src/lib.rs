@@ -11,6 +11,11 @@
 //!   holds rollouts the user archived (same format, flat).
 //! * `history.jsonl` — one `{session_id, ts, text}` line per submitted prompt, across all
 //!   sessions. Read only for session ids that have no rollout (see [`history`]).
+//! * `state_5.sqlite` (0.171) — a `threads` table whose non-empty `title` is the thread's
+//!   title (else the index derives one from the first prompt). It is a side part of
+//!   every rollout: Codex writes to it on every turn, and a change to it alone is read as
+//!   an empty tail of each rollout (the database itself read once per change), not a
+//!   re-parse.
 //!
 //! Rollouts carry most turns twice: a roled `response_item` and a typed `event_msg`
 //! (`user_message`/`agent_message` in older releases, `item_completed`
@@ -37,6 +42,7 @@
 //! | `compacted` `message` | `Summary` | compaction summary |
 //! | `world_state`, `token_usage_record`, other `event_msg` kinds, lines without a `payload` object | skip | harness state |
 //! | `history.jsonl` `{session_id, ts, text}` | `User` | session per id without a rollout; project `history` |
+//! | `state_5.sqlite` `threads` `id`, `title` | session `title` | when non-empty; a change read as a rename |
 
 mod wiring;
 
@@ -76,7 +82,8 @@ static INFO: HarnessInfo = HarnessInfo {
         joined to their `*_output` records by `call_id` (output framed with `Process exited with code N` / `Exit code: N`). \
         `event_msg` records repeat the turns (`user_message`/`agent_message`, or `item_completed` items in 0.171, whose \
         `CommandExecution` carries argv, exit code and bare output) and are used only for legacy files without roled \
-        messages. `history.jsonl` lists every submitted prompt and is read only for sessions that have no rollout.",
+        messages. `history.jsonl` lists every submitted prompt and is read only for sessions that have no rollout. \
+        Codex 0.171's `state_5.sqlite` names each thread's title (`threads.title`), read as part of every rollout.",
     injected: &INJECTED,
     capabilities: Capabilities {
         mcp: Capability::Planned("`config.toml` `[mcp_servers.deja]` stdio entry running `<exe> mcp`"),
@@ -109,14 +116,14 @@ pub static INJECTED: InjectedText = InjectedText {
 };
 
 /// Codex CLI in the Codex-rollout family.
-pub static DIALECT: CodexDialect = CodexDialect { harness: ID, tools: CODEX_TOOLS };
+pub static DIALECT: CodexDialect = CodexDialect { harness: ID, tools: CODEX_TOOLS, titles: Some("state_5.sqlite") };
 
 /// The sessions root to read: `DEJA_CODEX_ROOT`, else `${CODEX_HOME:-~/.codex}/sessions`.
 /// Archived rollouts and `history.jsonl` are read from beside it.
 pub fn store(env: &StoreEnv) -> RolloutStore {
     let sessions =
         env.deja_root(ID).unwrap_or_else(|| env.path_var("CODEX_HOME").unwrap_or_else(|| env.home().join(".codex")).join("sessions"));
-    RolloutStore::at(sessions)
+    RolloutStore::at(sessions).with_titles(&DIALECT)
 }
 
 impl HarnessFormat for CodexFormat {

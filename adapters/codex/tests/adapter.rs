@@ -14,3 +14,4 @@ mod properties;
 mod resume;
 mod roundtrip;
 mod snapshots;
+mod titles;

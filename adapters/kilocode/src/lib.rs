@@ -42,16 +42,24 @@
 //! wrapper (`cline_tasks::TASK_INJECTED`, also stripped by the family at parse time); the
 //! CLI's own injections are `synthetic` parts, which the opencode family skips.
 //!
-//! **Not merged:** the CLI's migration imports extension tasks into `kilo.db` without
-//! deleting the task files, so one conversation can be indexed twice (the page does not
-//! say how an imported session is named, so the copies cannot be matched).
+//! **Migrated tasks.** The extension's migration imports tasks into `kilo.db` and leaves
+//! the task folders on disk; an imported session keeps the task id in its `slug` (Kilo's
+//! `legacy-migration/sessions/lib/session.ts`: `session.slug = id`; opencode's own slugs
+//! are words, `silent-otter`). The database's copy is the one Kilo goes on writing and
+//! the one `kilo -s` reopens, so discovery leaves out a task folder whose name is a slug
+//! in the database: one session, one copy. The slugs are read only when there are task
+//! folders, and again only when the database changed (`deja_core::sqlite::memoized`).
+//! A task copy indexed before stays in deja's archive, as every session a source stops
+//! producing does.
 //!
 //! The synthetic writer writes CLI sessions (`family::opencode::write_synthetic`, agent
 //! `code`) into `~/.local/share/kilo/kilo.db`, appending.
 
 mod wiring;
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use deja_core::family::cline_tasks::{self, ClineDialect, LEGACY_TRANSCRIPT, TASK_INJECTED};
 use deja_core::family::opencode::{self, DbLocation, OpencodeDialect, WITHOUT_SUBAGENTS_KEY};
@@ -133,7 +141,8 @@ static INFO: HarnessInfo = HarnessInfo {
         first prompt in `<task>…</task>`, `tool_use` / `tool_result` blocks folded by id, exit codes from `Exit code: \
         N`) with `history_item.json` (id, ms timestamp, workspace); Kilo's `search_and_replace`, `fast_edit_file`, \
         `write_file`, `delete_file` and `generate_image` tools are decoded. Condense summaries in those tasks are not \
-        marked and read as ordinary turns. A task migrated into the CLI database stays on disk, so it can appear twice.",
+        marked and read as ordinary turns. A task migrated into the CLI database stays on disk; it is read from the \
+        database only (the imported session's `slug` is the task id).",
     injected: &TASK_INJECTED,
     capabilities: Capabilities {
         mcp: Capability::Planned(
@@ -165,6 +174,10 @@ impl HarnessFormat for KiloCodeFormat {
             }
         }
         let mut tasks = cline_tasks::newest_generation_per_task(tasks);
+        if !tasks.is_empty() {
+            let migrated: Vec<_> = found.sources.iter().filter_map(|db| migrated_tasks(&db.path)).collect();
+            tasks.retain(|t| cline_tasks::task_id_of(t).is_none_or(|id| !migrated.iter().any(|m| m.contains(&id))));
+        }
         if !env.include_subagents() {
             tasks = tasks.into_iter().map(|s| s.keyed(WITHOUT_SUBAGENTS_KEY)).collect();
         }
@@ -197,6 +210,19 @@ impl SynthWriter for KiloCodeFormat {
     fn write(&self, home: &Path, session: &SynthSession) -> std::io::Result<PathBuf> {
         opencode::write_synthetic(&home.join(".local/share/kilo/kilo.db"), session, "code")
     }
+}
+
+/// The task ids the extension's migration imported into the database `db` (the `slug`
+/// of each imported session); `None` when the database cannot be read, so every task
+/// folder stays (twice is better than never).
+fn migrated_tasks(db: &Path) -> Option<Arc<HashSet<String>>> {
+    const SLUGS: &str = "SELECT slug FROM session WHERE slug IS NOT NULL AND slug <> ''";
+    deja_core::sqlite::memoized(db, SLUGS, |conn| {
+        let mut stmt = conn.prepare(SLUGS)?;
+        let slugs = stmt.query_map([], |r| Ok(deja_core::sqlite::value_text(r.get_ref(0)?).ok().flatten()))?;
+        Ok(slugs.filter_map(|s| s.ok().flatten()).collect())
+    })
+    .ok()
 }
 
 /// An extension task transcript, as opposed to the CLI database.

@@ -146,6 +146,49 @@ fn a_task_under_two_hosts_is_read_once() {
     assert_eq!(sessions.iter().filter(|s| s.id == "1767225800000").count(), 1);
 }
 
+/// The extension's migration copies a task into `kilo.db` (the task id in the session's
+/// `slug`) and leaves its folder: the conversation is read once, from the database, where
+/// Kilo goes on writing it and `kilo -s` reopens it.
+#[test]
+fn a_migrated_task_is_read_from_the_database_only() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let writers =
+        materialize_home(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/migrated/home"), tmp.path()).expect("fixture home");
+    let env = StoreEnv::with_home(tmp.path());
+    let task_dirs = |env: &StoreEnv| -> Vec<String> {
+        KiloCodeFormat
+            .discover(env)
+            .sources
+            .iter()
+            .filter_map(|s| deja_core::family::cline_tasks::task_id_of(s).filter(|_| !s.path.ends_with("kilo.db")))
+            .collect()
+    };
+    assert_eq!(task_dirs(&env), ["1767231000000"], "the migrated task's folder is not a source");
+    let sessions = read_all(&env);
+    let mut ids: Vec<&str> = sessions.iter().map(|s| s.id.as_str()).collect();
+    ids.sort();
+    assert_eq!(ids, ["1767231000000", "ses_cli01", "ses_migrated01"]);
+    let prompt = |t: &deja_core::Turn| t.role == Role::User && t.text.contains("add an index on orders.created_at");
+    assert_eq!(sessions.iter().flat_map(|s| &s.turns).filter(|t| prompt(t)).count(), 1, "one copy of the conversation");
+    let migrated = sessions.iter().find(|s| s.id == "ses_migrated01").expect("the database's copy");
+    assert!(migrated.turns.iter().any(|t| t.text == "now the same for orders.updated_at"), "with what was added after the migration");
+
+    // A task migrated later: the database changes and the folder drops out; a database
+    // that cannot be read keeps every folder (twice is better than never).
+    let db = tmp.path().join(".local/share/kilo/kilo.db");
+    let w = rusqlite::Connection::open(&db).expect("open");
+    w.execute(
+        "INSERT INTO session VALUES ('ses_migrated02', 'global', NULL, '1767231000000', '/home/u/shop', 'tidy the README', 'v2', 'code', 1767231000000, 1767231000000)",
+        [],
+    )
+    .expect("insert");
+    assert!(task_dirs(&env).is_empty(), "{:?}", task_dirs(&env));
+    drop((w, writers));
+    std::fs::write(&db, b"not a database").expect("garble");
+    let _ = std::fs::remove_file(db.with_extension("db-wal"));
+    assert_eq!(task_dirs(&env).len(), 2);
+}
+
 /// Kilo CLI 7.8.1 / binary 7.7.9 (run 2026-12-01): a run that never reached the model leaves
 /// an empty session row; `kilo run -c` adds a second prompt to the same session; the write
 /// tool's `filePath` is relative, with the diff only in its metadata.

@@ -49,7 +49,11 @@ const DIALECT: KimiWireDialect = KimiWireDialect { id: ID, tools: KIMI_TOOLS };
 
 /// The legacy CLI wraps tool statuses and checkpoint markers in `<system>…</system>`
 /// (`<system>CHECKPOINT 3</system>` as a user message): the harness talking about itself.
-static INJECTED: InjectedText = InjectedText { blocks: &["system"], ..InjectedText::NONE };
+/// Kimi Code appends what a hook printed (deja's recall from `kimi-auto` among it) as a
+/// message of its own, `<hook_result hook_event="UserPromptSubmit">…</hook_result>`
+/// (a user message; `SessionStart`'s is an assistant one): never speech.
+static INJECTED: InjectedText =
+    InjectedText { blocks: &["system"], spans: &[("<hook_result hook_event=", "</hook_result>")], ..InjectedText::NONE };
 
 static INFO: HarnessInfo = HarnessInfo {
     id: ID,

@@ -3,7 +3,7 @@
 //!
 //! | target | file | what |
 //! | --- | --- | --- |
-//! | `omp` | `<agent>/mcp.json` | `mcpServers.deja` = `<exe> mcp` (offered as the `xd://mcp__deja_deja` device) |
+//! | `omp` | `<agent>/mcp.json` | `mcpServers.deja` = `<exe> mcp` (offered as the `xd://mcp__deja_deja` device); plain JSON only: omp ignores the whole file at a `//` comment, so deja refuses to add to such a file and doctor names it |
 //! | `omp` | `~/.agents/skills/deja-history/SKILL.md` | the shared skill (omp's `agents` provider reads it) |
 //! | `omp` | `<agent>/commands/deja.md` | `/deja` (`$ARGUMENTS`) |
 //! | `omp-auto` | `<agent>/extensions/deja/index.js` | extension: on `context`, the last user message's recall (`deja hook-prompt --plain`) prepended to it |
@@ -95,7 +95,8 @@ impl Wiring for OmpWiring {
     fn plain(&self, cx: &WireContext) -> Vec<Edit> {
         let agent = agent_dir(cx.env);
         vec![
-            Edit::json_member(agent.join("mcp.json"), &["mcpServers", "deja"], cx.mcp_entry(false)),
+            // omp parses mcp.json as plain JSON and drops every server in it at a comment.
+            Edit::json_member(agent.join("mcp.json"), &["mcpServers", "deja"], cx.mcp_entry(false)).strict_json(),
             shared_skill(cx),
             Edit::owned_file(agent.join("commands/deja.md"), command_markdown(cx, false)),
         ]

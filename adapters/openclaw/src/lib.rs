@@ -158,8 +158,8 @@ impl HarnessFormat for OpenclawFormat {
             // database is opened only when this agent also has JSONL files.
             let sessions = dir.join("sessions");
             if jsonl.iter().any(|s| s.path.parent() == Some(sessions.as_path())) {
-                for id in db_session_ids(&db) {
-                    in_db.insert((sessions.clone(), id));
+                for id in db_session_ids(&db).iter() {
+                    in_db.insert((sessions.clone(), id.clone()));
                 }
             }
         }
@@ -191,11 +191,14 @@ fn in_agent_sessions(agents: &Path, path: &Path) -> bool {
 }
 
 /// The session ids in a database's `transcript_events`; none when it cannot be read.
-fn db_session_ids(db: &Path) -> Vec<String> {
-    let Ok(snapshot) = Snapshot::open(db) else { return Vec::new() };
-    let Ok(mut stmt) = snapshot.conn().prepare("SELECT DISTINCT session_id FROM transcript_events") else { return Vec::new() };
-    let Ok(rows) = stmt.query_map([], |r| Ok(sqlite::value_text(r.get_ref(0)?).ok().flatten())) else { return Vec::new() };
-    rows.filter_map(|r| r.ok().flatten()).collect()
+/// Read once per change of the database (discovery asks on every refresh).
+fn db_session_ids(db: &Path) -> std::sync::Arc<Vec<String>> {
+    sqlite::memoized(db, "SELECT DISTINCT session_id FROM transcript_events", |conn| {
+        let mut stmt = conn.prepare("SELECT DISTINCT session_id FROM transcript_events")?;
+        let rows = stmt.query_map([], |r| Ok(sqlite::value_text(r.get_ref(0)?).ok().flatten()))?;
+        Ok(rows.filter_map(|r| r.ok().flatten()).collect())
+    })
+    .unwrap_or_default()
 }
 
 fn parse_db(src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {

@@ -144,7 +144,7 @@ fn wired_configs(env: &StoreEnv) -> Vec<std::path::PathBuf> {
         .plain(&cx)
         .into_iter()
         .filter_map(|e| match e {
-            deja_core::wire::Edit::JsonMember { file, path, value } => {
+            deja_core::wire::Edit::JsonMember { file, path, value, .. } => {
                 assert_eq!(path, ["mcp", "deja"]);
                 assert_eq!(value, deja_core::wire::json!({"type": "local", "command": ["/opt/deja/bin/deja", "mcp"]}));
                 Some(file)

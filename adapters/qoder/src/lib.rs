@@ -25,8 +25,14 @@
 //! results, and keeps titles (`custom-title`, `ai-title`) and branches (`forkedFrom`) in
 //! its lines, which the family reads; no `-session.json` sidecar appears in its code.
 //!
-//! `DEJA_QODER_ROOT` names one projects root and `DEJA_QODER_ROOTS` a path list of them;
-//! either replaces every default root.
+//! **Variables.** Qoder CLI keeps its config root, and the `projects/` root in it, at
+//! `$QODER_CONFIG_DIR` when set, else `<base>/<name>` with `<base>` = `$QODER_CLI_HOME` or
+//! the home and `<name>` = `$QODER_CONFIG_DIR_NAME` or `.qoder` (read from the 1.1.52
+//! bundle; a name that is not one plain path component is refused by Qoder, which then
+//! does not start, so deja keeps `.qoder` for it). They move only the CLI's root:
+//! `~/.qoderwork` and the IDE's cache stay where they are. `DEJA_QODER_ROOT` names one
+//! projects root and `DEJA_QODER_ROOTS` a path list of them; either replaces every
+//! default root.
 
 use std::path::{Path, PathBuf};
 
@@ -63,7 +69,7 @@ static INFO: HarnessInfo = HarnessInfo {
         StorePath { os: Os::Linux, path: "~/.config/Qoder/SharedClientCache/cli/projects/" },
         StorePath { os: Os::Windows, path: "%APPDATA%\\Qoder\\SharedClientCache\\cli\\projects\\" },
     ],
-    env_vars: &[],
+    env_vars: &["QODER_CONFIG_DIR", "QODER_CLI_HOME", "QODER_CONFIG_DIR_NAME"],
     deja_vars: &["DEJA_QODER_ROOT", "DEJA_QODER_ROOTS", "DEJA_INCLUDE_SUBAGENTS"],
     needs: &[],
     format_summary: "Qoder IDE, Qoder CLI and QoderWork write Claude Code's append-only JSONL transcripts under several \
@@ -118,7 +124,7 @@ impl SynthWriter for QoderFormat {
 }
 
 /// The projects roots to read: `DEJA_QODER_ROOTS` (a path list), else `DEJA_QODER_ROOT`,
-/// else every default root.
+/// else every default root, the CLI's where Qoder's variables put it.
 fn roots(env: &StoreEnv) -> Vec<PathBuf> {
     if let Some(list) = env.var("DEJA_QODER_ROOTS") {
         return std::env::split_paths(list).filter(|p| !p.as_os_str().is_empty()).map(|p| env.expand(&p.to_string_lossy())).collect();
@@ -135,10 +141,26 @@ fn roots(env: &StoreEnv) -> Vec<PathBuf> {
         env.xdg_config_home()
     };
     vec![
-        home.join(".qoder").join("projects"),
+        cli_config_dir(env).join("projects"),
         home.join(".qoderwork").join("projects"),
         user_data.join("Qoder").join("SharedClientCache").join("cli").join("projects"),
     ]
+}
+
+/// Qoder CLI's config root: `$QODER_CONFIG_DIR`, else `${QODER_CLI_HOME:-~}` joined with
+/// `${QODER_CONFIG_DIR_NAME:-.qoder}`.
+fn cli_config_dir(env: &StoreEnv) -> PathBuf {
+    if let Some(dir) = env.path_var("QODER_CONFIG_DIR") {
+        return dir;
+    }
+    let base = env.path_var("QODER_CLI_HOME").unwrap_or_else(|| env.home().to_path_buf());
+    // One plain component only: Qoder refuses anything else (and then never starts), so
+    // a path there must not send discovery elsewhere.
+    let name = env.var("QODER_CONFIG_DIR_NAME").filter(|n| {
+        let mut parts = Path::new(n).components();
+        matches!((parts.next(), parts.next()), (Some(std::path::Component::Normal(_)), None))
+    });
+    base.join(name.unwrap_or(".qoder"))
 }
 
 /// The transcripts under one root, append-only, with their sidecar as a part; sub-agent

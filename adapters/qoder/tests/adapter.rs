@@ -11,7 +11,10 @@ deja_core::conformance!(
     QoderFormat,
     relocate "DEJA_QODER_ROOT" => ".qoder/projects",
     relocate "DEJA_QODER_ROOTS" => ".qoderwork/projects",
-    switch "DEJA_INCLUDE_SUBAGENTS"
+    relocate "QODER_CONFIG_DIR" => ".qoder",
+    relocate "QODER_CLI_HOME" => "" within ".qoder",
+    switch "DEJA_INCLUDE_SUBAGENTS",
+    switch "QODER_CONFIG_DIR_NAME"
 );
 
 fn home() -> std::path::PathBuf {
@@ -81,4 +84,34 @@ fn cli_titles_and_branches_come_from_the_transcript_lines() {
     assert_eq!(branch.title.as_deref(), Some("Smoke check and VERSION file (Branch 2)"), "custom-title beats a later ai-title");
     assert_eq!((branch.kind.as_deref(), branch.parent.as_deref()), (Some("fork"), Some("3c1f0a2e-0000-4000-8000-0000000000a1")));
     assert!(branch.turns.iter().any(|t| t.role == Role::User && t.text == "skip the VERSION file, just list the checks"));
+}
+
+#[test]
+fn qoder_config_dir_name_renames_the_cli_root_and_nothing_else() {
+    // `QODER_CONFIG_DIR_NAME` names the config directory under the home (or under
+    // `QODER_CLI_HOME`); `~/.qoderwork` and the IDE cache do not move with it.
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let home_dir = tmp.path().join("home");
+    deja_core::testkit::materialize_home(&home().join(".qoder"), &home_dir.join("qoder-alt")).expect("copy");
+    deja_core::testkit::materialize_home(&home().join(".qoderwork"), &home_dir.join(".qoderwork")).expect("copy");
+    let found = |env: StoreEnv| -> Vec<String> {
+        QoderFormat
+            .discover(&env)
+            .sources
+            .iter()
+            .filter_map(|s| s.path.strip_prefix(&home_dir).ok().and_then(|p| p.components().next()))
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect()
+    };
+    let named = found(StoreEnv::with_home(&home_dir).set("QODER_CONFIG_DIR_NAME", "qoder-alt"));
+    assert!(named.contains(&"qoder-alt".to_string()) && named.contains(&".qoderwork".to_string()), "{named:?}");
+    let base = tmp.path().join("base");
+    deja_core::testkit::materialize_home(&home().join(".qoder"), &base.join("qoder-alt")).expect("copy");
+    let env = StoreEnv::with_home(&home_dir).set("QODER_CLI_HOME", base.display().to_string()).set("QODER_CONFIG_DIR_NAME", "qoder-alt");
+    let under_base = QoderFormat.discover(&env).sources.iter().filter(|s| s.path.starts_with(base.join("qoder-alt/projects"))).count();
+    assert_eq!(under_base, 4, "the name applies under QODER_CLI_HOME too");
+    // Qoder refuses a name that is not one plain component: it does not send discovery
+    // anywhere else.
+    let refused = found(StoreEnv::with_home(&home_dir).set("QODER_CONFIG_DIR_NAME", "../qoder-alt"));
+    assert!(!refused.contains(&"qoder-alt".to_string()), "{refused:?}");
 }

@@ -20,6 +20,7 @@
 //! | part `functionCall {id?, name, args}` | `ToolCall` | family mapping: `run_shell_command` → command, `read_file`/`write_file`/`replace`/`read_many_files` → files, `replace` → edit |
 //! | `tool_result` (0.15.10), or a `functionResponse` part on a `user`/`assistant` line | folded into the call by `functionResponse.id` / `toolCallResult.callId` | `output` framing read (`Exit Code: N` → exit); `toolCallResult.status` `error` → `is_error`; unpaired → `ToolOutput` carrying the call id |
 //! | `system` (`attribution_snapshot`, `ui_telemetry`), other types | skip | telemetry repeats answers (`response_text`) |
+//! | text part `<qwen:user-prompt-submit-context>…</…>` on a `user` line | stripped at ingest | a hook's context ([`INJECTED`]) |
 //! | malformed or torn line | skipped | counted |
 //!
 //! Every turn keeps its line's `uuid`/`parentUuid` as `node`. Session id: the file stem,
@@ -66,7 +67,7 @@ static INFO: HarnessInfo = HarnessInfo {
         `tool_result` lines (older releases: `functionResponse` parts on `user`/`assistant` lines), paired with the call by \
         id; `run_shell_command` output is framed with `Exit Code: N`. `system` telemetry lines repeat answers and are \
         skipped.",
-    injected: &InjectedText::NONE,
+    injected: &INJECTED,
     capabilities: Capabilities {
         mcp: Capability::Planned("`${QWEN_HOME:-~/.qwen}/settings.json` `mcpServers.deja = {command: <exe>, args: [mcp]}`"),
         auto_recall: Capability::Planned(
@@ -80,6 +81,12 @@ static INFO: HarnessInfo = HarnessInfo {
         handoff: Handoff::Exec(&["qwen", "-i", "{prompt}"]),
     },
 };
+
+/// What a `UserPromptSubmit` hook answers (deja's own recall among them) reaches the
+/// transcript as one more text part of the user's message, HTML-escaped and wrapped in
+/// `<qwen:user-prompt-submit-context>…</qwen:user-prompt-submit-context>` (Qwen Code
+/// escapes `<`/`>` inside, so the block cannot close early): never the person's words.
+pub static INJECTED: InjectedText = InjectedText { blocks: &["qwen:user-prompt-submit-context"], ..InjectedText::NONE };
 
 /// The directory runtime output goes to: `$QWEN_RUNTIME_DIR`, else
 /// `advanced.runtimeOutputDir` in `<home>/settings.json`, else the home.

@@ -37,7 +37,7 @@ fn texts(s: &Session, role: Role) -> Vec<&str> {
 #[test]
 fn tool_result_lines_fold_into_calls_with_exit() {
     let all = sessions(&ParseOptions::default());
-    assert_eq!(all.len(), 3, "only .jsonl files in chats/ are transcripts");
+    assert_eq!(all.len(), 4, "only .jsonl files in chats/ are transcripts");
     let s = session(&all, "3c4d5e6f-0000-4000-8000-000000000002");
     assert_eq!(s.project.as_deref(), Some("/w/app"), "cwd on the lines");
     assert_eq!(texts(s, Role::User), ["cargo test fails, fix it"]);
@@ -98,4 +98,20 @@ fn release_0_24_4_provenance_lines_and_error_responses() {
     assert_eq!(calls[0].text, "test jwt::refresh ... FAILED", "the framing of `response.error` is read");
     assert_eq!(calls[1].files.first().map(|f| f.path.as_str()), Some("/w/shop/notes.md"));
     assert!(!s.turns.iter().any(|t| t.role == Role::ToolOutput));
+}
+
+#[test]
+fn hook_context_in_its_qwen_wrapper_is_not_the_persons_words() {
+    // What a UserPromptSubmit hook answered (deja's own recall among it) is a text part of
+    // its own, escaped and wrapped in `<qwen:user-prompt-submit-context>`: stripped at ingest.
+    let mut all = sessions(&ParseOptions::default());
+    let s = all.iter_mut().find(|s| s.id == "5d6e7f80-0000-4000-8000-000000000031").expect("session");
+    deja_core::normalize::normalize(s, &Default::default(), QwenFormat.info().injected);
+    assert_eq!(
+        texts(s, Role::User),
+        ["the rate limiter drops bursts", "why does qwen add <qwen:user-prompt-submit-context> to my messages?"],
+        "the wrapped context is gone, a prompt naming the tag is kept"
+    );
+    assert!(s.turns.iter().all(|t| !t.text.contains("deja-recall") && !t.text.contains("lint hook")));
+    assert_eq!(s.title.as_deref(), Some("the rate limiter drops bursts"));
 }

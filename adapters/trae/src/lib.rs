@@ -111,6 +111,7 @@ pub static DIALECT: CodexDialect = CodexDialect {
         edit: &[],
         write: &[],
     },
+    titles: None,
 };
 
 /// The sessions root: `DEJA_TRAE_ROOT`, else `$TRAECLI_HOME/sessions`, else

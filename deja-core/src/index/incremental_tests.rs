@@ -1,7 +1,8 @@
 //! The indexer's incremental plans end to end, on a test-only adapter registered in
 //! deja-core's own test binary: a multi-session source read by row cursor re-reads only
 //! the sessions that changed, and a change to any of a source's parts (a database's
-//! `-wal`) is seen even when the main file did not change.
+//! `-wal`) is seen even when the main file did not change; a change to side parts alone
+//! (a side database naming the title) is read as an empty tail, not a re-parse.
 
 use std::path::Path;
 
@@ -131,4 +132,102 @@ fn a_row_cursor_rereads_only_the_sessions_that_changed() {
 
     let third = index(&env, &paths);
     assert_eq!((third.unchanged, third.sessions), (1, 0), "nothing changed, nothing read");
+}
+
+const SIDE_ID: &str = "sidelog";
+
+/// An append-only log of `{"text": …}` lines whose title sits in a side part,
+/// `title.txt` beside it, as Codex names a thread in `state_5.sqlite`.
+struct SideLog;
+
+inventory::submit!(crate::Registration(&SideLog));
+
+static SIDE_INFO: HarnessInfo = HarnessInfo {
+    id: SIDE_ID,
+    name: "Side log (test)",
+    container: "test log",
+    stores: &[],
+    env_vars: &[],
+    deja_vars: &["DEJA_SIDELOG_ROOT"],
+    needs: &[],
+    format_summary: "test",
+    injected: &InjectedText::NONE,
+    capabilities: Capabilities {
+        mcp: Capability::Unknown,
+        auto_recall: Capability::Unknown,
+        skill: Capability::Unknown,
+        command: Capability::Unknown,
+    },
+    launch: crate::launch::Launch::UNKNOWN,
+};
+
+impl HarnessFormat for SideLog {
+    fn info(&self) -> &'static HarnessInfo {
+        &SIDE_INFO
+    }
+
+    fn discover(&self, env: &StoreEnv) -> Discovery {
+        let mut d = Discovery::default();
+        if let Some(root) = env.deja_root(SIDE_ID) {
+            let log = root.join("log.jsonl");
+            if d.looked_at(&log) {
+                d.sources.push(SourceRef::file(&log).append_only().with_side_part(root.join("title.txt")));
+            }
+        }
+        d
+    }
+
+    fn parse(&self, src: &SourceRef, _opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
+        let mut stats = ParseStats::default();
+        let id = src.resume.as_ref().map_or("log-1".to_string(), |r| r.session_id.clone());
+        let mut b = SessionBuilder::new(SIDE_ID, id, src.clone());
+        crate::read::for_each_source_line(src, &mut stats, &[], |_, v| {
+            if let Some(t) = v.get("text").and_then(serde_json::Value::as_str) {
+                b.push(Turn::new(Role::User, t));
+            }
+        })?;
+        b.session_mut().title = src.parts.first().and_then(|p| std::fs::read_to_string(p).ok()).map(|t| t.trim().to_string());
+        if let Some(s) = b.finish_tail(src.resume.is_some()) {
+            out.session(s);
+        }
+        Ok(stats)
+    }
+}
+
+#[test]
+fn a_change_to_side_parts_alone_is_read_as_an_empty_tail() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let store = tmp.path().join("store");
+    std::fs::create_dir_all(&store).expect("mkdir");
+    let log = store.join("log.jsonl");
+    std::fs::write(&log, "{\"text\": \"the nightly build times out\"}\n").expect("log");
+    std::fs::write(store.join("title.txt"), "Nightly timeout").expect("title");
+    let env = StoreEnv::with_home(tmp.path()).set("DEJA_SIDELOG_ROOT", store.display().to_string());
+    let paths = IndexPaths::new(tmp.path().join("index"));
+    let report = |env: &StoreEnv| {
+        let req = IndexRequest { harnesses: Some(vec![SIDE_ID.to_string()]), rebuild: false, wait: true };
+        run_index(env, &paths, &req, &Silent).expect("index").harnesses.remove(SIDE_ID).expect("report")
+    };
+    let title = || IndexView::open(&paths).expect("view").all_sessions(Some(SIDE_ID)).expect("sessions")[0].title.clone();
+    assert_eq!(report(&env).parsed, 1);
+    assert_eq!(title().as_deref(), Some("Nightly timeout"));
+
+    // Only the side part changes: a tail with nothing in it, not a re-parse.
+    std::fs::write(store.join("title.txt"), "Raise the nightly build's timeout").expect("title");
+    let renamed = report(&env);
+    assert_eq!((renamed.parsed, renamed.resumed, renamed.sessions), (0, 1, 1), "{renamed:?}");
+    assert_eq!(title().as_deref(), Some("Raise the nightly build's timeout"));
+
+    // The same title written again writes nothing.
+    std::fs::write(store.join("title.txt"), "Raise the nightly build's timeout ").expect("title");
+    let same = report(&env);
+    assert_eq!((same.parsed, same.resumed, same.sessions), (0, 1, 0), "{same:?}");
+
+    // The prefix hash survived the empty tails: growth is still read from the tail.
+    let mut f = std::fs::OpenOptions::new().append(true).open(&log).expect("open");
+    std::io::Write::write_all(&mut f, b"{\"text\": \"raised it to 90 minutes\"}\n").expect("append");
+    let grown = report(&env);
+    assert_eq!((grown.parsed, grown.resumed), (0, 1), "{grown:?}");
+    assert_eq!(found(&paths, "90 minutes"), ["log-1"]);
+    assert_eq!(report(&env).unchanged, 1);
 }

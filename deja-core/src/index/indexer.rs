@@ -204,7 +204,7 @@ enum Plan {
     Full,
     Tail {
         resume: Resume,
-        hasher: Box<Xxh3>,
+        prefix: Prefix,
         sessions: u32,
     },
     /// The parser gets the cursor it returned last time and emits only the sessions
@@ -212,6 +212,15 @@ enum Plan {
     Cursor {
         sessions: u32,
     },
+}
+
+/// What a tail read knows of the prefix it continues.
+enum Prefix {
+    /// Hashed just now (the source grew): extended over what the tail reads.
+    Verified(Box<Xxh3>),
+    /// The source is as it was when hashed (only its side parts changed): this hash,
+    /// while the tail reads nothing new.
+    Unchanged(u64),
 }
 
 struct Job {
@@ -736,11 +745,23 @@ fn plan_source(
         },
         Some(e) if e.refused.is_some() => Plan::Full,
         Some(e) if e.cursor.is_some() => Plan::Cursor { sessions: e.sessions },
+        // Only side data changed (a side database naming the title): the log is as it
+        // was, so its tail is read (nothing new in it) for the parser to take that data
+        // again; neither a re-parse nor a read of the prefix.
+        Some(e)
+            if src.append_only && src.side_parts && size == e.size && mtime == e.mtime_ns && e.sessions == 1 && e.session_id.is_some() =>
+        {
+            Plan::Tail {
+                resume: Resume { offset: e.offset, next_seq: e.next_seq, session_id: e.session_id.clone().unwrap_or_default() },
+                prefix: Prefix::Unchanged(e.prefix_hash),
+                sessions: e.sessions,
+            }
+        }
         Some(e) if src.append_only && size > e.size && e.sessions == 1 && e.session_id.is_some() => {
             match verify_prefix(&src.path, e.offset, e.prefix_hash) {
                 Some(hasher) => Plan::Tail {
                     resume: Resume { offset: e.offset, next_seq: e.next_seq, session_id: e.session_id.clone().unwrap_or_default() },
-                    hasher: Box::new(hasher),
+                    prefix: Prefix::Verified(Box::new(hasher)),
                     sessions: e.sessions,
                 },
                 None => Plan::Full,
@@ -1312,10 +1333,18 @@ impl Run<'_> {
                             entry.size = u64::MAX;
                         }
                     }
-                    Plan::Tail { resume, hasher, sessions: before } => {
+                    Plan::Tail { resume, prefix, sessions: before } => {
                         hr.resumed += 1;
-                        let mut hasher = hasher.clone();
-                        entry.prefix_hash = extend_hash(&mut hasher, &job.src.path, resume.offset, entry.offset).unwrap_or(0);
+                        entry.prefix_hash = match prefix {
+                            Prefix::Verified(hasher) => {
+                                let mut hasher = hasher.clone();
+                                extend_hash(&mut hasher, &job.src.path, resume.offset, entry.offset).unwrap_or(0)
+                            }
+                            Prefix::Unchanged(hash) if entry.offset == resume.offset => *hash,
+                            // The unchanged file read further than before (it cannot, but a
+                            // wrong hash would only cost a full parse next time).
+                            Prefix::Unchanged(_) => super::manifest::prefix_hash(&job.src.path, entry.offset).unwrap_or(0),
+                        };
                         entry.sessions = *before;
                         entry.session_id = Some(resume.session_id.clone());
                         entry.next_seq = resume.next_seq;

@@ -412,10 +412,17 @@ fn write_following_links(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Checks the file parses in the syntax its edits use.
+/// Checks the file parses in the syntax its edits use (plain JSON when an edit says its
+/// harness reads nothing else).
 pub(crate) fn check(text: &str, edits: &[&Edit]) -> Result<(), ConfigError> {
     match edits.iter().find(|e| !matches!(e, Edit::Dir { .. } | Edit::OwnedFile { .. })) {
-        Some(Edit::JsonMember { .. } | Edit::JsonArrayItem { .. }) => json::check(text),
+        Some(Edit::JsonMember { .. } | Edit::JsonArrayItem { .. }) => {
+            json::check(text)?;
+            match edits.iter().any(|e| matches!(e, Edit::JsonMember { strict: true, .. })) {
+                true => json::check_strict(text),
+                false => Ok(()),
+            }
+        }
         Some(Edit::TomlTable { .. } | Edit::TomlArrayItem { .. } | Edit::TomlArrayValue { .. }) => toml::check(text),
         Some(Edit::YamlMember { .. } | Edit::YamlListItem { .. } | Edit::YamlListBlock { .. }) => yaml::check(text),
         _ => Ok(()),

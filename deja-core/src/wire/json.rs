@@ -55,6 +55,18 @@ pub fn check(text: &str) -> Result<(), ConfigError> {
     parse(text).map(|_| ())
 }
 
+/// Checks that `text` is plain JSON, as a harness that reads it with a strict parser
+/// needs (an empty file is one deja creates). Run after [`check`], so a file that does
+/// not parse at all is reported as such.
+pub fn check_strict(text: &str) -> Result<(), ConfigError> {
+    if text.trim().is_empty() {
+        return Ok(());
+    }
+    serde_json::from_str::<serde::de::IgnoredAny>(text)
+        .map(|_| ())
+        .map_err(|e| ConfigError::NotStrict { line: e.line(), column: e.column() })
+}
+
 /// The top-level object, created when the file is empty; an error when the top level
 /// is something else.
 fn root_object(root: &CstRootNode) -> Result<CstObject, ConfigError> {

@@ -3,7 +3,8 @@
 //! configs already hold the user's own entries and comments, and must
 //!
 //! - keep every one of the user's bytes it does not own (the seeded comment and the
-//!   user's own server are still there),
+//!   user's own server are still there; a file its harness reads as plain JSON is seeded
+//!   without a comment and must still be plain JSON after install),
 //! - name the running binary with `mcp` where the target provides the MCP surface,
 //! - change nothing when installed a second time,
 //! - give every file back byte for byte on uninstall, removing the files and
@@ -31,7 +32,13 @@ fn seed(edit: &Edit) -> Option<String> {
             let inner =
                 if path.len() > 1 { format!("{{\n    \"{USER_MARK}\": {{\"command\": \"mine\"}}\n  }}") } else { "true".to_string() };
             let value = if matches!(edit, Edit::JsonArrayItem { .. }) && path.len() == 1 { format!("[\"{USER_MARK}\"]") } else { inner };
-            Some(format!("{{\n  // {USER_MARK}: the user's comment\n  \"{top}\": {value},\n  \"theme\": \"{USER_MARK}\"\n}}"))
+            // A file its harness reads as plain JSON has no comment to keep: one there would
+            // make the harness ignore the whole file.
+            let comment = match edit {
+                Edit::JsonMember { strict: true, .. } => String::new(),
+                _ => format!("  // {USER_MARK}: the user's comment\n"),
+            };
+            Some(format!("{{\n{comment}  \"{top}\": {value},\n  \"theme\": \"{USER_MARK}\"\n}}"))
         }
         Edit::TomlTable { path, .. } | Edit::TomlArrayItem { path, .. } => {
             let parent = path[..path.len().saturating_sub(1)].join(".");
@@ -148,6 +155,16 @@ impl crate::testkit::Kit {
                     "{target}: {} lost the user's comment:\n{text}",
                     path.display()
                 );
+            }
+            for e in &edits {
+                if let Edit::JsonMember { file, strict: true, .. } = e {
+                    let text = std::fs::read_to_string(file).expect("read");
+                    assert!(
+                        serde_json::from_str::<serde_json::Value>(&text).is_ok(),
+                        "{target}: {} is read as plain JSON, and deja left it otherwise:\n{text}",
+                        file.display()
+                    );
+                }
             }
             if wiring.surfaces().contains(&Surface::Mcp) {
                 let found = snapshot(&home).values().any(|b| {

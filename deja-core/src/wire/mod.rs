@@ -39,8 +39,10 @@ use crate::env::StoreEnv;
 #[derive(Debug, Clone, PartialEq)]
 pub enum Edit {
     /// A member of a JSON/JSONC/JSON5 object: `path` leads from the top-level object to
-    /// the member's key (`["mcpServers", "deja"]`).
-    JsonMember { file: PathBuf, path: Vec<String>, value: Value },
+    /// the member's key (`["mcpServers", "deja"]`). `strict` when the harness reads the
+    /// file as plain JSON and ignores all of it at a comment or a trailing comma (omp's
+    /// `mcp.json`): deja then refuses to write into such a file, and doctor names it.
+    JsonMember { file: PathBuf, path: Vec<String>, value: Value, strict: bool },
     /// deja's element in a JSON array (a hook entry), recognised by holding every
     /// `marker` string in its text, so an entry naming an old binary is adopted.
     JsonArrayItem { file: PathBuf, path: Vec<String>, marker: Vec<String>, value: Value },
@@ -92,7 +94,16 @@ impl Edit {
     }
 
     pub fn json_member(file: impl Into<PathBuf>, path: &[&str], value: Value) -> Edit {
-        Edit::JsonMember { file: file.into(), path: path.iter().map(|s| s.to_string()).collect(), value }
+        Edit::JsonMember { file: file.into(), path: path.iter().map(|s| s.to_string()).collect(), value, strict: false }
+    }
+
+    /// This edit with its file read as strict JSON (see [`Edit::JsonMember`]); other
+    /// edits are returned as they are.
+    pub fn strict_json(mut self) -> Edit {
+        if let Edit::JsonMember { strict, .. } = &mut self {
+            *strict = true;
+        }
+        self
     }
 
     pub fn json_array_item(file: impl Into<PathBuf>, path: &[&str], marker: &[&str], value: Value) -> Edit {
@@ -251,6 +262,13 @@ pub enum ConfigError {
     Parse { line: usize, column: usize, message: String },
     #[error("{0}")]
     Shape(String),
+    /// JSONC (a comment, a trailing comma) in a file its harness reads as plain JSON: the
+    /// harness ignores the whole file, so deja adding to it would wire nothing.
+    #[error(
+        "holds a comment or other non-JSON syntax at line {line}, column {column}: the harness reads this file as plain JSON \
+         and ignores all of it"
+    )]
+    NotStrict { line: usize, column: usize },
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -2,7 +2,8 @@
 //! gives every file back byte for byte (mode and links included), installing twice
 //! changes nothing, files and directories install created go, two targets sharing a
 //! file come off one at a time, a file the harness rewrote loses only deja's member,
-//! and a file that does not parse is left alone and reported.
+//! and a file that does not parse (or is JSONC where its harness reads plain JSON) is left
+//! alone and reported.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -191,6 +192,37 @@ fn a_file_that_does_not_parse_is_left_alone_and_reported() {
     assert!(refused.error.to_string().contains("line 3"), "{}", refused.error);
     s.engine.apply(&plan).unwrap();
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\n  \"mcpServers\": {},\n  \"x\": @\n}");
+}
+
+#[test]
+fn a_plain_json_file_with_a_comment_is_refused_and_named_by_doctor() {
+    // omp reads mcp.json as plain JSON and drops every server in it at a `//` comment:
+    // deja adding its entry there would wire nothing, and keeping the user's comment
+    // would be writing a file the harness ignores.
+    let s = setup();
+    let path = s.home.join(".omp/agent/mcp.json");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let edit = Edit::json_member(&path, &["mcpServers", "deja"], json!({"command": "/bin/deja", "args": ["mcp"]})).strict_json();
+    let all: BTreeMap<String, Vec<Edit>> = [("omp".to_string(), vec![edit.clone()])].into_iter().collect();
+    let commented = "{\n  // mine\n  \"mcpServers\": {\"mine\": {\"command\": \"x\"}}\n}\n";
+    std::fs::write(&path, commented).unwrap();
+    let plan = s.engine.plan(&targets(&["omp"]), &all, false).unwrap();
+    let refused = plan.refused.iter().find(|r| r.path == path).expect("refused");
+    assert!(matches!(refused.error, super::ConfigError::NotStrict { line: 2, .. }), "{}", refused.error);
+    s.engine.apply(&plan).unwrap();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), commented, "left alone");
+    assert!(matches!(super::inspect::inspect(&edit, "/bin/deja"), super::inspect::EditState::Broken(super::ConfigError::NotStrict { .. })));
+    // The same entry in a plain file, or a new file, is written as plain JSON.
+    std::fs::write(&path, "{\"mcpServers\": {\"mine\": {\"command\": \"x\"}}}\n").unwrap();
+    s.engine.apply(&s.engine.plan(&targets(&["omp"]), &all, false).unwrap()).unwrap();
+    let written = std::fs::read_to_string(&path).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&written).unwrap_or_else(|e| panic!("{e}: {written}"));
+    assert_eq!(v["mcpServers"]["deja"]["command"], "/bin/deja");
+    assert_eq!(super::inspect::inspect(&edit, "/bin/deja"), super::inspect::EditState::Wired);
+    // A file that is merely JSONC for a harness that reads JSONC is not refused.
+    std::fs::write(&path, commented).unwrap();
+    let lenient = Edit::json_member(&path, &["mcpServers", "deja"], json!({"command": "/bin/deja", "args": ["mcp"]}));
+    assert_eq!(super::inspect::inspect(&lenient, "/bin/deja"), super::inspect::EditState::Missing);
 }
 
 #[cfg(unix)]
