@@ -398,7 +398,7 @@ fn block(hook: Hook, args: &HookArgs, payload: &Payload) -> Option<String> {
             }
             // A slash command or a one-word prompt names nothing to look for.
             if !terms.trim_start().starts_with('/') && terms.split_whitespace().count() >= 2 {
-                let r = query::recall(&view, &terms, &Scope { project: None, ..scope.clone() }, 3).ok()?;
+                let r = query::recall_prompt(&view, &terms, &Scope { project: None, ..scope.clone() }, 3).ok()?;
                 if !r.hits.is_empty() {
                     answers.push(render::recall(&r, &terms));
                 }

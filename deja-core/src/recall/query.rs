@@ -15,9 +15,9 @@ use super::commands::{command_key, is_inspection, Outcome};
 use super::digest::{best_decisions, digest, outcome_line, Digest};
 use super::mine::{ErrorEvent, FixPair};
 use super::signature::signatures_of_paste;
+use crate::index::bound::cut_at_word;
 use crate::index::records::{mentioned_paths, normalize_path, path_terms};
 use crate::index::schema::{KIND_ERROR, KIND_FIX, KIND_TURN};
-use crate::index::bound::cut_at_word;
 use crate::index::search::{SearchRequest, Tier, MAX_QUERY_BYTES};
 use crate::index::tokenizer::words;
 use crate::index::{IndexError, IndexView, SessionMeta, TurnExtra};
@@ -216,6 +216,16 @@ pub struct RecallAnswer {
 /// Searches sessions, with notes ranked a little above transcripts; a session id
 /// returns that session.
 pub fn recall(view: &IndexView, query: &str, scope: &Scope, limit: usize) -> Result<RecallAnswer, IndexError> {
+    recall_as(view, query, scope, limit, false)
+}
+
+/// [`recall`] for a prompt an agent was given (a hook's): plain language whatever its
+/// wording, ranked as a question is rather than read as keywords.
+pub fn recall_prompt(view: &IndexView, prompt: &str, scope: &Scope, limit: usize) -> Result<RecallAnswer, IndexError> {
+    recall_as(view, prompt, scope, limit, true)
+}
+
+fn recall_as(view: &IndexView, query: &str, scope: &Scope, limit: usize, prose: bool) -> Result<RecallAnswer, IndexError> {
     if let Some(meta) = resolve_session(view, query)? {
         let turns = view.session_turns(&meta.key())?;
         let snippets = outcome_line(&turns).into_iter().collect();
@@ -235,6 +245,7 @@ pub fn recall(view: &IndexView, query: &str, scope: &Scope, limit: usize) -> Res
         since: scope.since,
         role: None,
         limit: limit.max(1) + 3,
+        prose,
     };
     let r = view.search(&req)?;
     let mut hits: Vec<RecallHit> = r
