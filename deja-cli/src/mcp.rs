@@ -702,7 +702,7 @@ impl Server {
         };
         let project = str_arg(args, "project", MAX_PROJECT_BYTES)?.map(str::trim).filter(|p| !p.is_empty()).map(str::to_string);
         let here = project.clone().or_else(|| self.cwd.clone());
-        let scope = Scope { harnesses, project: None, since, here: here.clone() };
+        let scope = Scope { harnesses, project: None, since, here: here.clone(), ..Scope::default() };
         let said: String = said.into_iter().map(|s| format!("({s})\n")).collect();
 
         if mode == "remember" {
