@@ -375,7 +375,7 @@ fn block(hook: Hook, args: &HookArgs, payload: &Payload) -> Option<String> {
         .clone()
         .or_else(|| std::env::var("CLAUDE_PROJECT_DIR").ok().filter(|d| !d.is_empty()))
         .or_else(|| std::env::current_dir().ok().map(|d| d.display().to_string()));
-    let scope = Scope { harnesses: Vec::new(), project: None, since: None, here: here.clone() };
+    let scope = Scope { here: here.clone(), ..Scope::default() };
     let mut answers: Vec<Answer> = Vec::new();
     match hook {
         Hook::SessionStart => {

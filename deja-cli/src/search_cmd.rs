@@ -73,7 +73,7 @@ pub fn run(args: SearchArgs) -> Result<ExitCode> {
         since,
         role: args.role.clone(),
         limit: args.limit.max(1),
-        prose: false,
+        ..SearchRequest::default()
     };
     let results = view.search(&req).context("search failed")?;
     if results.hits.is_empty() && args.shorthand {

@@ -4,10 +4,12 @@
 //! store discovery inputs ([`env`]), shared readers ([`read`]), parse bookkeeping
 //! ([`builder`]), work signals ([`work`], [`patch`]), ingest normalization
 //! ([`normalize`], [`text`], [`redact`]), the archive of every session read ([`archive`]),
-//! the tantivy index projected from it with search ([`index`]), and recall over it ([`recall`]).
+//! the tantivy index projected from it with search ([`index`]), and recall over it ([`recall`]),
+//! both of which stop early when their [`cancel`] token says nobody waits any more.
 
 pub mod archive;
 pub mod builder;
+pub mod cancel;
 pub mod config;
 pub mod discover;
 pub mod env;

@@ -31,6 +31,7 @@ use super::bound::{bound_query, BoundedQuery};
 use super::schema::{KIND_SESSION, KIND_TURN};
 use super::tokenizer::{stem, words, Word};
 use super::{IndexError, IndexView, SessionMeta};
+use crate::cancel::Cancel;
 use crate::model::{Role, Timestamp, Turn};
 use crate::text::one_line;
 
@@ -56,6 +57,9 @@ pub struct SearchRequest {
     /// given, which a hook searches with — and is ranked as a question is (see
     /// [`Plan`]), not read as keywords that must all match.
     pub prose: bool,
+    /// Stops the search between its steps (tiers, sessions grouped, turns read) with
+    /// [`IndexError::Cancelled`]; the default never does.
+    pub cancel: Cancel,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -638,12 +642,14 @@ impl IndexView {
                 Box::new(BooleanQuery::new(q.into_iter().map(|q| (Occur::Must, q)).collect()))
             };
             let exact = all(clauses.iter().map(|c| self.exact_clause(c)).collect());
+            req.cancel.check()?;
             let r = self.grouped(&searcher, &*with_filters(exact), req, Tier::Exact, &clauses, &[])?;
             if !r.hits.is_empty() {
                 return Ok(r);
             }
             // Word forms: every word, or another form of it (`refreshing` for
             // `refresh`), the form typed scoring a little more.
+            req.cancel.check()?;
             if let Some(q) = self.stemmed_query(&searcher, &clauses, &forms).map_err(qerr)? {
                 let r = self.grouped(&searcher, &*with_filters(q), req, Tier::Stemmed, &clauses, &[])?;
                 if !r.hits.is_empty() {
@@ -654,6 +660,7 @@ impl IndexView {
             // words that found nothing together goes on to the relevance tier. The
             // fuzzy tier still needs every known word in the turn, so when those have
             // no turn in common it cannot match, and its spellings are not looked up.
+            req.cancel.check()?;
             let unknown = self.unknown_words(&searcher, &clauses)?;
             if !unknown.is_empty() && self.known_words_meet(&searcher, &clauses, &unknown, &with_filters)? {
                 let mut widened: Vec<Box<dyn Query>> = Vec::with_capacity(clauses.len());
@@ -666,6 +673,7 @@ impl IndexView {
                 }
             }
         }
+        req.cancel.check()?;
         let (parts, units) = self.relevance_parts(&searcher, &clauses, true, &plan.frame, &forms).map_err(qerr)?;
         let any: Box<dyn Query> = Box::new(BooleanQuery::new(parts.into_iter().map(|p| (Occur::Should, p)).collect()));
         let mut r = self.grouped(&searcher, &*with_filters(any), req, Tier::Relevance, &clauses, &units)?;
@@ -886,6 +894,7 @@ impl IndexView {
             .map_err(|e| IndexError::Query(e.to_string()))?;
         let mut hits = Vec::new();
         for (_, addr) in top {
+            req.cancel.check()?;
             let doc: TantivyDocument = searcher.doc(addr).map_err(|e| IndexError::Query(e.to_string()))?;
             let Some(meta) = doc.get_first(self.fields.extra).and_then(|v| v.as_str()).and_then(SessionMeta::from_stored) else {
                 continue;
@@ -932,7 +941,9 @@ impl IndexView {
         let readers = searcher.segment_readers();
         let sid_hashes: Vec<Option<Column<u64>>> = readers.iter().map(|r| r.fast_fields().u64("sid_hash").ok()).collect();
         let seqs: Vec<Option<Column<u64>>> = readers.iter().map(|r| r.fast_fields().u64("seq").ok()).collect();
+        req.cancel.check()?;
         let (top, capped) = top_turns(searcher, query, collect, &sid_hashes, &seqs).map_err(qerr)?;
+        req.cancel.check()?;
         let users = self.user_turns(searcher, &top).map_err(|e| IndexError::Query(e.to_string()))?;
 
         struct Agg {
@@ -976,6 +987,7 @@ impl IndexView {
             ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
             ranked.truncate((limit * RESCORE_PER_HIT).max(RESCORE_SESSIONS));
             let hashes: Vec<u64> = ranked.iter().map(|r| r.1).collect();
+            req.cancel.check()?;
             let again = self.rescore(searcher, &hashes, units).map_err(qerr)?;
             for (score, h) in &mut ranked {
                 *score = INDEX_SCORE_SHARE * *score + again.get(h).copied().unwrap_or(0.0);
@@ -1007,6 +1019,9 @@ impl IndexView {
         // Look at a few more than asked so the priors and filters can reorder.
         let window = if req.project.is_some() { usize::MAX } else { limit * 3 };
         for (score, h) in ranked.into_iter().take(window) {
+            // Each step may read a stored document: with a project filter, up to every
+            // session that matched.
+            req.cancel.check()?;
             let addr = match groups.get(&h).and_then(|g| g.session_doc) {
                 Some(a) => a,
                 None => match self.session_doc(searcher, h)? {
@@ -1049,6 +1064,8 @@ impl IndexView {
             if hits.len() == limit {
                 break;
             }
+            // Each hit reads up to five turns from the archive.
+            req.cancel.check()?;
             let meta = match meta {
                 Some(m) => m,
                 None => match self.meta_at(searcher, addr)? {
@@ -1436,6 +1453,30 @@ pub(crate) fn rowstore_index(rows: &str) -> (tempfile::TempDir, IndexView) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cancelled_search_stops_at_whichever_step_it_is_on() {
+        let rows: String = (0..30).map(|i| format!("s{i}\t{}\tpgbouncer refused connections, attempt {i}\n", 1000 + i)).collect();
+        let (_tmp, view) = rowstore_index(&rows);
+        let search = |cancel: Cancel| {
+            view.search(&SearchRequest { query: "pgbouncer refused".into(), limit: 50, cancel, ..SearchRequest::default() })
+        };
+        let counted = Cancel::after_checks(usize::MAX);
+        let whole = search(counted.clone()).expect("search");
+        assert_eq!(whole.hits.len(), 30);
+        // A step per session shown (its turns are read from the archive), so the work
+        // a cancelled search skips grows with what it would have read.
+        let steps = counted.checks();
+        assert!(steps >= 30, "{steps} checks for 30 sessions read");
+        for k in [0, 1, steps / 2, steps - 1] {
+            let e = search(Cancel::after_checks(k)).expect_err("cancelled");
+            assert!(matches!(e, IndexError::Cancelled(_)), "stopped at check {k}: {e}");
+        }
+        let again = search(Cancel::after_checks(steps)).expect("every check passed");
+        let keys = |r: &SearchResults| r.hits.iter().map(|h| h.session.key()).collect::<Vec<_>>();
+        assert_eq!(keys(&again), keys(&whole), "a token that never fires changes nothing");
+        assert_eq!(keys(&search(Cancel::never()).expect("search")), keys(&whole));
+    }
 
     #[test]
     fn oversized_queries_are_bounded_and_say_what_was_left_out() {
