@@ -8,8 +8,8 @@
 //!   kept in `xtask/Cargo.toml` and `xtask/src/linked_adapters.rs`, because
 //!   `cargo xtask matrix` reads every adapter's metadata from the registry.
 //! - `cargo xtask matrix [--check]` — generates `docs/harness-matrix.md`, the README's
-//!   matrix block and the static site in `docs/site/` from each adapter's `HarnessInfo`
-//!   and `harness-matrix.toml`.
+//!   matrix block, the static site in `docs/site/` and the one-file view
+//!   `harness-matrix.toml` from each adapter's `HarnessInfo` and `adapters/<id>/harness.toml`.
 //! - `cargo xtask new-adapter <id> "<Display Name>"` — scaffolds `adapters/<id>/` and
 //!   registers it everywhere; `cargo xtask remove-adapter <id>` undoes that.
 //! - `cargo xtask fuzz [--cases N] [--adapter ID]` — the long run of the fuzzing-style
@@ -53,11 +53,12 @@ fn usage() -> &'static str {
 
 commands:
   adapters [--check]              regenerate (or check) the linked adapter lists of deja-cli and xtask
-  matrix [--check]                regenerate (or check) docs/harness-matrix.md, the README matrix block
-                                  and the docs site docs/site/ from adapter metadata + harness-matrix.toml
-  new-adapter <id> \"<Name>\"       scaffold adapters/<id>/ (id: lowercase letters, digits, '-'), link it
-                                  and add it to harness-matrix.toml; then `cargo test -p deja-adapter-<id>`
-  remove-adapter <id>             delete adapters/<id>/, unlink it and drop its harness-matrix.toml entry
+  matrix [--check]                regenerate (or check) harness-matrix.toml, docs/harness-matrix.md, the
+                                  README matrix block and the docs site docs/site/ from adapter metadata
+                                  + adapters/<id>/harness.toml
+  new-adapter <id> \"<Name>\"       scaffold adapters/<id>/ (id: lowercase letters, digits, '-') with its
+                                  harness.toml and link it; then `cargo test -p deja-adapter-<id>`
+  remove-adapter <id>             delete adapters/<id>/ and unlink it
   fuzz [--cases N] [--adapter ID]... [--seed S] [--debug]
                                   the fuzzing-style property tests (adapter kits, core readers, MCP
                                   server) with many cases (default 2000), built in release mode

@@ -116,7 +116,7 @@ fn site_renders_readably_from_disk_in_light_and_dark_mode() {
         &root,
         &infos,
         &crate::adapters::adapter_ids(&root).expect("adapter ids"),
-        &notes::load(&root).expect("harness-matrix.toml"),
+        &notes::load(&root, &crate::adapters::adapter_ids(&root).expect("adapter ids")).expect("harness.toml files"),
         &readme,
     )
     .expect("generate");
