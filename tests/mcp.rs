@@ -609,7 +609,11 @@ fn deja_search_mcp_and_hooks_answer_queries_of_any_length() {
         assert!(v["hits"].as_array().is_some_and(|a| !a.is_empty()), "the rare word carries the match: {v}");
         let out = h.deja(&["search", "--no-refresh", q]);
         let text = String::from_utf8_lossy(&out.stdout);
-        assert!(out.status.success() && text.lines().next().is_some_and(|l| l.contains("searched as their 32 rarest") || l.contains("were cut")), "{text}");
+        assert!(
+            out.status.success()
+                && text.lines().next().is_some_and(|l| l.contains("searched as their 32 rarest") || l.contains("were cut")),
+            "{text}"
+        );
     }
     let out = h.deja(&["search", "--no-refresh", "--json", &words(100, "pgbouncer")]);
     let v: Value = serde_json::from_slice(&out.stdout).expect("json");

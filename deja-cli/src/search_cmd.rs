@@ -141,7 +141,11 @@ pub fn render(r: &SearchResults, query: &str) -> String {
     let mut out = String::new();
     if r.hits.is_empty() {
         // The query is echoed: a pasted secret is not, here or anywhere else.
-        out.push_str(&format!("nothing matched `{}` (tried {})\n", clean(&deja_core::redact::redact(query), 200), deja_core::index::search::TIER_NAMES));
+        out.push_str(&format!(
+            "nothing matched `{}` (tried {})\n",
+            clean(&deja_core::redact::redact(query), 200),
+            deja_core::index::search::TIER_NAMES
+        ));
         return out;
     }
     let more = if r.capped { "+" } else { "" };

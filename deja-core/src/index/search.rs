@@ -27,8 +27,8 @@ use tantivy::query::{
 use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::{DocAddress, DocSet, Score, Searcher, TantivyDocument, Term};
 
-use super::schema::{KIND_SESSION, KIND_TURN};
 use super::bound::{bound_query, BoundedQuery};
+use super::schema::{KIND_SESSION, KIND_TURN};
 use super::tokenizer::{stem, words, Word};
 use super::{IndexError, IndexView, SessionMeta};
 use crate::model::{Role, Timestamp, Turn};
@@ -1129,7 +1129,17 @@ impl IndexView {
             let when = |x: &Hit| last_active.get(&sid_hash_of(&x.session)).copied().unwrap_or(0);
             b.score.total_cmp(&a.score).then(when(b).cmp(&when(a))).then_with(|| a.session.key().cmp(&b.session.key()))
         });
-        Ok(SearchResults { tier, total, capped, hits, dropped: Vec::new(), matched: Vec::new(), ignored: Vec::new(), left_out: Vec::new(), bounded: None })
+        Ok(SearchResults {
+            tier,
+            total,
+            capped,
+            hits,
+            dropped: Vec::new(),
+            matched: Vec::new(),
+            ignored: Vec::new(),
+            left_out: Vec::new(),
+            bounded: None,
+        })
     }
 
     /// Each session's score over all its turns: every turn scored by BM25 with
@@ -1474,7 +1484,11 @@ mod tests {
         let q = format!("the pgbouncer refused {}", words_at(MAX_QUERY_WORDS));
         let r = search(&q).expect("searched");
         assert_eq!(r.left_out.first().map(String::as_str), Some("the"), "{:?}", r.left_out);
-        assert!(!r.left_out.iter().any(|w| w == "pgbouncer" || w == "refused"), "the words the history has are the rare ones: {:?}", r.left_out);
+        assert!(
+            !r.left_out.iter().any(|w| w == "pgbouncer" || w == "refused"),
+            "the words the history has are the rare ones: {:?}",
+            r.left_out
+        );
         assert_eq!(r.hits.len(), 1, "found by the words kept");
         // At the limit nothing is left out.
         let r = search(&words_at(MAX_QUERY_WORDS)).expect("searched");
