@@ -1,12 +1,10 @@
 //! `cargo xtask`: developer commands that keep generated files in step with the
 //! adapters folder.
 //!
-//! - `cargo xtask adapters [--check]` — writes the list of linked adapter crates
-//!   (`deja-cli/src/adapters.rs` and the marked dependency block of
-//!   `deja-cli/Cargo.toml`) from the folders under `adapters/`; `--check` fails,
-//!   naming the file, when the committed one differs. The same block and list are
-//!   kept in `xtask/Cargo.toml` and `xtask/src/linked_adapters.rs`, because
-//!   `cargo xtask matrix` reads every adapter's metadata from the registry.
+//! - `cargo xtask adapters [--check]` — writes the facade crate `deja-adapters/` (its
+//!   manifest and `src/lib.rs`), the one crate that links every adapter, from the
+//!   folders under `adapters/`; `--check` fails, naming the file, when the committed one
+//!   differs.
 //! - `cargo xtask matrix [--check]` — generates `docs/harness-matrix.md`, the README's
 //!   matrix block, the static site in `docs/site/` and the one-file view
 //!   `harness-matrix.toml` from each adapter's `HarnessInfo` and `adapters/<id>/harness.toml`.
@@ -20,11 +18,12 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
+// Every adapter, linked: `cargo xtask matrix` reads their metadata from the registry.
+use deja_adapters as _;
 
 mod adapters;
 mod bench_corpus;
 mod fuzz;
-mod linked_adapters;
 mod matrix;
 mod scaffold;
 
@@ -52,7 +51,7 @@ fn usage() -> &'static str {
     "usage: cargo xtask <command>
 
 commands:
-  adapters [--check]              regenerate (or check) the linked adapter lists of deja-cli and xtask
+  adapters [--check]              regenerate (or check) deja-adapters/, the crate that links every adapter
   matrix [--check]                regenerate (or check) harness-matrix.toml, docs/harness-matrix.md, the
                                   README matrix block and the docs site docs/site/ from adapter metadata
                                   + adapters/<id>/harness.toml
