@@ -48,10 +48,10 @@ pub fn matrix_page(harnesses: &[Harness]) -> String {
     for h in harnesses {
         s.push_str(&format!(
             "| [{}](#{}) | `{}` | {} | {} | {} |\n",
-            md_cell(h.info.name),
+            md_cell(&h.info.name),
             h.info.id,
             h.info.id,
-            md_cell(h.info.container),
+            md_cell(&h.info.container),
             md_cell(&checked_label(h.notes)),
             status_row(h)
         ));
@@ -66,9 +66,9 @@ pub fn matrix_page(harnesses: &[Harness]) -> String {
 fn section(s: &mut String, h: &Harness) {
     let info = h.info;
     let n = h.notes;
-    s.push_str(&format!("<a id=\"{}\"></a>\n\n## {} (`{}`)\n\n", info.id, md_inline(info.name), info.id));
+    s.push_str(&format!("<a id=\"{}\"></a>\n\n## {} (`{}`)\n\n", info.id, md_inline(&info.name), info.id));
     s.push_str(&format!("Site page: [site/harnesses/{0}.html](site/harnesses/{0}.html)\n\n", info.id));
-    s.push_str(&format!("- **Container:** {}\n", md_inline(info.container)));
+    s.push_str(&format!("- **Container:** {}\n", md_inline(&info.container)));
     s.push_str("- **Default store paths:**\n");
     for g in store_groups(info) {
         match g.os {
@@ -76,8 +76,8 @@ fn section(s: &mut String, h: &Harness) {
             None => s.push_str(&format!("  - `{}`\n", g.path)),
         }
     }
-    s.push_str(&format!("- **Harness's own relocation variables:** {}\n", md_code_list(info.env_vars)));
-    s.push_str(&format!("- **deja's overrides:** {}\n", md_code_list(info.deja_vars)));
+    s.push_str(&format!("- **Harness's own relocation variables:** {}\n", md_code_list(&info.env_vars)));
+    s.push_str(&format!("- **deja's overrides:** {}\n", md_code_list(&info.deja_vars)));
     let needs = if info.needs.is_empty() {
         "nothing beyond deja".to_string()
     } else {
@@ -86,7 +86,7 @@ fn section(s: &mut String, h: &Harness) {
     s.push_str(&format!("- **Needs:** {needs}\n"));
     s.push_str(&format!("- **Checked against:** {}\n\n", md_inline(&checked_label(n))));
     s.push_str("### Format\n\n");
-    for p in paragraphs(info.format_summary) {
+    for p in paragraphs(&info.format_summary) {
         s.push_str(&format!("{}\n\n", md_inline(&p)));
     }
     s.push_str("### Capabilities\n\n| surface | status | detail |\n| --- | --- | --- |\n");
@@ -152,7 +152,7 @@ pub fn readme_block(harnesses: &[Harness]) -> String {
             .join("<br>");
         s.push_str(&format!(
             "| [{}](docs/harness-matrix.md#{}) (`{}`) | {} | {} | {} |\n",
-            md_cell(h.info.name),
+            md_cell(&h.info.name),
             h.info.id,
             h.info.id,
             stores,

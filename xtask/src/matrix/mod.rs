@@ -1,5 +1,5 @@
-//! `cargo xtask matrix [--check]`: merges every linked adapter's `HarnessInfo` with
-//! its `adapters/<id>/harness.toml` into `docs/harness-matrix.md`, the README's matrix
+//! `cargo xtask matrix [--check]`: merges every adapter's `HarnessInfo` (read through
+//! the facade's metadata binary, `meta.rs`) with its `adapters/<id>/harness.toml` into `docs/harness-matrix.md`, the README's matrix
 //! block, the static site in `docs/site/` and the one-file view `harness-matrix.toml`.
 //! Everything is rendered in memory first, checked (consistency, links), then written — or, with `--check`, compared with what is
 //! committed. Output is sorted by id and carries no timestamps except the dates the
@@ -9,12 +9,12 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
-use deja_core::HarnessInfo;
 
 use crate::write_or_check_by;
 
 pub mod links;
 pub mod markdown;
+pub mod meta;
 pub mod notes;
 pub mod site;
 pub mod text;
@@ -25,6 +25,7 @@ mod browser_tests;
 #[cfg(test)]
 pub mod testing;
 
+use meta::HarnessInfo;
 use notes::{HarnessFiles, HarnessNotes};
 
 const MATRIX_PAGE: &str = "docs/harness-matrix.md";
@@ -50,9 +51,9 @@ pub fn generate(root: &Path, infos: &[&HarnessInfo], folder_ids: &[String], file
     let notes = notes::parse_all(files)?;
     notes::validate(infos, folder_ids, &notes)?;
     let mut sorted: Vec<&HarnessInfo> = infos.to_vec();
-    sorted.sort_by_key(|i| i.id);
+    sorted.sort_by(|a, b| a.id.cmp(&b.id));
     let harnesses: Vec<Harness> =
-        sorted.iter().map(|info| Harness { info, notes: notes.get(info.id).expect("validate checked every adapter has notes") }).collect();
+        sorted.iter().map(|info| Harness { info, notes: notes.get(&info.id).expect("validate checked every adapter has notes") }).collect();
     let mut out = vec![
         (notes::NOTES_FILE.to_string(), view::render(files, &notes)?),
         (MATRIX_PAGE.to_string(), markdown::matrix_page(&harnesses)),
@@ -139,23 +140,16 @@ pub fn write(root: &Path, generated: &Generated, check: bool) -> Result<()> {
     Ok(())
 }
 
-/// An adapter's description with its capabilities as the code derives them
-/// (`HarnessFormat::capabilities`: a wiring surface is `works` only where its wiring
-/// exists), leaked for the life of the process like the static ones.
-pub fn described(f: &'static dyn deja_core::HarnessFormat) -> &'static HarnessInfo {
-    Box::leak(Box::new(HarnessInfo { capabilities: f.capabilities(), ..*f.info() }))
-}
-
 pub fn run(root: &Path, check: bool) -> Result<()> {
-    let registry = deja_core::registry();
-    let infos: Vec<&HarnessInfo> = registry.iter().map(|f| described(*f)).collect();
+    let described = meta::load(root)?;
+    let infos: Vec<&HarnessInfo> = described.iter().collect();
     let folder_ids = crate::adapters::adapter_ids(root)?;
     let files = notes::load(root, &folder_ids)?;
     let readme_path = root.join(README);
     let readme = std::fs::read_to_string(&readme_path).with_context(|| format!("reading {}", readme_path.display()))?;
     let generated = generate(root, &infos, &folder_ids, &files, &readme)?;
     write(root, &generated, check)?;
-    let ids: Vec<&str> = infos.iter().map(|i| i.id).collect();
+    let ids: Vec<&str> = infos.iter().map(|i| i.id.as_str()).collect();
     if check {
         println!("harness matrix is current ({} harnesses: {})", ids.len(), ids.join(", "));
     } else {
@@ -167,7 +161,7 @@ pub fn run(root: &Path, check: bool) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use deja_core::{Capabilities, Capability};
+    use meta::Capability;
 
     const ALPHA: &str = r#"
 checked_versions = ["1.0"]
@@ -228,9 +222,10 @@ verify = "Run `deja harnesses`."
         let before = [testing::info("alpha"), testing::info("beta")];
         write(dir.path(), &generate(dir.path(), &before, &ids(), &files(), README_TEXT).expect("generate"), false).expect("write");
 
-        let mut caps: Capabilities = before[0].capabilities;
-        caps.command = Capability::Planned("a `/deja` command file");
-        let after = [testing::info_with("alpha", caps), testing::info("beta")];
+        let after = [
+            testing::with_capability("alpha", "command", Capability::Planned("a `/deja` command file".to_string())),
+            testing::info("beta"),
+        ];
         let readme = std::fs::read_to_string(dir.path().join(README)).expect("readme");
         let regenerated = generate(dir.path(), &after, &ids(), &files(), &readme).expect("generate");
         let err = write(dir.path(), &regenerated, true).expect_err("drift must fail --check").to_string();

@@ -8,8 +8,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use super::meta::{Capability, HarnessInfo};
 use anyhow::{bail, Context, Result};
-use deja_core::{Capability, HarnessInfo};
 use serde::Deserialize;
 
 /// Each adapter's notes, relative to its folder `adapters/<id>/`.
@@ -19,7 +19,7 @@ pub const HARNESS_FILE: &str = "harness.toml";
 pub const NOTES_FILE: &str = "harness-matrix.toml";
 
 /// The surface names a blocker or a capability check may name, as
-/// `Capabilities::named` spells them.
+/// deja-core's `Capabilities::named` spells them, in the matrix's order.
 pub const CAPABILITY_NAMES: [&str; 6] = ["mcp", "auto-recall", "skill", "command", "resume", "handoff"];
 
 /// One adapter's `harness.toml` (its keys at the top level), and the `[<id>]` table
@@ -125,26 +125,26 @@ pub fn validate(infos: &[&HarnessInfo], folder_ids: &[String], notes: &Notes) ->
     let mut problems = Vec::new();
     for info in infos {
         check_info(info, &mut problems);
-        if !folder_ids.iter().any(|f| f == info.id) {
+        if !folder_ids.contains(&info.id) {
             problems.push(format!("registered adapter `{}` has no folder adapters/{}/ (the folder name must be the id)", info.id, info.id));
         }
-        match notes.get(info.id) {
+        match notes.get(&info.id) {
             Some(n) => check_notes(info, n, &mut problems),
             None => problems.push(format!(
                 "{} is missing: every adapter keeps what code cannot know about its harness there (see CONTRIBUTING.md)",
-                harness_file(info.id)
+                harness_file(&info.id)
             )),
         }
     }
     for id in folder_ids {
-        if !infos.iter().any(|i| i.id == id) {
+        if !infos.iter().any(|i| i.id == *id) {
             problems.push(format!(
                 "adapters/{id}/ is not in the registry: run `cargo xtask adapters` (and check the crate calls `inventory::submit!`)"
             ));
         }
     }
     for id in notes.keys() {
-        if !infos.iter().any(|i| i.id == id) {
+        if !infos.iter().any(|i| i.id == *id) {
             problems.push(format!("{} exists but no registered adapter has the id `{id}`", harness_file(id)));
         }
     }
@@ -162,11 +162,11 @@ pub fn valid_id(id: &str) -> bool {
 }
 
 fn check_info(info: &HarnessInfo, problems: &mut Vec<String>) {
-    let id = info.id;
+    let id = info.id.as_str();
     if !valid_id(id) {
         problems.push(format!("adapter id `{id}` is not lowercase letters, digits and inner '-'"));
     }
-    for (field, value) in [("name", info.name), ("container", info.container), ("format_summary", info.format_summary)] {
+    for (field, value) in [("name", &info.name), ("container", &info.container), ("format_summary", &info.format_summary)] {
         if value.trim().is_empty() {
             problems.push(format!("`{id}`: HarnessInfo.{field} is empty"));
         }
@@ -174,19 +174,18 @@ fn check_info(info: &HarnessInfo, problems: &mut Vec<String>) {
     if info.stores.is_empty() {
         problems.push(format!("`{id}`: HarnessInfo.stores names no default store path"));
     }
-    let root_var = deja_core::env::deja_root_var(id);
-    if !info.deja_vars.contains(&root_var.as_str()) {
-        problems.push(format!("`{id}`: HarnessInfo.deja_vars must include {root_var}"));
+    if !info.deja_vars.contains(&info.root_var) {
+        problems.push(format!("`{id}`: HarnessInfo.deja_vars must include {}", info.root_var));
     }
     for (name, cap) in info.named_capabilities() {
-        if cap != Capability::Unknown && cap.reason().trim().is_empty() {
+        if *cap != Capability::Unknown && cap.reason().trim().is_empty() {
             problems.push(format!("`{id}`: capability {name} is {} without a reason", cap.status()));
         }
     }
 }
 
 fn check_notes(info: &HarnessInfo, n: &HarnessNotes, problems: &mut Vec<String>) {
-    let id = info.id;
+    let id = info.id.as_str();
     let file = harness_file(id);
     match (&n.checked_on, n.checked_versions.is_empty()) {
         (Some(date), false) => check_date(&file, "checked_on", date, problems),
@@ -278,7 +277,7 @@ fn is_date(s: &str) -> bool {
 mod tests {
     use super::*;
     use crate::matrix::testing::info;
-    use deja_core::Capabilities;
+    use crate::matrix::testing::with_capability;
 
     /// `alpha`'s notes, from the text of its `harness.toml`.
     fn notes(text: &str) -> Notes {
@@ -357,10 +356,9 @@ verify = "Run `deja harnesses`."
 
     #[test]
     fn works_needs_a_capability_check_and_blocked_needs_a_blocker() {
-        let mut caps: Capabilities = info("alpha").capabilities;
-        caps.mcp = Capability::Works("`deja install alpha`");
-        caps.auto_recall = Capability::Blocked("no hook API yet");
-        let alpha = crate::matrix::testing::info_with("alpha", caps);
+        let mut alpha = with_capability("alpha", "mcp", Capability::Works("`deja install alpha`".to_string())).clone();
+        alpha.capabilities[1].1 = Capability::Blocked("no hook API yet".to_string());
+        let alpha = &alpha;
         let err = validate(&[alpha], &["alpha".to_string()], &notes(GOOD)).expect_err("unverified").to_string();
         assert!(err.contains("says mcp works"), "{err}");
         assert!(err.contains("says auto-recall is blocked"), "{err}");
@@ -379,9 +377,7 @@ verify = "Run `deja harnesses`."
 
     #[test]
     fn metadata_rules_are_enforced() {
-        let mut caps: Capabilities = info("alpha").capabilities;
-        caps.skill = Capability::Planned(" ");
-        let alpha = crate::matrix::testing::info_with("alpha", caps);
+        let alpha = with_capability("alpha", "skill", Capability::Planned(" ".to_string()));
         let err = validate(&[alpha], &["alpha".to_string()], &notes(GOOD)).expect_err("no reason").to_string();
         assert!(err.contains("skill is planned without a reason"), "{err}");
     }

@@ -21,7 +21,7 @@ pub fn pages(harnesses: &[Harness]) -> Vec<(String, String)> {
     for (i, h) in harnesses.iter().enumerate() {
         let prev = i.checked_sub(1).and_then(|j| harnesses.get(j));
         let next = harnesses.get(i + 1);
-        out.push((harness_page(h.info.id), harness(h, prev, next)));
+        out.push((harness_page(&h.info.id), harness(h, prev, next)));
     }
     out
 }
@@ -129,9 +129,9 @@ indexes and searches them.</p>
     for h in harnesses {
         b.push_str(&format!(
             "<tr><th scope=\"row\"><a href=\"{}\">{}</a> <code>{}</code></th><td class=\"checked\">{}</td>",
-            harness_page(h.info.id),
-            html_escape(h.info.name),
-            html_escape(h.info.id),
+            harness_page(&h.info.id),
+            html_escape(&h.info.name),
+            html_escape(&h.info.id),
             checked_html(h.notes)
         ));
         for (_, cap) in h.info.named_capabilities() {
@@ -150,9 +150,9 @@ fn harness(h: &Harness, prev: Option<&Harness>, next: Option<&Harness>) -> Strin
     b.push_str("<p class=\"crumbs\"><a href=\"../index.html#harnesses\">← All harnesses</a></p>\n");
     b.push_str(&format!(
         "<h1>{} <code class=\"id\">{}</code></h1>\n<p class=\"lede\">{}</p>\n",
-        html_escape(info.name),
-        html_escape(info.id),
-        html_inline(info.container)
+        html_escape(&info.name),
+        html_escape(&info.id),
+        html_inline(&info.container)
     ));
     b.push_str("<div class=\"toc\"><a href=\"#store\">Store</a> <a href=\"#format\">Format</a> <a href=\"#capabilities\">Capabilities</a> <a href=\"#verify\">How to verify</a> <a href=\"#history\">Checked, blockers, drift</a></div>\n");
 
@@ -165,8 +165,8 @@ fn harness(h: &Harness, prev: Option<&Harness>, next: Option<&Harness>) -> Strin
         ));
     }
     b.push_str("</tbody>\n</table>\n<p class=\"note\"><code>~</code> is your home directory.</p>\n<dl class=\"facts\">\n");
-    b.push_str(&format!("<dt>The harness’s own relocation variables</dt><dd>{}</dd>\n", html_code_list(info.env_vars)));
-    b.push_str(&format!("<dt>deja’s overrides</dt><dd>{}</dd>\n", html_code_list(info.deja_vars)));
+    b.push_str(&format!("<dt>The harness’s own relocation variables</dt><dd>{}</dd>\n", html_code_list(&info.env_vars)));
+    b.push_str(&format!("<dt>deja’s overrides</dt><dd>{}</dd>\n", html_code_list(&info.deja_vars)));
     let needs = if info.needs.is_empty() {
         "Nothing beyond deja.".to_string()
     } else {
@@ -175,7 +175,7 @@ fn harness(h: &Harness, prev: Option<&Harness>, next: Option<&Harness>) -> Strin
     b.push_str(&format!("<dt>Needs</dt><dd>{needs}</dd>\n</dl>\n</section>\n"));
 
     b.push_str("<section id=\"format\">\n<h2>Format</h2>\n");
-    for p in paragraphs(info.format_summary) {
+    for p in paragraphs(&info.format_summary) {
         b.push_str(&format!("<p>{}</p>\n", html_inline(&p)));
     }
     b.push_str("</section>\n");
@@ -243,11 +243,11 @@ fn harness(h: &Harness, prev: Option<&Harness>, next: Option<&Harness>) -> Strin
 
     b.push_str("<nav class=\"pager\">");
     match prev {
-        Some(p) => b.push_str(&format!("<a href=\"{}.html\">← {}</a>", p.info.id, html_escape(p.info.name))),
+        Some(p) => b.push_str(&format!("<a href=\"{}.html\">← {}</a>", p.info.id, html_escape(&p.info.name))),
         None => b.push_str("<span></span>"),
     }
     match next {
-        Some(x) => b.push_str(&format!("<a href=\"{}.html\">{} →</a>", x.info.id, html_escape(x.info.name))),
+        Some(x) => b.push_str(&format!("<a href=\"{}.html\">{} →</a>", x.info.id, html_escape(&x.info.name))),
         None => b.push_str("<span></span>"),
     }
     b.push_str("</nav>\n");
