@@ -302,8 +302,9 @@ mod tests {
 }
 
 /// The real thing, on a temporary copy of this workspace: scaffold an adapter, build it
-/// with its test binary (the whole workspace must load for that), remove it, and find
-/// every file byte-identical to before.
+/// with its test binary (the whole workspace must load for that), find that nothing
+/// outside its folder changed but generated files, remove it, and find every file
+/// byte-identical to before.
 #[cfg(test)]
 mod real_scaffold {
     use std::collections::BTreeMap;
@@ -311,6 +312,12 @@ mod real_scaffold {
     use std::process::Command;
 
     use super::{new_adapter, remove_adapter};
+
+    /// The files outside its folder a new adapter may change: the facade `cargo xtask
+    /// adapters` writes, and the lock file cargo writes. (`cargo xtask matrix` then
+    /// regenerates the docs and `harness-matrix.toml`, also generated; it is not run here,
+    /// since it builds every adapter.)
+    const GENERATED_ON_SCAFFOLD: &[&str] = &["deja-adapters/Cargo.toml", "deja-adapters/src/lib.rs", "Cargo.lock"];
 
     /// Directories a copy of the workspace does not need.
     const SKIPPED: &[&str] = &[".git", "target", "node_modules"];
@@ -380,6 +387,15 @@ mod real_scaffold {
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
+        let scaffolded = tree(&root);
+        let outside: Vec<&PathBuf> = before
+            .keys()
+            .chain(scaffolded.keys())
+            .filter(|k| before.get(*k) != scaffolded.get(*k) && !k.starts_with("adapters/scaffold-probe"))
+            .collect();
+        let hand_edited: Vec<&&PathBuf> =
+            outside.iter().filter(|k| !GENERATED_ON_SCAFFOLD.iter().any(|g| Path::new(g) == k.as_path())).collect();
+        assert!(hand_edited.is_empty(), "a new adapter changed files outside its folder that are not generated: {hand_edited:?}");
 
         remove_adapter(&root, "scaffold-probe").expect("remove");
         let after = tree(&root);
