@@ -29,20 +29,21 @@ mod matrix;
 mod scaffold;
 
 /// The deja workspace xtask runs in: the nearest directory at or above the current one
-/// holding `harness-matrix.toml` beside a `Cargo.toml` that declares `[workspace]`. Found
-/// from where it runs, never from where it was built: a second checkout sharing a target
-/// directory must edit its own files.
+/// holding an `adapters/` folder beside a `Cargo.toml` that declares `[workspace]` (not
+/// `harness-matrix.toml`, which xtask generates and so may be missing). Found from where
+/// it runs, never from where it was built: a second checkout sharing a target directory
+/// must edit its own files.
 fn workspace_root() -> Result<PathBuf> {
     let cwd = std::env::current_dir().context("reading the current directory")?;
     find_workspace_root(&cwd).with_context(|| {
-        format!("{} is not inside a deja workspace (no Cargo.toml with [workspace] beside harness-matrix.toml above it)", cwd.display())
+        format!("{} is not inside a deja workspace (no Cargo.toml with [workspace] beside an adapters/ folder above it)", cwd.display())
     })
 }
 
 fn find_workspace_root(from: &Path) -> Option<PathBuf> {
     from.ancestors()
         .find(|dir| {
-            dir.join("harness-matrix.toml").is_file()
+            dir.join("adapters").is_dir()
                 && std::fs::read_to_string(dir.join("Cargo.toml")).is_ok_and(|m| m.lines().any(|l| l.trim() == "[workspace]"))
         })
         .map(Path::to_path_buf)
