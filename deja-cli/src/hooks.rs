@@ -25,6 +25,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use clap::Args;
+use deja_adapters::deja_adapter_goose;
 use deja_core::index::{IndexPaths, IndexView};
 use deja_core::recall::frame::{frame, Answer, CLOSE_TAG};
 use deja_core::recall::query::{self, Scope};

@@ -1,7 +1,7 @@
 //! Small text helpers shared by the Markdown and HTML renderers: paragraphs, inline
 //! code spans, escaping, and the per-harness facts both renderers phrase the same way.
 
-use deja_core::{HarnessInfo, Os};
+use super::meta::{HarnessInfo, Os};
 
 use super::notes::HarnessNotes;
 
@@ -104,14 +104,14 @@ pub fn md_cell(text: &str) -> String {
 }
 
 /// `a`, `b` and `c` as Markdown code spans joined with commas, or `none`.
-pub fn md_code_list(items: &[&str]) -> String {
+pub fn md_code_list(items: &[String]) -> String {
     if items.is_empty() {
         return "none".to_string();
     }
     items.iter().map(|i| format!("`{i}`")).collect::<Vec<_>>().join(", ")
 }
 
-pub fn html_code_list(items: &[&str]) -> String {
+pub fn html_code_list(items: &[String]) -> String {
     if items.is_empty() {
         return "none".to_string();
     }
@@ -120,26 +120,26 @@ pub fn html_code_list(items: &[&str]) -> String {
 
 /// A default store path with the operating systems it applies to; `None` when it
 /// applies everywhere.
-pub struct StoreGroup {
-    pub path: &'static str,
+pub struct StoreGroup<'a> {
+    pub path: &'a str,
     pub os: Option<String>,
 }
 
 /// The store paths, identical paths merged across operating systems, in the order the
 /// adapter lists them.
-pub fn store_groups(info: &HarnessInfo) -> Vec<StoreGroup> {
-    let mut groups: Vec<(&'static str, Vec<Os>)> = Vec::new();
-    for store in info.stores {
+pub fn store_groups(info: &HarnessInfo) -> Vec<StoreGroup<'_>> {
+    let mut groups: Vec<(&str, Vec<Os>)> = Vec::new();
+    for store in &info.stores {
         match groups.iter_mut().find(|(p, _)| *p == store.path) {
             Some((_, oses)) => oses.push(store.os),
-            None => groups.push((store.path, vec![store.os])),
+            None => groups.push((&store.path, vec![store.os])),
         }
     }
     groups
         .into_iter()
         .map(|(path, oses)| {
-            let covers = |os: Os| oses.iter().any(|o| *o == Os::Any || *o == os || (*o == Os::Unix && matches!(os, Os::Linux | Os::MacOs)));
-            let everywhere = covers(Os::Linux) && covers(Os::MacOs) && covers(Os::Windows);
+            let covers = |os: Os| oses.iter().any(|o| *o == Os::Any || *o == os || (*o == Os::Unix && matches!(os, Os::Linux | Os::Mac)));
+            let everywhere = covers(Os::Linux) && covers(Os::Mac) && covers(Os::Windows);
             let os = (!everywhere).then(|| oses.iter().map(|o| o.label()).collect::<Vec<_>>().join(", "));
             StoreGroup { path, os }
         })
@@ -184,7 +184,7 @@ pub const STATUSES: [(&str, &str); 5] = [
 #[cfg(test)]
 mod tests {
     use super::*;
-    use deja_core::StorePath;
+    use crate::matrix::meta::StorePath;
 
     #[test]
     fn code_spans_split_and_tolerate_an_odd_backtick() {
@@ -216,15 +216,12 @@ mod tests {
 
     #[test]
     fn identical_store_paths_merge_and_full_coverage_drops_the_label() {
-        let info: &HarnessInfo = Box::leak(Box::new(HarnessInfo {
-            stores: Box::leak(Box::new([
-                StorePath { os: Os::Unix, path: "~/.a" },
-                StorePath { os: Os::Windows, path: "~/.a" },
-                StorePath { os: Os::MacOs, path: "~/Library/b" },
-            ])),
-            ..*crate::matrix::testing::info("alpha")
-        }));
-        let groups = store_groups(info);
+        let store = |os, path: &str| StorePath { os, path: path.to_string() };
+        let info = HarnessInfo {
+            stores: vec![store(Os::Unix, "~/.a"), store(Os::Windows, "~/.a"), store(Os::Mac, "~/Library/b")],
+            ..crate::matrix::testing::info("alpha").clone()
+        };
+        let groups = store_groups(&info);
         assert_eq!(groups.len(), 2);
         assert_eq!((groups[0].path, groups[0].os.as_deref()), ("~/.a", None));
         assert_eq!((groups[1].path, groups[1].os.as_deref()), ("~/Library/b", Some("macOS")));
