@@ -39,7 +39,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use clap::Args;
-use deja_adapter_deja::{NoteSource, MAX_NOTE_BYTES, MAX_PROJECT_BYTES, MAX_TAGS, MAX_TAG_BYTES};
+use deja_adapters::deja_adapter_deja::{self, NoteSource, MAX_NOTE_BYTES, MAX_PROJECT_BYTES, MAX_TAGS, MAX_TAG_BYTES};
 use deja_core::cancel::Cancel;
 use deja_core::index::indexer::{run_index, IndexRequest, Silent};
 use deja_core::index::schema::SCHEMA_VERSION;
