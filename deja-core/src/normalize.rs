@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 
 use crate::env::StoreEnv;
-use crate::model::{cap_text, Role, Session};
+use crate::model::{cap_text, Role, Session, TitleBy};
 use crate::redact::redact;
 use crate::text::{derive_title, one_line, InjectedText};
 
@@ -111,10 +111,12 @@ pub fn normalize(session: &mut Session, opts: &NormalizeOptions, injected: &Inje
         turn.role == Role::ToolCall || seen.insert(key)
     });
     let named = session.title.take().map(|t| redact(injected.strip(&t).trim()).into_owned()).filter(|t| !t.is_empty());
-    session.title_derived = named.is_none();
     session.title = match named {
         Some(t) => Some(one_line(&t, 160)),
-        None => derive_title(session, injected),
+        None => {
+            session.title_by = TitleBy::Prompt;
+            derive_title(session, injected)
+        }
     };
     if let Some(p) = &mut session.project {
         redact_in_place(p);

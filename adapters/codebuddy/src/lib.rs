@@ -375,9 +375,7 @@ impl<'a> FileParse<'a> {
         if s.kind.is_none() {
             s.title = self.title.map(|(_, t)| t);
         }
-        // A resumed read sees only the tail: a title there with no turn is a rename.
-        let renamed = s.source.resume.is_some() && s.title.is_some();
-        self.b.finish_tail(renamed)
+        self.b.finish()
     }
 }
 

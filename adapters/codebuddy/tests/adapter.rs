@@ -129,7 +129,7 @@ fn a_title_appended_with_no_turn_after_it_renames_the_session() {
     let append_and_read_tail = |line: &str| {
         let head = std::fs::read_to_string(&path).unwrap_or_default();
         std::fs::write(&path, format!("{head}{line}\n")).expect("write");
-        let resume = deja_core::model::Resume { offset: head.len() as u64, next_seq: 1, session_id: "s1".into() };
+        let resume = deja_core::model::Resume { offset: head.len() as u64, next_seq: 1, session_id: "s1".into(), ..Default::default() };
         let src = deja_core::SourceRef { resume: Some(resume), ..deja_core::SourceRef::file(&path).append_only() };
         let mut out: Vec<Session> = Vec::new();
         CodeBuddyFormat.parse(&src, &ParseOptions::default(), &mut out).expect("parse");

@@ -34,8 +34,8 @@ use deja_core::model::{cap_text, MAX_EDIT_BYTES};
 use deja_core::read::{for_each_json_line, for_each_source_line};
 use deja_core::{
     Capabilities, Capability, Discovery, Edit, ExitStatus, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText,
-    NodeRef, Os, ParseOptions, ParseStats, Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolMap, ToolUse,
-    Turn,
+    NodeRef, Os, ParseOptions, ParseStats, Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, TitleBy, ToolMap,
+    ToolUse, Turn,
 };
 use serde_json::Value;
 
@@ -308,16 +308,15 @@ impl EventLog {
         self.b.push(turn);
     }
 
-    /// The session, titled `title` when the user named it; a tail with no events but
-    /// that name (a rename as the last thing done) is the rename alone.
+    /// The session, titled `title` when the user named it (a tail with no events but
+    /// that name, a rename as the last thing done, is the session with no turns).
     fn finish(mut self, title: Option<String>) -> Option<deja_core::Session> {
         let s = self.b.session_mut();
         s.project = self.cwd.take();
-        let renamed = s.source.resume.is_some() && title.is_some();
-        if title.is_some() {
-            s.title = title;
+        if let Some(title) = title {
+            s.offer_title(title, TitleBy::User);
         }
-        self.b.finish_tail(renamed)
+        self.b.finish()
     }
 }
 

@@ -121,8 +121,12 @@ fn a_resumed_read_does_not_repeat_the_prompt_pair() {
     let text = String::from_utf8_lossy(&bytes);
     let offset =
         text.find("{\"timestamp\":\"2026-10-03T14:00:02Z\",\"type\":\"event_msg\",\"payload\":{\"type\":\"item_completed\"").expect("copy");
-    src.resume =
-        Some(deja_core::model::Resume { offset: offset as u64, next_seq: 1, session_id: "019fbd00-0002-7000-8000-000000000002".into() });
+    src.resume = Some(deja_core::model::Resume {
+        offset: offset as u64,
+        next_seq: 1,
+        session_id: "019fbd00-0002-7000-8000-000000000002".into(),
+        ..Default::default()
+    });
     let mut out = Vec::new();
     TraeFormat.parse(&src, &ParseOptions::default(), &mut out).expect("parse");
     let s = out.pop().expect("the tail's session");

@@ -621,7 +621,7 @@ impl<'a> FileParse<'a> {
         if let Some(r) = resume.filter(|_| !main_emitted && !self.layout.in_subagents) {
             let mut b = SessionBuilder::new(self.d.harness, r.session_id.clone(), self.src.clone());
             b.session_mut().title = self.custom_title.clone().or_else(|| self.ai_title.clone());
-            if let Some(s) = b.finish_tail(true) {
+            if let Some(s) = b.finish() {
                 out.session(s);
             }
         }
@@ -1340,7 +1340,7 @@ mod tests {
         let path = tmp.path().join("b2.jsonl");
         let read_tail = |head: &str| {
             std::fs::write(&path, format!("{head}{tail}")).expect("write");
-            let resume = crate::model::Resume { offset: head.len() as u64, next_seq: 1, session_id: "b2".into() };
+            let resume = crate::model::Resume { offset: head.len() as u64, next_seq: 1, session_id: "b2".into(), ..Default::default() };
             let src = SourceRef { resume: Some(resume), ..SourceRef::file(&path).append_only() };
             let mut out: Vec<crate::Session> = Vec::new();
             parse_with(&TEST_DIALECT, &src, &ParseOptions::default(), &FileHints::default(), &mut out).expect("parse");

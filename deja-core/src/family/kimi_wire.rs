@@ -92,7 +92,7 @@ pub fn parse(
     s.title = state.title.clone();
     s.project = state.work_dir.clone();
     // A tail with no turns still carries `state.json`'s title: a rename, if it changed.
-    if let Some(s) = b.finish_tail(src.resume.is_some()) {
+    if let Some(s) = b.finish() {
         out.session(s);
     }
     Ok(stats)
@@ -238,7 +238,7 @@ mod tests {
         let path = tmp.path().join("wire.jsonl");
         let usage = r#"{"type":"context.append_loop_event","event":{"type":"usage.record"},"time":1782900002000}"#;
         std::fs::write(&path, format!("{PAGE}{usage}\n")).unwrap();
-        let resume = crate::model::Resume { offset: PAGE.len() as u64, next_seq: 4, session_id: "s1".into() };
+        let resume = crate::model::Resume { offset: PAGE.len() as u64, next_seq: 4, session_id: "s1".into(), ..Default::default() };
         let src = SourceRef { resume: Some(resume), ..SourceRef::file(&path).append_only() };
         let state = WireState { title: Some("Key rotation".into()), ..WireState::default() };
         let mut out = Vec::new();

@@ -14,7 +14,7 @@
 //! | record | Turn | rule |
 //! | --- | --- | --- |
 //! | `session` header | — | `id` (session id), `cwd` (project when the dialect trusts it), `timestamp`, `title`, `parentSession` (+ `rlmDepth`) → parent / kind |
-//! | `title` slot, `title_change` (`title`), `session_info` (`name`, pi's `/name`; not on the pages) | session title | the last non-empty one wins; a tail with only these is a rename with no turns |
+//! | `title` slot, `title_change` (`title`), `session_info` (`name`, pi's `/name`; not on the pages) | session title | the last non-empty one wins |
 //! | `message` / `user` | `User` | `content` string, or `content[]` items' `text` joined by newline; gateway date prefix stripped when the dialect says |
 //! | `message` / `assistant` `text` blocks | `Assistant` | consecutive text blocks joined by newline into one turn; `partial` when `stopReason` is `aborted` |
 //! | `message` / `assistant` `thinking` blocks | `Reasoning` | only with `include_reasoning` |
@@ -384,8 +384,6 @@ struct FileParse<'a> {
     header_id: Option<String>,
     cwd: Option<String>,
     title: Option<String>,
-    /// A title entry was read past the resume offset (not only in the head).
-    titled_in_tail: bool,
     parent_session: Option<String>,
     subagent: bool,
     /// First user text of flat lines (clawdbot's title rule).
@@ -410,7 +408,6 @@ impl<'a> FileParse<'a> {
             header_id: None,
             cwd: None,
             title: None,
-            titled_in_tail: false,
             parent_session: None,
             subagent: false,
             flat_title: None,
@@ -480,7 +477,7 @@ impl<'a> FileParse<'a> {
                 }
             }
             _ => {
-                self.titled_in_tail |= self.title_entry(v);
+                self.title_entry(v);
                 self.subagent_marker(v);
             }
         }
@@ -799,21 +796,7 @@ impl<'a> FileParse<'a> {
     }
 
     fn finish(self, stats: &mut ParseStats, out: &mut dyn SessionSink) {
-        let FileParse {
-            d,
-            src,
-            mut b,
-            header_id,
-            cwd,
-            title,
-            titled_in_tail,
-            parent_session,
-            subagent,
-            flat_title,
-            not_objects,
-            bad_entries,
-            ..
-        } = self;
+        let FileParse { d, src, mut b, header_id, cwd, title, parent_session, subagent, flat_title, not_objects, bad_entries, .. } = self;
         if not_objects > 0 {
             stats.skipped += not_objects;
             stats.problem(format!("{}: {not_objects} lines were JSON but not objects", src.path.display()));
@@ -849,7 +832,7 @@ impl<'a> FileParse<'a> {
         } else if subagent {
             s.kind = Some("subagent".to_string());
         }
-        if let Some(session) = b.finish_tail(src.resume.is_some() && titled_in_tail) {
+        if let Some(session) = b.finish() {
             out.session(session);
         }
     }
@@ -1643,7 +1626,7 @@ mod tests {
         let needle = br#"{"type":"message","id":"5d2b7c10""#;
         let offset = bytes.windows(needle.len()).position(|w| w == needle).unwrap() as u64;
         let mut src = SourceRef::file(&path).append_only();
-        src.resume = Some(crate::model::Resume { offset, next_seq: 2, session_id: OMP_ID.into() });
+        src.resume = Some(crate::model::Resume { offset, next_seq: 2, session_id: OMP_ID.into(), ..Default::default() });
         let (sessions, stats) = parse_with(&OMP, &src, false);
         let s = &sessions[0];
         assert_eq!(s.id, OMP_ID);
@@ -1677,7 +1660,7 @@ mod tests {
         std::fs::write(&path, &grown).unwrap();
         let mut src = SourceRef::file(&path).append_only();
         let next_seq = first[0].turns.len() as u32;
-        src.resume = Some(crate::model::Resume { offset: end as u64, next_seq, session_id: PI_ID.into() });
+        src.resume = Some(crate::model::Resume { offset: end as u64, next_seq, session_id: PI_ID.into(), ..Default::default() });
         let (sessions, _) = parse_with(&PI, &src, false);
         let t = &sessions[0].turns;
         assert_eq!(t.len(), 1);
@@ -1781,7 +1764,8 @@ mod tests {
                 let stats = parse(d, &src, &ParseOptions { include_reasoning: reasoning }, &mut out).unwrap();
                 assert!(stats.skipped <= stats.records + 64);
                 for s in &out {
-                    assert!(!s.turns.is_empty());
+                    // A tail read returns the session it continues, with turns or not.
+                    assert!(!s.turns.is_empty() || src.resume.as_ref().is_some_and(|r| r.session_id == s.id));
                 }
             }
         }
@@ -1911,7 +1895,7 @@ mod tests {
             let path = tmp.path().join("x.jsonl");
             std::fs::write(&path, &bytes).unwrap();
             parse_all_dialects(&path, None);
-            parse_all_dialects(&path, Some(crate::model::Resume { offset, next_seq: 3, session_id: "s".into() }));
+            parse_all_dialects(&path, Some(crate::model::Resume { offset, next_seq: 3, session_id: "s".into(), ..Default::default() }));
         }
 
         #[test]
@@ -1941,7 +1925,7 @@ mod tests {
             std::fs::write(&path, &bytes[..cut]).unwrap();
             parse_all_dialects(&path, None);
             let offset = (cut as f64 * resume_at) as u64;
-            parse_all_dialects(&path, Some(crate::model::Resume { offset, next_seq: 0, session_id: "s".into() }));
+            parse_all_dialects(&path, Some(crate::model::Resume { offset, next_seq: 0, session_id: "s".into(), ..Default::default() }));
         }
     }
 }

@@ -187,7 +187,7 @@ impl HarnessFormat for SideLog {
             }
         })?;
         b.session_mut().title = src.parts.first().and_then(|p| std::fs::read_to_string(p).ok()).map(|t| t.trim().to_string());
-        if let Some(s) = b.finish_tail(src.resume.is_some()) {
+        if let Some(s) = b.finish() {
             out.session(s);
         }
         Ok(stats)

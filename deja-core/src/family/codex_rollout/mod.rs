@@ -248,7 +248,7 @@ pub fn parse_rollout_with(
             r.line(&v);
         });
         let title = thread_title(d, src, &r.b.session_mut().id);
-        if let Some(s) = r.finish(title, true) {
+        if let Some(s) = r.finish(title) {
             out.session(s);
         }
         return Ok(stats);
@@ -269,7 +269,7 @@ pub fn parse_rollout_with(
     for_each_source_line(src, &mut stats, &[], |_, v| r.line(&v))?;
     let title = thread_title(d, src, &r.b.session_mut().id);
     // A tail may bring nothing but the title (a thread named, or renamed, since).
-    if let Some(s) = r.finish(title, src.resume.is_some()) {
+    if let Some(s) = r.finish(title) {
         out.session(s);
     }
     Ok(stats)
@@ -645,9 +645,9 @@ impl<'a> Rollout<'a> {
     }
 
     /// Second pass: replays the events into turns, folding calls with their results.
-    /// The session, titled `title` when the dialect's side database names one; with
-    /// `resumed`, a tail that brought only that title still yields it (a rename).
-    fn finish(mut self, title: Option<String>, resumed: bool) -> Option<Session> {
+    /// The session, titled `title` when the dialect's side database names one (a tail
+    /// that brought only that title yields the session with no turns: a rename).
+    fn finish(mut self, title: Option<String>) -> Option<Session> {
         if let Some(cwd) = self.cwd().map(str::to_string) {
             self.b.session_mut().project = Some(cwd);
         }
@@ -674,7 +674,7 @@ impl<'a> Rollout<'a> {
                 Event::Exec { id, command, output, exit, time } => replay.exec(id, command, output, exit, time, old),
             }
         }
-        replay.b.finish_tail(resumed)
+        replay.b.finish()
     }
 }
 
@@ -1372,7 +1372,7 @@ mod tests {
         let mut src = SourceRef::file(&path).append_only();
         if let Some(n) = resume_after {
             let offset: usize = lines[..n].iter().map(|l| format!("{l}\n").len()).sum();
-            src.resume = Some(crate::model::Resume { offset: offset as u64, next_seq: 100, session_id: "s".into() });
+            src.resume = Some(crate::model::Resume { offset: offset as u64, next_seq: 100, session_id: "s".into(), ..Default::default() });
         }
         let mut out: Vec<Session> = Vec::new();
         parse_rollout_with(&EVENTS_DIALECT, Speech::Events, &src, &ParseOptions::default(), &mut out).unwrap();

@@ -1,0 +1,179 @@
+//! The tail contract: how a read of an append-only source's new end (a tail,
+//! [`SourceRef::resume`](crate::model::SourceRef::resume)) continues the session the index
+//! holds. The indexer's tail path and the conformance kit's incremental check both call
+//! these functions, so the kit checks what the index does.
+//!
+//! A tail read gets the resume point (offset, next turn number, session id) and the
+//! [`TailState`](crate::model::TailState) its reader returned the time before, instead of
+//! reading the file's head again; it returns the session it continues, with or without
+//! turns. Joined to the session held:
+//!
+//! - **turns** are numbered on from the resume point's `next_seq`; a result whose call was
+//!   read before folds into that call ([`fold_late_results`]) and gives up its number, so
+//!   the turns after it are numbered as a whole read numbers them;
+//! - **title**: the held one, unless the tail's supersedes it ([`TitleBy::supersedes`]:
+//!   the user's name over a generated title over the first prompt);
+//! - **project, parent, kind, agent**: the tail's where it names one, else the held ones;
+//! - **times** widen.
+//!
+//! Held to it for every append-only adapter: a fixture cut at each record boundary, read
+//! whole up to the cut and then as a tail, gives what a whole read gives
+//! (`testkit::tail`).
+
+use std::collections::HashMap;
+
+use crate::index::SessionMeta;
+use crate::model::{Session, TitleBy, Turn};
+
+/// The metadata of a session read whole from the source `source_key`.
+pub fn whole_meta(s: &Session, source_key: &str) -> SessionMeta {
+    SessionMeta {
+        harness: s.harness.clone(),
+        id: s.id.clone(),
+        title: s.title.clone(),
+        project: s.project.clone(),
+        path: source_key.to_string(),
+        started: s.started,
+        updated: s.updated,
+        parent: s.parent.clone(),
+        kind: s.kind.clone(),
+        agent: s.agent.clone(),
+        machine: None,
+        turns: s.turns.len() as u32,
+    }
+}
+
+/// The metadata of `held` (whose title `held_by` gave) continued by the tail session
+/// `s`, and who gave the title it ends with (see the module doc).
+pub fn continue_meta(held: &SessionMeta, held_by: TitleBy, s: &Session, source_key: &str) -> (SessionMeta, TitleBy) {
+    let widen = |a: Option<crate::model::Timestamp>, b: Option<crate::model::Timestamp>, pick: fn(i64, i64) -> i64| match (a, b) {
+        (Some(a), Some(b)) => Some(crate::model::Timestamp(pick(a.0, b.0))),
+        (a, b) => a.or(b),
+    };
+    let tail_wins = s.title.is_some() && (held.title.is_none() || s.title_by.supersedes(held_by));
+    let (title, by) = if tail_wins { (s.title.clone(), s.title_by) } else { (held.title.clone(), held_by) };
+    let meta = SessionMeta {
+        harness: s.harness.clone(),
+        id: s.id.clone(),
+        title,
+        project: s.project.clone().or_else(|| held.project.clone()),
+        path: source_key.to_string(),
+        started: widen(held.started, s.started, i64::min),
+        updated: widen(held.updated, s.updated, i64::max),
+        parent: s.parent.clone().or_else(|| held.parent.clone()),
+        kind: s.kind.clone().or_else(|| held.kind.clone()),
+        agent: s.agent.clone().or_else(|| held.agent.clone()),
+        machine: held.machine.clone(),
+        turns: held.turns + s.turns.len() as u32,
+    };
+    (meta, by)
+}
+
+/// Folds into the calls the index holds (`held`, by call id) what the tail `s` says of
+/// them: a result, a late exit status, the call written again. Each turn folded leaves
+/// the tail, and the tail's later turns move down one number per turn folded before
+/// them, as a whole read, which folds without numbering, would have numbered them. Returns
+/// the ids of the calls changed.
+pub fn fold_late_results(held: &mut HashMap<String, Turn>, s: &mut Session) -> Vec<String> {
+    let call_id = |t: &Turn| t.tool.as_ref().and_then(|x| x.call_id.clone());
+    let mut merged: Vec<String> = Vec::new();
+    let mut folded_seqs: Vec<u32> = Vec::new();
+    s.turns.retain(|t| {
+        let Some(id) = call_id(t) else { return true };
+        let Some(call) = held.get_mut(&id) else { return true };
+        merge_result(call, t);
+        folded_seqs.push(t.seq);
+        if !merged.contains(&id) {
+            merged.push(id);
+        }
+        false
+    });
+    if !folded_seqs.is_empty() {
+        for t in &mut s.turns {
+            let before = folded_seqs.iter().filter(|&&f| f < t.seq).count() as u32;
+            t.seq -= before;
+        }
+    }
+    merged
+}
+
+/// Adds what a later record says about a call to the call's turn (idempotently: a
+/// repeated read does not append the same output twice).
+pub fn merge_result(call: &mut Turn, late: &Turn) {
+    let text = late.text.trim();
+    if !text.is_empty() && !call.text.contains(text) {
+        if !call.text.is_empty() {
+            call.text.push('\n');
+        }
+        call.text.push_str(text);
+    }
+    let tool = call.tool.get_or_insert_with(Default::default);
+    if let Some(l) = &late.tool {
+        if tool.exit.is_none() {
+            tool.exit = l.exit.clone();
+        }
+        if tool.command.is_none() {
+            tool.command = l.command.clone();
+        }
+        tool.is_error |= l.is_error || l.exit.as_ref().is_some_and(|e| !e.succeeded());
+    }
+    if call.files.is_empty() {
+        call.files = late.files.clone();
+    }
+    if call.edit.is_none() {
+        call.edit = late.edit.clone();
+    }
+    call.unmake_failed_edit();
+}
+
+/// The held turns a tail's results may fold into: those that carry a call id.
+pub fn calls_by_id<'a>(turns: impl IntoIterator<Item = &'a Turn>) -> HashMap<String, Turn> {
+    turns.into_iter().filter_map(|t| Some((t.tool.as_ref()?.call_id.clone()?, t.clone()))).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{ExitStatus, Role, SourceRef, ToolUse};
+
+    fn session(title: Option<&str>, by: TitleBy) -> Session {
+        let mut s = Session::new("h", "s", SourceRef::file("/x"));
+        s.title = title.map(str::to_string);
+        s.title_by = by;
+        s
+    }
+
+    #[test]
+    fn the_title_precedence_is_user_over_harness_over_prompt() {
+        let held = |title: &str| whole_meta(&session(Some(title), TitleBy::Harness), "/x");
+        let after = |held_by: TitleBy, tail: Option<&str>, by: TitleBy| {
+            let (m, b) = continue_meta(&held("held"), held_by, &session(tail, by), "/x");
+            (m.title.unwrap_or_default(), b)
+        };
+        assert_eq!(after(TitleBy::Prompt, Some("named"), TitleBy::User), ("named".into(), TitleBy::User));
+        assert_eq!(after(TitleBy::User, Some("generated"), TitleBy::Harness), ("held".into(), TitleBy::User), "a name outranks");
+        assert_eq!(after(TitleBy::Harness, Some("newer"), TitleBy::Harness), ("newer".into(), TitleBy::Harness), "the last generated");
+        assert_eq!(after(TitleBy::User, Some("renamed"), TitleBy::User), ("renamed".into(), TitleBy::User), "the last name");
+        assert_eq!(after(TitleBy::Prompt, Some("a later prompt"), TitleBy::Prompt), ("held".into(), TitleBy::Prompt), "the first prompt");
+        assert_eq!(after(TitleBy::Harness, None, TitleBy::Harness), ("held".into(), TitleBy::Harness), "nothing named");
+    }
+
+    #[test]
+    fn a_folded_result_gives_up_its_number() {
+        let mut call = Turn::new(Role::ToolCall, "");
+        call.seq = 4;
+        call.tool = Some(ToolUse { name: "bash".into(), call_id: Some("c1".into()), ..ToolUse::default() });
+        let mut held = calls_by_id([&call]);
+        let mut tail = session(None, TitleBy::Harness);
+        let mut result = Turn::new(Role::ToolOutput, "ok");
+        result.seq = 5;
+        result.tool = Some(ToolUse { call_id: Some("c1".into()), exit: Some(ExitStatus::Code(2)), ..ToolUse::default() });
+        let mut next = Turn::new(Role::Assistant, "done");
+        next.seq = 6;
+        tail.turns = vec![result, next];
+        assert_eq!(fold_late_results(&mut held, &mut tail), ["c1"]);
+        assert_eq!(tail.turns.iter().map(|t| t.seq).collect::<Vec<_>>(), [5], "numbered as a whole read numbers it");
+        let folded = &held["c1"];
+        assert_eq!((folded.text.as_str(), folded.tool.as_ref().map(|t| t.is_error)), ("ok", Some(true)));
+    }
+}
