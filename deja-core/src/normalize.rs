@@ -52,6 +52,7 @@ fn redact_in_place(s: &mut String) {
 /// session's harness's own injected-text rules.
 pub fn normalize(session: &mut Session, opts: &NormalizeOptions, injected: &InjectedText) {
     let mut seen: HashSet<(Role, Option<i64>, u64)> = HashSet::new();
+    let tail = session.source.resume.is_some();
     session.turns.retain_mut(|turn| {
         // Before `commands` may clear the command that marks a shell call.
         turn.unmake_failed_edit();
@@ -101,7 +102,11 @@ pub fn normalize(session: &mut Session, opts: &NormalizeOptions, injected: &Inje
                 redact_in_place(new);
             }
         }
-        if turn.role == Role::ToolOutput && turn.text.is_empty() {
+        // A result with no output says nothing, except in a tail, where it may complete a
+        // call read before (its exit status, its failure): the indexer folds it into that
+        // call and drops it if it folds into none (`crate::tail::fold_late_results`).
+        let completes = tail && turn.tool.as_ref().is_some_and(|t| t.call_id.is_some());
+        if turn.role == Role::ToolOutput && turn.text.is_empty() && !completes {
             return false;
         }
         if turn.is_empty() {

@@ -23,7 +23,7 @@
 use std::collections::HashMap;
 
 use crate::index::SessionMeta;
-use crate::model::{Session, TitleBy, Turn};
+use crate::model::{Role, Session, TitleBy, Turn};
 
 /// The metadata of a session read whole from the source `source_key`.
 pub fn whole_meta(s: &Session, source_key: &str) -> SessionMeta {
@@ -72,8 +72,10 @@ pub fn continue_meta(held: &SessionMeta, held_by: TitleBy, s: &Session, source_k
 /// Folds into the calls the index holds (`held`, by call id) what the tail `s` says of
 /// them: a result, a late exit status, the call written again. Each turn folded leaves
 /// the tail, and the tail's later turns move down one number per turn folded before
-/// them, as a whole read, which folds without numbering, would have numbered them. Returns
-/// the ids of the calls changed.
+/// them, as a whole read, which folds without numbering, would have numbered them. A
+/// result with no output that folds into no call then goes too, as in a whole read
+/// (`normalize` keeps it in a tail only for this fold). Returns the ids of the calls
+/// changed.
 pub fn fold_late_results(held: &mut HashMap<String, Turn>, s: &mut Session) -> Vec<String> {
     let call_id = |t: &Turn| t.tool.as_ref().and_then(|x| x.call_id.clone());
     let mut merged: Vec<String> = Vec::new();
@@ -94,6 +96,7 @@ pub fn fold_late_results(held: &mut HashMap<String, Turn>, s: &mut Session) -> V
             t.seq -= before;
         }
     }
+    s.turns.retain(|t| !(t.role == Role::ToolOutput && t.text.is_empty()));
     merged
 }
 
@@ -134,7 +137,7 @@ pub fn calls_by_id<'a>(turns: impl IntoIterator<Item = &'a Turn>) -> HashMap<Str
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{ExitStatus, Role, SourceRef, ToolUse};
+    use crate::model::{ExitStatus, SourceRef, ToolUse};
 
     fn session(title: Option<&str>, by: TitleBy) -> Session {
         let mut s = Session::new("h", "s", SourceRef::file("/x"));
@@ -175,5 +178,23 @@ mod tests {
         assert_eq!(tail.turns.iter().map(|t| t.seq).collect::<Vec<_>>(), [5], "numbered as a whole read numbers it");
         let folded = &held["c1"];
         assert_eq!((folded.text.as_str(), folded.tool.as_ref().map(|t| t.is_error)), ("ok", Some(true)));
+    }
+
+    #[test]
+    fn a_result_with_no_output_completes_its_call_and_otherwise_goes() {
+        let mut call = Turn::new(Role::ToolCall, "");
+        call.tool = Some(ToolUse { name: "bash".into(), call_id: Some("c1".into()), ..ToolUse::default() });
+        let mut held = calls_by_id([&call]);
+        let silent = |id: &str, seq: u32| {
+            let mut t = Turn::new(Role::ToolOutput, "");
+            t.seq = seq;
+            t.tool = Some(ToolUse { call_id: Some(id.into()), exit: Some(ExitStatus::Code(0)), ..ToolUse::default() });
+            t
+        };
+        let mut tail = session(None, TitleBy::Harness);
+        tail.turns = vec![silent("c1", 3), silent("elsewhere", 4)];
+        fold_late_results(&mut held, &mut tail);
+        assert_eq!(held["c1"].tool.as_ref().and_then(|t| t.exit.clone()), Some(ExitStatus::Code(0)), "the exit status is the call's");
+        assert!(tail.turns.is_empty(), "one with no call to complete says nothing, as in a whole read");
     }
 }

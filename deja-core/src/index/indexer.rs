@@ -1340,7 +1340,11 @@ impl Run<'_> {
                                     entry.next_seq = (*raw_next).max(resume.next_seq) - folded;
                                     (view.session_meta(searcher, &sid)?, rewritten)
                                 }
-                                _ => (None, Vec::new()),
+                                _ => {
+                                    // Nothing held to fold into; a result kept only to fold goes.
+                                    crate::tail::fold_late_results(&mut Default::default(), s);
+                                    (None, Vec::new())
+                                }
                             };
                             // One rule for every field (see `crate::tail`): the title by
                             // its precedence, the rest the tail's where it names them.
