@@ -97,6 +97,12 @@ pub fn fold_late_results(held: &mut HashMap<String, Turn>, s: &mut Session) -> V
         }
     }
     s.turns.retain(|t| !(t.role == Role::ToolOutput && t.text.is_empty()));
+    // A span a result carried for its call's file, with no call here to give it to.
+    for t in &mut s.turns {
+        if t.edit.as_ref().is_some_and(|e| e.path.is_empty()) {
+            t.edit = None;
+        }
+    }
     merged
 }
 
@@ -123,8 +129,12 @@ pub fn merge_result(call: &mut Turn, late: &Turn) {
     if call.files.is_empty() {
         call.files = late.files.clone();
     }
-    if call.edit.is_none() {
-        call.edit = late.edit.clone();
+    match (&mut call.edit, &late.edit) {
+        (None, Some(e)) if !e.path.is_empty() => call.edit = Some(e.clone()),
+        // A result that says what its call replaced (a hashline edit's diff) completes the
+        // call's span; with no path it speaks of its own call's file.
+        (Some(c), Some(e)) if c.old.is_empty() && !e.old.is_empty() && (e.path.is_empty() || e.path == c.path) => c.old = e.old.clone(),
+        _ => {}
     }
     call.unmake_failed_edit();
 }
@@ -178,6 +188,19 @@ mod tests {
         assert_eq!(tail.turns.iter().map(|t| t.seq).collect::<Vec<_>>(), [5], "numbered as a whole read numbers it");
         let folded = &held["c1"];
         assert_eq!((folded.text.as_str(), folded.tool.as_ref().map(|t| t.is_error)), ("ok", Some(true)));
+    }
+
+    #[test]
+    fn a_result_that_says_what_its_call_replaced_completes_the_span() {
+        let mut call = Turn::new(Role::ToolCall, "");
+        call.tool = Some(ToolUse { name: "edit".into(), call_id: Some("h1".into()), ..ToolUse::default() });
+        call.edit = Some(crate::model::Edit { path: "src/job.ts".into(), old: String::new(), new: Some("once".into()) });
+        let mut late = Turn::new(Role::ToolOutput, "Edited src/job.ts");
+        late.tool = Some(ToolUse { call_id: Some("h1".into()), ..ToolUse::default() });
+        late.edit = Some(crate::model::Edit { path: String::new(), old: "twice".into(), new: None });
+        merge_result(&mut call, &late);
+        let edit = call.edit.expect("the call's span");
+        assert_eq!((edit.path.as_str(), edit.old.as_str(), edit.new.as_deref()), ("src/job.ts", "twice", Some("once")));
     }
 
     #[test]

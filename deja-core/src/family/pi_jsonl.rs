@@ -759,12 +759,18 @@ impl<'a> FileParse<'a> {
         let node = nodes.peek();
         if self.b.push_orphan_result(call_id, text, is_error, exit, time).is_some() {
             nodes.commit(node.clone());
+            let tail = self.src.resume.is_some();
             if let Some(turn) = self.b.last_turn_mut() {
                 turn.node = node;
                 if let Some(tool) = turn.tool.as_mut() {
                     tool.name = tool_name.to_string();
                 }
                 merge_first_work(turn, &mut extra);
+                // The lines the call replaced, for the indexer to give the call read before
+                // (`crate::tail::merge_result`): the file is the call's.
+                if let Some(old) = hashline_old.filter(|_| tail && turn.edit.is_none() && !call_id.is_empty()) {
+                    turn.edit = Some(Edit { path: String::new(), old, new: None });
+                }
                 // A result that names no call but reports the work it did is a call record.
                 if call_id.is_empty()
                     && (turn.edit.is_some() || !turn.files.is_empty() || turn.tool.as_ref().is_some_and(|t| t.command.is_some()))
