@@ -13,7 +13,7 @@
 //!
 //! | record | Turn | rule |
 //! | --- | --- | --- |
-//! | `session` header | — | `id` (session id), `cwd` (project when the dialect trusts it), `timestamp`, `title`, `parentSession` (+ `rlmDepth`) → parent / kind |
+//! | `session` header | — | `id` (session id), `cwd` (project), `timestamp`, `title`, `parentSession` (+ `rlmDepth`) → parent / kind |
 //! | `title` slot, `title_change` (`title`), `session_info` (`name`, pi's `/name`; not on the pages) | session title | by the one title precedence: `session_info` and a `source: "user"` slot or change are the user's, the others the harness's; among equals the last non-empty one wins |
 //! | `message` / `user` | `User` | `content` string, or `content[]` items' `text` joined by newline; gateway date prefix stripped when the dialect says |
 //! | `message` / `assistant` `text` blocks | `Assistant` | consecutive text blocks joined by newline into one turn; `partial` when `stopReason` is `aborted` |
@@ -55,7 +55,6 @@
 //! | --- | --- | --- |
 //! | `harness` | adapter id of the sessions | all |
 //! | `tools` | tool names → shell/read/edit/write | all (`bash`/`read`/`edit`/`write`; OpenClaw, qclaw, clawdbot `exec`) |
-//! | `cwd_is_project` | header `cwd` is the project | all but pi (pi decodes its directory, `cwd` only when that gives nothing) |
 //! | `dir_project` | project when there is no usable `cwd` | pi, omp, gjc, senpi `DashEncoded`; OpenClaw `AgentDir("openclaw-")`, qclaw `AgentDir("qclaw-")`; kimchi, prime, clawdbot `None` |
 //! | `agent_scoped_ids` | id = `<agentId>:<id>` | qclaw |
 //! | `archived_suffixes` | `.jsonl.deleted.<ts>` etc. are transcripts too | qclaw |
@@ -113,8 +112,6 @@ pub struct PiDialect {
     pub harness: &'static str,
     /// Tool names → shell/read/edit/write.
     pub tools: ToolMap,
-    /// The header `cwd` is the project (every descendant; pi itself decodes its directory).
-    pub cwd_is_project: bool,
     /// The project when there is no usable `cwd`.
     pub dir_project: DirProject,
     /// Session ids are `<agentId>:<id>`, the agent directory included to avoid collisions.
@@ -167,7 +164,6 @@ impl PiDialect {
     pub const BASE: PiDialect = PiDialect {
         harness: "",
         tools: PI_TOOLS,
-        cwd_is_project: true,
         dir_project: DirProject::DashEncoded,
         agent_scoped_ids: false,
         archived_suffixes: &[],
@@ -843,11 +839,9 @@ impl<'a> FileParse<'a> {
         }
         state.mark(MARK_SUBAGENT, subagent);
         stats.tail = Some(state);
-        // A dialect that does not trust `cwd` still takes it over no project at all.
-        let project = match cwd {
-            Some(cwd) if d.cwd_is_project => Some(cwd),
-            cwd => dir_project(d, &src.path).or(cwd),
-        };
+        // The header's `cwd` is where the session ran; a directory name is a lossy
+        // encoding of it (`api-service` decodes as `api/service`), the fallback only.
+        let project = cwd.or_else(|| dir_project(d, &src.path));
         let pass_parent = subagent_pass_parent(&src.path);
         let s = b.session_mut();
         s.project = project;
@@ -1231,14 +1225,8 @@ mod tests {
     const OPENCLAW_TOOLS: ToolMap =
         ToolMap { shell: &["exec", "bash"], read: &["read"], edit: &["edit", "apply_patch"], write: &["write"] };
 
-    const PI: PiDialect = PiDialect {
-        harness: "pi",
-        cwd_is_project: false,
-        exit_markers: PI_EXIT,
-        clean_exit_zero: true,
-        no_output_text: Some("(no output)"),
-        ..PiDialect::BASE
-    };
+    const PI: PiDialect =
+        PiDialect { harness: "pi", exit_markers: PI_EXIT, clean_exit_zero: true, no_output_text: Some("(no output)"), ..PiDialect::BASE };
     const OMP: PiDialect =
         PiDialect { harness: "omp", result_footers: &["Wall time: "], exit_markers: PI_EXIT, clean_exit_zero: true, ..PiDialect::BASE };
     const GJC: PiDialect = PiDialect { harness: "gjc", hashline_edits: true, exit_markers: PI_EXIT, ..PiDialect::BASE };
@@ -1336,7 +1324,7 @@ mod tests {
         let s = &sessions[0];
         assert_eq!(s.harness, "pi");
         assert_eq!(s.id, PI_ID);
-        assert!(s.project.as_deref().is_some_and(|p| p.ends_with("src/notes")), "pi decodes its --enc-cwd-- directory: {:?}", s.project);
+        assert_eq!(s.project.as_deref(), Some("/src/notes"), "the header's cwd, not the directory decoded");
         assert_eq!(s.title, None);
         assert_eq!(s.started, ts("2026-04-02T10:00:00.000Z"));
         assert_eq!(s.updated, ts("2026-04-02T10:00:41.000Z"));
@@ -1713,7 +1701,7 @@ mod tests {
         assert_eq!(t.len(), 1);
         assert_eq!((t[0].seq, t[0].text.as_str()), (next_seq, "torn no more"));
         assert_eq!(sessions[0].id, PI_ID);
-        assert!(sessions[0].project.as_deref().is_some_and(|p| p.ends_with("src/notes")));
+        assert_eq!(sessions[0].project.as_deref(), Some("src/notes"), "no state given: the directory, decoded");
     }
 
     #[test]
