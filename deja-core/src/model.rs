@@ -96,12 +96,22 @@ pub fn session_key(harness: &str, id: &str) -> String {
 }
 
 /// Who gave a session its title, weakest first: the one title precedence is the user's
-/// name over a title the harness generated over one derived from the first prompt.
+/// name over a title the harness generated over one derived from the first prompt. A
+/// derived title ranks by what it was made of, in the order `normalize` prefers them
+/// (`text::derive_title`), so a session read in parts ends with the title a whole read
+/// derives: a prompt too short to name it (`/compact`) gives way to the first one that
+/// does, an answer or a tool's output to any prompt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum TitleBy {
-    /// Made from the first prompt (by `normalize`, or by a format whose only title is
-    /// its first user line).
+    /// Made from the first tool output (a session with no speech).
+    Output,
+    /// Made from the first answer (a session with no prompt).
+    Answer,
+    /// Made from a prompt too short to name the session, the only prompt so far.
+    ShortPrompt,
+    /// Made from the first prompt long enough to name the session (by `normalize`, or
+    /// by a format whose only title is its first user line).
     Prompt,
     /// Written by the harness: a generated title, a topic, a summary line, a title
     /// field the format does not say the user set. What a parser's title is unless it
@@ -115,15 +125,18 @@ pub enum TitleBy {
 impl TitleBy {
     /// Whether a title given by `self` takes the place of one given by `held`: a
     /// stronger giver always, the same giver when it names again (the last name given
-    /// wins, the last generated title too), but never a second prompt (the first prompt
-    /// names the session).
+    /// wins, the last generated title too), but never a second derived title of the same
+    /// kind (the first prompt names the session).
     pub fn supersedes(self, held: TitleBy) -> bool {
-        self > held || (self == held && self != TitleBy::Prompt)
+        self > held || (self == held && self >= TitleBy::Harness)
     }
 
     /// The name in the manifest and in messages.
     pub fn as_str(self) -> &'static str {
         match self {
+            TitleBy::Output => "output",
+            TitleBy::Answer => "answer",
+            TitleBy::ShortPrompt => "short_prompt",
             TitleBy::Prompt => "prompt",
             TitleBy::Harness => "harness",
             TitleBy::User => "user",
@@ -131,7 +144,9 @@ impl TitleBy {
     }
 
     pub fn parse(s: &str) -> Option<TitleBy> {
-        [TitleBy::Prompt, TitleBy::Harness, TitleBy::User].into_iter().find(|b| b.as_str() == s)
+        [TitleBy::Output, TitleBy::Answer, TitleBy::ShortPrompt, TitleBy::Prompt, TitleBy::Harness, TitleBy::User]
+            .into_iter()
+            .find(|b| b.as_str() == s)
     }
 }
 

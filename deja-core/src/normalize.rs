@@ -119,8 +119,9 @@ pub fn normalize(session: &mut Session, opts: &NormalizeOptions, injected: &Inje
     session.title = match named {
         Some(t) => Some(one_line(&t, 160)),
         None => {
-            session.title_by = TitleBy::Prompt;
-            derive_title(session, injected)
+            let derived = derive_title(session, injected);
+            session.title_by = derived.as_ref().map_or(TitleBy::Output, |(_, by)| *by);
+            derived.map(|(t, _)| t)
         }
     };
     if let Some(p) = &mut session.project {

@@ -168,6 +168,13 @@ mod tests {
         assert_eq!(after(TitleBy::Harness, Some("newer"), TitleBy::Harness), ("newer".into(), TitleBy::Harness), "the last generated");
         assert_eq!(after(TitleBy::User, Some("renamed"), TitleBy::User), ("renamed".into(), TitleBy::User), "the last name");
         assert_eq!(after(TitleBy::Prompt, Some("a later prompt"), TitleBy::Prompt), ("held".into(), TitleBy::Prompt), "the first prompt");
+        assert_eq!(
+            after(TitleBy::ShortPrompt, Some("now add a changelog entry"), TitleBy::Prompt),
+            ("now add a changelog entry".into(), TitleBy::Prompt),
+            "a prompt that names the session over `/compact`, as a whole read derives it"
+        );
+        assert_eq!(after(TitleBy::ShortPrompt, Some("/cost"), TitleBy::ShortPrompt), ("held".into(), TitleBy::ShortPrompt));
+        assert_eq!(after(TitleBy::Answer, Some("fix it"), TitleBy::ShortPrompt), ("fix it".into(), TitleBy::ShortPrompt), "any prompt");
         assert_eq!(after(TitleBy::Harness, None, TitleBy::Harness), ("held".into(), TitleBy::Harness), "nothing named");
     }
 
