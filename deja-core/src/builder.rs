@@ -37,6 +37,11 @@ impl SessionBuilder {
         self.session.touch(time);
     }
 
+    /// The number the next turn pushed gets.
+    pub fn next_seq(&self) -> u32 {
+        self.next_seq
+    }
+
     pub fn turn_count(&self) -> usize {
         self.session.turns.len()
     }

@@ -180,6 +180,10 @@ pub struct ParseStats {
     /// nothing leaves it `None`.
     #[serde(skip)]
     pub tail: Option<crate::model::TailState>,
+    /// Where the last records of an append-only source, still open, begin ([`Reopen`](crate::model::Reopen)):
+    /// the next tail read starts there rather than at `end_offset`.
+    #[serde(skip)]
+    pub reopen: Option<crate::model::Reopen>,
 }
 
 fn is_zero(n: &u64) -> bool {

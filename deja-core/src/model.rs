@@ -415,14 +415,27 @@ impl Resume {
     /// whose stats are `stats`, as the indexer sets it: the offset the read ended at, the
     /// turn number after the parser's last one, the session's id and the state the
     /// reader returned.
+    /// A read that left its last records open ([`Reopen`]) resumes where they start.
     pub fn after(stats: &crate::ParseStats, session: &Session) -> Resume {
+        let next_seq = session.turns.iter().map(|t| t.seq + 1).max().unwrap_or(0);
         Resume {
-            offset: stats.end_offset,
-            next_seq: session.turns.iter().map(|t| t.seq + 1).max().unwrap_or(0),
+            offset: stats.reopen.map_or(stats.end_offset, |r| r.offset),
+            next_seq: stats.reopen.map_or(next_seq, |r| r.seq),
             session_id: session.id.clone(),
             state: stats.tail.clone().unwrap_or_default(),
         }
     }
+}
+
+/// The records a read ended in the middle of, which more records may still join (one
+/// API message split over several records, a streamed answer not closed yet): the next
+/// tail read starts again at `offset`, the first of them, numbering from `seq`, the
+/// number the first turn they made got, and the turns it makes from there replace the
+/// ones this read made of them. A whole read of the grown file joins them; so does this.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reopen {
+    pub offset: u64,
+    pub seq: u32,
 }
 
 /// The small state a reader of an append-only source carries from one read to the read

@@ -44,8 +44,9 @@ pub fn whole_meta(s: &Session, source_key: &str) -> SessionMeta {
 }
 
 /// The metadata of `held` (whose title `held_by` gave) continued by the tail session
-/// `s`, and who gave the title it ends with (see the module doc).
-pub fn continue_meta(held: &SessionMeta, held_by: TitleBy, s: &Session, source_key: &str) -> (SessionMeta, TitleBy) {
+/// `s`, which replaces `replaced` of the held turns (a reopened tail's), and who gave the
+/// title it ends with (see the module doc).
+pub fn continue_meta(held: &SessionMeta, held_by: TitleBy, s: &Session, replaced: u32, source_key: &str) -> (SessionMeta, TitleBy) {
     let widen = |a: Option<crate::model::Timestamp>, b: Option<crate::model::Timestamp>, pick: fn(i64, i64) -> i64| match (a, b) {
         (Some(a), Some(b)) => Some(crate::model::Timestamp(pick(a.0, b.0))),
         (a, b) => a.or(b),
@@ -64,9 +65,24 @@ pub fn continue_meta(held: &SessionMeta, held_by: TitleBy, s: &Session, source_k
         kind: s.kind.clone().or_else(|| held.kind.clone()),
         agent: s.agent.clone().or_else(|| held.agent.clone()),
         machine: held.machine.clone(),
-        turns: held.turns + s.turns.len() as u32,
+        turns: held.turns.saturating_sub(replaced) + s.turns.len() as u32,
     };
     (meta, by)
+}
+
+/// What [`fold_late_results`] folded: the calls it changed and the numbers the parser
+/// gave the turns that left the tail.
+#[derive(Debug, Default)]
+pub struct Folded {
+    pub calls: Vec<String>,
+    pub turns: Vec<u32>,
+}
+
+impl Folded {
+    /// The number the parser's `seq` becomes once the turns folded before it are gone.
+    pub fn renumbered(&self, seq: u32) -> u32 {
+        seq - self.turns.iter().filter(|&&f| f < seq).count() as u32
+    }
 }
 
 /// Folds into the calls the index holds (`held`, by call id) what the tail `s` says of
@@ -74,9 +90,8 @@ pub fn continue_meta(held: &SessionMeta, held_by: TitleBy, s: &Session, source_k
 /// the tail, and the tail's later turns move down one number per turn folded before
 /// them, as a whole read, which folds without numbering, would have numbered them. A
 /// result with no output that folds into no call then goes too, as in a whole read
-/// (`normalize` keeps it in a tail only for this fold). Returns the ids of the calls
-/// changed.
-pub fn fold_late_results(held: &mut HashMap<String, Turn>, s: &mut Session) -> Vec<String> {
+/// (`normalize` keeps it in a tail only for this fold).
+pub fn fold_late_results(held: &mut HashMap<String, Turn>, s: &mut Session) -> Folded {
     let call_id = |t: &Turn| t.tool.as_ref().and_then(|x| x.call_id.clone());
     let mut merged: Vec<String> = Vec::new();
     let mut folded_seqs: Vec<u32> = Vec::new();
@@ -90,10 +105,10 @@ pub fn fold_late_results(held: &mut HashMap<String, Turn>, s: &mut Session) -> V
         }
         false
     });
-    if !folded_seqs.is_empty() {
+    let folded = Folded { calls: merged, turns: folded_seqs };
+    if !folded.turns.is_empty() {
         for t in &mut s.turns {
-            let before = folded_seqs.iter().filter(|&&f| f < t.seq).count() as u32;
-            t.seq -= before;
+            t.seq = folded.renumbered(t.seq);
         }
     }
     s.turns.retain(|t| !(t.role == Role::ToolOutput && t.text.is_empty()));
@@ -103,7 +118,7 @@ pub fn fold_late_results(held: &mut HashMap<String, Turn>, s: &mut Session) -> V
             t.edit = None;
         }
     }
-    merged
+    folded
 }
 
 /// Adds what a later record says about a call to the call's turn (idempotently: a
@@ -139,9 +154,11 @@ pub fn merge_result(call: &mut Turn, late: &Turn) {
     call.unmake_failed_edit();
 }
 
-/// The held turns a tail's results may fold into: those that carry a call id.
-pub fn calls_by_id<'a>(turns: impl IntoIterator<Item = &'a Turn>) -> HashMap<String, Turn> {
-    turns.into_iter().filter_map(|t| Some((t.tool.as_ref()?.call_id.clone()?, t.clone()))).collect()
+/// The held turns a tail's results may fold into: those numbered below `next_seq` (the
+/// ones from there on a [`Reopen`](crate::model::Reopen)ed tail replaces) that carry a
+/// call id.
+pub fn calls_by_id<'a>(turns: impl IntoIterator<Item = &'a Turn>, next_seq: u32) -> HashMap<String, Turn> {
+    turns.into_iter().filter(|t| t.seq < next_seq).filter_map(|t| Some((t.tool.as_ref()?.call_id.clone()?, t.clone()))).collect()
 }
 
 #[cfg(test)]
@@ -160,7 +177,7 @@ mod tests {
     fn the_title_precedence_is_user_over_harness_over_prompt() {
         let held = |title: &str| whole_meta(&session(Some(title), TitleBy::Harness), "/x");
         let after = |held_by: TitleBy, tail: Option<&str>, by: TitleBy| {
-            let (m, b) = continue_meta(&held("held"), held_by, &session(tail, by), "/x");
+            let (m, b) = continue_meta(&held("held"), held_by, &session(tail, by), 0, "/x");
             (m.title.unwrap_or_default(), b)
         };
         assert_eq!(after(TitleBy::Prompt, Some("named"), TitleBy::User), ("named".into(), TitleBy::User));
@@ -183,7 +200,7 @@ mod tests {
         let mut call = Turn::new(Role::ToolCall, "");
         call.seq = 4;
         call.tool = Some(ToolUse { name: "bash".into(), call_id: Some("c1".into()), ..ToolUse::default() });
-        let mut held = calls_by_id([&call]);
+        let mut held = calls_by_id([&call], 10);
         let mut tail = session(None, TitleBy::Harness);
         let mut result = Turn::new(Role::ToolOutput, "ok");
         result.seq = 5;
@@ -191,7 +208,7 @@ mod tests {
         let mut next = Turn::new(Role::Assistant, "done");
         next.seq = 6;
         tail.turns = vec![result, next];
-        assert_eq!(fold_late_results(&mut held, &mut tail), ["c1"]);
+        assert_eq!(fold_late_results(&mut held, &mut tail).calls, ["c1"]);
         assert_eq!(tail.turns.iter().map(|t| t.seq).collect::<Vec<_>>(), [5], "numbered as a whole read numbers it");
         let folded = &held["c1"];
         assert_eq!((folded.text.as_str(), folded.tool.as_ref().map(|t| t.is_error)), ("ok", Some(true)));
@@ -214,7 +231,7 @@ mod tests {
     fn a_result_with_no_output_completes_its_call_and_otherwise_goes() {
         let mut call = Turn::new(Role::ToolCall, "");
         call.tool = Some(ToolUse { name: "bash".into(), call_id: Some("c1".into()), ..ToolUse::default() });
-        let mut held = calls_by_id([&call]);
+        let mut held = calls_by_id([&call], 10);
         let silent = |id: &str, seq: u32| {
             let mut t = Turn::new(Role::ToolOutput, "");
             t.seq = seq;

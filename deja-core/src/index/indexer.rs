@@ -845,25 +845,27 @@ fn extend_hash(hasher: &mut Xxh3, path: &std::path::Path, from: u64, to: u64) ->
 /// Folds results (and late exit statuses) read from a log's tail into the calls an
 /// earlier pass already indexed, matched by call id ([`crate::tail::fold_late_results`]),
 /// so a call whose result arrived after an incremental read still ends up as one turn,
-/// and rewrites those calls' documents. Returns the calls rewritten.
+/// and rewrites those calls' documents; the indexed turns from `next_seq` on, which the
+/// tail replaces, take nothing. Returns the calls rewritten and what was folded.
 fn fold_into_indexed_calls(
     writer: &IndexWriter,
     f: &Fields,
     view: &IndexView,
     s: &mut Session,
     source_key: &str,
-) -> Result<Vec<Turn>, IndexError> {
+    next_seq: u32,
+) -> Result<(Vec<Turn>, crate::tail::Folded), IndexError> {
     let sid = s.key();
     // The indexed turns are looked up only when the tail names a call.
     let mut indexed = match s.turns.iter().any(|t| t.tool.as_ref().is_some_and(|x| x.call_id.is_some())) {
-        true => crate::tail::calls_by_id(&view.session_turns(&sid)?),
+        true => crate::tail::calls_by_id(&view.session_turns(&sid)?, next_seq),
         false => Default::default(),
     };
-    let merged = crate::tail::fold_late_results(&mut indexed, s);
+    let folded = crate::tail::fold_late_results(&mut indexed, s);
     let sid_hash = xxhash_rust::xxh3::xxh3_64(sid.as_bytes());
-    let mut rewritten = Vec::with_capacity(merged.len());
-    for id in merged {
-        let Some(call) = indexed.get(&id) else { continue };
+    let mut rewritten = Vec::with_capacity(folded.calls.len());
+    for id in &folded.calls {
+        let Some(call) = indexed.get(id) else { continue };
         rewritten.push(call.clone());
         writer
             .delete_query(Box::new(BooleanQuery::new(vec![
@@ -877,7 +879,7 @@ fn fold_into_indexed_calls(
             .add_document(turn_doc(f, &sid, sid_hash, &s.harness, source_key, call, time))
             .map_err(IndexError::tantivy(&view.paths.root))?;
     }
-    Ok(rewritten)
+    Ok((rewritten, folded))
 }
 
 /// Adds a session's `error` and `fix` records (see [`super::records`]).
@@ -1224,7 +1226,8 @@ impl Run<'_> {
                     harness: id.to_string(),
                     size: job.size,
                     mtime_ns: job.mtime,
-                    offset: if job.src.append_only { stats.end_offset } else { job.size },
+                    // A read that ended inside records still open resumes where they start.
+                    offset: if job.src.append_only { stats.reopen.map_or(stats.end_offset, |r| r.offset) } else { job.size },
                     prefix_hash: 0,
                     sessions: sessions.len() as u32,
                     session_id: None,
@@ -1251,7 +1254,7 @@ impl Run<'_> {
                         }
                         if let [(only, _, next_seq)] = sessions.as_slice() {
                             entry.session_id = Some(only.id.clone());
-                            entry.next_seq = *next_seq;
+                            entry.next_seq = stats.reopen.map_or(*next_seq, |r| r.seq);
                             if job.src.append_only {
                                 entry.tail = Some(TailEntry { title_by: only.title_by, state: stats.tail.clone().unwrap_or_default() });
                             }
@@ -1260,7 +1263,7 @@ impl Run<'_> {
                             // The reader hashed the bytes it parsed; only an adapter that read
                             // some other way costs a second read here. (A wrong hash is safe:
                             // growth would then be re-parsed in full.)
-                            entry.prefix_hash = match stats.prefix_hash {
+                            entry.prefix_hash = match stats.prefix_hash.filter(|_| stats.reopen.is_none()) {
                                 Some(h) => h,
                                 None => super::manifest::prefix_hash(&job.src.path, entry.offset).unwrap_or(0),
                             };
@@ -1309,8 +1312,11 @@ impl Run<'_> {
                             }
                             note_work_dir(learned, s);
                             let sid = s.key();
+                            // The held turns the tail replaces: a reopened read's.
+                            let mut replaced = 0;
                             if continuing {
-                                // Idempotent: drop turns a crashed earlier run may have added.
+                                // Idempotent: drop turns a crashed earlier run may have added,
+                                // and those a reopened read makes again.
                                 let stale: Box<dyn Query> = Box::new(BooleanQuery::new(vec![
                                     (Occur::Must, term_query(fields.sid, &sid)),
                                     (Occur::Must, term_query(fields.kind, KIND_TURN)),
@@ -1322,6 +1328,11 @@ impl Run<'_> {
                                         )),
                                     ),
                                 ]));
+                                if let Some((searcher, _)) = view_searcher {
+                                    replaced = searcher
+                                        .search(&stale, &tantivy::collector::Count)
+                                        .map_err(IndexError::tantivy(&paths.root))? as u32;
+                                }
                                 writer.delete_query(stale).map_err(IndexError::tantivy(&paths.root))?;
                                 writer
                                     .delete_query(super::records::records_from(fields, &sid, resume.next_seq))
@@ -1332,12 +1343,13 @@ impl Run<'_> {
                             }
                             let (old, rewritten) = match (view_searcher, continuing) {
                                 (Some((searcher, view)), true) => {
-                                    let turns = s.turns.len();
-                                    let rewritten = fold_into_indexed_calls(writer, fields, view, s, &key).map_err(IndexRunError::Index)?;
+                                    let (rewritten, folded) = fold_into_indexed_calls(writer, fields, view, s, &key, resume.next_seq)
+                                        .map_err(IndexRunError::Index)?;
                                     // Numbered on as a whole read numbers: past the parser's
-                                    // last turn, less the results folded into earlier calls.
-                                    let folded = (turns - s.turns.len()) as u32;
-                                    entry.next_seq = (*raw_next).max(resume.next_seq) - folded;
+                                    // last turn (or where the records it left open begin),
+                                    // less the results folded into earlier calls.
+                                    let next = stats.reopen.map_or((*raw_next).max(resume.next_seq), |r| r.seq);
+                                    entry.next_seq = folded.renumbered(next);
                                     (view.session_meta(searcher, &sid)?, rewritten)
                                 }
                                 _ => {
@@ -1350,7 +1362,7 @@ impl Run<'_> {
                             // its precedence, the rest the tail's where it names them.
                             let meta = match &old {
                                 Some(o) => {
-                                    let (meta, by) = crate::tail::continue_meta(o, *title_by, s, &key);
+                                    let (meta, by) = crate::tail::continue_meta(o, *title_by, s, replaced, &key);
                                     tail.title_by = by;
                                     meta
                                 }
