@@ -415,9 +415,11 @@ impl Resume {
     /// whose stats are `stats`, as the indexer sets it: the offset the read ended at, the
     /// turn number after the parser's last one, the session's id and the state the
     /// reader returned.
-    /// A read that left its last records open ([`Reopen`]) resumes where they start.
+    /// A read that left its last records open ([`Reopen`]) resumes where they start; a
+    /// tail that made no turn, where it began.
     pub fn after(stats: &crate::ParseStats, session: &Session) -> Resume {
-        let next_seq = session.turns.iter().map(|t| t.seq + 1).max().unwrap_or(0);
+        let began = session.source.resume.as_ref().map_or(0, |r| r.next_seq);
+        let next_seq = session.turns.iter().map(|t| t.seq + 1).max().unwrap_or(0).max(began);
         Resume {
             offset: stats.reopen.map_or(stats.end_offset, |r| r.offset),
             next_seq: stats.reopen.map_or(next_seq, |r| r.seq),
