@@ -55,7 +55,6 @@
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value};
@@ -754,28 +753,6 @@ fn strip_agent_prefix(stem: &str) -> &str {
 /// A `custom-title` line's name: `customTitle`, else `title`.
 fn custom_title_of(v: &Value) -> Option<&str> {
     text_at(v, &["customTitle"]).or_else(|| text_at(v, &["title"]))
-}
-
-/// The last `custom-title` name ([`custom_title_of`]) in the first `limit`
-/// bytes of a transcript (the part an earlier read indexed), for a tail that brings a
-/// lesser title. Streamed a line at a time, and only lines holding the type's bytes
-/// are parsed. Shared with readers of other Claude-shaped logs (CodeBuddy's).
-pub fn head_custom_title(path: &Path, limit: u64) -> Option<String> {
-    use std::io::BufRead;
-    let mut head = std::io::BufReader::new(std::fs::File::open(path).ok()?.take(limit));
-    let finder = memchr::memmem::Finder::new(b"\"custom-title\"");
-    let (mut line, mut name) = (Vec::new(), None);
-    while head.read_until(b'\n', &mut line).ok()? > 0 {
-        if finder.find(&line).is_some() {
-            if let Ok(v) = serde_json::from_slice::<Value>(&line) {
-                if text_at(&v, &["type"]) == Some("custom-title") {
-                    name = custom_title_of(&v).map(str::to_string).or(name);
-                }
-            }
-        }
-        line.clear();
-    }
-    name
 }
 
 /// A non-empty string at `path`.
