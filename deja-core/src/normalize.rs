@@ -113,7 +113,9 @@ pub fn normalize(session: &mut Session, opts: &NormalizeOptions, injected: &Inje
             return false;
         }
         let key = (turn.role, turn.time.map(|t| t.0), xxhash_rust::xxh3::xxh3_64(turn.text.as_bytes()));
-        turn.role == Role::ToolCall || seen.insert(key)
+        // A tail's result for a call read before is not a repeat to drop here: each copy
+        // folds into the call (idempotently) and gives up its number, as in a whole read.
+        turn.role == Role::ToolCall || completes || seen.insert(key)
     });
     let named = session.title.take().map(|t| redact(injected.strip(&t).trim()).into_owned()).filter(|t| !t.is_empty());
     session.title = match named {
