@@ -146,6 +146,12 @@ pub fn merge_result(call: &mut Turn, late: &Turn) {
     }
     match (&mut call.edit, &late.edit) {
         (None, Some(e)) if !e.path.is_empty() => call.edit = Some(e.clone()),
+        // What a result says its call removed (`delete_range`'s diff), on the call's file.
+        (None, Some(e)) => {
+            if let Some(file) = call.files.first() {
+                call.edit = Some(crate::model::Edit { path: file.path.clone(), ..e.clone() });
+            }
+        }
         // A result that says what its call replaced (a hashline edit's diff) completes the
         // call's span; with no path it speaks of its own call's file.
         (Some(c), Some(e)) if c.old.is_empty() && !e.old.is_empty() && (e.path.is_empty() || e.path == c.path) => c.old = e.old.clone(),
