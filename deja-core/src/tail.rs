@@ -124,6 +124,16 @@ pub fn fold_late_results(held: &mut HashMap<String, Turn>, s: &mut Session) -> F
 /// Adds what a later record says about a call to the call's turn (idempotently: a
 /// repeated read does not append the same output twice).
 pub fn merge_result(call: &mut Turn, late: &Turn) {
+    // The call itself, written after its result (Kiro logs a call's last state after the
+    // result arrives): the result held becomes that call, as a whole read makes it.
+    if call.role == Role::ToolOutput && late.role == Role::ToolCall {
+        call.role = Role::ToolCall;
+        if let (Some(t), Some(l)) = (call.tool.as_mut(), &late.tool) {
+            if t.name.is_empty() {
+                t.name = l.name.clone();
+            }
+        }
+    }
     let text = late.text.trim();
     if !text.is_empty() && !call.text.contains(text) {
         if !call.text.is_empty() {
@@ -231,6 +241,17 @@ mod tests {
         merge_result(&mut call, &late);
         let edit = call.edit.expect("the call's span");
         assert_eq!((edit.path.as_str(), edit.old.as_str(), edit.new.as_deref()), ("src/job.ts", "twice", Some("once")));
+    }
+
+    #[test]
+    fn a_call_written_after_its_result_makes_the_result_held_the_call() {
+        let mut held = Turn::new(Role::ToolOutput, "Replaced 1 occurrence");
+        held.tool = Some(ToolUse { call_id: Some("c2".into()), ..ToolUse::default() });
+        let mut call = Turn::new(Role::ToolCall, "");
+        call.tool = Some(ToolUse { name: "str_replace".into(), call_id: Some("c2".into()), ..ToolUse::default() });
+        merge_result(&mut held, &call);
+        assert_eq!((held.role, held.tool.map(|t| t.name)), (Role::ToolCall, Some("str_replace".to_string())));
+        assert_eq!(held.text, "Replaced 1 occurrence");
     }
 
     #[test]
