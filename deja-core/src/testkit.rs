@@ -5,7 +5,7 @@
 //! deja_core::conformance!(FooFormat, relocate "DEJA_FOO_ROOT" => ".foo/sessions", relocate "FOO_HOME" => ".foo");
 //! ```
 //!
-//! expands to seven tests over the adapter's fixture home, `tests/fixtures/home/` (a home
+//! expands to nine tests over the adapter's fixture home, `tests/fixtures/home/` (a home
 //! directory laid out exactly as the harness lays out its store; a file `X.sql` in it is
 //! materialized as the SQLite database `X`, written through a connection that stays open
 //! so the rows sit in a live `-wal`, and with a `zstd(text)` SQL function for compressed
@@ -31,6 +31,11 @@
 //!   there. A variable that moves one of several stores under the directory it stands for
 //!   says which (`relocate "QODER_CLI_HOME" => "" within ".qoder"`: the home base of
 //!   `~/.qoder`, while `~/.qoderwork` stays put);
+//! - **tail**: each append-only source, cut at every record boundary, read whole up to
+//!   the cut and then as the tail the indexer reads next (from the resume point and the
+//!   state the first read returned, joined as the indexer joins them), gives what one
+//!   whole read gives: sessions, titles, projects, turns with their calls' results
+//!   (`testkit/tail.rs`);
 //! - **synthetic round trip**: where the adapter has a synthetic writer, a session written
 //!   through it comes back through `discover` + `parse` with its prompts, answers and
 //!   command;
@@ -58,8 +63,9 @@ use crate::normalize::{normalize, NormalizeOptions};
 use crate::synth::{SynthSession, SynthTurn};
 
 pub mod fuzz;
+mod tail;
 
-/// Expands to the kit's seven tests for one adapter (see the module doc).
+/// Expands to the kit's tests for one adapter (see the module doc).
 #[macro_export]
 macro_rules! conformance {
     ($format:expr $(, relocate $var:literal => $dir:literal $(within $sub:literal)?)* $(, switch $switch:literal)* $(, wires $wvar:literal => $wdir:literal)* $(,)?) => {
@@ -97,6 +103,10 @@ macro_rules! conformance {
         #[test]
         fn conformance_resume() {
             deja_conformance_kit().check_resume();
+        }
+        #[test]
+        fn conformance_tail() {
+            deja_conformance_kit().check_tail();
         }
     };
 }
