@@ -315,7 +315,8 @@ impl HarnessFormat for OpenLog {
         let mut b = SessionBuilder::new(OPEN_ID, id, src.clone());
         let mut run: Option<(crate::model::Reopen, String)> = None;
         crate::read::for_each_source_line(src, &mut stats, &[], |offset, v| {
-            let text = v.get("text").and_then(serde_json::Value::as_str).unwrap_or("");
+            // A line without text is bookkeeping.
+            let Some(text) = v.get("text").and_then(serde_json::Value::as_str) else { return };
             let (at, mut joined) = run.take().unwrap_or((crate::model::Reopen { offset, seq: b.next_seq() }, String::new()));
             joined.push_str(text);
             if v.get("more").and_then(serde_json::Value::as_bool) == Some(true) {
@@ -360,6 +361,12 @@ fn a_read_that_ends_inside_open_records_reads_them_again_and_replaces_their_turn
     assert_eq!(report().parsed, 1);
     assert_eq!(turns(), [(0, "the cache".to_string(), false), (1, "warms".to_string(), true)]);
     let mut f = std::fs::OpenOptions::new().append(true).open(&log).expect("open");
+    // Bookkeeping only: the open records are read again and make the turn held, so
+    // nothing is written.
+    std::io::Write::write_all(&mut f, b"{\"usage\": 12}\n").expect("append");
+    let same = report();
+    assert_eq!((same.resumed, same.sessions), (1, 0), "{same:?}");
+    assert_eq!(turns(), [(0, "the cache".to_string(), false), (1, "warms".to_string(), true)]);
     std::io::Write::write_all(&mut f, b"{\"text\": \"in ninety seconds\", \"more\": true}\n{\"text\": \" now\"}\n").expect("append");
     let grown = report();
     assert_eq!((grown.parsed, grown.resumed), (0, 1), "{grown:?}");

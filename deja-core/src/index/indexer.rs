@@ -1312,32 +1312,7 @@ impl Run<'_> {
                             }
                             note_work_dir(learned, s);
                             let sid = s.key();
-                            // The held turns the tail replaces: a reopened read's.
-                            let mut replaced = 0;
-                            if continuing {
-                                // Idempotent: drop turns a crashed earlier run may have added,
-                                // and those a reopened read makes again.
-                                let stale: Box<dyn Query> = Box::new(BooleanQuery::new(vec![
-                                    (Occur::Must, term_query(fields.sid, &sid)),
-                                    (Occur::Must, term_query(fields.kind, KIND_TURN)),
-                                    (
-                                        Occur::Must,
-                                        Box::new(RangeQuery::new(
-                                            std::ops::Bound::Included(Term::from_field_u64(fields.seq, resume.next_seq as u64)),
-                                            std::ops::Bound::Unbounded,
-                                        )),
-                                    ),
-                                ]));
-                                if let Some((searcher, _)) = view_searcher {
-                                    replaced = searcher
-                                        .search(&stale, &tantivy::collector::Count)
-                                        .map_err(IndexError::tantivy(&paths.root))? as u32;
-                                }
-                                writer.delete_query(stale).map_err(IndexError::tantivy(&paths.root))?;
-                                writer
-                                    .delete_query(super::records::records_from(fields, &sid, resume.next_seq))
-                                    .map_err(IndexError::tantivy(&paths.root))?;
-                            } else {
+                            if !continuing {
                                 entry.sessions += 1;
                                 entry.session_id = None;
                             }
@@ -1358,6 +1333,38 @@ impl Run<'_> {
                                     (None, Vec::new())
                                 }
                             };
+                            // The held turns from the resume point on are the tail's to make
+                            // again (a reopened read's, or a crashed run's): those it makes
+                            // the same stay as they are, the others go.
+                            let (mut replaced, mut first_new) = (0, resume.next_seq);
+                            if continuing {
+                                if let Some((_, view)) = view_searcher {
+                                    let mut held = view.turns_between(&sid, resume.next_seq, u32::MAX)?;
+                                    held.sort_by_key(|t| t.seq);
+                                    let same = |a: &Turn, b: &Turn| Turn { node: None, ..a.clone() } == Turn { node: None, ..b.clone() };
+                                    if held.len() <= s.turns.len() && held.iter().zip(&s.turns).all(|(h, t)| same(h, t)) {
+                                        first_new += held.len() as u32;
+                                        s.turns.drain(..held.len());
+                                    } else {
+                                        replaced = held.len() as u32;
+                                    }
+                                }
+                                let stale: Box<dyn Query> = Box::new(BooleanQuery::new(vec![
+                                    (Occur::Must, term_query(fields.sid, &sid)),
+                                    (Occur::Must, term_query(fields.kind, KIND_TURN)),
+                                    (
+                                        Occur::Must,
+                                        Box::new(RangeQuery::new(
+                                            std::ops::Bound::Included(Term::from_field_u64(fields.seq, first_new as u64)),
+                                            std::ops::Bound::Unbounded,
+                                        )),
+                                    ),
+                                ]));
+                                writer.delete_query(stale).map_err(IndexError::tantivy(&paths.root))?;
+                                writer
+                                    .delete_query(super::records::records_from(fields, &sid, first_new))
+                                    .map_err(IndexError::tantivy(&paths.root))?;
+                            }
                             // One rule for every field (see `crate::tail`): the title by
                             // its precedence, the rest the tail's where it names them.
                             let meta = match &old {
@@ -1380,7 +1387,7 @@ impl Run<'_> {
                                 // The archive keeps a session's fields on its turns, the last
                                 // line's winning: the last turn again carries the new ones.
                                 let last = view_searcher.and_then(|(_, view)| {
-                                    view.archive.as_ref().zip(resume.next_seq.checked_sub(1)).and_then(|(a, seq)| a.turn(&sid, seq))
+                                    view.archive.as_ref().zip(first_new.checked_sub(1)).and_then(|(a, seq)| a.turn(&sid, seq))
                                 });
                                 archive.turns(&meta, last.as_slice()).map_err(IndexError::from)?;
                             }
@@ -1393,11 +1400,9 @@ impl Run<'_> {
                             add_session(writer, fields, s, &meta, &key).map_err(IndexError::tantivy(&paths.root))?;
                             // Errors read earlier can pair with fixes in the new tail.
                             let context = match (view_searcher, continuing) {
-                                (Some((_, view)), true) => view.turns_between(
-                                    &sid,
-                                    resume.next_seq.saturating_sub(super::records::CONTEXT_TURNS),
-                                    resume.next_seq,
-                                )?,
+                                (Some((_, view)), true) => {
+                                    view.turns_between(&sid, first_new.saturating_sub(super::records::CONTEXT_TURNS), first_new)?
+                                }
                                 _ => Vec::new(),
                             };
                             add_work_records(writer, fields, s, &meta, &key, &context).map_err(IndexError::tantivy(&paths.root))?;
