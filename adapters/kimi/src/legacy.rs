@@ -82,7 +82,7 @@ pub fn parse(src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) ->
     if let Some(dir) = dir {
         let s = b.session_mut();
         s.title = read_title(&dir.join("state.json"));
-        s.project = project_of(&src.path, dir, cwd);
+        s.project = project_of(&src.path, dir, cwd, src.resume.is_some());
     }
     if let Some(s) = b.finish() {
         out.session(s);
@@ -277,12 +277,19 @@ fn read_title(path: &Path) -> Option<String> {
 }
 
 /// The work dir whose MD5 names the session's parent directory (from `kimi.json`), else
-/// the system prompt's cwd, else the hash itself.
-fn project_of(file: &Path, session_dir: &Path, cwd: Option<String>) -> Option<String> {
+/// the system prompt's cwd, else (in a whole read) the cwd sentence heading
+/// `context.jsonl`, else the hash itself. A tail that knows neither of the first two
+/// names no project: the one the read before found stands, and the head of
+/// `context.jsonl` (this source, for a session without a wire log) is not read again.
+fn project_of(file: &Path, session_dir: &Path, cwd: Option<String>, tail: bool) -> Option<String> {
     let hash_dir = session_dir.parent()?.file_name()?.to_str()?;
     let hash = hash_dir.rsplit('_').next().unwrap_or(hash_dir);
     let from_index = share_dir_of(file).and_then(|share| work_dir_for(&share.join("kimi.json"), hash));
-    from_index.or(cwd).or_else(|| first_context_cwd(&session_dir.join("context.jsonl"))).or_else(|| Some(hash_dir.to_string()))
+    let known = from_index.or(cwd);
+    if tail {
+        return known;
+    }
+    known.or_else(|| first_context_cwd(&session_dir.join("context.jsonl"))).or_else(|| Some(hash_dir.to_string()))
 }
 
 fn work_dir_for(kimi_json: &Path, hash: &str) -> Option<String> {
