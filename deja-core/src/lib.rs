@@ -43,7 +43,7 @@ pub use format::{
     Registration, SessionSink, StorePath, SynthWriter,
 };
 pub use model::{
-    Edit, ExitStatus, FileAction, FileTouch, NodeRef, Role, Session, SourceRef, TailState, Timestamp, Title, TitleBy, ToolUse, Turn,
+    Edit, ExitStatus, FileAction, FileTouch, NodeRef, Role, Session, SourceRef, TailState, Timestamp, TitleBy, ToolUse, Turn,
 };
 pub use synth::{SynthSession, SynthTurn};
 pub use text::InjectedText;

@@ -446,20 +446,17 @@ pub struct Reopen {
 /// [`ParseStats::tail`](crate::ParseStats::tail), the indexer keeps it in the manifest
 /// beside the offset, and the next read gets it back in [`Resume::state`]. A reader
 /// fills only what it uses (its module doc says which), and carries forward what the
-/// tail did not change.
+/// tail did not change. The session's title and who gave it are the indexer's to keep
+/// (beside this state in the manifest), as the one precedence is its to apply; a reader
+/// whose own title rule ranks finer (a topic below a generated title) keeps a mark.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TailState {
     /// The working directory the records read so far named (a header's `cwd`): the
     /// tail's project and relative paths come from it as in a whole read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
-    /// A title the records read so far gave, and who gave it, for a reader whose title
-    /// rule needs more than the indexer's precedence (a lesser generated title that
-    /// must not replace a better one).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<Title>,
-    /// Tool calls read whose results have not come yet: call id → tool name, for a
-    /// result whose reading depends on its call's tool, or a call written twice.
+    /// Tool calls read whose results have not come yet: call id → what the reader needs
+    /// of the call (its tool's name, usually), for a result whose reading depends on it.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub open_calls: BTreeMap<String, String>,
     /// Anything else the reader needs, under names of its own (a header's id, a
@@ -482,13 +479,6 @@ impl TailState {
             self.marks.remove(name);
         }
     }
-}
-
-/// A title and who gave it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Title {
-    pub text: String,
-    pub by: TitleBy,
 }
 
 /// Caps the text at `max` bytes on a char boundary.
