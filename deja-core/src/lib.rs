@@ -27,6 +27,7 @@ pub mod recall;
 pub mod redact;
 pub mod sqlite;
 pub mod synth;
+pub mod tail;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 pub mod text;
@@ -43,7 +44,9 @@ pub use format::{
     lookup, registry, Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, Locked, Os, ParseOptions, ParseStats,
     Registration, SessionSink, StorePath, SynthWriter,
 };
-pub use model::{Edit, ExitStatus, FileAction, FileTouch, NodeRef, Role, Session, SourceRef, Timestamp, ToolUse, Turn};
+pub use model::{
+    Edit, ExitStatus, FileAction, FileTouch, NodeRef, Role, Session, SourceRef, TailState, Timestamp, TitleBy, ToolUse, Turn,
+};
 pub use synth::{SynthSession, SynthTurn};
 pub use text::InjectedText;
 pub use work::{ToolKind, ToolMap};
