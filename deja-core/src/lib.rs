@@ -44,9 +44,7 @@ pub use format::{
     lookup, registry, Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, Locked, Os, ParseOptions, ParseStats,
     Registration, SessionSink, StorePath, SynthWriter,
 };
-pub use model::{
-    Edit, ExitStatus, FileAction, FileTouch, NodeRef, Role, Session, SourceRef, TailState, Timestamp, TitleBy, ToolUse, Turn,
-};
+pub use model::{Edit, ExitStatus, FileAction, FileTouch, NodeRef, Role, Session, SourceRef, TailState, Timestamp, TitleBy, ToolUse, Turn};
 pub use synth::{SynthSession, SynthTurn};
 pub use text::InjectedText;
 pub use work::{ToolKind, ToolMap};
