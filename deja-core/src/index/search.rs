@@ -286,6 +286,11 @@ const RESCORE_PER_HIT: usize = 5;
 const RESCORE_B: f32 = 0.2;
 /// …and for what a model or a tool wrote, the index's own.
 const GENERATED_B: f32 = 0.75;
+/// What a tool printed (a command's output, a file read) counts this much of what was
+/// said in the relevance tier's rescoring: it is evidence of the work, while a
+/// question in plain language is mostly about what a person or the model said
+/// (measured on the `chats` benchmark; LoCoMo has no tool turns).
+const TOOL_TURN_WEIGHT: f32 = 0.8;
 /// …its term saturation (the index's)…
 const BM25_K1: f32 = 1.2;
 /// …and the share the index's own score keeps beside it (it also counts
@@ -1127,6 +1132,9 @@ impl IndexView {
         // Per row: whether a person wrote it (a user turn, or the session's title),
         // which decides its length normalisation.
         let mut written: Vec<bool> = Vec::new();
+        // …and whether it was said at all (by a person or the model), not printed by a
+        // tool.
+        let mut spoken: Vec<bool> = Vec::new();
         let mut tf: Vec<u32> = Vec::new();
         let mut total_tokens: u64 = 0;
         for reader in searcher.segment_readers() {
@@ -1146,6 +1154,7 @@ impl IndexView {
                         let row = written.len();
                         tf.extend(std::iter::repeat_n(0, nterms));
                         written.push(false);
+                        spoken.push(false);
                         docs_of[i].push((norms.fieldnorm(d), row));
                         docs.push((d, row));
                     }
@@ -1164,6 +1173,15 @@ impl IndexView {
                         p.seek(d);
                     }
                     written[row] |= p.doc() == d;
+                }
+            }
+            let asst_term = Term::from_field_text(self.fields.role, Role::Assistant.as_str());
+            if let Some(mut p) = users.read_postings(&asst_term, IndexRecordOption::Basic)? {
+                for &(d, row) in &docs {
+                    if p.doc() < d {
+                        p.seek(d);
+                    }
+                    spoken[row] |= p.doc() == d;
                 }
             }
             // A session's own document (its title) has no turn number.
@@ -1204,6 +1222,7 @@ impl IndexView {
         }
         let turn_score = |len: u32, row: usize| -> f32 {
             let b = if written[row] { RESCORE_B } else { GENERATED_B };
+            let w = if written[row] || spoken[row] { 1.0 } else { TOOL_TURN_WEIGHT };
             let norm = BM25_K1 * (1.0 - b + b * len as f32 / avg_len);
             let mut freqs = tf[row * nterms..(row + 1) * nterms].iter();
             let mut score = 0.0f32;
@@ -1213,7 +1232,7 @@ impl IndexView {
                     score += u.weight * idf * f * (BM25_K1 + 1.0) / (f + norm);
                 }
             }
-            score
+            score * w
         };
         let mut out = HashMap::with_capacity(sessions.len());
         for (h, docs) in sessions.iter().zip(&docs_of) {
