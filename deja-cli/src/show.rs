@@ -5,7 +5,8 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Result};
 use clap::Args;
-use deja_core::index::{IndexPaths, IndexView, SessionMeta};
+use deja_core::index::{IndexPaths, IndexView};
+use deja_core::model::SessionMeta;
 use deja_core::{Role, StoreEnv};
 
 use deja_core::recall::frame::terminal_safe as safe;

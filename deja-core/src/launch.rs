@@ -13,7 +13,7 @@
 use std::path::Path;
 
 use crate::format::Capability;
-use crate::index::SessionMeta;
+use crate::model::SessionMeta;
 
 /// How a harness reopens one of its sessions.
 #[derive(Debug, Clone, Copy)]

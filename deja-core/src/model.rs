@@ -5,11 +5,16 @@
 //! than text, because `fix`, `how` and `blame` need them after a summary would have
 //! thrown them away.
 
+mod meta;
+
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
 pub use crate::time::Timestamp;
+pub use meta::{SessionMeta, NOTES_HARNESS, NOTE_BY_AGENT, NOTE_BY_PERSON, NOTE_UNSOURCED};
+
+use crate::redact::Redact;
 
 /// The adapter id of a harness, e.g. `"deepseek"`.
 pub type HarnessId = &'static str;
@@ -162,6 +167,26 @@ impl Turn {
         let failed = tool.is_error || tool.exit.as_ref().is_some_and(|e| !e.succeeded());
         if failed && tool.command.is_none() {
             self.edit = None;
+        }
+    }
+}
+
+/// What of a turn read back may hold a secret: its text, the command line, the paths
+/// and the edit's text. Role, times, numbers and the tool's name are not text anyone
+/// wrote. (What is redacted before a turn is written is `normalize`'s to say.)
+impl Redact for Turn {
+    fn redact_in_place(&mut self) {
+        self.text.redact_in_place();
+        if let Some(tool) = &mut self.tool {
+            tool.command.redact_in_place();
+        }
+        for f in &mut self.files {
+            f.path.redact_in_place();
+        }
+        if let Some(e) = &mut self.edit {
+            e.path.redact_in_place();
+            e.old.redact_in_place();
+            e.new.redact_in_place();
         }
     }
 }
@@ -349,3 +374,26 @@ pub fn cap_text(text: &mut String, max: usize) {
 pub const MAX_MESSAGE_BYTES: usize = 1 << 20;
 /// An edit's old span is capped at 32 KiB.
 pub const MAX_EDIT_BYTES: usize = 32 << 10;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_read_back_are_redacted_in_place() {
+        let mut turn = Turn {
+            seq: 0,
+            role: Role::ToolCall,
+            text: "key AKIAIOSFODNN7EXAMPLE".into(),
+            time: None,
+            node: None,
+            tool: Some(ToolUse { name: "bash".into(), command: Some("curl -u a:b3cretpw https://x".into()), ..Default::default() }),
+            files: Vec::new(),
+            edit: None,
+            partial: false,
+        };
+        turn.redact_in_place();
+        assert_eq!(turn.text, "key [redacted:aws_key]");
+        assert_eq!(turn.tool.and_then(|t| t.command).as_deref(), Some("curl -u a:[redacted:curl_user] https://x"));
+    }
+}

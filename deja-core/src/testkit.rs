@@ -293,7 +293,7 @@ impl Kit {
         let sessions: Vec<Session> = self.sources(&home).iter().flat_map(|src| self.parse(src, &ParseOptions::default()).0).collect();
         let mut resumable = Vec::new();
         for s in &sessions {
-            let meta = crate::index::SessionMeta {
+            let meta = crate::model::SessionMeta {
                 harness: s.harness.clone(),
                 id: s.id.clone(),
                 title: s.title.clone(),

@@ -271,7 +271,7 @@ fn read_frame(file: &std::fs::File, at: FrameAt, decompressor: &mut Option<zstd:
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::index::SessionMeta;
+    use crate::model::SessionMeta;
 
     fn meta(id: &str) -> SessionMeta {
         crate::archive::tests::meta(id, "a title")

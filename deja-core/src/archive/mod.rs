@@ -35,7 +35,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::index::SessionMeta;
+use crate::model::SessionMeta;
 use crate::model::{Session, Timestamp, Turn};
 
 pub mod frames;

@@ -7,8 +7,7 @@
 use super::digest::Digest;
 use super::frame::{clean, Answer};
 use super::query::{BlameAnswer, CommandStat, ContextAnswer, FilesAnswer, FixAnswer, FrictionRow, HowAnswer, Orient, RecallAnswer};
-use crate::index::SessionMeta;
-use crate::model::Timestamp;
+use crate::model::{SessionMeta, Timestamp};
 use crate::redact::redact;
 
 /// Longest quoted line, in chars.
@@ -43,9 +42,9 @@ fn resume_row(m: &SessionMeta) -> Option<String> {
 
 /// What a note not written by the person is, said wherever it is shown.
 fn note_origin(m: &SessionMeta) -> &'static str {
-    if !super::query::is_unverified_note(m) {
+    if !m.is_unverified_note() {
         ""
-    } else if m.kind.as_deref() == Some(super::query::NOTE_BY_AGENT) {
+    } else if m.kind.as_deref() == Some(crate::model::NOTE_BY_AGENT) {
         " (note written by an agent, unverified)"
     } else {
         " (note of unrecorded origin, unverified)"
@@ -317,7 +316,7 @@ pub fn orient(o: &Orient) -> Answer {
     if !o.agent_notes.is_empty() {
         lines.push("## Notes written by agents (unverified: not the person's words; check before relying on them)".to_string());
         for n in &o.agent_notes {
-            let by = if n.session.kind.as_deref() == Some(super::query::NOTE_BY_AGENT) { "agent" } else { "origin not recorded" };
+            let by = if n.session.kind.as_deref() == Some(crate::model::NOTE_BY_AGENT) { "agent" } else { "origin not recorded" };
             lines.push(format!(
                 "- [{by}, unverified] {} ({})",
                 clean(n.outcome.as_deref().unwrap_or(""), AGENT_NOTE),
