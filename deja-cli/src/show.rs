@@ -67,7 +67,7 @@ pub fn run(args: ShowArgs) -> Result<ExitCode> {
     if let Some(p) = &meta.parent {
         println!("parent   {}", safe(p));
     }
-    match deja_core::launch::resume_for(&meta) {
+    match deja_core::format::resume_for(&meta) {
         Ok(r) => {
             println!("resume   {}", safe(&r.command));
             if let Some(note) = &r.note {

@@ -8,7 +8,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::env::StoreEnv;
-use crate::model::{Session, SourceRef};
+use crate::launch::{resume_command, Handoff, Resume, ResumeCommand};
+use crate::model::{Session, SessionMeta, SourceRef};
 use crate::synth::SynthSession;
 use crate::text::InjectedText;
 
@@ -286,7 +287,7 @@ impl HarnessInfo {
     /// Every capability the matrix reports, resume and handoff derived from `launch`.
     pub fn named_capabilities(&self) -> [(&'static str, Capability); 6] {
         let [mcp, auto, skill, command] = self.capabilities.named();
-        [mcp, auto, skill, command, ("resume", self.launch.resume_capability()), ("handoff", self.launch.handoff_capability())]
+        [mcp, auto, skill, command, ("resume", resume_cell(&self.launch.resume)), ("handoff", handoff_cell(&self.launch.handoff))]
     }
 }
 
@@ -367,6 +368,32 @@ impl Capabilities {
     }
 }
 
+/// The matrix's resume cell, derived from the declaration: it reads `works` exactly when
+/// deja prints a command.
+fn resume_cell(resume: &Resume) -> Capability {
+    match *resume {
+        Resume::Always(spec) => Capability::Works(leak(spec.shown())),
+        Resume::PerSession { doc, .. } | Resume::ByKey { doc, .. } => Capability::Works(doc),
+        Resume::Unsupported(why) => Capability::Unsupported(why),
+        Resume::Unknown => Capability::Unknown,
+    }
+}
+
+/// The matrix's handoff cell: both forms are provided by `deja handoff`.
+fn handoff_cell(handoff: &Handoff) -> Capability {
+    match *handoff {
+        Handoff::Exec(argv) => Capability::Works(leak(format!("exec: `{}`", argv.join(" ").replace("{prompt}", "<prompt>")))),
+        Handoff::Paste(why) => Capability::Works(leak(format!("paste: `deja handoff` prints the digest ({why})"))),
+        Handoff::Unsupported(why) => Capability::Unsupported(why),
+    }
+}
+
+/// Capability reasons are `&'static str`; the matrix is generated once per process, so
+/// the few strings rendered from templates are leaked rather than threaded through.
+fn leak(s: String) -> &'static str {
+    Box::leak(s.into_boxed_str())
+}
+
 /// An adapter's registration; submit one per crate with `inventory::submit!`.
 pub struct Registration(pub &'static dyn HarnessFormat);
 
@@ -387,4 +414,30 @@ pub fn synthetic_registry() -> Vec<&'static dyn HarnessFormat> {
 /// The adapter with this id, if linked.
 pub fn lookup(id: &str) -> Option<&'static dyn HarnessFormat> {
     inventory::iter::<Registration>.into_iter().map(|r| r.0).find(|f| f.info().id == id)
+}
+
+/// The resume command for a session of any linked harness, or why there is none. (Here
+/// rather than in [`crate::launch`], which renders one harness's declaration: finding
+/// the harness is the registry's part.)
+pub fn resume_for(session: &SessionMeta) -> Result<ResumeCommand, String> {
+    match lookup(&session.harness) {
+        Some(format) => resume_command(&format.info().launch.resume, session),
+        None => Err(format!("no adapter for the harness `{}` is linked", session.harness)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::launch::{Launch, ResumeSpec};
+
+    #[test]
+    fn capabilities_come_from_the_declaration() {
+        let resume = Resume::Always(ResumeSpec::in_dir(&["tool", "--resume", "{id}"]));
+        let resume = resume_cell(&resume);
+        assert_eq!(resume.status(), "works");
+        assert_eq!(resume.reason(), "`cd <dir> && tool --resume <id>`");
+        assert_eq!(handoff_cell(&Handoff::Exec(&["tool", "{prompt}"])).reason(), "exec: `tool <prompt>`");
+        assert_eq!(resume_cell(&Launch::UNKNOWN.resume).status(), "unknown");
+    }
 }

@@ -37,7 +37,7 @@ pub fn session_label(m: &SessionMeta) -> String {
 
 /// `    resume: cd /src/app && claude --resume 5f0c…`, when the harness reopens the session.
 fn resume_row(m: &SessionMeta) -> Option<String> {
-    crate::launch::resume_for(m).ok().map(|r| format!("    resume: `{}`", clean(&r.command, 300)))
+    crate::format::resume_for(m).ok().map(|r| format!("    resume: `{}`", clean(&r.command, 300)))
 }
 
 /// What a note not written by the person is, said wherever it is shown.
