@@ -35,8 +35,6 @@ pub use watcher::{sync_with_watcher, watcher_running, Synced};
 
 #[cfg(test)]
 mod incremental_tests;
-#[cfg(test)]
-mod redaction_tests;
 
 use std::path::{Path, PathBuf};
 
@@ -436,8 +434,9 @@ impl IndexView {
         Ok(out)
     }
 
-    /// A stored turn exactly as the index holds it.
-    fn stored_turn(&self, doc: &TantivyDocument) -> Turn {
+    /// A stored turn exactly as the index holds it (the redaction tests read what
+    /// reached the disk through it).
+    pub(crate) fn stored_turn(&self, doc: &TantivyDocument) -> Turn {
         let f = &self.fields;
         let mut turn = StoredTurnFields { seq: f.seq, time: f.time, body: None, extra: f.extra }.turn(doc);
         turn.text = self.stored_text(doc);

@@ -11,10 +11,6 @@ use tantivy::query::{BooleanQuery, Occur, PhraseQuery, Query, RangeQuery, TermQu
 use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::{DocAddress, Searcher, TantivyDocument, Term};
 
-use super::commands::{command_key, is_inspection, Outcome};
-use super::digest::{best_decisions, digest, outcome_line, Digest};
-use super::mine::{ErrorEvent, FixPair};
-use super::signature::signatures_of_paste;
 use crate::cancel::Cancel;
 use crate::index::bound::cut_at_word;
 use crate::index::records::{mentioned_paths, normalize_path, path_terms};
@@ -22,6 +18,10 @@ use crate::index::schema::{KIND_ERROR, KIND_FIX, KIND_TURN};
 use crate::index::search::{SearchRequest, Tier, MAX_QUERY_BYTES};
 use crate::index::tokenizer::words;
 use crate::index::{IndexError, IndexView, TurnExtra};
+use crate::mining::commands::{command_key, is_inspection, Outcome};
+use crate::mining::digest::{best_decisions, digest, outcome_line, Digest};
+use crate::mining::fixes::{ErrorEvent, FixPair};
+use crate::mining::signature::signatures_of_paste;
 use crate::model::{FileAction, Role, SessionMeta, Timestamp, Turn, NOTES_HARNESS};
 use crate::redact::{redact, redacted, Redact};
 
@@ -361,7 +361,7 @@ pub struct FixAnswer {
 }
 
 /// What this machine ran after the same error, and whether it held (see the module
-/// doc of [`super::mine`]). Exact signature matches first; else fixes whose error
+/// doc of [`crate::mining::fixes`]). Exact signature matches first; else fixes whose error
 /// line shares most of the query's words (`relevance`).
 pub fn fixes(view: &IndexView, error_text: &str, scope: &Scope, limit: usize) -> Result<FixAnswer, IndexError> {
     fixes_within(view, error_text, scope, limit, FIX_SCAN, true)

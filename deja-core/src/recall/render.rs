@@ -4,9 +4,9 @@
 //! a prefix, so quoted text can never start a row. The CLI prints these lines; the MCP
 //! server frames them within a budget.
 
-use super::digest::Digest;
 use super::frame::{clean, Answer};
 use super::query::{BlameAnswer, CommandStat, ContextAnswer, FilesAnswer, FixAnswer, FrictionRow, HowAnswer, Orient, RecallAnswer};
+use crate::mining::digest::Digest;
 use crate::model::{SessionMeta, Timestamp};
 use crate::redact::redact;
 

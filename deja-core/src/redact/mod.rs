@@ -278,23 +278,6 @@ impl<T: Redact> Redact for Vec<T> {
     }
 }
 
-impl Redact for crate::recall::mine::FixPair {
-    fn redact_in_place(&mut self) {
-        self.error_line.redact_in_place();
-        self.failed_command.redact_in_place();
-        self.commands.redact_in_place();
-        self.edited.redact_in_place();
-        self.note.redact_in_place();
-    }
-}
-
-impl Redact for crate::recall::mine::ErrorEvent {
-    fn redact_in_place(&mut self) {
-        self.line.redact_in_place();
-        self.command.redact_in_place();
-    }
-}
-
 /// `value` redacted ([`Redact`]).
 pub fn redacted<T: Redact>(mut value: T) -> T {
     value.redact_in_place();
