@@ -29,6 +29,7 @@ pub mod read;
 pub mod recall;
 pub mod redact;
 pub mod sqlite;
+pub mod stamp;
 pub mod synth;
 #[cfg(feature = "testkit")]
 pub mod testkit;

@@ -41,7 +41,7 @@
 //! - **wiring**: where the adapter wires deja into its harness, each target installed
 //!   over configs holding the user's own entries keeps them, a second install changes
 //!   nothing, uninstall gives every byte back, and relocation variables move the files
-//!   ([`crate::wire::kit`]).
+//!   ([`wiring`]).
 //!
 //! The fuzz check runs `DEJA_FUZZ_CASES` cases per test (a few by default, so seventy
 //! adapters stay within CI's budget); `cargo xtask fuzz` runs many more.
@@ -58,6 +58,7 @@ use crate::normalize::{normalize, NormalizeOptions};
 use crate::synth::{SynthSession, SynthTurn};
 
 pub mod fuzz;
+mod wiring;
 
 /// Expands to the kit's seven tests for one adapter (see the module doc).
 #[macro_export]
