@@ -204,7 +204,7 @@ mod tests {
         }
     }
 
-    const IN_DIR: Resume = Resume::Always(ResumeSpec::in_dir(&["claude", "--resume", "{id}"]));
+    const IN_DIR: Resume = Resume::Always(ResumeSpec::in_dir(&["tool", "--resume", "{id}"]));
 
     #[test]
     fn runs_in_the_sessions_directory_when_it_exists() {
@@ -212,15 +212,15 @@ mod tests {
         let d = dir.path().join("my app");
         std::fs::create_dir(&d).unwrap();
         let r = resume_command(&IN_DIR, &meta("abc-1", d.to_str())).unwrap();
-        assert_eq!(r.command, format!("cd '{}' && claude --resume abc-1", d.display()));
-        assert_eq!(r.argv, ["claude", "--resume", "abc-1"]);
+        assert_eq!(r.command, format!("cd '{}' && tool --resume abc-1", d.display()));
+        assert_eq!(r.argv, ["tool", "--resume", "abc-1"]);
         assert!(r.note.is_none());
     }
 
     #[test]
     fn a_gone_directory_is_said_and_the_elsewhere_form_used_when_there_is_one() {
         let r = resume_command(&IN_DIR, &meta("abc", Some("/nonexistent/dir"))).unwrap();
-        assert_eq!(r.command, "claude --resume abc");
+        assert_eq!(r.command, "tool --resume abc");
         assert!(r.note.unwrap().contains("/nonexistent/dir"));
         let other = Resume::Always(ResumeSpec::in_dir(&["cmd", "--resume", "{id}"]).or_elsewhere(&["cmd", "--session", "{id}"]));
         assert_eq!(resume_command(&other, &meta("abc", None)).unwrap().command, "cmd --session abc");
@@ -231,14 +231,14 @@ mod tests {
         let here = std::env::current_dir().unwrap();
         let rel = here.file_name().map(|n| format!("../{}", n.to_string_lossy())).unwrap();
         let r = resume_command(&IN_DIR, &meta("abc", Some(&rel))).unwrap();
-        assert_eq!(r.command, "claude --resume abc");
+        assert_eq!(r.command, "tool --resume abc");
         assert!(r.dir.is_none() && r.note.is_some());
     }
 
     #[test]
     fn hostile_ids_are_quoted_or_refused() {
-        let anywhere = Resume::Always(ResumeSpec::anywhere(&["codex", "resume", "{id}"]));
-        assert_eq!(resume_command(&anywhere, &meta("a; rm -rf ~", None)).unwrap().command, "codex resume 'a; rm -rf ~'");
+        let anywhere = Resume::Always(ResumeSpec::anywhere(&["other", "resume", "{id}"]));
+        assert_eq!(resume_command(&anywhere, &meta("a; rm -rf ~", None)).unwrap().command, "other resume 'a; rm -rf ~'");
         assert!(resume_command(&anywhere, &meta("a\nb", None)).is_err());
         assert!(resume_command(&anywhere, &meta("", None)).is_err());
     }

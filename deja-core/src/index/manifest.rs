@@ -255,7 +255,7 @@ mod tests {
         for (key, id) in [("/home/a b/x.jsonl", Some("s-1")), ("/tmp/tab\there\\and\nnewline.jsonl", None)] {
             let e = SourceEntry {
                 key: key.to_string(),
-                harness: "claude".to_string(),
+                harness: "alpha".to_string(),
                 size: 12,
                 mtime_ns: -5,
                 offset: 10,
@@ -286,7 +286,7 @@ mod tests {
     fn reads_version_2_lines() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("manifest");
-        std::fs::write(&path, "deja-manifest 2\n/a.jsonl\tclaude\t10\t5\t10\tff\t1\t3\ts-1\n").unwrap();
+        std::fs::write(&path, "deja-manifest 2\n/a.jsonl\talpha\t10\t5\t10\tff\t1\t3\ts-1\n").unwrap();
         let m = Manifest::load(&path).unwrap();
         let e = m.get("/a.jsonl").expect("entry");
         assert_eq!((e.size, e.next_seq, e.session_id.as_deref(), e.parts_fp, e.cursor.as_deref()), (10, 3, Some("s-1"), 0, None));
@@ -296,7 +296,7 @@ mod tests {
     fn a_key_written_twice_keeps_its_later_line() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("manifest");
-        let line = |size: u32| format!("/a.jsonl\tclaude\t{size}\t5\t10\tff\t1\t3\ts-1\t0\t\n");
+        let line = |size: u32| format!("/a.jsonl\talpha\t{size}\t5\t10\tff\t1\t3\ts-1\t0\t\n");
         std::fs::write(&path, format!("{HEADER}\n{}{}", line(10), line(20))).unwrap();
         let m = Manifest::load(&path).unwrap();
         assert_eq!((m.entries().count(), m.get("/a.jsonl").map(|e| e.size)), (1, Some(20)));

@@ -58,7 +58,7 @@ fn leaky_session() -> Session {
         new: Some(format!("REDIS_URL=redis://:{REDIS_PW}@cache:6379")),
     });
     Session {
-        harness: "claude".into(),
+        harness: "alpha".into(),
         id: "0a0a0a0a-1111-4222-8333-944445555666".into(),
         title: Some(format!("zebrafish deploy with {STRIPE}")),
         project: Some("/src/app".into()),
