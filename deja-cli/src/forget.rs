@@ -13,7 +13,8 @@ use clap::Args;
 use deja_adapters::deja_adapter_deja;
 use deja_core::index::indexer::IndexRunError;
 use deja_core::index::search::SearchRequest;
-use deja_core::index::{IndexPaths, IndexView, SessionMeta};
+use deja_core::index::{IndexPaths, IndexView};
+use deja_core::model::SessionMeta;
 use deja_core::{StoreEnv, Timestamp};
 
 use deja_core::recall::frame::terminal_safe as safe;

@@ -17,7 +17,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use deja_core::index::search::Tier;
 use deja_core::launch::{handoff_argv, quote, Handoff};
-use deja_core::recall::digest::digest;
+use deja_core::mining::digest::digest;
 use deja_core::recall::{frame, query, render};
 
 /// What the digest may fill: room for a real session's sections, small enough for any

@@ -11,8 +11,8 @@ pub fn short_time(t: Option<Timestamp>) -> String {
 
 /// A session's resume command as JSON: `{command, argv, dir?, note?}`, or `null` with the
 /// reason beside it in `resume_unavailable`, so a script can tell "none" from "unknown".
-pub fn resume_json(meta: &deja_core::index::SessionMeta) -> (serde_json::Value, Option<String>) {
-    match deja_core::launch::resume_for(meta) {
+pub fn resume_json(meta: &deja_core::model::SessionMeta) -> (serde_json::Value, Option<String>) {
+    match deja_core::format::resume_for(meta) {
         Ok(r) => (serde_json::to_value(r).unwrap_or(serde_json::Value::Null), None),
         Err(why) => (serde_json::Value::Null, Some(why)),
     }

@@ -183,7 +183,7 @@ pub fn render(r: &SearchResults, query: &str) -> String {
         for sn in &h.snippets {
             out.push_str(&format!("    │ {}\n", clean(sn, 400)));
         }
-        if let Ok(r) = deja_core::launch::resume_for(s) {
+        if let Ok(r) = deja_core::format::resume_for(s) {
             let note = r.note.map(|n| format!("  ({n})")).unwrap_or_default();
             out.push_str(&format!("    ↻ {}\n", clean(&format!("{}{note}", r.command), 400)));
         }

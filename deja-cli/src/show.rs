@@ -5,7 +5,8 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Result};
 use clap::Args;
-use deja_core::index::{IndexPaths, IndexView, SessionMeta};
+use deja_core::index::{IndexPaths, IndexView};
+use deja_core::model::SessionMeta;
 use deja_core::{Role, StoreEnv};
 
 use deja_core::recall::frame::terminal_safe as safe;
@@ -66,7 +67,7 @@ pub fn run(args: ShowArgs) -> Result<ExitCode> {
     if let Some(p) = &meta.parent {
         println!("parent   {}", safe(p));
     }
-    match deja_core::launch::resume_for(&meta) {
+    match deja_core::format::resume_for(&meta) {
         Ok(r) => {
             println!("resume   {}", safe(&r.command));
             if let Some(note) = &r.note {

@@ -225,20 +225,20 @@ mod tests {
     #[test]
     fn rules_match_projects_harnesses_and_globs() {
         let (tmp, env) =
-            env_with("[exclude]\nprojects = [\"~/work/secret/\"]\nharnesses = [\"cursor\"]\nglobs = [\"**/scratch/**\", \"/tmp/*\"]\n");
+            env_with("[exclude]\nprojects = [\"~/work/secret/\"]\nharnesses = [\"beta\"]\nglobs = [\"**/scratch/**\", \"/tmp/*\"]\n");
         let s = Settings::load(&env).expect("load");
         assert!(s.found);
         let home = tmp.path().to_string_lossy().into_owned();
         let x = &s.exclusions;
-        assert_eq!(x.excluded_by("claude", Some(&format!("{home}/work/secret"))).as_deref(), Some(&*format!("project {home}/work/secret")));
-        assert!(x.excluded_by("claude", Some(&format!("{home}/work/secret/sub/./dir"))).is_some());
-        assert!(x.excluded_by("claude", Some(&format!("{home}/work/secretive"))).is_none(), "a prefix of a name is not the directory");
-        assert_eq!(x.excluded_by("cursor", None).as_deref(), Some("harness cursor"));
-        assert_eq!(x.excluded_by("codex", Some("/home/u/a/scratch/b")).as_deref(), Some("glob **/scratch/**"));
-        assert!(x.excluded_by("codex", Some("/tmp/x")).is_some());
-        assert!(x.excluded_by("codex", Some("/tmp/x/y")).is_none(), "`*` does not cross a directory");
-        assert!(x.excluded_by("codex", Some("/home/u/p")).is_none());
-        assert!(x.excluded_by("codex", None).is_none());
+        assert_eq!(x.excluded_by("alpha", Some(&format!("{home}/work/secret"))).as_deref(), Some(&*format!("project {home}/work/secret")));
+        assert!(x.excluded_by("alpha", Some(&format!("{home}/work/secret/sub/./dir"))).is_some());
+        assert!(x.excluded_by("alpha", Some(&format!("{home}/work/secretive"))).is_none(), "a prefix of a name is not the directory");
+        assert_eq!(x.excluded_by("beta", None).as_deref(), Some("harness beta"));
+        assert_eq!(x.excluded_by("gamma", Some("/home/u/a/scratch/b")).as_deref(), Some("glob **/scratch/**"));
+        assert!(x.excluded_by("gamma", Some("/tmp/x")).is_some());
+        assert!(x.excluded_by("gamma", Some("/tmp/x/y")).is_none(), "`*` does not cross a directory");
+        assert!(x.excluded_by("gamma", Some("/home/u/p")).is_none());
+        assert!(x.excluded_by("gamma", None).is_none());
         assert_ne!(x.fingerprint(), 0);
     }
 

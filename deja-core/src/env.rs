@@ -223,7 +223,7 @@ mod tests {
         assert!(!env.flag("C"));
         assert!(env.include_subagents());
         assert!(!env.clone().set("DEJA_INCLUDE_SUBAGENTS", "0").include_subagents());
-        assert_eq!(deja_root_var("kimi-work"), "DEJA_KIMI_WORK_ROOT");
+        assert_eq!(deja_root_var("two-words"), "DEJA_TWO_WORDS_ROOT");
     }
 
     #[test]

@@ -8,7 +8,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::env::StoreEnv;
-use crate::model::{Session, SourceRef};
+use crate::launch::{resume_command, Handoff, Resume, ResumeCommand};
+use crate::model::{Session, SessionMeta, SourceRef};
 use crate::synth::SynthSession;
 use crate::text::InjectedText;
 
@@ -296,7 +297,7 @@ impl HarnessInfo {
     /// Every capability the matrix reports, resume and handoff derived from `launch`.
     pub fn named_capabilities(&self) -> [(&'static str, Capability); 6] {
         let [mcp, auto, skill, command] = self.capabilities.named();
-        [mcp, auto, skill, command, ("resume", self.launch.resume_capability()), ("handoff", self.launch.handoff_capability())]
+        [mcp, auto, skill, command, ("resume", resume_cell(&self.launch.resume)), ("handoff", handoff_cell(&self.launch.handoff))]
     }
 }
 
@@ -377,6 +378,32 @@ impl Capabilities {
     }
 }
 
+/// The matrix's resume cell, derived from the declaration: it reads `works` exactly when
+/// deja prints a command.
+fn resume_cell(resume: &Resume) -> Capability {
+    match *resume {
+        Resume::Always(spec) => Capability::Works(leak(spec.shown())),
+        Resume::PerSession { doc, .. } | Resume::ByKey { doc, .. } => Capability::Works(doc),
+        Resume::Unsupported(why) => Capability::Unsupported(why),
+        Resume::Unknown => Capability::Unknown,
+    }
+}
+
+/// The matrix's handoff cell: both forms are provided by `deja handoff`.
+fn handoff_cell(handoff: &Handoff) -> Capability {
+    match *handoff {
+        Handoff::Exec(argv) => Capability::Works(leak(format!("exec: `{}`", argv.join(" ").replace("{prompt}", "<prompt>")))),
+        Handoff::Paste(why) => Capability::Works(leak(format!("paste: `deja handoff` prints the digest ({why})"))),
+        Handoff::Unsupported(why) => Capability::Unsupported(why),
+    }
+}
+
+/// Capability reasons are `&'static str`; the matrix is generated once per process, so
+/// the few strings rendered from templates are leaked rather than threaded through.
+fn leak(s: String) -> &'static str {
+    Box::leak(s.into_boxed_str())
+}
+
 /// An adapter's registration; submit one per crate with `inventory::submit!`.
 pub struct Registration(pub &'static dyn HarnessFormat);
 
@@ -397,4 +424,50 @@ pub fn synthetic_registry() -> Vec<&'static dyn HarnessFormat> {
 /// The adapter with this id, if linked.
 pub fn lookup(id: &str) -> Option<&'static dyn HarnessFormat> {
     inventory::iter::<Registration>.into_iter().map(|r| r.0).find(|f| f.info().id == id)
+}
+
+/// The resume command for a session of any linked harness, or why there is none. (Here
+/// rather than in [`crate::launch`], which renders one harness's declaration: finding
+/// the harness is the registry's part.)
+pub fn resume_for(session: &SessionMeta) -> Result<ResumeCommand, String> {
+    match lookup(&session.harness) {
+        Some(format) => resume_command(&format.info().launch.resume, session),
+        None => Err(format!("no adapter for the harness `{}` is linked", session.harness)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::launch::{Launch, ResumeSpec};
+
+    #[test]
+    fn capabilities_come_from_the_declaration() {
+        let resume = Resume::Always(ResumeSpec::in_dir(&["tool", "--resume", "{id}"]));
+        let resume = resume_cell(&resume);
+        assert_eq!(resume.status(), "works");
+        assert_eq!(resume.reason(), "`cd <dir> && tool --resume <id>`");
+        assert_eq!(handoff_cell(&Handoff::Exec(&["tool", "{prompt}"])).reason(), "exec: `tool <prompt>`");
+        assert_eq!(resume_cell(&Launch::UNKNOWN.resume).status(), "unknown");
+    }
+}
+
+// Beside `ParseStats`, which it reads: the model knows nothing of the adapter contract.
+impl crate::model::Resume {
+    /// The resume point after a read of the source whose only session is `session` and
+    /// whose stats are `stats`, as the indexer sets it: the offset the read ended at, the
+    /// turn number after the parser's last one, the session's id and the state the
+    /// reader returned.
+    /// A read that left its last records open ([`Reopen`](crate::model::Reopen)) resumes where they start; a
+    /// tail that made no turn, where it began.
+    pub fn after(stats: &ParseStats, session: &crate::model::Session) -> crate::model::Resume {
+        let began = session.source.resume.as_ref().map_or(0, |r| r.next_seq);
+        let next_seq = session.turns.iter().map(|t| t.seq + 1).max().unwrap_or(0).max(began);
+        crate::model::Resume {
+            offset: stats.reopen.map_or(stats.end_offset, |r| r.offset),
+            next_seq: stats.reopen.map_or(next_seq, |r| r.seq),
+            session_id: session.id.clone(),
+            state: stats.tail.clone().unwrap_or_default(),
+        }
+    }
 }

@@ -12,8 +12,7 @@
 
 use std::path::Path;
 
-use crate::format::Capability;
-use crate::index::SessionMeta;
+use crate::model::SessionMeta;
 
 /// How a harness reopens one of its sessions.
 #[derive(Debug, Clone, Copy)]
@@ -63,6 +62,16 @@ impl ResumeSpec {
     pub const fn or_elsewhere(self, argv: &'static [&'static str]) -> ResumeSpec {
         ResumeSpec { elsewhere: Some(argv), ..self }
     }
+
+    /// The template as the docs and the matrix show it: `cd <dir> && claude --resume <id>`.
+    pub fn shown(&self) -> String {
+        let words = self.argv.join(" ").replace("{id}", "<id>");
+        if self.in_dir {
+            format!("`cd <dir> && {words}`")
+        } else {
+            format!("`{words}`")
+        }
+    }
 }
 
 /// How a harness is started with a first prompt (a handoff's digest).
@@ -86,41 +95,6 @@ pub struct Launch {
 impl Launch {
     /// Neither is known: no resume, and a handoff printed to paste.
     pub const UNKNOWN: Launch = Launch { resume: Resume::Unknown, handoff: Handoff::Paste("no start-with-prompt command is known") };
-
-    /// The matrix's resume cell.
-    pub fn resume_capability(&self) -> Capability {
-        match self.resume {
-            Resume::Always(spec) => Capability::Works(leak(shown(&spec))),
-            Resume::PerSession { doc, .. } | Resume::ByKey { doc, .. } => Capability::Works(doc),
-            Resume::Unsupported(why) => Capability::Unsupported(why),
-            Resume::Unknown => Capability::Unknown,
-        }
-    }
-
-    /// The matrix's handoff cell: both forms are provided by `deja handoff`.
-    pub fn handoff_capability(&self) -> Capability {
-        match self.handoff {
-            Handoff::Exec(argv) => Capability::Works(leak(format!("exec: `{}`", argv.join(" ").replace("{prompt}", "<prompt>")))),
-            Handoff::Paste(why) => Capability::Works(leak(format!("paste: `deja handoff` prints the digest ({why})"))),
-            Handoff::Unsupported(why) => Capability::Unsupported(why),
-        }
-    }
-}
-
-/// Capability reasons are `&'static str`; the matrix is generated once per process, so
-/// the few strings rendered from templates are leaked rather than threaded through.
-fn leak(s: String) -> &'static str {
-    Box::leak(s.into_boxed_str())
-}
-
-/// A template as the docs show it: `cd <dir> && claude --resume <id>`.
-fn shown(spec: &ResumeSpec) -> String {
-    let words = spec.argv.join(" ").replace("{id}", "<id>");
-    if spec.in_dir {
-        format!("`cd <dir> && {words}`")
-    } else {
-        format!("`{words}`")
-    }
 }
 
 /// A resume command made for one session.
@@ -177,14 +151,6 @@ pub fn resume_command(resume: &Resume, session: &SessionMeta) -> Result<ResumeCo
     Ok(ResumeCommand { command, argv, dir, note })
 }
 
-/// The resume command for a session of any linked harness, or why there is none.
-pub fn resume_for(session: &SessionMeta) -> Result<ResumeCommand, String> {
-    match crate::format::lookup(&session.harness) {
-        Some(format) => resume_command(&format.info().launch.resume, session),
-        None => Err(format!("no adapter for the harness `{}` is linked", session.harness)),
-    }
-}
-
 /// One word for a POSIX shell; plain words stay as they are.
 pub fn quote(word: &str) -> String {
     match shlex::try_quote(word) {
@@ -238,7 +204,7 @@ mod tests {
         }
     }
 
-    const IN_DIR: Resume = Resume::Always(ResumeSpec::in_dir(&["claude", "--resume", "{id}"]));
+    const IN_DIR: Resume = Resume::Always(ResumeSpec::in_dir(&["tool", "--resume", "{id}"]));
 
     #[test]
     fn runs_in_the_sessions_directory_when_it_exists() {
@@ -246,15 +212,15 @@ mod tests {
         let d = dir.path().join("my app");
         std::fs::create_dir(&d).unwrap();
         let r = resume_command(&IN_DIR, &meta("abc-1", d.to_str())).unwrap();
-        assert_eq!(r.command, format!("cd '{}' && claude --resume abc-1", d.display()));
-        assert_eq!(r.argv, ["claude", "--resume", "abc-1"]);
+        assert_eq!(r.command, format!("cd '{}' && tool --resume abc-1", d.display()));
+        assert_eq!(r.argv, ["tool", "--resume", "abc-1"]);
         assert!(r.note.is_none());
     }
 
     #[test]
     fn a_gone_directory_is_said_and_the_elsewhere_form_used_when_there_is_one() {
         let r = resume_command(&IN_DIR, &meta("abc", Some("/nonexistent/dir"))).unwrap();
-        assert_eq!(r.command, "claude --resume abc");
+        assert_eq!(r.command, "tool --resume abc");
         assert!(r.note.unwrap().contains("/nonexistent/dir"));
         let other = Resume::Always(ResumeSpec::in_dir(&["cmd", "--resume", "{id}"]).or_elsewhere(&["cmd", "--session", "{id}"]));
         assert_eq!(resume_command(&other, &meta("abc", None)).unwrap().command, "cmd --session abc");
@@ -265,14 +231,14 @@ mod tests {
         let here = std::env::current_dir().unwrap();
         let rel = here.file_name().map(|n| format!("../{}", n.to_string_lossy())).unwrap();
         let r = resume_command(&IN_DIR, &meta("abc", Some(&rel))).unwrap();
-        assert_eq!(r.command, "claude --resume abc");
+        assert_eq!(r.command, "tool --resume abc");
         assert!(r.dir.is_none() && r.note.is_some());
     }
 
     #[test]
     fn hostile_ids_are_quoted_or_refused() {
-        let anywhere = Resume::Always(ResumeSpec::anywhere(&["codex", "resume", "{id}"]));
-        assert_eq!(resume_command(&anywhere, &meta("a; rm -rf ~", None)).unwrap().command, "codex resume 'a; rm -rf ~'");
+        let anywhere = Resume::Always(ResumeSpec::anywhere(&["other", "resume", "{id}"]));
+        assert_eq!(resume_command(&anywhere, &meta("a; rm -rf ~", None)).unwrap().command, "other resume 'a; rm -rf ~'");
         assert!(resume_command(&anywhere, &meta("a\nb", None)).is_err());
         assert!(resume_command(&anywhere, &meta("", None)).is_err());
     }
@@ -287,12 +253,7 @@ mod tests {
     }
 
     #[test]
-    fn capabilities_come_from_the_declaration() {
-        let l = Launch { resume: IN_DIR, handoff: Handoff::Exec(&["claude", "{prompt}"]) };
-        assert_eq!(l.resume_capability().status(), "works");
-        assert_eq!(l.resume_capability().reason(), "`cd <dir> && claude --resume <id>`");
-        assert_eq!(l.handoff_capability().reason(), "exec: `claude <prompt>`");
-        assert_eq!(Launch::UNKNOWN.resume_capability().status(), "unknown");
-        assert_eq!(handoff_argv(&["gemini", "-i", "{prompt}"], "go on"), ["gemini", "-i", "go on"]);
+    fn handoff_puts_the_prompt_in_its_place() {
+        assert_eq!(handoff_argv(&["tool", "-i", "{prompt}"], "go on"), ["tool", "-i", "go on"]);
     }
 }

@@ -4,8 +4,10 @@
 //! store discovery inputs ([`env`]), shared readers ([`read`]), parse bookkeeping
 //! ([`builder`]), work signals ([`work`], [`patch`]), ingest normalization
 //! ([`normalize`], [`text`], [`redact`]), the archive of every session read ([`archive`]),
-//! the tantivy index projected from it with search ([`index`]), and recall over it ([`recall`]),
-//! both of which stop early when their [`cancel`] token says nobody waits any more.
+//! the tantivy index projected from it with search ([`index`]), the work records mined from
+//! turns ([`mining`]), and recall over the index ([`recall`]); search and recall stop early
+//! when their [`cancel`] token says nobody waits any more. The modules stand in layers
+//! that point one way (docs/architecture.md, "Layers").
 
 pub mod archive;
 pub mod builder;
@@ -18,6 +20,7 @@ pub mod format;
 pub mod fsutil;
 pub mod index;
 pub mod launch;
+pub mod mining;
 pub mod model;
 pub mod normalize;
 pub mod patch;
@@ -26,6 +29,7 @@ pub mod read;
 pub mod recall;
 pub mod redact;
 pub mod sqlite;
+pub mod stamp;
 pub mod synth;
 pub mod tail;
 #[cfg(feature = "testkit")]

@@ -5,12 +5,17 @@
 //! than text, because `fix`, `how` and `blame` need them after a summary would have
 //! thrown them away.
 
+mod meta;
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
 pub use crate::time::Timestamp;
+pub use meta::{SessionMeta, NOTES_HARNESS, NOTE_BY_AGENT, NOTE_BY_PERSON, NOTE_UNSOURCED};
+
+use crate::redact::Redact;
 
 /// The adapter id of a harness, e.g. `"deepseek"`.
 pub type HarnessId = &'static str;
@@ -237,6 +242,26 @@ impl Turn {
     }
 }
 
+/// What of a turn read back may hold a secret: its text, the command line, the paths
+/// and the edit's text. Role, times, numbers and the tool's name are not text anyone
+/// wrote. (What is redacted before a turn is written is `normalize`'s to say.)
+impl Redact for Turn {
+    fn redact_in_place(&mut self) {
+        self.text.redact_in_place();
+        if let Some(tool) = &mut self.tool {
+            tool.command.redact_in_place();
+        }
+        for f in &mut self.files {
+            f.path.redact_in_place();
+        }
+        if let Some(e) = &mut self.edit {
+            e.path.redact_in_place();
+            e.old.redact_in_place();
+            e.new.redact_in_place();
+        }
+    }
+}
+
 /// Id and parent id of an entry in a tree-shaped log.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NodeRef {
@@ -410,25 +435,6 @@ pub struct Resume {
     pub state: TailState,
 }
 
-impl Resume {
-    /// The resume point after a read of the source whose only session is `session` and
-    /// whose stats are `stats`, as the indexer sets it: the offset the read ended at, the
-    /// turn number after the parser's last one, the session's id and the state the
-    /// reader returned.
-    /// A read that left its last records open ([`Reopen`]) resumes where they start; a
-    /// tail that made no turn, where it began.
-    pub fn after(stats: &crate::ParseStats, session: &Session) -> Resume {
-        let began = session.source.resume.as_ref().map_or(0, |r| r.next_seq);
-        let next_seq = session.turns.iter().map(|t| t.seq + 1).max().unwrap_or(0).max(began);
-        Resume {
-            offset: stats.reopen.map_or(stats.end_offset, |r| r.offset),
-            next_seq: stats.reopen.map_or(next_seq, |r| r.seq),
-            session_id: session.id.clone(),
-            state: stats.tail.clone().unwrap_or_default(),
-        }
-    }
-}
-
 /// The records a read ended in the middle of, which more records may still join (one
 /// API message split over several records, a streamed answer not closed yet): the next
 /// tail read starts again at `offset`, the first of them, numbering from `seq`, the
@@ -496,3 +502,26 @@ pub fn cap_text(text: &mut String, max: usize) {
 pub const MAX_MESSAGE_BYTES: usize = 1 << 20;
 /// An edit's old span is capped at 32 KiB.
 pub const MAX_EDIT_BYTES: usize = 32 << 10;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_read_back_are_redacted_in_place() {
+        let mut turn = Turn {
+            seq: 0,
+            role: Role::ToolCall,
+            text: "key AKIAIOSFODNN7EXAMPLE".into(),
+            time: None,
+            node: None,
+            tool: Some(ToolUse { name: "bash".into(), command: Some("curl -u a:b3cretpw https://x".into()), ..Default::default() }),
+            files: Vec::new(),
+            edit: None,
+            partial: false,
+        };
+        turn.redact_in_place();
+        assert_eq!(turn.text, "key [redacted:aws_key]");
+        assert_eq!(turn.tool.and_then(|t| t.command).as_deref(), Some("curl -u a:[redacted:curl_user] https://x"));
+    }
+}

@@ -52,7 +52,7 @@ proptest! {
         let _ = crate::work::program_and_verb(&s);
         let mut turn = Turn::new(Role::ToolCall, s.clone());
         turn.tool = Some(crate::model::ToolUse { name: "bash".into(), command: Some(s.clone()), ..Default::default() });
-        let _ = crate::recall::mine::turn_errors(&turn);
+        let _ = crate::mining::fixes::turn_errors(&turn);
     }
 
     #[test]

@@ -321,7 +321,7 @@ pub fn memoized<T: Send + Sync + 'static>(
     read: impl FnOnce(&Connection) -> rusqlite::Result<T>,
 ) -> Result<Arc<T>, FormatError> {
     let real = resolve(db);
-    let fingerprint = crate::index::manifest::parts_fingerprint(&[real.clone(), wal_path(&real), journal_path(&real)]);
+    let fingerprint = crate::stamp::parts_fingerprint(&[real.clone(), wal_path(&real), journal_path(&real)]);
     let key = (db.to_path_buf(), what);
     let failed = |why: &str| FormatError::corrupt(db, why.to_string());
     // Held while reading, so parsers asking at once copy the database once.

@@ -22,7 +22,7 @@
 
 use std::collections::HashMap;
 
-use crate::index::SessionMeta;
+use crate::model::SessionMeta;
 use crate::model::{Role, Session, TitleBy, Turn};
 
 /// The metadata of a session read whole from the source `source_key`.

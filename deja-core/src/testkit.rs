@@ -49,7 +49,7 @@
 //! - **wiring**: where the adapter wires deja into its harness, each target installed
 //!   over configs holding the user's own entries keeps them, a second install changes
 //!   nothing, uninstall gives every byte back, and relocation variables move the files
-//!   ([`crate::wire::kit`]).
+//!   ([`wiring`]).
 //!
 //! The fuzz check runs `DEJA_FUZZ_CASES` cases per test (a few by default, so seventy
 //! adapters stay within CI's budget); `cargo xtask fuzz` runs many more.
@@ -67,6 +67,7 @@ use crate::synth::{SynthSession, SynthTurn};
 
 pub mod fuzz;
 mod tail;
+mod wiring;
 
 /// Expands to the kit's tests for one adapter (see the module doc).
 #[macro_export]

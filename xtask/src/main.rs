@@ -16,6 +16,9 @@
 //! - `cargo xtask fuzz [--cases N] [--adapter ID]` — the long run of the fuzzing-style
 //!   property tests (every adapter's kit mutation checks, the core readers, the MCP
 //!   server) with many cases, in release mode; see `fuzz.rs`.
+//!
+//! Its tests include `tidy.rs`: the layers, imports and module docs `docs/architecture.md`
+//! states, checked over the whole workspace's source.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -27,6 +30,8 @@ mod bench_corpus;
 mod fuzz;
 mod matrix;
 mod scaffold;
+#[cfg(test)]
+mod tidy;
 
 /// The deja workspace xtask runs in: the nearest directory at or above the current one
 /// holding an `adapters/` folder beside a `Cargo.toml` that declares `[workspace]` (not

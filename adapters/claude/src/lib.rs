@@ -10,8 +10,8 @@
 mod wiring;
 
 use deja_core::family::claude_jsonl::{ClaudeAdapter, ClaudeDialect, CLAUDE_INJECTED, CLAUDE_TOOLS};
-use deja_core::index::SessionMeta;
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
+use deja_core::model::SessionMeta;
 use deja_core::{Capabilities, Capability, HarnessInfo, Os, StorePath};
 
 const ID: &str = "claude";

@@ -37,8 +37,8 @@ use std::path::PathBuf;
 use deja_core::family::cline_tasks::{
     self, global_storage_roots, legacy_sources, modern_sources, newest_generation_per_task, path_list, ClineDialect, TASK_INJECTED,
 };
-use deja_core::index::SessionMeta;
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
+use deja_core::model::SessionMeta;
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, Os, ParseOptions, ParseStats, SessionSink, SourceRef,
     StoreEnv, StorePath, ToolMap,

@@ -46,8 +46,8 @@ use std::path::{Path, PathBuf};
 
 use deja_core::discover::find_files;
 use deja_core::family::claude_jsonl::{tool_call_turn, CLAUDE_INJECTED};
-use deja_core::index::SessionMeta;
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
+use deja_core::model::SessionMeta;
 use deja_core::project::{dash_fallback_name, decode_dash_path};
 use deja_core::read::for_each_source_line;
 use deja_core::work::ToolMap;

@@ -127,7 +127,7 @@ fn a_title_appended_with_no_turn_after_it_renames_the_session() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("s1.jsonl");
     // What the index holds: the session's metadata, who gave its title, where a tail starts.
-    let mut held: Option<(deja_core::index::SessionMeta, deja_core::TitleBy, deja_core::model::Resume)> = None;
+    let mut held: Option<(deja_core::model::SessionMeta, deja_core::TitleBy, deja_core::model::Resume)> = None;
     // Appends `line`, reads what came after the file as it was from the state the read
     // before left, and joins it as the indexer does: (id, title, turns the read made).
     let mut append_and_read = |line: &str| {

@@ -52,8 +52,8 @@ use deja_core::family::codex_rollout::{self, CodexDialect, RolloutStore, CODEX_T
 use deja_core::family::codex_synth::{self, RolloutLayout};
 use deja_core::format::{Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, Os, ParseOptions, ParseStats};
 use deja_core::format::{SessionSink, StorePath};
-use deja_core::index::SessionMeta;
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
+use deja_core::model::SessionMeta;
 use deja_core::{InjectedText, SourceRef, StoreEnv, SynthSession, SynthWriter};
 
 /// The adapter id.

@@ -28,8 +28,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use deja_core::launch::{Handoff, Launch, Resume};
+pub use deja_core::model::{NOTE_BY_AGENT, NOTE_BY_PERSON, NOTE_UNSOURCED};
 use deja_core::read::{for_each_json_line, read_source};
-pub use deja_core::recall::query::{NOTE_BY_AGENT, NOTE_BY_PERSON, NOTE_UNSOURCED};
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, Role,
     Session, SessionSink, SourceRef, StoreEnv, StorePath, SynthSession, SynthTurn, SynthWriter, Timestamp, Turn,

@@ -63,8 +63,8 @@ use std::sync::Arc;
 
 use deja_core::family::cline_tasks::{self, ClineDialect, LEGACY_TRANSCRIPT, TASK_INJECTED};
 use deja_core::family::opencode::{self, DbLocation, OpencodeDialect, WITHOUT_SUBAGENTS_KEY};
-use deja_core::index::SessionMeta;
 use deja_core::launch::{source_file, Handoff, Launch, Resume, ResumeSpec};
+use deja_core::model::SessionMeta;
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, Os, ParseOptions, ParseStats, Session, SessionSink,
     SourceRef, StoreEnv, StorePath, SynthSession, SynthWriter, ToolMap,

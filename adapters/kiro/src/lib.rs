@@ -84,8 +84,8 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use deja_core::discover::{find_files, is_dir_entry};
-use deja_core::index::SessionMeta;
 use deja_core::launch::{source_file, Handoff, Launch, Resume, ResumeSpec};
+use deja_core::model::SessionMeta;
 use deja_core::model::{cap_text, MAX_EDIT_BYTES, MAX_MESSAGE_BYTES};
 use deja_core::read::{for_each_json_line, for_each_source_line, parse_json_document, read_source, str_at};
 use deja_core::sqlite::{self, Snapshot};

@@ -38,8 +38,8 @@
 use std::path::{Path, PathBuf};
 
 use deja_core::discover::find_files;
-use deja_core::index::SessionMeta;
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
+use deja_core::model::SessionMeta;
 use deja_core::model::{cap_text, MAX_EDIT_BYTES};
 use deja_core::read::{for_each_json_line, read_source};
 use deja_core::{

@@ -16,8 +16,8 @@
 //! transcript has a `<session-id>.replay.json` step summary beside it, which is not read.
 
 use deja_core::family::claude_jsonl::{ClaudeAdapter, ClaudeDialect, CLAUDE_INJECTED, CLAUDE_TOOLS};
-use deja_core::index::SessionMeta;
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
+use deja_core::model::SessionMeta;
 use deja_core::{Capabilities, Capability, HarnessInfo, Os, StorePath};
 
 const ID: &str = "openclaude";

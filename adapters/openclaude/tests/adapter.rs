@@ -4,8 +4,8 @@
 use std::path::Path;
 
 use deja_adapter_openclaude::FORMAT;
-use deja_core::index::SessionMeta;
 use deja_core::launch::{handoff_argv, resume_command, Handoff};
+use deja_core::model::SessionMeta;
 use deja_core::{ExitStatus, FileAction, HarnessFormat, ParseOptions, Role, Session, StoreEnv, Timestamp};
 
 deja_core::conformance!(

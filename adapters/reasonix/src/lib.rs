@@ -61,8 +61,8 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use deja_core::discover::{is_dir_entry, is_file_entry};
-use deja_core::index::SessionMeta;
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
+use deja_core::model::SessionMeta;
 use deja_core::read::{for_each_json_line, parse_json_document, read_source, read_tail, str_at, DecodeLimit};
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats,

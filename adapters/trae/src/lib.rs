@@ -32,8 +32,8 @@ use std::path::PathBuf;
 
 use deja_core::family::codex_rollout::{self, CodexDialect, RolloutStore, Speech};
 use deja_core::family::codex_synth::{RolloutLayout, RolloutSynth};
-use deja_core::index::SessionMeta;
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
+use deja_core::model::SessionMeta;
 use deja_core::work::ToolMap;
 use deja_core::SynthWriter;
 use deja_core::{

@@ -67,8 +67,8 @@ use std::time::SystemTime;
 
 use deja_core::discover::find_files;
 use deja_core::family::opencode::{self, OpencodeDialect, CLAUDE_NAMED_TOOLS, WITHOUT_SUBAGENTS_KEY};
-use deja_core::index::SessionMeta;
 use deja_core::launch::{source_file, Handoff, Launch, Resume, ResumeSpec};
+use deja_core::model::SessionMeta;
 use deja_core::project::{dash_fallback_name, decode_dash_path};
 use deja_core::read::{for_each_source_line, parse_json_document, read_source, str_at};
 use deja_core::sqlite::{self, Snapshot};

@@ -329,7 +329,7 @@ pub fn run(args: SearchBenchArgs) -> Result<ExitCode> {
 /// Whether a hit is the session a needle was planted in. The generator records the
 /// id it wrote; a harness may give the session another: the id inside a longer one
 /// (`conv-<id>`, `main:<id>`) or the session directory's name (`session-…/events.jsonl`).
-fn is_needle_session(hit: &deja_core::index::SessionMeta, n: &super::corpus::NeedleRow) -> bool {
+fn is_needle_session(hit: &deja_core::model::SessionMeta, n: &super::corpus::NeedleRow) -> bool {
     hit.harness == n.harness
         && (hit.id == n.session_id || hit.id.contains(&n.session_id) || n.path.components().any(|c| c.as_os_str() == hit.id.as_str()))
 }

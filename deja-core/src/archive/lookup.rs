@@ -271,7 +271,7 @@ fn read_frame(file: &std::fs::File, at: FrameAt, decompressor: &mut Option<zstd:
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::index::SessionMeta;
+    use crate::model::SessionMeta;
 
     fn meta(id: &str) -> SessionMeta {
         crate::archive::tests::meta(id, "a title")
@@ -292,20 +292,20 @@ mod tests {
         w.commit().expect("commit");
         let reader = ArchiveReader::new(&archive.dir);
         assert_eq!(
-            reader.turn("claude:s42", 7).map(|t| t.text).as_deref(),
+            reader.turn("alpha:s42", 7).map(|t| t.text).as_deref(),
             Some(format!("session 42 turn 7 {}", "words ".repeat(40)).as_str())
         );
-        assert!(reader.turn("claude:s42", 20).is_none());
-        assert!(reader.turn("claude:nope", 0).is_none());
+        assert!(reader.turn("alpha:s42", 20).is_none());
+        assert!(reader.turn("alpha:nope", 0).is_none());
 
         // A later segment grows one session and reads another again whole, shorter.
         let mut w = archive.writer();
         w.turns(&meta("s3"), &[turn(20, "a new turn"), turn(2, "turn two, with its result")]).expect("write");
         w.session(&meta("s5"), &[turn(0, "only this")]).expect("write");
         w.commit().expect("commit");
-        assert_eq!(reader.turn("claude:s3", 20).map(|t| t.text).as_deref(), Some("a new turn"), "a missing turn relists");
-        assert_eq!(reader.session("claude:s3").get(&2).map(|t| t.turn.text.as_str()), Some("turn two, with its result"));
-        assert_eq!(reader.session("claude:s5").len(), 1);
+        assert_eq!(reader.turn("alpha:s3", 20).map(|t| t.text).as_deref(), Some("a new turn"), "a missing turn relists");
+        assert_eq!(reader.session("alpha:s3").get(&2).map(|t| t.turn.text.as_str()), Some("turn two, with its result"));
+        assert_eq!(reader.session("alpha:s5").len(), 1);
 
         let (whole, _) = archive.load(|_| true).expect("load");
         for s in &whole {
@@ -317,8 +317,8 @@ mod tests {
         // Compaction replaces the segments; the reader follows.
         archive.rewrite(|_| false).expect("rewrite");
         let reader = ArchiveReader::new(&archive.dir);
-        assert_eq!(reader.session("claude:s5").len(), 1);
-        assert_eq!(reader.turn("claude:s59", 19).map(|t| t.seq), Some(19));
+        assert_eq!(reader.session("alpha:s5").len(), 1);
+        assert_eq!(reader.turn("alpha:s59", 19).map(|t| t.seq), Some(19));
     }
 
     #[test]
@@ -346,10 +346,10 @@ mod tests {
         w.session(&meta("a:b"), &[turn(0, "a:b again")]).expect("write");
         w.commit().expect("commit");
         let reader = ArchiveReader::new(&archive.dir);
-        assert_eq!(reader.session("claude:a").len(), 1);
-        assert_eq!(reader.turn("claude:a", 0).map(|t| t.text).as_deref(), Some("a zero"));
-        assert_eq!(reader.session("claude:a:b").len(), 1, "the reset of a:b is its own");
-        assert_eq!(reader.turn("claude:q\"uote\\d", 0).map(|t| t.text).as_deref(), Some("quoted"));
+        assert_eq!(reader.session("alpha:a").len(), 1);
+        assert_eq!(reader.turn("alpha:a", 0).map(|t| t.text).as_deref(), Some("a zero"));
+        assert_eq!(reader.session("alpha:a:b").len(), 1, "the reset of a:b is its own");
+        assert_eq!(reader.turn("alpha:q\"uote\\d", 0).map(|t| t.text).as_deref(), Some("quoted"));
     }
 
     #[test]
@@ -369,16 +369,16 @@ mod tests {
         }
         let reader = ArchiveReader::new(&archive.dir);
         for id in ["raw", "older"] {
-            let shown = reader.shown_turn(&format!("claude:{id}"), 0).expect("turn").text;
+            let shown = reader.shown_turn(&format!("alpha:{id}"), 0).expect("turn").text;
             assert!(!shown.contains("ghp_") && shown.contains("[redacted:"), "{id}: {shown}");
         }
-        assert_eq!(reader.shown_turn("claude:ours", 0).expect("turn").text, secret, "trusted as written");
-        assert_eq!(reader.turn("claude:raw", 0).expect("turn").text, secret, "turn() is the text as archived");
+        assert_eq!(reader.shown_turn("alpha:ours", 0).expect("turn").text, secret, "trusted as written");
+        assert_eq!(reader.turn("alpha:raw", 0).expect("turn").text, secret, "turn() is the text as archived");
 
         // Compaction keeps a mark only where every folded segment had the same one.
         archive.rewrite(|_| false).expect("rewrite");
         let reader = ArchiveReader::new(&archive.dir);
-        assert!(!reader.shown_turn("claude:ours", 0).expect("turn").text.contains("ghp_"));
+        assert!(!reader.shown_turn("alpha:ours", 0).expect("turn").text.contains("ghp_"));
     }
 
     #[test]
@@ -392,7 +392,7 @@ mod tests {
         assert!(archive.has_unframed_segments().expect("segments"));
         std::fs::write(archive.dir.join("00000002.ndjson.zst"), b"\x28\xb5\x2f\xfd garbage").expect("write");
         let reader = ArchiveReader::new(&archive.dir);
-        assert_eq!(reader.turn("claude:a", 0).map(|t| t.text).as_deref(), Some("kept"));
-        assert!(reader.turn("claude:b", 0).is_none());
+        assert_eq!(reader.turn("alpha:a", 0).map(|t| t.text).as_deref(), Some("kept"));
+        assert!(reader.turn("alpha:b", 0).is_none());
     }
 }

@@ -35,7 +35,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::index::SessionMeta;
+use crate::model::SessionMeta;
 use crate::model::{Session, Timestamp, Turn};
 
 pub mod frames;
@@ -769,7 +769,7 @@ mod tests {
 
     pub(super) fn meta(id: &str, title: &str) -> SessionMeta {
         SessionMeta {
-            harness: "claude".into(),
+            harness: "alpha".into(),
             id: id.into(),
             title: Some(title.into()),
             project: Some("/p".into()),
@@ -804,7 +804,7 @@ mod tests {
         let (sessions, problems) = archive.load(|_| true).expect("load");
         assert!(problems.is_empty(), "{problems:?}");
         let a = &sessions[0];
-        assert_eq!(a.key(), "claude:a");
+        assert_eq!(a.key(), "alpha:a");
         assert_eq!(a.fields.title.as_deref(), Some("renamed"));
         assert_eq!(a.turns.iter().map(|t| t.text.as_str()).collect::<Vec<_>>(), ["zero", "one, with its result", "two", "three"]);
 
@@ -812,7 +812,7 @@ mod tests {
         let mut w = archive.writer();
         w.session(&meta("a", "again"), &[turn(0, "only")]).expect("write");
         w.commit().expect("commit");
-        let (sessions, _) = archive.load(|k| k == "claude:a").expect("load");
+        let (sessions, _) = archive.load(|k| k == "alpha:a").expect("load");
         assert_eq!(sessions.len(), 1);
         assert_eq!(sessions[0].turns.len(), 1);
         assert_eq!(archive.session_keys().expect("keys").len(), 2);
@@ -829,12 +829,12 @@ mod tests {
             w.commit().expect("commit");
         }
         assert_eq!(archive.segments().expect("segments").len(), 3);
-        let before = archive.load(|k| k == "claude:a").expect("load").0;
-        let report = archive.rewrite(|d| d.session_key() == "claude:b").expect("rewrite");
+        let before = archive.load(|k| k == "alpha:a").expect("load").0;
+        let report = archive.rewrite(|d| d.session_key() == "alpha:b").expect("rewrite");
         assert_eq!((report.kept, report.dropped), (1, 1));
         assert_eq!(archive.segments().expect("segments").len(), 1);
-        assert_eq!(archive.load(|k| k == "claude:a").expect("load").0, before, "folding is unchanged by compaction");
-        assert!(!archive.session_keys().expect("keys").contains("claude:b"));
+        assert_eq!(archive.load(|k| k == "alpha:a").expect("load").0, before, "folding is unchanged by compaction");
+        assert!(!archive.session_keys().expect("keys").contains("alpha:b"));
     }
 
     #[test]
@@ -885,10 +885,10 @@ mod tests {
     fn tombstones_round_trip() {
         let tmp = tempfile::tempdir().expect("tmp");
         let path = tmp.path().join("deja/tombstones");
-        add_tombstones(&path, &["claude:a".into(), "codex:b".into()]).expect("add");
+        add_tombstones(&path, &["alpha:a".into(), "beta:b".into()]).expect("add");
         std::fs::OpenOptions::new().append(true).open(&path).and_then(|mut f| f.write_all(b"not json\n")).expect("garbage");
         let set = load_tombstones(&path);
         assert_eq!(set.len(), 2);
-        assert!(set.contains("codex:b"));
+        assert!(set.contains("beta:b"));
     }
 }

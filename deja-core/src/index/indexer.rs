@@ -36,7 +36,7 @@ use tantivy::{doc, Index, IndexWriter, TantivyDocument, Term};
 use xxhash_rust::xxh3::Xxh3;
 
 use super::gate::{ByteGate, CloseOnDrop, IN_FLIGHT_BYTES};
-use super::manifest::{mtime_ns, Manifest, SourceEntry, TailEntry};
+use super::manifest::{Manifest, SourceEntry, TailEntry};
 use super::schema::{build_schema, register_tokenizer, Fields, KIND_SESSION, KIND_TURN, SCHEMA_VERSION};
 use super::work_dirs::WorkDirs;
 use super::{IndexError, IndexPaths, IndexView, SessionMeta, TurnExtra};
@@ -46,6 +46,7 @@ use crate::env::StoreEnv;
 use crate::format::{FormatError, HarnessFormat, ParseOptions, ParseStats};
 use crate::model::{Resume, Role, Session, SourceRef, TitleBy, Turn};
 use crate::normalize::{normalize, NormalizeOptions};
+use crate::stamp::mtime_ns;
 use crate::work::is_meaningful_command;
 
 /// What to index.
@@ -733,7 +734,7 @@ fn plan_source(
     };
     let key = src.manifest_key();
     let (size, mtime) = (meta.len(), mtime_ns(&meta));
-    let parts_fp = super::manifest::parts_fingerprint(&src.parts);
+    let parts_fp = crate::stamp::parts_fingerprint(&src.parts);
     let plan = match manifest.get(&key) {
         Some(e) if e.size == size && e.mtime_ns == mtime && e.parts_fp == parts_fp => match &e.refused {
             // Refusing again would mean decoding up to the cap again, on every refresh;

@@ -40,7 +40,7 @@ pub struct SourceEntry {
     /// grown log can be continued.
     pub session_id: Option<String>,
     pub next_seq: u32,
-    /// [`parts_fingerprint`] of the source's other parts (0 when it has none).
+    /// [`parts_fingerprint`](crate::stamp::parts_fingerprint) of the source's other parts (0 when it has none).
     pub parts_fp: u64,
     /// The row cursor the parser returned (`ParseStats::cursor`).
     pub cursor: Option<String>,
@@ -287,31 +287,6 @@ pub fn prefix_hash(path: &Path, len: u64) -> std::io::Result<u64> {
     Ok(hasher.digest())
 }
 
-/// A fingerprint of a source's other parts: size and mtime of each, a marker for one
-/// that is missing; 0 when there are none. One `stat` per part.
-pub fn parts_fingerprint(parts: &[std::path::PathBuf]) -> u64 {
-    if parts.is_empty() {
-        return 0;
-    }
-    let mut h = xxhash_rust::xxh3::Xxh3::new();
-    for p in parts {
-        match std::fs::metadata(p) {
-            Ok(m) => {
-                h.update(&m.len().to_le_bytes());
-                h.update(&mtime_ns(&m).to_le_bytes());
-            }
-            Err(_) => h.update(b"missing"),
-        }
-    }
-    // 0 means "no parts"; a real fingerprint never collides with it.
-    h.digest().max(1)
-}
-
-/// Modification time in nanoseconds since the epoch (0 when unknown).
-pub fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
-    meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos().min(i64::MAX as u128) as i64)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -322,7 +297,7 @@ mod tests {
         for (key, id) in [("/home/a b/x.jsonl", Some("s-1")), ("/tmp/tab\there\\and\nnewline.jsonl", None)] {
             let e = SourceEntry {
                 key: key.to_string(),
-                harness: "claude".to_string(),
+                harness: "alpha".to_string(),
                 size: 12,
                 mtime_ns: -5,
                 offset: 10,
@@ -361,7 +336,7 @@ mod tests {
     fn reads_version_2_lines() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("manifest");
-        std::fs::write(&path, "deja-manifest 2\n/a.jsonl\tclaude\t10\t5\t10\tff\t1\t3\ts-1\n").unwrap();
+        std::fs::write(&path, "deja-manifest 2\n/a.jsonl\talpha\t10\t5\t10\tff\t1\t3\ts-1\n").unwrap();
         let m = Manifest::load(&path).unwrap();
         let e = m.get("/a.jsonl").expect("entry");
         assert_eq!((e.size, e.next_seq, e.session_id.as_deref(), e.parts_fp, e.cursor.as_deref()), (10, 3, Some("s-1"), 0, None));
@@ -371,24 +346,9 @@ mod tests {
     fn a_key_written_twice_keeps_its_later_line() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("manifest");
-        let line = |size: u32| format!("/a.jsonl\tclaude\t{size}\t5\t10\tff\t1\t3\ts-1\t0\t\n");
+        let line = |size: u32| format!("/a.jsonl\talpha\t{size}\t5\t10\tff\t1\t3\ts-1\t0\t\n");
         std::fs::write(&path, format!("{HEADER}\n{}{}", line(10), line(20))).unwrap();
         let m = Manifest::load(&path).unwrap();
         assert_eq!((m.entries().count(), m.get("/a.jsonl").map(|e| e.size)), (1, Some(20)));
-    }
-
-    #[test]
-    fn parts_fingerprint_moves_with_any_part() {
-        let dir = tempfile::tempdir().unwrap();
-        let (a, b) = (dir.path().join("db-wal"), dir.path().join("gone"));
-        std::fs::write(&a, "x").unwrap();
-        let before = parts_fingerprint(&[a.clone(), b.clone()]);
-        assert_ne!(before, 0);
-        assert_eq!(parts_fingerprint(&[]), 0);
-        std::fs::write(&a, "xy").unwrap();
-        assert_ne!(parts_fingerprint(&[a.clone(), b.clone()]), before);
-        let grown = parts_fingerprint(&[a.clone(), b.clone()]);
-        std::fs::write(&b, "").unwrap();
-        assert_ne!(parts_fingerprint(&[a, b]), grown, "a part appearing changes it");
     }
 }

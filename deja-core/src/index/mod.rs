@@ -35,8 +35,6 @@ pub use watcher::{sync_with_watcher, watcher_running, Synced};
 
 #[cfg(test)]
 mod incremental_tests;
-#[cfg(test)]
-mod redaction_tests;
 
 use std::path::{Path, PathBuf};
 
@@ -46,7 +44,7 @@ use tantivy::query::{BooleanQuery, Occur, Query, TermQuery};
 use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::{Index, IndexReader, Searcher, TantivyDocument, Term};
 
-use crate::model::{Role, Timestamp, Turn};
+use crate::model::{Role, SessionMeta, Timestamp, Turn};
 use crate::redact::Redact;
 use schema::{fields_of, register_tokenizer, Fields, KIND_SESSION, KIND_TURN};
 
@@ -192,34 +190,9 @@ fn current_generation(root: &Path) -> Option<String> {
     (name.starts_with("gen-") && !name.contains(['/', '\\']) && name.len() < 64).then(|| name.to_string())
 }
 
-/// A session as stored on its session document.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SessionMeta {
-    pub harness: String,
-    pub id: String,
-    pub title: Option<String>,
-    pub project: Option<String>,
-    pub path: String,
-    pub started: Option<Timestamp>,
-    pub updated: Option<Timestamp>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parent: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kind: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub agent: Option<String>,
-    /// The machine the session was read on, when it was imported from another
-    /// (`deja import`); `None` for this machine's own history.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub machine: Option<String>,
-    pub turns: u32,
-}
-
+/// How a session's metadata is stored on its session document: redacted, and marked
+/// with the rules that redacted it.
 impl SessionMeta {
-    pub fn key(&self) -> String {
-        crate::model::session_key(&self.harness, &self.id)
-    }
-
     /// The metadata stored as JSON on a session document, redacted: an index built
     /// before a kind of secret was known must not show it now. Metadata an index run
     /// marked as redacted by this very binary's rules ([`SessionMeta::stored_json`]) is
@@ -461,8 +434,9 @@ impl IndexView {
         Ok(out)
     }
 
-    /// A stored turn exactly as the index holds it.
-    fn stored_turn(&self, doc: &TantivyDocument) -> Turn {
+    /// A stored turn exactly as the index holds it (the redaction tests read what
+    /// reached the disk through it).
+    pub(crate) fn stored_turn(&self, doc: &TantivyDocument) -> Turn {
         let f = &self.fields;
         let mut turn = StoredTurnFields { seq: f.seq, time: f.time, body: None, extra: f.extra }.turn(doc);
         turn.text = self.stored_text(doc);

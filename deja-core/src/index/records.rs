@@ -1,6 +1,6 @@
 //! The work-record documents the indexer adds beside a session's turns: one `error`
 //! document per error event and one `fix` document per error → fix pair (mined by
-//! [`crate::recall::mine`]), and the terms a turn gets for `how` (its command line in
+//! [`crate::mining::fixes`]), and the terms a turn gets for `how` (its command line in
 //! the `work` field) and `blame` (its paths' suffixes in the `path` field).
 //!
 //! Records carry `seq` (the error's turn for `error`, the fix's turn for `fix`), so an
@@ -14,8 +14,8 @@ use tantivy::{doc, TantivyDocument, Term};
 
 use super::schema::{Fields, KIND_ERROR, KIND_FIX, KIND_TURN};
 use super::{IndexError, IndexView};
+use crate::mining::fixes::{mine, FIX_WINDOW};
 use crate::model::{Session, Turn};
-use crate::recall::mine::{mine, FIX_WINDOW};
 
 /// Path components kept as suffix terms (`a/b/c/d.rs` → `d.rs`, `c/d.rs`, …).
 const MAX_SUFFIX_COMPONENTS: usize = 8;

@@ -11,7 +11,7 @@ pub const KIND_TURN: &str = "turn";
 pub const KIND_SESSION: &str = "session";
 /// An error seen in a command's output (one per error line of a turn).
 pub const KIND_ERROR: &str = "error";
-/// An error and the commands after which it stopped (see `recall::mine`).
+/// An error and the commands after which it stopped (see `mining::fixes`).
 pub const KIND_FIX: &str = "fix";
 
 /// Bumped when the schema or tokenizer changes; an index of another version is rebuilt.

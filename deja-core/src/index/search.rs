@@ -32,11 +32,9 @@ use super::schema::{KIND_SESSION, KIND_TURN};
 use super::tokenizer::{stem, words, Word};
 use super::{IndexError, IndexView, SessionMeta};
 use crate::cancel::Cancel;
-use crate::model::{Role, Timestamp, Turn};
+use crate::model::{Role, Timestamp, Turn, NOTES_HARNESS};
 use crate::text::one_line;
 
-/// The harness id of deja's own notes (`deja remember`).
-pub const NOTES_HARNESS: &str = "deja";
 /// The most sessions one search returns, whatever the request asks: the limit sizes
 /// collectors and buffers, so an absurd one must not reach them.
 pub const MAX_LIMIT: usize = 1000;

@@ -12,7 +12,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::signature::strip_ansi;
+use crate::mining::signature::strip_ansi;
 use crate::redact::redact;
 
 /// The one-line preamble of every framed answer.
@@ -233,8 +233,8 @@ mod tests {
 
         #[test]
         fn signatures_never_panic(line in "\\PC{0,300}") {
-            let _ = super::super::signature::signature(&line);
-            let _ = super::super::signature::error_lines(&line);
+            let _ = crate::mining::signature::signature(&line);
+            let _ = crate::mining::signature::error_lines(&line);
         }
     }
 

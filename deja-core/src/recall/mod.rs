@@ -2,18 +2,17 @@
 //! before?", "how does this machine run the tests?", "what was decided about this
 //! file?") from the index, rather than listing sessions.
 //!
-//! - [`signature`] — error lines and their normalized signatures;
-//! - [`commands`] — inspection vs work commands, programs, grouping keys;
-//! - [`mine`] — error events and error → fix pairs mined from a session at index time;
-//! - [`digest`] — what a session amounted to (problem, decisions, commands, files, end);
+//! What recall reads out of a session's turns (error signatures, command outcomes,
+//! error → fix pairs, digests) is [`crate::mining`], below the index, since the indexer
+//! mines the same records when it writes.
+//!
 //! - [`frame`] — cleaning quoted history and framing answers within byte budgets;
 //! - [`query`] — the recall questions asked of an [`IndexView`](crate::index::IndexView);
 //! - [`render`] — answers as Markdown lines, shared by the CLI and the MCP server.
 
-pub mod commands;
-pub mod digest;
 pub mod frame;
-pub mod mine;
 pub mod query;
 pub mod render;
-pub mod signature;
+
+#[cfg(test)]
+mod redaction_tests;

@@ -11,42 +11,22 @@ use tantivy::query::{BooleanQuery, Occur, PhraseQuery, Query, RangeQuery, TermQu
 use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::{DocAddress, Searcher, TantivyDocument, Term};
 
-use super::commands::{command_key, is_inspection, Outcome};
-use super::digest::{best_decisions, digest, outcome_line, Digest};
-use super::mine::{ErrorEvent, FixPair};
-use super::signature::signatures_of_paste;
 use crate::cancel::Cancel;
 use crate::index::bound::cut_at_word;
 use crate::index::records::{mentioned_paths, normalize_path, path_terms};
 use crate::index::schema::{KIND_ERROR, KIND_FIX, KIND_TURN};
 use crate::index::search::{SearchRequest, Tier, MAX_QUERY_BYTES};
 use crate::index::tokenizer::words;
-use crate::index::{IndexError, IndexView, SessionMeta, TurnExtra};
-use crate::model::{FileAction, Role, Timestamp, Turn};
+use crate::index::{IndexError, IndexView, TurnExtra};
+use crate::mining::commands::{command_key, is_inspection, Outcome};
+use crate::mining::digest::{best_decisions, digest, outcome_line, Digest};
+use crate::mining::fixes::{ErrorEvent, FixPair};
+use crate::mining::signature::signatures_of_paste;
+use crate::model::{FileAction, Role, SessionMeta, Timestamp, Turn, NOTES_HARNESS};
 use crate::redact::{redact, redacted, Redact};
 
-/// The harness id of deja's own notes, ranked a little above transcripts.
-pub const NOTES_HARNESS: &str = "deja";
 /// How much a note's score is raised over a transcript's (the person's notes only).
 pub const NOTE_BOOST: f32 = 1.25;
-/// Session kinds of notes, by who wrote them (the notes adapter sets them from the
-/// note's `source`): the person on the CLI…
-pub const NOTE_BY_PERSON: &str = "note";
-/// …an agent through MCP (unverified: text an agent was fed can end up here)…
-pub const NOTE_BY_AGENT: &str = "agent-note";
-/// …or not recorded (lines written before deja recorded it; unverified too).
-pub const NOTE_UNSOURCED: &str = "unsourced-note";
-
-/// True for a note the person wrote themselves (`deja remember`); false for notes an
-/// agent wrote, notes of unknown origin, and every transcript.
-pub fn is_person_note(meta: &SessionMeta) -> bool {
-    meta.harness == NOTES_HARNESS && meta.kind.as_deref() == Some(NOTE_BY_PERSON)
-}
-
-/// True for a note not known to come from the person: shown as agent-written and unverified.
-pub fn is_unverified_note(meta: &SessionMeta) -> bool {
-    meta.harness == NOTES_HARNESS && !is_person_note(meta)
-}
 /// Turn documents read at most for one aggregation (`how`, `orient`).
 const MAX_SCAN: usize = 5000;
 /// Most error text `fixes` reads (as `deja fix` reads at most this much of stdin): a
@@ -260,7 +240,7 @@ fn recall_as(view: &IndexView, query: &str, scope: &Scope, limit: usize, prose: 
         .into_iter()
         .map(|h| {
             // A planted note must not outrank the history it contradicts.
-            let boost = if is_person_note(&h.session) { NOTE_BOOST } else { 1.0 };
+            let boost = if h.session.is_person_note() { NOTE_BOOST } else { 1.0 };
             RecallHit { score: h.score * boost, snippets: h.snippets, session: h.session }
         })
         .collect();
@@ -381,7 +361,7 @@ pub struct FixAnswer {
 }
 
 /// What this machine ran after the same error, and whether it held (see the module
-/// doc of [`super::mine`]). Exact signature matches first; else fixes whose error
+/// doc of [`crate::mining::fixes`]). Exact signature matches first; else fixes whose error
 /// line shares most of the query's words (`relevance`).
 pub fn fixes(view: &IndexView, error_text: &str, scope: &Scope, limit: usize) -> Result<FixAnswer, IndexError> {
     fixes_within(view, error_text, scope, limit, FIX_SCAN, true)
@@ -1205,7 +1185,7 @@ pub fn orient_over(view: &IndexView, dir: &str, scope: &Scope, limit: usize, sca
         let decisions = best_decisions(&turns, 2).into_iter().map(|(_, l)| l).collect();
         sessions.push(OrientSession { outcome: outcome_line(&turns), decisions, session: meta });
     }
-    let (notes, agent_notes): (Vec<SessionMeta>, Vec<SessionMeta>) = notes.into_iter().partition(is_person_note);
+    let (notes, agent_notes): (Vec<SessionMeta>, Vec<SessionMeta>) = notes.into_iter().partition(SessionMeta::is_person_note);
     // A note shows as its first line (the renderer cuts it further).
     let shown = |metas: Vec<SessionMeta>, n: usize| -> Vec<OrientSession> {
         metas

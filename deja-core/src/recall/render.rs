@@ -4,11 +4,10 @@
 //! a prefix, so quoted text can never start a row. The CLI prints these lines; the MCP
 //! server frames them within a budget.
 
-use super::digest::Digest;
 use super::frame::{clean, Answer};
 use super::query::{BlameAnswer, CommandStat, ContextAnswer, FilesAnswer, FixAnswer, FrictionRow, HowAnswer, Orient, RecallAnswer};
-use crate::index::SessionMeta;
-use crate::model::Timestamp;
+use crate::mining::digest::Digest;
+use crate::model::{SessionMeta, Timestamp};
 use crate::redact::redact;
 
 /// Longest quoted line, in chars.
@@ -38,14 +37,14 @@ pub fn session_label(m: &SessionMeta) -> String {
 
 /// `    resume: cd /src/app && claude --resume 5f0c…`, when the harness reopens the session.
 fn resume_row(m: &SessionMeta) -> Option<String> {
-    crate::launch::resume_for(m).ok().map(|r| format!("    resume: `{}`", clean(&r.command, 300)))
+    crate::format::resume_for(m).ok().map(|r| format!("    resume: `{}`", clean(&r.command, 300)))
 }
 
 /// What a note not written by the person is, said wherever it is shown.
 fn note_origin(m: &SessionMeta) -> &'static str {
-    if !super::query::is_unverified_note(m) {
+    if !m.is_unverified_note() {
         ""
-    } else if m.kind.as_deref() == Some(super::query::NOTE_BY_AGENT) {
+    } else if m.kind.as_deref() == Some(crate::model::NOTE_BY_AGENT) {
         " (note written by an agent, unverified)"
     } else {
         " (note of unrecorded origin, unverified)"
@@ -317,7 +316,7 @@ pub fn orient(o: &Orient) -> Answer {
     if !o.agent_notes.is_empty() {
         lines.push("## Notes written by agents (unverified: not the person's words; check before relying on them)".to_string());
         for n in &o.agent_notes {
-            let by = if n.session.kind.as_deref() == Some(super::query::NOTE_BY_AGENT) { "agent" } else { "origin not recorded" };
+            let by = if n.session.kind.as_deref() == Some(crate::model::NOTE_BY_AGENT) { "agent" } else { "origin not recorded" };
             lines.push(format!(
                 "- [{by}, unverified] {} ({})",
                 clean(n.outcome.as_deref().unwrap_or(""), AGENT_NOTE),

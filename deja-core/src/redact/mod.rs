@@ -89,11 +89,12 @@ fn prefix_literals(pattern: &str) -> Option<Vec<Vec<u8>>> {
 }
 
 /// Identifies the redaction this binary does: a hash of the source of this module, the
-/// rule table and the normalizer (which decides what of a turn is redacted before it is
-/// written), so any change to a rule, a check, the engine or what is redacted gives
+/// rule table, the normalizer (which decides what of a turn is redacted before it is
+/// written) and the session metadata's [`Redact`] impl (what of it is redacted before it
+/// is stored), so any change to a rule, a check, the engine or what is redacted gives
 /// another value.
 /// An index run marks what it wrote with it — its archive segments ([`crate::archive`])
-/// and the session metadata it stores ([`crate::index::SessionMeta`]): text redacted by
+/// and the session metadata it stores ([`crate::model::SessionMeta`]): text redacted by
 /// these very rules need not be redacted again on the way out.
 pub fn fingerprint() -> u64 {
     static FINGERPRINT: LazyLock<u64> = LazyLock::new(|| {
@@ -101,6 +102,8 @@ pub fn fingerprint() -> u64 {
         h.update(include_str!("mod.rs").as_bytes());
         h.update(include_str!("rules.rs").as_bytes());
         h.update(include_str!("../normalize.rs").as_bytes());
+        // What of a session's metadata is redacted before it is stored and marked.
+        h.update(include_str!("../model/meta.rs").as_bytes());
         // Never 0, which a segment table uses for "not known to be redacted".
         h.digest().max(1)
     });
@@ -272,47 +275,6 @@ impl<T: Redact> Redact for Vec<T> {
         for x in self {
             x.redact_in_place();
         }
-    }
-}
-
-impl Redact for crate::model::Turn {
-    fn redact_in_place(&mut self) {
-        self.text.redact_in_place();
-        if let Some(tool) = &mut self.tool {
-            tool.command.redact_in_place();
-        }
-        for f in &mut self.files {
-            f.path.redact_in_place();
-        }
-        if let Some(e) = &mut self.edit {
-            e.path.redact_in_place();
-            e.old.redact_in_place();
-            e.new.redact_in_place();
-        }
-    }
-}
-
-impl Redact for crate::index::SessionMeta {
-    fn redact_in_place(&mut self) {
-        self.title.redact_in_place();
-        self.project.redact_in_place();
-    }
-}
-
-impl Redact for crate::recall::mine::FixPair {
-    fn redact_in_place(&mut self) {
-        self.error_line.redact_in_place();
-        self.failed_command.redact_in_place();
-        self.commands.redact_in_place();
-        self.edited.redact_in_place();
-        self.note.redact_in_place();
-    }
-}
-
-impl Redact for crate::recall::mine::ErrorEvent {
-    fn redact_in_place(&mut self) {
-        self.line.redact_in_place();
-        self.command.redact_in_place();
     }
 }
 

@@ -198,28 +198,6 @@ fn docs_list_every_kind() {
 }
 
 #[test]
-fn values_read_back_are_redacted_in_place() {
-    let mut turn = crate::model::Turn {
-        seq: 0,
-        role: crate::model::Role::ToolCall,
-        text: "key AKIAIOSFODNN7EXAMPLE".into(),
-        time: None,
-        node: None,
-        tool: Some(crate::model::ToolUse {
-            name: "bash".into(),
-            command: Some("curl -u a:b3cretpw https://x".into()),
-            ..Default::default()
-        }),
-        files: Vec::new(),
-        edit: None,
-        partial: false,
-    };
-    turn.redact_in_place();
-    assert_eq!(turn.text, "key [redacted:aws_key]");
-    assert_eq!(turn.tool.and_then(|t| t.command).as_deref(), Some("curl -u a:[redacted:curl_user] https://x"));
-}
-
-#[test]
 fn a_literal_inside_a_word_wakes_no_pattern_that_starts_at_a_boundary() {
     assert!(super::ascii_word_boundary(b"a pat", 2));
     assert!(super::ascii_word_boundary(b"pat", 0));

@@ -22,8 +22,6 @@ pub mod block;
 pub mod engine;
 pub mod inspect;
 pub mod json;
-#[cfg(feature = "testkit")]
-pub mod kit;
 pub mod opencode_plugin;
 pub mod pi_extension;
 pub mod toml;

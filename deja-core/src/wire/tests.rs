@@ -203,10 +203,10 @@ fn a_plain_json_file_with_a_comment_is_refused_and_named_by_doctor() {
     let path = s.home.join(".omp/agent/mcp.json");
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     let edit = Edit::json_member(&path, &["mcpServers", "deja"], json!({"command": "/bin/deja", "args": ["mcp"]})).strict_json();
-    let all: BTreeMap<String, Vec<Edit>> = [("omp".to_string(), vec![edit.clone()])].into_iter().collect();
+    let all: BTreeMap<String, Vec<Edit>> = [("alpha".to_string(), vec![edit.clone()])].into_iter().collect();
     let commented = "{\n  // mine\n  \"mcpServers\": {\"mine\": {\"command\": \"x\"}}\n}\n";
     std::fs::write(&path, commented).unwrap();
-    let plan = s.engine.plan(&targets(&["omp"]), &all, false).unwrap();
+    let plan = s.engine.plan(&targets(&["alpha"]), &all, false).unwrap();
     let refused = plan.refused.iter().find(|r| r.path == path).expect("refused");
     assert!(matches!(refused.error, super::ConfigError::NotStrict { line: 2, .. }), "{}", refused.error);
     s.engine.apply(&plan).unwrap();
@@ -214,7 +214,7 @@ fn a_plain_json_file_with_a_comment_is_refused_and_named_by_doctor() {
     assert!(matches!(super::inspect::inspect(&edit, "/bin/deja"), super::inspect::EditState::Broken(super::ConfigError::NotStrict { .. })));
     // The same entry in a plain file, or a new file, is written as plain JSON.
     std::fs::write(&path, "{\"mcpServers\": {\"mine\": {\"command\": \"x\"}}}\n").unwrap();
-    s.engine.apply(&s.engine.plan(&targets(&["omp"]), &all, false).unwrap()).unwrap();
+    s.engine.apply(&s.engine.plan(&targets(&["alpha"]), &all, false).unwrap()).unwrap();
     let written = std::fs::read_to_string(&path).unwrap();
     let v: serde_json::Value = serde_json::from_str(&written).unwrap_or_else(|e| panic!("{e}: {written}"));
     assert_eq!(v["mcpServers"]["deja"]["command"], "/bin/deja");

@@ -126,7 +126,7 @@ fn nonempty_str<'v>(v: &'v Value, key: &str) -> Option<&'v str> {
 
 /// Whether a session can be reopened by id: one read from `history.jsonl` alone has no
 /// rollout for the harness to load (the resume pick of every Codex-rollout harness).
-pub fn resumable(session: &crate::index::SessionMeta) -> Result<(), &'static str> {
+pub fn resumable(session: &crate::model::SessionMeta) -> Result<(), &'static str> {
     if crate::launch::source_file(session).ends_with("history.jsonl") {
         Err("a history.jsonl entry with no rollout has no session to resume")
     } else {

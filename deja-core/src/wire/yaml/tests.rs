@@ -147,7 +147,7 @@ fn the_engine_round_trips_yaml_and_strips_only_deja_from_a_rewritten_file() {
     let user = "# goose\nextensions:\n  developer:\n    enabled: true\n";
     std::fs::write(&config, user).unwrap();
     let edits: BTreeMap<String, Vec<super::super::Edit>> = [(
-        "goose".to_string(),
+        "alpha".to_string(),
         vec![
             super::super::Edit::yaml_member(&config, &["extensions", "deja"], "cmd: \"/bin/deja\"\n"),
             super::super::Edit::yaml_list_item(&config, &["slash_commands"], &["command: deja"], "command: deja\n"),
@@ -156,7 +156,7 @@ fn the_engine_round_trips_yaml_and_strips_only_deja_from_a_rewritten_file() {
     .into_iter()
     .collect();
     let engine = super::super::engine::Engine::new(tmp.path().join("state"));
-    let on: BTreeSet<String> = ["goose".to_string()].into_iter().collect();
+    let on: BTreeSet<String> = ["alpha".to_string()].into_iter().collect();
     engine.apply(&engine.plan(&on, &edits, false).unwrap()).unwrap();
     let installed = std::fs::read_to_string(&config).unwrap();
     assert!(installed.contains("  deja:\n    cmd: \"/bin/deja\"\n") && installed.contains("slash_commands:\n  - command: deja\n"));

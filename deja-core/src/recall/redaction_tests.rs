@@ -1,17 +1,19 @@
 //! The way-out guarantee: an index that holds secrets unredacted — built by an older
 //! deja, or before a kind of secret was known — still shows none of them. The
 //! session is written here straight into tantivy, as the indexer lays it out but
-//! without the ingest step, and then read back through every query surface.
+//! without the ingest step, and then read back through every query surface: search,
+//! and every recall answer. It lives with recall, the top of the surfaces it reads
+//! through, so the index below never names recall, even in a test.
 
 use tantivy::{doc, Index};
 
-use super::records::{add_turn_terms, work_documents};
-use super::schema::{build_schema, register_tokenizer, KIND_SESSION, KIND_TURN, SCHEMA_VERSION};
-use super::search::SearchRequest;
-use super::{IndexPaths, IndexView, SessionMeta, TurnExtra};
-use crate::model::{Edit, ExitStatus, FileAction, FileTouch, Role, Session, SourceRef, Timestamp, ToolUse, Turn};
-use crate::recall::query::{blame, context, fixes, how, recall, Scope};
-use crate::recall::{frame::frame, render};
+use super::query::{blame, context, fixes, how, recall, Scope};
+use super::{frame::frame, render};
+use crate::index::records::{add_turn_terms, work_documents};
+use crate::index::schema::{build_schema, register_tokenizer, KIND_SESSION, KIND_TURN, SCHEMA_VERSION};
+use crate::index::search::SearchRequest;
+use crate::index::{IndexPaths, IndexView, TurnExtra};
+use crate::model::{Edit, ExitStatus, FileAction, FileTouch, Role, Session, SessionMeta, SourceRef, Timestamp, ToolUse, Turn};
 
 const STRIPE: &str = "sk_live_SQedUStPKR0CsTy4Qwb8DwkN";
 const FINE_GRAINED: &str = "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";
@@ -56,7 +58,7 @@ fn leaky_session() -> Session {
         new: Some(format!("REDIS_URL=redis://:{REDIS_PW}@cache:6379")),
     });
     Session {
-        harness: "claude".into(),
+        harness: "alpha".into(),
         id: "0a0a0a0a-1111-4222-8333-944445555666".into(),
         title: Some(format!("zebrafish deploy with {STRIPE}")),
         project: Some("/src/app".into()),
@@ -161,7 +163,7 @@ fn write_unredacted(paths: &IndexPaths, s: &Session) {
     }
     if let Some(p) = &meta.project {
         d.add_text(f.text, p);
-        super::records::add_project_terms(&mut d, &f, p);
+        crate::index::records::add_project_terms(&mut d, &f, p);
     }
     writer.add_document(d).expect("session doc");
     writer.commit().expect("commit");

@@ -1,5 +1,5 @@
 //! The conformance kit's wiring check (`conformance_wiring`), run for every adapter
-//! whose [`Wiring`](super::Wiring) exists: each target is installed into a home whose
+//! whose [`Wiring`](crate::wire::Wiring) exists: each target is installed into a home whose
 //! configs already hold the user's own entries and comments, and must
 //!
 //! - keep every one of the user's bytes it does not own (the seeded comment and the
@@ -16,9 +16,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use super::engine::Engine;
-use super::{Edit, Surface, WireContext};
 use crate::env::StoreEnv;
+use crate::wire::engine::Engine;
+use crate::wire::{Edit, Surface, WireContext};
 
 /// The comment and foreign entry seeded into every config the wiring edits.
 const USER_MARK: &str = "user-owned-entry";
@@ -94,7 +94,7 @@ fn snapshot(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     out
 }
 
-impl crate::testkit::Kit {
+impl super::Kit {
     /// See the module doc.
     pub fn check_wiring(&self) {
         let format = self.format;

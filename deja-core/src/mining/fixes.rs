@@ -20,6 +20,7 @@ use super::commands::{command_key, is_inspection, program, program_and_verb, Out
 use super::digest::decision_score;
 use super::signature::{error_lines, signature, strip_ansi};
 use crate::model::{FileAction, Role, Turn};
+use crate::redact::Redact;
 use crate::text::one_line;
 
 /// Turns after an error in which a fix is looked for, and after a fix in which the
@@ -64,6 +65,26 @@ pub struct FixPair {
     /// The fix ended with a successful re-run of what had failed.
     #[serde(default)]
     pub verified: bool,
+}
+
+/// The error line and command are output and input someone's tool printed or ran; the
+/// signature is a lookup key and stays as it is.
+impl Redact for ErrorEvent {
+    fn redact_in_place(&mut self) {
+        self.line.redact_in_place();
+        self.command.redact_in_place();
+    }
+}
+
+/// Everything quoted from the session is redacted; the signature stays a lookup key.
+impl Redact for FixPair {
+    fn redact_in_place(&mut self) {
+        self.error_line.redact_in_place();
+        self.failed_command.redact_in_place();
+        self.commands.redact_in_place();
+        self.edited.redact_in_place();
+        self.note.redact_in_place();
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
