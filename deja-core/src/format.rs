@@ -436,22 +436,6 @@ pub fn resume_for(session: &SessionMeta) -> Result<ResumeCommand, String> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::launch::{Launch, ResumeSpec};
-
-    #[test]
-    fn capabilities_come_from_the_declaration() {
-        let resume = Resume::Always(ResumeSpec::in_dir(&["tool", "--resume", "{id}"]));
-        let resume = resume_cell(&resume);
-        assert_eq!(resume.status(), "works");
-        assert_eq!(resume.reason(), "`cd <dir> && tool --resume <id>`");
-        assert_eq!(handoff_cell(&Handoff::Exec(&["tool", "{prompt}"])).reason(), "exec: `tool <prompt>`");
-        assert_eq!(resume_cell(&Launch::UNKNOWN.resume).status(), "unknown");
-    }
-}
-
 // Beside `ParseStats`, which it reads: the model knows nothing of the adapter contract.
 impl crate::model::Resume {
     /// The resume point after a read of the source whose only session is `session` and
@@ -469,5 +453,21 @@ impl crate::model::Resume {
             session_id: session.id.clone(),
             state: stats.tail.clone().unwrap_or_default(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::launch::{Launch, ResumeSpec};
+
+    #[test]
+    fn capabilities_come_from_the_declaration() {
+        let resume = Resume::Always(ResumeSpec::in_dir(&["tool", "--resume", "{id}"]));
+        let resume = resume_cell(&resume);
+        assert_eq!(resume.status(), "works");
+        assert_eq!(resume.reason(), "`cd <dir> && tool --resume <id>`");
+        assert_eq!(handoff_cell(&Handoff::Exec(&["tool", "{prompt}"])).reason(), "exec: `tool <prompt>`");
+        assert_eq!(resume_cell(&Launch::UNKNOWN.resume).status(), "unknown");
     }
 }
