@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use crate::env::StoreEnv;
 use crate::model::{Session, SourceRef};
+pub use crate::store::{Discovery, Locked, Os, StoreSpec};
 use crate::synth::SynthSession;
 use crate::text::InjectedText;
 
@@ -17,8 +18,13 @@ pub trait HarnessFormat: Send + Sync + 'static {
     /// Metadata for the matrix, `deja harnesses` and the docs.
     fn info(&self) -> &'static HarnessInfo;
 
-    /// The sources on this machine, honouring the environment's overrides.
-    fn discover(&self, env: &StoreEnv) -> Discovery;
+    /// The sources on this machine, honouring the environment's overrides. By default,
+    /// what the [`StoreSpec`] in [`info`](Self::info) declares ([`crate::store::discover`]);
+    /// an adapter whose store no layout describes writes its own, taking its roots from
+    /// the spec all the same.
+    fn discover(&self, env: &StoreEnv) -> Discovery {
+        crate::store::discover(self.info().id, &self.info().store, env)
+    }
 
     /// Parses one source into sessions. Never panics on any input; bad lines are
     /// counted in the stats, and only an unreadable source is an error.
@@ -85,42 +91,6 @@ pub trait SynthWriter: Sync {
     /// Writes `session` into `home` as the harness would have stored it. Returns the
     /// file written.
     fn write(&self, home: &Path, session: &SynthSession) -> std::io::Result<PathBuf>;
-}
-
-/// The result of store discovery: the sources found and the places looked at.
-#[derive(Debug, Default, Clone)]
-pub struct Discovery {
-    pub sources: Vec<SourceRef>,
-    /// Every store root that was checked, with whether it exists.
-    pub roots: Vec<(PathBuf, bool)>,
-    /// Files found that cannot be opened with what the user supplied (an encrypted
-    /// store without its key), with why and what would open them. They are not
-    /// sources (nothing is read each refresh), but `deja index` and `deja harnesses`
-    /// count them, so missing history is never silent.
-    pub locked: Vec<Locked>,
-}
-
-/// A file discovery found and will not read, and why.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Locked {
-    pub path: PathBuf,
-    pub reason: String,
-}
-
-impl Discovery {
-    /// Sorts sources by the bytes of their paths: deterministic, and far cheaper than
-    /// `Path`'s component-wise order on the tens of thousands of paths every refresh
-    /// discovers.
-    pub fn sort_sources(sources: &mut [SourceRef]) {
-        sources
-            .sort_unstable_by(|a, b| (a.path.as_os_str().as_encoded_bytes(), &a.key).cmp(&(b.path.as_os_str().as_encoded_bytes(), &b.key)));
-    }
-
-    pub fn looked_at(&mut self, root: &Path) -> bool {
-        let exists = root.exists();
-        self.roots.push((root.to_path_buf(), exists));
-        exists
-    }
 }
 
 /// Switches that change what a parser emits.
@@ -270,6 +240,10 @@ pub struct HarnessInfo {
     pub env_vars: &'static [&'static str],
     /// deja's own overrides (always includes `DEJA_<ID>_ROOT`).
     pub deja_vars: &'static [&'static str],
+    /// Where the history lives, stated once: the default `discover`, the wiring, the
+    /// matrix and the kit read it. An adapter not yet declaring one leaves it
+    /// [`StoreSpec::UNDECLARED`] and describes its stores with the three fields above.
+    pub store: StoreSpec,
     /// Anything beyond deja itself that is needed.
     pub needs: &'static [&'static str],
     /// One paragraph on the format, for the docs.
@@ -283,33 +257,37 @@ pub struct HarnessInfo {
 }
 
 impl HarnessInfo {
+    /// The default store paths for the docs, `~` the home directory: the declared
+    /// [`StoreSpec`]'s (`root/what is under it`), else [`stores`](Self::stores).
+    pub fn store_paths(&self) -> Vec<(Os, String)> {
+        if self.store.is_declared() {
+            return self.store.paths();
+        }
+        self.stores.iter().map(|s| (s.os, s.path.to_string())).collect()
+    }
+
+    /// The harness's own relocation variables: the declared spec's, else
+    /// [`env_vars`](Self::env_vars).
+    pub fn harness_vars(&self) -> Vec<&'static str> {
+        if self.store.is_declared() {
+            return self.store.env_vars();
+        }
+        self.env_vars.to_vec()
+    }
+
+    /// deja's overrides, each with the older names still honoured for it: the declared
+    /// spec's (derived from the id), else [`deja_vars`](Self::deja_vars).
+    pub fn deja_overrides(&self) -> Vec<(String, Vec<&'static str>)> {
+        if self.store.is_declared() {
+            return self.store.deja_var_names(self.id);
+        }
+        self.deja_vars.iter().map(|v| (v.to_string(), Vec::new())).collect()
+    }
+
     /// Every capability the matrix reports, resume and handoff derived from `launch`.
     pub fn named_capabilities(&self) -> [(&'static str, Capability); 6] {
         let [mcp, auto, skill, command] = self.capabilities.named();
         [mcp, auto, skill, command, ("resume", self.launch.resume_capability()), ("handoff", self.launch.handoff_capability())]
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Os {
-    Linux,
-    MacOs,
-    Windows,
-    /// Linux and macOS alike.
-    Unix,
-    /// Every OS.
-    Any,
-}
-
-impl Os {
-    pub fn label(self) -> &'static str {
-        match self {
-            Os::Linux => "Linux",
-            Os::MacOs => "macOS",
-            Os::Windows => "Windows",
-            Os::Unix => "Linux, macOS",
-            Os::Any => "all",
-        }
     }
 }
 

@@ -24,6 +24,7 @@ pub mod read;
 pub mod recall;
 pub mod redact;
 pub mod sqlite;
+pub mod store;
 pub mod synth;
 #[cfg(feature = "testkit")]
 pub mod testkit;
@@ -42,6 +43,7 @@ pub use format::{
     Registration, SessionSink, StorePath, SynthWriter,
 };
 pub use model::{Edit, ExitStatus, FileAction, FileTouch, NodeRef, Role, Session, SourceRef, Timestamp, ToolUse, Turn};
+pub use store::{Files, Layout, Part, Root, Store, StoreSpec};
 pub use synth::{SynthSession, SynthTurn};
 pub use text::InjectedText;
 pub use work::{ToolKind, ToolMap};

@@ -272,24 +272,19 @@ pub fn journal_path(db: &Path) -> PathBuf {
 
 /// `db` as a source, with its [`parts`] (the `-wal` a live store's new rows sit in).
 pub fn database_source(db: &Path) -> crate::model::SourceRef {
-    parts(db).into_iter().fold(crate::model::SourceRef::file(db), crate::model::SourceRef::with_part)
+    crate::store::database_source(db)
 }
 
 /// Looks at `db` (reported as a store root) and, when it is a non-empty regular file,
-/// adds it as a source with its parts. A zero-byte file is a database the harness has not
-/// created yet, not a corrupt one. Returns whether it was added.
+/// adds it as a source with its parts (see [`crate::store::add_database`]).
 pub fn discover_database(found: &mut crate::format::Discovery, db: &Path) -> bool {
-    let usable = found.looked_at(db) && std::fs::metadata(db).is_ok_and(|m| m.is_file() && m.len() > 0);
-    if usable {
-        found.sources.push(database_source(db));
-    }
-    usable
+    crate::store::add_database(found, db)
 }
 
 /// The files besides `db` whose change must change the source's fingerprint (for
 /// [`crate::model::SourceRef::with_part`]): the `-wal`, where a live store's new rows are.
 pub fn parts(db: &Path) -> Vec<PathBuf> {
-    vec![wal_path(&resolve(db))]
+    crate::store::database_parts(db)
 }
 
 /// `db` with symlinks resolved (as SQLite does to place the `-wal`), or as given when

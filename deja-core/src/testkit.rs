@@ -388,43 +388,88 @@ impl Kit {
         }
     }
 
-    /// Each relocation variable moves the store (see the module doc).
+    /// Each relocation variable moves the store (see the module doc). With a declared
+    /// [`StoreSpec`](crate::store::StoreSpec) every variable it names is checked without
+    /// being listed: deja's derived ones move each store's roots, and each template
+    /// variable moves the level it stands for.
     pub fn check_store_overrides(&self) {
         let info = self.format.info();
+        let spec = &info.store;
         let root_var = deja_root_var(info.id);
-        assert!(
-            self.relocations.iter().any(|(v, ..)| *v == root_var),
-            "{}: the kit needs `relocate \"{root_var}\" => \"<home-relative sessions root>\"`",
-            info.id
-        );
-        for var in info.env_vars.iter().chain(info.deja_vars) {
+        let listed = |var: &str| self.relocations.iter().any(|(v, ..)| *v == var) || self.switches.contains(&var);
+        if spec.is_declared() {
+            for root in spec.stores.iter().flat_map(|s| s.roots) {
+                assert!(crate::store::parses(root.path), "{}: the store template `{}` does not parse", info.id, root.path);
+            }
+            for (old, now) in spec.aliases {
+                assert!(
+                    spec.deja_var_names(info.id).iter().any(|(v, _)| v == now),
+                    "{}: alias {old} stands for {now}, which the spec does not derive",
+                    info.id
+                );
+            }
+            for var in spec.harness_vars.iter().chain(spec.deja_vars) {
+                assert!(
+                    listed(var),
+                    "{}: the StoreSpec names {var}, but the kit neither relocates it (`relocate \"{var}\" => \"<dir>\"`) nor knows it as a switch",
+                    info.id
+                );
+            }
+        } else {
             assert!(
-                self.relocations.iter().any(|(v, ..)| v == var) || self.switches.contains(var),
-                "{}: HarnessInfo names {var}, but the kit neither relocates it (`relocate \"{var}\" => \"<dir>\"`) nor knows it as a switch",
+                self.relocations.iter().any(|(v, ..)| *v == root_var),
+                "{}: the kit needs `relocate \"{root_var}\" => \"<home-relative sessions root>\"`",
                 info.id
             );
+            for var in info.env_vars.iter().chain(info.deja_vars) {
+                assert!(
+                    listed(var),
+                    "{}: HarnessInfo names {var}, but the kit neither relocates it (`relocate \"{var}\" => \"<dir>\"`) nor knows it as a switch",
+                    info.id
+                );
+            }
         }
         let home = self.home();
         let baseline = self.sources(&home);
-        for (var, rel, within) in &self.relocations {
-            let moved_from = home.path().join(rel);
-            let moved = within.map_or_else(|| moved_from.clone(), |sub| moved_from.join(sub));
+        let mut checks: Vec<Relocation> = self
+            .relocations
+            .iter()
+            .map(|(var, rel, within)| {
+                let from = home.path().join(rel);
+                let moved = within.map_or_else(|| from.clone(), |sub| from.join(sub));
+                Relocation { var: var.to_string(), from, moved: vec![moved], required: true }
+            })
+            .collect();
+        if spec.is_declared() {
+            checks.extend(derived_relocations(info.id, spec, home.path(), &baseline).into_iter().filter(|c| !listed(&c.var)));
+        }
+        for check in &checks {
             let want: BTreeSet<PathBuf> = baseline
                 .iter()
-                .filter(|s| s.path.starts_with(&moved))
-                .filter_map(|s| s.path.strip_prefix(&moved_from).ok().map(Path::to_path_buf))
+                .filter(|s| check.moved.iter().any(|m| s.path.starts_with(m)))
+                .filter_map(|s| s.path.strip_prefix(&check.from).ok().map(Path::to_path_buf))
                 .collect();
-            let shown = moved.strip_prefix(home.path()).unwrap_or(&moved).display().to_string();
-            assert!(!want.is_empty(), "{}: no fixture source lies under ~/{shown}, so {var} cannot be checked", info.id);
+            let shown = check.moved.iter().map(|m| format!("~/{}", m.strip_prefix(home.path()).unwrap_or(m).display())).collect::<Vec<_>>();
+            if want.is_empty() {
+                assert!(!check.required, "{}: no fixture source lies under {shown:?}, so {} cannot be checked", info.id, check.var);
+                continue;
+            }
             let tmp = tempfile::tempdir().expect("temporary directory");
             let elsewhere = tmp.path().join("elsewhere");
-            materialize_home(&moved_from, &elsewhere).expect("copy the store");
+            materialize_home(&check.from, &elsewhere).expect("copy the store");
             let empty_home = tmp.path().join("home");
             std::fs::create_dir_all(&empty_home).expect("mkdir");
-            let env = StoreEnv::with_home(&empty_home).set(var, elsewhere.display().to_string());
+            let env = StoreEnv::with_home(&empty_home).set(&check.var, elsewhere.display().to_string());
             let found = self.format.discover(&env).sources;
             let got: BTreeSet<PathBuf> = found.iter().filter_map(|s| s.path.strip_prefix(&elsewhere).ok().map(Path::to_path_buf)).collect();
-            assert_eq!(got, want, "{}: with {var}={} discovery should find the store there", info.id, elsewhere.display());
+            assert_eq!(
+                got,
+                want,
+                "{}: with {}={} discovery should find the store ({shown:?}) there",
+                info.id,
+                check.var,
+                elsewhere.display()
+            );
         }
     }
 
@@ -456,6 +501,68 @@ impl Kit {
             );
         }
     }
+}
+
+/// One store-override check: `var` set to a copy of `from` should find there the
+/// fixture sources under `moved`, and only those.
+struct Relocation {
+    var: String,
+    from: PathBuf,
+    moved: Vec<PathBuf>,
+    /// Fail when no fixture source lies under `moved` (the sessions root, and every
+    /// relocation listed by hand), rather than skip.
+    required: bool,
+}
+
+/// The relocations a declared spec implies (see [`Kit::check_store_overrides`]).
+fn derived_relocations(id: &str, spec: &crate::store::StoreSpec, home: &Path, baseline: &[SourceRef]) -> Vec<Relocation> {
+    use crate::store::{default_level, eval, names_var};
+    let env = StoreEnv::with_home(home);
+    let has_sources = |dir: &Path| baseline.iter().any(|s| s.path.starts_with(dir));
+    let with_aliases = |var: String| -> Vec<String> {
+        let old = spec.aliases.iter().filter(|(_, now)| *now == var).map(|(old, _)| old.to_string()).collect::<Vec<_>>();
+        std::iter::once(var).chain(old).collect()
+    };
+    let mut out = Vec::new();
+    for store in spec.stores {
+        let prefix = store.prefix(id);
+        let roots: Vec<PathBuf> = store.os_roots().flat_map(|r| eval(r.path, &env)).collect();
+        let used: Vec<&PathBuf> = roots.iter().filter(|r| has_sources(r)).collect();
+        let required = store.name.is_empty();
+        if used.is_empty() && required {
+            out.push(Relocation {
+                var: format!("{prefix}_ROOT"),
+                from: roots.first().cloned().unwrap_or_default(),
+                moved: roots.clone(),
+                required,
+            });
+        }
+        for root in &used {
+            for var in with_aliases(format!("{prefix}_ROOT")).into_iter().chain(with_aliases(format!("{prefix}_ROOTS"))) {
+                out.push(Relocation { var, from: root.to_path_buf(), moved: vec![root.to_path_buf()], required });
+            }
+            if let Some(file) = store.database() {
+                for var in with_aliases(format!("{prefix}_DB")) {
+                    out.push(Relocation { var, from: root.to_path_buf(), moved: vec![root.join(file)], required });
+                }
+            }
+        }
+    }
+    let mut vars: Vec<&str> = Vec::new();
+    for root in spec.stores.iter().flat_map(|s| s.os_roots()) {
+        for var in spec.env_vars() {
+            if names_var(root.path, var) && !vars.contains(&var) {
+                vars.push(var);
+            }
+        }
+    }
+    for var in vars {
+        let templates: Vec<&str> = spec.stores.iter().flat_map(|s| s.os_roots()).map(|r| r.path).filter(|t| names_var(t, var)).collect();
+        let Some(from) = templates.first().and_then(|t| default_level(t, var, home)) else { continue };
+        let moved = templates.iter().flat_map(|t| eval(t, &env)).collect();
+        out.push(Relocation { var: var.to_string(), from, moved, required: false });
+    }
+    out
 }
 
 /// The source's path (and key) relative to the home, for names and reports.

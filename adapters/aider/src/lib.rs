@@ -89,6 +89,7 @@ static INFO: HarnessInfo = HarnessInfo {
     ],
     env_vars: &["AIDER_CHAT_HISTORY_FILE"],
     deja_vars: &["DEJA_AIDER_ROOT", "DEJA_AIDER_ROOTS"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "aider appends to `.aider.chat.history.md` in the directory it was launched from: each launch opens \
         with `# aider chat started at <local time>`, prompts are `#### ` lines, the answer is the plain Markdown after \

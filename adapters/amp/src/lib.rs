@@ -57,6 +57,7 @@ static INFO: HarnessInfo = HarnessInfo {
     ],
     env_vars: &["XDG_DATA_HOME", "AMP_DATA_HOME"],
     deja_vars: &["DEJA_AMP_ROOT"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "One JSON object per thread in `${XDG_DATA_HOME:-~/.local/share}/amp/threads/` (`id`, `title`, `created` \
         in Unix ms, `env.initial.trees[].uri` for the working directory, `messages[]`), rewritten on change. Messages \

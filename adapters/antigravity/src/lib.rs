@@ -58,6 +58,7 @@ static INFO: HarnessInfo = HarnessInfo {
     ],
     env_vars: &[],
     deja_vars: &["DEJA_ANTIGRAVITY_ROOT"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "Antigravity (IDE and `agy` CLI) writes one JSONL transcript per conversation under \
         `~/.gemini/antigravity*/brain/<conversation-id>/.system_generated/logs/`, each line a step `{source, type, created_at, \

@@ -76,6 +76,7 @@ static INFO: HarnessInfo = HarnessInfo {
     ],
     env_vars: &[],
     deja_vars: &["DEJA_CHATGPT_ROOT", "DEJA_CHATGPT_EXPORT", "DEJA_CHATGPT_KEY"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &["the v2/v3 encryption key, exported from the Keychain by the user, in DEJA_CHATGPT_KEY (base64)"],
     format_summary: "The macOS app keeps each conversation as a JSON object (`id`, `title`, `create_time`, `mapping` of \
         tree nodes `{parent, children, message}`, `current_node`) in `conversations-<uuid>/`; the v2 and v3 directory \

@@ -75,6 +75,7 @@ static INFO: HarnessInfo = HarnessInfo {
     ],
     env_vars: &["XDG_CONFIG_HOME", "APPDATA"],
     deja_vars: &["DEJA_CHERRYSTUDIO_ROOT", "DEJA_CHERRYSTUDIO_ROOTS", "DEJA_INCLUDE_SUBAGENTS"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &["import the deja MCP server once (Settings → MCP → Import from JSON)", "a Claude account in the app before it writes any transcript"],
     format_summary: "Cherry Studio's agents run on runtimes that write their stock transcripts under the app-data dir: \
         the claude-code runtime Claude Code's JSONL (`user`/`assistant` records chained by `uuid`/`parentUuid`, \

@@ -26,6 +26,7 @@ static INFO: HarnessInfo = HarnessInfo {
     ],
     env_vars: &["CLAUDE_CONFIG_DIR"],
     deja_vars: &["DEJA_CLAUDE_ROOT", "DEJA_INCLUDE_SUBAGENTS"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "Append-only UTF-8 JSONL, one object per line, under `${CLAUDE_CONFIG_DIR:-~/.claude}/projects/<encoded-cwd>/`. \
         `user` and `assistant` records form a chain via `uuid`/`parentUuid` and carry the working directory in `cwd`; \

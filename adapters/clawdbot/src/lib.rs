@@ -57,6 +57,7 @@ static INFO: HarnessInfo = HarnessInfo {
     ],
     env_vars: &[],
     deja_vars: &["DEJA_CLAWDBOT_ROOT", "DEJA_INCLUDE_SUBAGENTS"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "Clawdbot, OpenClaw's former name, wrote JSONL under `~/.clawdbot/sessions/` in a flat shape: one \
         `{\"role\", \"content\", \"timestamp\"}` object per line (`system` lines skipped, a missing role is the \

@@ -87,6 +87,7 @@ static INFO: HarnessInfo = HarnessInfo {
     ],
     env_vars: &["CLINE_SESSION_DATA_DIR", "CLINE_DATA_DIR", "CLINE_DIR", "CLINE_MCP_SETTINGS_PATH", "XDG_CONFIG_HOME", "APPDATA"],
     deja_vars: &["DEJA_CLINE_ROOT", "DEJA_CLINE_ROOTS"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "Cline keeps two generations of task history, both whole JSON documents rewritten on change. The \
         CLI/SDK writes `<sessions>/<id>/<id>.messages.json` (`{version, agent, sessionId, messages[{role, content, ts}], \

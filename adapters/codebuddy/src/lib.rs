@@ -79,6 +79,7 @@ static INFO: HarnessInfo = HarnessInfo {
     ],
     env_vars: &["CODEBUDDY_CONFIG_DIR", "WORKBUDDY_CONFIG_DIR"],
     deja_vars: &["DEJA_CODEBUDDY_ROOT", "DEJA_CODEBUDDY_ROOTS", "DEJA_INCLUDE_SUBAGENTS"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "CodeBuddy Code (and WorkBuddy, which bundles it) writes one append-only JSONL file per session under \
         `${CODEBUDDY_CONFIG_DIR:-~/.codebuddy}/projects/<mangled-cwd>/` (WorkBuddy: `${WORKBUDDY_CONFIG_DIR:-~/.workbuddy}` \

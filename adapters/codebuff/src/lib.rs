@@ -58,6 +58,7 @@ static INFO: HarnessInfo = HarnessInfo {
     stores: &[StorePath { os: Os::Any, path: "~/.config/manicode/projects/<project>/chats/<timestamp>/chat-messages.json" }],
     env_vars: &[],
     deja_vars: &["DEJA_CODEBUFF_ROOT"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "One directory per session under `~/.config/manicode/projects/<project>/chats/<timestamp>/` (Codebuff and \
         Freebuff alike): `chat-messages.json`, an array of messages with a `variant` (`user`, `ai`, `error`), rewritten \

@@ -68,6 +68,7 @@ static INFO: HarnessInfo = HarnessInfo {
     ],
     env_vars: &["CODEWHALE_HOME"],
     deja_vars: &["DEJA_CODEWHALE_ROOT"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "Pretty-printed JSON documents `{schema_version, metadata, messages}` directly in \
         `${CODEWHALE_HOME:-~/.codewhale}/sessions/` (and the legacy `~/.deepseek/sessions/` until CodeWhale migrates \

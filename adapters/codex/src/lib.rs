@@ -75,6 +75,7 @@ static INFO: HarnessInfo = HarnessInfo {
     ],
     env_vars: &["CODEX_HOME"],
     deja_vars: &["DEJA_CODEX_ROOT"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "Codex writes one append-only JSONL rollout per thread under `sessions/YYYY/MM/DD/`, each line \
         `{timestamp, type, payload}`. A `session_meta` line gives the thread id and working directory; roled `response_item` \

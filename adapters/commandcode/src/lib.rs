@@ -79,6 +79,7 @@ static INFO: HarnessInfo = HarnessInfo {
     stores: &[StorePath { os: Os::Any, path: "~/.commandcode/projects/<encoded-cwd>/<session>.jsonl" }],
     env_vars: &[],
     deja_vars: &["DEJA_COMMANDCODE_ROOT"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "Command Code writes one JSONL transcript per session under `~/.commandcode/projects/<encoded-cwd>/`. \
         v3 files (client 1.73+) open with a `session` header (`id`, `cwd`) followed by `message` lines wrapping \

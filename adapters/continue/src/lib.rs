@@ -53,6 +53,7 @@ static INFO: HarnessInfo = HarnessInfo {
     stores: &[StorePath { os: Os::Any, path: "~/.continue/sessions/<sessionId>.json" }],
     env_vars: &["CONTINUE_GLOBAL_DIR"],
     deja_vars: &["DEJA_CONTINUE_ROOT"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "Whole-file JSON documents under `${CONTINUE_GLOBAL_DIR:-~/.continue}/sessions/`, one per session \
         (`sessionId`, `title`, `workspaceDirectory`, `history[]`), rewritten on change, plus `sessions.json`, the list of \

@@ -89,6 +89,7 @@ static INFO: HarnessInfo = HarnessInfo {
     ],
     env_vars: &["XDG_CONFIG_HOME", "APPDATA"],
     deja_vars: &["DEJA_COPILOT_CHAT_ROOT", "DEJA_COPILOT_CHAT_ROOTS"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "VS Code keeps each Copilot chat in the `User` folder of VS Code, VS Code Insiders or VSCodium (and of \
         every profile): `workspaceStorage/<hash>/chatSessions/<id>.jsonl` is a mutation log (`kind` 0 replaces the state, \

@@ -63,6 +63,7 @@ static INFO: HarnessInfo = HarnessInfo {
     stores: &[StorePath { os: Os::Any, path: "~/.copilot/session-state/<session-dir>/events.jsonl" }],
     env_vars: &["COPILOT_HOME"],
     deja_vars: &["DEJA_COPILOT_ROOT"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "Copilot CLI keeps one directory per session under `${COPILOT_HOME:-~/.copilot}/session-state/`, each with an \
         append-only `events.jsonl`: `{type, data, id, timestamp, parentId}` events whose ids chain into a tree. `session.start` gives \

@@ -58,6 +58,7 @@ static INFO: HarnessInfo = HarnessInfo {
     ],
     env_vars: &[],
     deja_vars: &["DEJA_CORTEX_ROOT"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "One JSON document per session in `~/.snowflake/cortex/conversations/` (`session_id`, `title`, \
         `working_directory`, `git_root`, `git_branch`, `created_at`, `last_updated`, and `history[]` until the session \

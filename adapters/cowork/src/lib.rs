@@ -68,6 +68,7 @@ static INFO: HarnessInfo = HarnessInfo {
     ],
     env_vars: &[],
     deja_vars: &["DEJA_COWORK_ROOT", "DEJA_INCLUDE_SUBAGENTS"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "Claude Desktop's local agent mode keeps each session as `local_<uuid>.json` metadata (`cliSessionId`, \
         `title`, `userSelectedFolders`, `createdAt`/`lastActivityAt` in epoch ms) beside a private working directory \

@@ -73,6 +73,7 @@ static INFO: HarnessInfo = HarnessInfo {
     ],
     env_vars: &["XDG_DATA_HOME"],
     deja_vars: &["DEJA_CRUSH_ROOT"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "Crush keeps each project's history in that project's own SQLite database (`<project>/.crush/crush.db` \
         or the registered `data_dir`), listed in `projects.json` in its data home. `sessions` rows carry the title and \

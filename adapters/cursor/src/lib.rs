@@ -103,6 +103,7 @@ static INFO: HarnessInfo = HarnessInfo {
     ],
     env_vars: &["CURSOR_CONFIG_DIR", "XDG_CONFIG_HOME", "APPDATA"],
     deja_vars: &["DEJA_CURSOR_ROOT", "DEJA_CURSOR_CLI_ROOT", "DEJA_INCLUDE_SUBAGENTS"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "Cursor's IDE keeps chats in VS Code-style SQLite key-value databases (`state.vscdb` in \
         `globalStorage` and, in older versions, each `workspaceStorage/<hash>`): table `cursorDiskKV`, a composer \

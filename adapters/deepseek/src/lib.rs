@@ -64,6 +64,7 @@ static INFO: HarnessInfo = HarnessInfo {
     stores: &[StorePath { os: Os::Any, path: "~/.dsh/sessions/<workspace-slug>/session-<uuid>/session.vN.jsonl.zstd" }],
     env_vars: &["DSH_HOME"],
     deja_vars: &["DEJA_DEEPSEEK_ROOT"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "dsh keeps one directory per session under `${DSH_HOME:-~/.dsh}/sessions/<workspace-slug>/session-<uuid>/`, \
         with one JSONL event log per format generation (`session.jsonl.zstd`, `session.v3.jsonl.zstd`, `session.v4.jsonl.zstd`, …), \

@@ -90,6 +90,7 @@ static INFO: HarnessInfo = HarnessInfo {
     stores: &[StorePath { os: Os::Any, path: "${XDG_DATA_HOME:-~/.local/share}/deja/notes.jsonl" }],
     env_vars: &["XDG_DATA_HOME"],
     deja_vars: &["DEJA_DEJA_ROOT", "DEJA_DATA_DIR"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "Durable notes written by `deja remember` and the MCP `remember` mode: one JSON object per line \
         (`id`, `time`, `text`, optional `project`, `tags` and `source`: `cli` or `mcp`) in \

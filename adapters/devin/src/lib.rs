@@ -101,6 +101,7 @@ static INFO: HarnessInfo = HarnessInfo {
     ],
     env_vars: &["XDG_DATA_HOME"],
     deja_vars: &["DEJA_DEVIN_ROOT"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "The Devin CLI keeps a SQLite index `cli/sessions.db` (WAL mode: `sessions` with title, working \
         directory, epoch-second times and a `hidden` flag for internal sessions; `message_nodes` with one chat-message \

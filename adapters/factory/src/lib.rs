@@ -72,6 +72,7 @@ static INFO: HarnessInfo = HarnessInfo {
     stores: &[StorePath { os: Os::Any, path: "~/.factory/sessions/<workspace-slug>/<session-uuid>.jsonl" }],
     env_vars: &["FACTORY_HOME_OVERRIDE"],
     deja_vars: &["DEJA_FACTORY_ROOT"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "Factory's droid CLI writes one append-only JSONL transcript per session under \
         `~/.factory/sessions/<workspace-slug>/` (the slug is Claude's dash encoding of the cwd), with a \

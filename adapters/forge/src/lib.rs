@@ -65,6 +65,7 @@ static INFO: HarnessInfo = HarnessInfo {
     stores: &[StorePath { os: Os::Any, path: "~/.forge/.forge.db" }],
     env_vars: &[],
     deja_vars: &["DEJA_FORGE_ROOT"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "Forge keeps every conversation in one SQLite database, `~/.forge/.forge.db`: a `conversations` row \
         (`conversation_id`, `title`, `created_at`, `updated_at`) whose `context` column is the whole conversation as JSON, \

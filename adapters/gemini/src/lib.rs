@@ -75,6 +75,7 @@ static INFO: HarnessInfo = HarnessInfo {
     ],
     env_vars: &["GEMINI_CLI_HOME"],
     deja_vars: &["DEJA_GEMINI_ROOT", "DEJA_INCLUDE_SUBAGENTS"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "Gemini CLI keeps one chat per session under `~/.gemini/tmp/<project-id>/chats/`: legacy whole-session \
         JSON (`{sessionId, startTime, lastUpdated, messages}`) or, since the JSONL generation, a header line followed by \

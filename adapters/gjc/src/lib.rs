@@ -53,6 +53,7 @@ static INFO: HarnessInfo = HarnessInfo {
     ],
     env_vars: &["GJC_CODING_AGENT_DIR"],
     deja_vars: &["DEJA_GJC_ROOT", "DEJA_INCLUDE_SUBAGENTS"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "gjc writes pi's session JSONL: a `session` header (id, cwd, optional title), then `message` entries \
         chained by `id`/`parentId` with user text, assistant text, thinking and `toolCall` blocks, and `toolResult` messages \

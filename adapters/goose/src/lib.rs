@@ -71,6 +71,7 @@ static INFO: HarnessInfo = HarnessInfo {
     ],
     env_vars: &["GOOSE_PATH_ROOT", "XDG_DATA_HOME", "APPDATA"],
     deja_vars: &["DEJA_GOOSE_ROOT", "DEJA_GOOSE_DB"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "Goose writes two generations into `<data>/sessions/`, both read: before 1.10.0 one JSONL file per \
         session (line 1 metadata: `id`, `description`, `working_dir`; then messages with `role`, epoch-second `created` \

@@ -50,6 +50,7 @@ static INFO: HarnessInfo = HarnessInfo {
     stores: &[StorePath { os: Os::Any, path: "~/.local/share/gptme/logs/<conversation-name>/conversation.jsonl" }],
     env_vars: &["XDG_DATA_HOME"],
     deja_vars: &["DEJA_GPTME_ROOT"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "gptme keeps one directory per conversation under `${XDG_DATA_HOME:-~/.local/share}/gptme/logs/`, named \
         `YYYY-MM-DD[-HHMMSS]-<topic-words>`, with an append-only `conversation.jsonl` of `{role, content, timestamp}` \

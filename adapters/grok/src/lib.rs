@@ -97,6 +97,7 @@ static INFO: HarnessInfo = HarnessInfo {
     ],
     env_vars: &["GROK_HOME"],
     deja_vars: &["DEJA_GROK_ROOT", "DEJA_GROK_DB"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "Grok Build logs each session as ACP `session/update` notifications in \
         `sessions/<url-encoded cwd>/<id>/updates.jsonl`, with a `summary.json` beside it (id, cwd, generated title, \

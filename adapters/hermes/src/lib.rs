@@ -82,6 +82,7 @@ static INFO: HarnessInfo = HarnessInfo {
     ],
     env_vars: &["HERMES_HOME"],
     deja_vars: &["DEJA_HERMES_ROOT", "DEJA_HERMES_HOME", "DEJA_HERMES_PROFILES_ROOT", "DEJA_HERMES_DB"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "Hermes keeps its sessions in SQLite (`state.db`, WAL mode) at the root of its home and, in older \
         builds, one per profile under `profiles/<profile>/`. One `messages` row per message (`session_id`, `role`, \

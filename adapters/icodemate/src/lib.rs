@@ -44,6 +44,7 @@ static INFO: HarnessInfo = HarnessInfo {
     stores: &[StorePath { os: Os::Any, path: "${XDG_DATA_HOME:-~/.local/share}/icodemate/icodemate.db" }],
     env_vars: &["XDG_DATA_HOME"],
     deja_vars: &["DEJA_ICODEMATE_ROOT", "DEJA_ICODEMATE_DB", "DEJA_INCLUDE_SUBAGENTS"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "ICodeMate, an opencode derivative, keeps opencode's SQLite store in its own directory: \
         `~/.local/share/icodemate/icodemate.db` with its `-wal`, `session` / `message` / `part` tables whose JSON \

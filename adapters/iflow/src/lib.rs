@@ -89,6 +89,7 @@ static INFO: HarnessInfo = HarnessInfo {
     stores: &[StorePath { os: Os::Any, path: "~/.iflow/projects/<project-dir>/session-<uuid>.jsonl" }],
     env_vars: &[],
     deja_vars: &["DEJA_IFLOW_ROOT"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "iFlow CLI writes Claude-Code-shaped append-only JSONL under `~/.iflow/projects/<project-dir>/`, one \
         `session-<uuid>.jsonl` per session: `user`/`assistant` lines chained by `uuid`/`parentUuid` with Anthropic content \

@@ -95,6 +95,7 @@ static INFO: HarnessInfo = HarnessInfo {
     ],
     env_vars: &["XDG_CONFIG_HOME", "APPDATA"],
     deja_vars: &["DEJA_JETBRAINS_ROOT"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "AI Assistant keeps plain chats in each project's IDE state file `workspace/<projectWorkspaceId>.xml` \
         under the product's config directory, as `SerializedChat` elements of the `ChatSessionStateTemp` component \

@@ -58,6 +58,7 @@ static INFO: HarnessInfo = HarnessInfo {
     stores: &[StorePath { os: Os::Any, path: "~/.junie/sessions/<session-id>/events.jsonl" }],
     env_vars: &["JUNIE_HOME"],
     deja_vars: &["DEJA_JUNIE_ROOT"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "Junie keeps `${JUNIE_HOME:-~/.junie}/sessions/index.jsonl` (session id, creation time, project dir, task \
         name) and one directory per session with `events.jsonl`: `UserPromptEvent` lines for prompts, and `SessionA2uxEvent` UI \

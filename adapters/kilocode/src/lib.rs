@@ -131,6 +131,7 @@ static INFO: HarnessInfo = HarnessInfo {
     ],
     env_vars: &["XDG_DATA_HOME", "XDG_CONFIG_HOME"],
     deja_vars: &["DEJA_KILOCODE_ROOT", "DEJA_KILO_DB", "DEJA_KILO_ROOTS", "DEJA_INCLUDE_SUBAGENTS"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "Kilo Code has two stores. The CLI (and the VS Code extension, which runs it as `kilo serve`) \
         keeps every session in `kilo.db`, opencode 1.18's SQLite schema in WAL mode (`session` / `message` / `part` \

@@ -58,6 +58,7 @@ static INFO: HarnessInfo = HarnessInfo {
     ],
     env_vars: &[],
     deja_vars: &["DEJA_KIMCHI_ROOT", "DEJA_INCLUDE_SUBAGENTS"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "Kimchi writes pi's session JSONL: a `session` header (id, cwd, `parentSession` for forks and \
         sub-agents), then `message` entries chained by `id`/`parentId` with user text, assistant text, thinking and \

@@ -66,6 +66,7 @@ static INFO: HarnessInfo = HarnessInfo {
     ],
     env_vars: &["XDG_CONFIG_HOME", "XDG_DATA_HOME", "APPDATA"],
     deja_vars: &["DEJA_KIMI_WORK_ROOT"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "The Kimi desktop app's local agent runs the Kimi Code kernel and keeps its sessions in the app's data \
         directory (`kimi-desktop/daimon-share/daimon/runtime/kimi-code/home/sessions/`): `wd_<workspace>_<hash>/conv-<id>/` \

@@ -65,6 +65,7 @@ static INFO: HarnessInfo = HarnessInfo {
     ],
     env_vars: &["KIMI_CODE_HOME", "KIMI_SHARE_DIR"],
     deja_vars: &["DEJA_KIMI_ROOT"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "Kimi Code keeps one directory per session under `${KIMI_CODE_HOME:-~/.kimi-code}/sessions/<workDirKey>/`, \
         with `state.json` (title, work dir, times) and the main agent's append-only `agents/main/wire.jsonl`: prompts arrive as \

@@ -126,6 +126,7 @@ static INFO: HarnessInfo = HarnessInfo {
     ],
     env_vars: &["XDG_DATA_HOME", "LOCALAPPDATA"],
     deja_vars: &["DEJA_KIRO_ROOT", "DEJA_KIRO_DB"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "Kiro has three stores. The V2 TUI of `kiro-cli` writes `~/.kiro/sessions/cli/<id>.json` (header: \
         `session_id`, `cwd`) and `<id>.jsonl`: `Prompt`, `AssistantMessage` and `ToolResults` records of `{kind, data}` \

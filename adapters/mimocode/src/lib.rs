@@ -48,6 +48,7 @@ static INFO: HarnessInfo = HarnessInfo {
     stores: &[StorePath { os: Os::Any, path: "${XDG_DATA_HOME:-~/.local/share}/mimocode/mimocode.db" }],
     env_vars: &["XDG_DATA_HOME"],
     deja_vars: &["DEJA_MIMOCODE_ROOT", "DEJA_MIMOCODE_DB", "DEJA_INCLUDE_SUBAGENTS"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "MiMo Code, a fork of opencode, writes opencode's SQLite store under its own name: \
         `~/.local/share/mimocode/mimocode.db` with its `-wal`, `session` / `message` / `part` tables whose JSON `data` \

@@ -71,6 +71,7 @@ static INFO: HarnessInfo = HarnessInfo {
     stores: &[StorePath { os: Os::Any, path: "~/.local/share/muse/sessions/YYYY/MM/DD/<id>/session.jsonl" }],
     env_vars: &["XDG_DATA_HOME"],
     deja_vars: &["DEJA_MUSE_ROOT", "DEJA_MUSE_ROOTS", "DEJA_INCLUDE_SUBAGENTS"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "Muse Code writes one event-sourced JSONL log per session under \
         `${XDG_DATA_HOME:-~/.local/share}/muse/sessions/YYYY/MM/DD/<id>/session.jsonl`: event envelopes with a \

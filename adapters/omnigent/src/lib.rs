@@ -69,6 +69,7 @@ static INFO: HarnessInfo = HarnessInfo {
     stores: &[StorePath { os: Os::Any, path: "~/.omnigent/chat.db" }],
     env_vars: &[],
     deja_vars: &["DEJA_OMNIGENT_ROOT", "DEJA_OMNIGENT_DB"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "Omnigent keeps every conversation in one SQLite database, `~/.omnigent/chat.db`, beside its \
         authentication secrets (never read: only the conversation tables are queried). A `conversations` row \

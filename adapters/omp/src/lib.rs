@@ -71,6 +71,7 @@ static INFO: HarnessInfo = HarnessInfo {
     ],
     env_vars: &["XDG_DATA_HOME", "OMP_PROFILE", "PI_PROFILE"],
     deja_vars: &["DEJA_OMP_ROOT", "DEJA_INCLUDE_SUBAGENTS"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "omp writes pi's session JSONL: a `session` header (omp 18 puts a 256-byte `title` slot line, rewritten \
         in place, before it), then `message` entries chained by `id`/`parentId` with user text, assistant text, thinking \

@@ -33,6 +33,7 @@ static INFO: HarnessInfo = HarnessInfo {
     stores: &[StorePath { os: Os::Any, path: "~/.openclaude/projects/<encoded-cwd>/<session-id>.jsonl" }],
     env_vars: &["OPENCLAUDE_CONFIG_DIR"],
     deja_vars: &["DEJA_OPENCLAUDE_ROOT", "DEJA_INCLUDE_SUBAGENTS"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "OpenClaude writes Claude Code's append-only JSONL transcripts under \
         `${OPENCLAUDE_CONFIG_DIR:-~/.openclaude}/projects/<encoded-cwd>/`: `user` and `assistant` records chained by \

@@ -86,6 +86,7 @@ static INFO: HarnessInfo = HarnessInfo {
     ],
     env_vars: &["OPENCLAW_STATE_DIR"],
     deja_vars: &["DEJA_OPENCLAW_ROOT"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "OpenClaw 2026.9 keeps every session of an agent in one SQLite database, \
         `agents/<agentId>/agent/openclaw-agent.sqlite` (WAL mode): `transcript_events` has one row per pi-lineage event \

@@ -64,6 +64,7 @@ static INFO: HarnessInfo = HarnessInfo {
     ],
     env_vars: &["XDG_DATA_HOME"],
     deja_vars: &["DEJA_OPENCODE_ROOT", "DEJA_OPENCODE_DB", "DEJA_INCLUDE_SUBAGENTS"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "opencode keeps every session in one SQLite database in WAL mode (most fresh rows sit in \
         `opencode.db-wal`): a `session` row (directory, title, `parent_id` for sub-agents), `message` rows whose JSON \

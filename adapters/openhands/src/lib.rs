@@ -62,6 +62,7 @@ static INFO: HarnessInfo = HarnessInfo {
     stores: &[StorePath { os: Os::Any, path: "~/.openhands/conversations/<conversation-id>/events/event-<NNNNN>-<uuid>.json" }],
     env_vars: &["OPENHANDS_CONVERSATIONS_DIR", "OPENHANDS_PERSISTENCE_DIR"],
     deja_vars: &["DEJA_OPENHANDS_ROOT", "DEJA_INCLUDE_SUBAGENTS"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "One directory per conversation under `~/.openhands/conversations/`: `base_state.json` (id, agent and LLM \
         config, workspace) and `events/event-<NNNNN>-<uuid>.json`, one JSON object per event, read in name order. \

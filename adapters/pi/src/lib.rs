@@ -76,6 +76,7 @@ static INFO: HarnessInfo = HarnessInfo {
     ],
     env_vars: &["PI_CODING_AGENT_DIR", "PI_CODING_AGENT_SESSION_DIR"],
     deja_vars: &["DEJA_PI_ROOT"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "pi writes one append-only JSONL file per session: a `session` header (version 3, id, timestamp, cwd), \
         then typed entries chained by `id`/`parentId` into a tree. `message` entries carry the user prompt, the assistant's \

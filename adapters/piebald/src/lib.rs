@@ -61,6 +61,7 @@ static INFO: HarnessInfo = HarnessInfo {
     ],
     env_vars: &[],
     deja_vars: &["DEJA_PIEBALD_ROOT", "DEJA_PIEBALD_DB"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "Piebald keeps every chat in one SQLite database, `app.db`: a `chats` row (title, current directory \
         or worktree, project, `is_deleted`, `message_count`), `messages` rows (role, `enabled` on the active branch, \

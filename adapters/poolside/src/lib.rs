@@ -61,6 +61,7 @@ static INFO: HarnessInfo = HarnessInfo {
     ],
     env_vars: &[],
     deja_vars: &["DEJA_POOLSIDE_ROOT"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "The `pool` CLI appends one event per line to `trajectory-<type>_<uuid>.ndjson`: `{id, step_id, \
         timestamp, type, <payload>}` with the payload under the type's name (`.` → `_`). `session.start` carries the \

@@ -71,6 +71,7 @@ static INFO: HarnessInfo = HarnessInfo {
     stores: &[StorePath { os: Os::Any, path: "~/.posit/assistant/workspaces/<workspaceId>/<conversationId>/lm-messages.jsonl" }],
     env_vars: &[],
     deja_vars: &["DEJA_POSIT_ASSISTANT_ROOT", "DEJA_INCLUDE_SUBAGENTS"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "One directory per conversation under `~/.posit/assistant/workspaces/<workspaceId>/`: \
         `lm-messages.jsonl` holds Vercel AI SDK model messages (`user`, `assistant` with `text`/`reasoning`/`tool-call` \

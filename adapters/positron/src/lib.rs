@@ -51,6 +51,7 @@ static INFO: HarnessInfo = HarnessInfo {
     ],
     env_vars: &["XDG_CONFIG_HOME", "APPDATA"],
     deja_vars: &["DEJA_POSITRON_ROOT", "DEJA_POSITRON_ROOTS"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "Positron keeps its assistant's chats in VS Code's chat-session store inside Positron's `User` \
         folder: `workspaceStorage/<hash>/chatSessions/<id>.jsonl` is a mutation log (`kind` 0 replaces the state, 1 sets a \

@@ -65,6 +65,7 @@ static INFO: HarnessInfo = HarnessInfo {
     ],
     env_vars: &["PRIME_AGENT_SESSION_DIR", "PRIME_AGENT_CODING_AGENT_SESSION_DIR", "PRIME_AGENT_CODING_AGENT_DIR"],
     deja_vars: &["DEJA_PRIME_ROOT", "DEJA_INCLUDE_SUBAGENTS"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "prime writes pi's session JSONL: a `session` header (id, cwd, `rlmDepth`, `parentSession`), then \
         `message` entries chained by `id`/`parentId` with user text, assistant text, thinking and `toolCall` blocks, and \

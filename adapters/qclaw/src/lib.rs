@@ -64,6 +64,7 @@ static INFO: HarnessInfo = HarnessInfo {
     ],
     env_vars: &[],
     deja_vars: &["DEJA_QCLAW_ROOT", "DEJA_INCLUDE_SUBAGENTS"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "QClaw writes OpenClaw's pi-lineage JSONL per agent: a `session` header, `message` entries chained by \
         `id`/`parentId` with user text (chat-relayed text opens with a gateway date prefix), assistant text, thinking and \

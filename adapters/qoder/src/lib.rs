@@ -71,6 +71,7 @@ static INFO: HarnessInfo = HarnessInfo {
     ],
     env_vars: &["QODER_CONFIG_DIR", "QODER_CLI_HOME", "QODER_CONFIG_DIR_NAME"],
     deja_vars: &["DEJA_QODER_ROOT", "DEJA_QODER_ROOTS", "DEJA_INCLUDE_SUBAGENTS"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "Qoder IDE, Qoder CLI and QoderWork write Claude Code's append-only JSONL transcripts under several \
         projects roots (`~/.qoder/projects`, `~/.qoderwork/projects`, the IDE's `SharedClientCache/cli/projects`, where \

@@ -60,6 +60,7 @@ static INFO: HarnessInfo = HarnessInfo {
     stores: &[StorePath { os: Os::Any, path: "~/.qwen/projects/<encoded-cwd>/chats/<session-id>.jsonl" }],
     env_vars: &["QWEN_HOME", "QWEN_RUNTIME_DIR"],
     deja_vars: &["DEJA_QWEN_ROOT"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "Qwen Code appends one JSONL line per record to `projects/<encoded-cwd>/chats/<session-id>.jsonl`: \
         `user` and `assistant` lines chained by `uuid`/`parentUuid`, each with `sessionId`, `timestamp` and (0.15.10) `cwd`, \

@@ -79,6 +79,7 @@ static INFO: HarnessInfo = HarnessInfo {
     ],
     env_vars: &[],
     deja_vars: &["DEJA_QWENPAW_ROOT", "DEJA_QWENPAW_ROOTS"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "QwenPaw (formerly CoPaw) writes each session as `{\"agent\": {\"name\", \"memory\": {\"content\": \
         [[message, marks], …]}}}` under `workspaces/<workspace>/sessions/`. Messages are AgentScope messages (`role`, \

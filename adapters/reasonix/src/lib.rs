@@ -102,6 +102,7 @@ static INFO: HarnessInfo = HarnessInfo {
     ],
     env_vars: &["REASONIX_STATE_HOME", "REASONIX_HOME", "XDG_CONFIG_HOME", "APPDATA"],
     deja_vars: &["DEJA_REASONIX_ROOT"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "Reasonix keeps its sessions under one state root (`$REASONIX_STATE_HOME`, `$REASONIX_HOME`, `[storage] state` in \
         config.toml, else `~/.reasonix`), in two generations. 1.x writes one directory per session (`projects/<slug>/sessions-v4/<id>/`, \

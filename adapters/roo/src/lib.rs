@@ -90,6 +90,7 @@ static INFO: HarnessInfo = HarnessInfo {
     ],
     env_vars: &["XDG_CONFIG_HOME", "APPDATA"],
     deja_vars: &["DEJA_ROO_ROOT", "DEJA_ROO_ROOTS", "DEJA_ROO_CLI_ROOT"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "Roo Code keeps one folder per task, `tasks/<taskId>/`, in the extension's global storage of each \
         editor host (or the folder the `roo-cline.customStoragePath` setting names, or the CLI's \

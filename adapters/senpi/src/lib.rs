@@ -61,6 +61,7 @@ static INFO: HarnessInfo = HarnessInfo {
     ],
     env_vars: &["SENPI_CODING_AGENT_DIR"],
     deja_vars: &["DEJA_SENPI_ROOT", "DEJA_INCLUDE_SUBAGENTS"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "Senpi writes pi's session JSONL: a `session` header (id, cwd, optional title), then `message` entries \
         chained by `id`/`parentId` with user text, assistant text, thinking and `toolCall` blocks, and `toolResult` \

@@ -56,6 +56,7 @@ static INFO: HarnessInfo = HarnessInfo {
     stores: &[StorePath { os: Os::Any, path: "~/.config/shelley/shelley.db" }],
     env_vars: &[],
     deja_vars: &["DEJA_SHELLEY_ROOT", "DEJA_SHELLEY_DB"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "Shelley keeps every conversation in one SQLite database, `~/.config/shelley/shelley.db`: a \
         `conversations` row (slug, cwd, `parent_conversation_id`, `user_initiated`) and `messages` rows in \

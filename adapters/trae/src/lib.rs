@@ -60,6 +60,7 @@ static INFO: HarnessInfo = HarnessInfo {
     ],
     env_vars: &["TRAECLI_HOME", "TRAE_HOME"],
     deja_vars: &["DEJA_TRAE_ROOT"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "TRAE CLI 2.0 writes Codex rollouts (`{timestamp, type, payload}` lines: `session_meta`, \
         `turn_context`, `response_item`, `event_msg`) plus its own `history_mutation` records, one append-only file per \

@@ -103,6 +103,7 @@ static INFO: HarnessInfo = HarnessInfo {
     ],
     env_vars: &["VIBE_HOME"],
     deja_vars: &["DEJA_VIBE_ROOT"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "Mistral Vibe 3.0 keeps each session in `~/.vibe/logs/session/unified/<id>/`: `meta.json`, `CURRENT` \
         naming the newest snapshot generation, snapshot files whose large values are content-addressed chunks, and an \

@@ -60,6 +60,7 @@ static INFO: HarnessInfo = HarnessInfo {
     ],
     env_vars: &["LOCALAPPDATA"],
     deja_vars: &["DEJA_VS_COPILOT_ROOT"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &["index promptly: the trace directory is a temp/cache directory the OS or IDE may clear"],
     format_summary: "Visual Studio's Copilot exports OpenTelemetry GenAI spans, one OTLP/JSON envelope per line: `chat` \
         spans carry the prompt history (`gen_ai.input.messages`) and the reply (`gen_ai.output.messages`, text and \

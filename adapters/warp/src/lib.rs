@@ -76,6 +76,7 @@ static INFO: HarnessInfo = HarnessInfo {
     ],
     env_vars: &["XDG_STATE_HOME", "LOCALAPPDATA"],
     deja_vars: &["DEJA_WARP_ROOT", "DEJA_WARP_DB"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "Warp keeps its agent conversations in its SQLite database `warp.sqlite` (WAL mode). deja reads \
         **user prompts only**: each `ai_queries` row is one exchange of a conversation (`conversation_id`, zone-less UTC \

@@ -62,6 +62,7 @@ static INFO: HarnessInfo = HarnessInfo {
     ],
     env_vars: &["XDG_CONFIG_HOME", "APPDATA"],
     deja_vars: &["DEJA_WINDSURF_ROOT", "DEJA_WINDSURF_ROOTS"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "Only Windsurf's legacy chat panel is readable: its state is one JSON value in the VS Code-style \
         workspace database `<User>/workspaceStorage/<hash>/state.vscdb` (`ItemTable`, key \

@@ -106,6 +106,7 @@ static INFO: HarnessInfo = HarnessInfo {
     ],
     env_vars: &[],
     deja_vars: &["DEJA_ZCODE_ROOT", "DEJA_ZCODE_DB", "DEJA_ZCODE_LEGACY_ROOT", "DEJA_INCLUDE_SUBAGENTS"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "ZCode (Z.ai) keeps three stores under `~/.zcode/`. The CLI's `cli/db/db.sqlite` is opencode's SQLite \
         schema in WAL mode (`session` with `directory` and `task_type`, `message` and `part` with JSON `data`) but its \

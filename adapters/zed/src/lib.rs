@@ -76,6 +76,7 @@ static INFO: HarnessInfo = HarnessInfo {
     ],
     env_vars: &["FLATPAK_XDG_DATA_HOME", "XDG_DATA_HOME", "LOCALAPPDATA"],
     deja_vars: &["DEJA_ZED_ROOT", "DEJA_ZED_DB", "DEJA_ZED_CONFIG"],
+    store: deja_core::StoreSpec::UNDECLARED,
     needs: &[],
     format_summary: "Zed's agent panel keeps every thread in one SQLite database (`threads/threads.db` in Zed's data \
         directory). A `threads` row holds the thread's id, summary, times, folder paths and the whole document as a BLOB, \

@@ -18,15 +18,14 @@
 //! | malformed or torn line | skipped | counted in the parse stats |
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use deja_core::discover::find_files;
 use deja_core::family::claude_jsonl::{tool_call_turn, CLAUDE_TOOLS};
 use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::read::{for_each_json_line, for_each_source_line};
 use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, Role,
-    SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, Turn,
+    Capabilities, Capability, Files, FormatError, HarnessFormat, HarnessInfo, InjectedText, Layout, ParseOptions, ParseStats, Role, Root,
+    SessionBuilder, SessionSink, SourceRef, Store, StoreSpec, Timestamp, Turn,
 };
 use serde_json::Value;
 
@@ -44,9 +43,14 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Zencoder",
     container: "JSONL, one file per session: a header line, then messages with content parts",
-    stores: &[StorePath { os: Os::Any, path: "~/.zencoder/sessions/<session-id>.jsonl" }],
+    stores: &[],
     env_vars: &[],
-    deja_vars: &["DEJA_ZENCODER_ROOT"],
+    deja_vars: &[],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        roots: &[Root::any("~/.zencoder/sessions")],
+        layout: Layout::Files(Files::new("*.jsonl").append_only()),
+    }]),
     needs: &[],
     format_summary: "Zencoder keeps one append-only JSONL file per session in `~/.zencoder/sessions/`: a header line (`id`, \
         `parentId`, `creationReason`, times) then messages with Vercel-AI-SDK-style content parts. The system banner is skipped \
@@ -70,17 +74,6 @@ impl HarnessFormat for ZencoderFormat {
         &INFO
     }
 
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let root = sessions_root(env);
-        if found.looked_at(&root) {
-            found.sources =
-                find_files(&root, 0, &|name| name.ends_with(".jsonl")).into_iter().map(|p| SourceRef::file(p).append_only()).collect();
-            Discovery::sort_sources(&mut found.sources);
-        }
-        found
-    }
-
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
         let mut stats = ParseStats::default();
         let stem = src.path.file_stem().and_then(|s| s.to_str()).unwrap_or(ID).to_string();
@@ -100,11 +93,6 @@ impl HarnessFormat for ZencoderFormat {
     fn synthetic(&self) -> Option<&dyn deja_core::SynthWriter> {
         Some(self)
     }
-}
-
-/// `DEJA_ZENCODER_ROOT`, else `~/.zencoder/sessions`.
-fn sessions_root(env: &StoreEnv) -> PathBuf {
-    env.deja_root(ID).unwrap_or_else(|| env.home().join(".zencoder/sessions"))
 }
 
 /// Calls `f` for each line before `limit` (within the first MiB).

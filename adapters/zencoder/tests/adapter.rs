@@ -5,7 +5,7 @@
 use deja_adapter_zencoder::{working_directory, ZencoderFormat};
 use deja_core::{FileAction, HarnessFormat, ParseOptions, Role, Session, StoreEnv};
 
-deja_core::conformance!(ZencoderFormat, relocate "DEJA_ZENCODER_ROOT" => ".zencoder/sessions");
+deja_core::conformance!(ZencoderFormat);
 
 fn fixture_sessions() -> Vec<Session> {
     let home = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home");

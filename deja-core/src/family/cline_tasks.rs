@@ -150,12 +150,7 @@ pub fn global_storage_roots(env: &StoreEnv, extension_id: &str) -> Vec<PathBuf> 
 /// Unix, `;` on Windows), `~` expanded, empty entries dropped. `None` when unset or empty,
 /// so the caller falls back to its default roots; a set list replaces them.
 pub fn path_list(env: &StoreEnv, var: &str) -> Option<Vec<PathBuf>> {
-    let raw = env.var(var)?;
-    let roots: Vec<PathBuf> = std::env::split_paths(raw)
-        .filter(|p| !p.as_os_str().is_empty())
-        .map(|p| p.to_str().map_or_else(|| p.clone(), |s| env.expand(s)))
-        .collect();
-    (!roots.is_empty()).then_some(roots)
+    env.path_list(var)
 }
 
 /// Every modern transcript under a sessions directory, its manifest as a fingerprint part.

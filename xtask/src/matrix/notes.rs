@@ -131,12 +131,12 @@ fn check_info(info: &HarnessInfo, problems: &mut Vec<String>) {
             problems.push(format!("`{id}`: HarnessInfo.{field} is empty"));
         }
     }
-    if info.stores.is_empty() {
-        problems.push(format!("`{id}`: HarnessInfo.stores names no default store path"));
+    if info.store_paths().is_empty() {
+        problems.push(format!("`{id}`: HarnessInfo names no default store path"));
     }
     let root_var = deja_core::env::deja_root_var(id);
-    if !info.deja_vars.contains(&root_var.as_str()) {
-        problems.push(format!("`{id}`: HarnessInfo.deja_vars must include {root_var}"));
+    if !info.deja_overrides().iter().any(|(v, _)| *v == root_var) {
+        problems.push(format!("`{id}`: HarnessInfo's overrides must include {root_var}"));
     }
     for (name, cap) in info.named_capabilities() {
         if cap != Capability::Unknown && cap.reason().trim().is_empty() {

@@ -4,7 +4,10 @@
 //! fetched from elsewhere; light and dark follow `prefers-color-scheme`.
 
 use super::notes::NOTES_FILE;
-use super::text::{checked_label, html_code_list, html_escape, html_inline, paragraphs, store_groups, surface_title, STATUSES, SURFACES};
+use super::text::{
+    checked_label, html_code_list, html_escape, html_inline, html_override_list, paragraphs, store_groups, surface_title, STATUSES,
+    SURFACES,
+};
 use super::Harness;
 
 /// Where the site lives, relative to the workspace root.
@@ -160,13 +163,13 @@ fn harness(h: &Harness, prev: Option<&Harness>, next: Option<&Harness>) -> Strin
     for g in store_groups(info) {
         b.push_str(&format!(
             "<tr><td><code>{}</code></td><td>{}</td></tr>\n",
-            html_escape(g.path),
+            html_escape(&g.path),
             html_escape(g.os.as_deref().unwrap_or("every OS"))
         ));
     }
     b.push_str("</tbody>\n</table>\n<p class=\"note\"><code>~</code> is your home directory.</p>\n<dl class=\"facts\">\n");
-    b.push_str(&format!("<dt>The harness’s own relocation variables</dt><dd>{}</dd>\n", html_code_list(info.env_vars)));
-    b.push_str(&format!("<dt>deja’s overrides</dt><dd>{}</dd>\n", html_code_list(info.deja_vars)));
+    b.push_str(&format!("<dt>The harness’s own relocation variables</dt><dd>{}</dd>\n", html_code_list(&info.harness_vars())));
+    b.push_str(&format!("<dt>deja’s overrides</dt><dd>{}</dd>\n", html_override_list(info)));
     let needs = if info.needs.is_empty() {
         "Nothing beyond deja.".to_string()
     } else {

@@ -28,6 +28,7 @@ pub fn info_with(id: &str, capabilities: Capabilities) -> &'static HarnessInfo {
         stores: &[StorePath { os: Os::Any, path: "~/.alpha/sessions/<id>.jsonl" }],
         env_vars: &["ALPHA_HOME"],
         deja_vars: Box::leak(Box::new([root_var])),
+        store: deja_core::StoreSpec::UNDECLARED,
         needs: &[],
         format_summary: "One JSON object per line; `user` and `assistant` records carry the text.",
         injected: &deja_core::InjectedText::NONE,

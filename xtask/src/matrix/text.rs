@@ -103,6 +103,40 @@ pub fn md_cell(text: &str) -> String {
     md_inline(text).replace('|', "\\|")
 }
 
+/// deja's overrides as Markdown: code spans, each with the older names kept for it.
+pub fn md_override_list(info: &HarnessInfo) -> String {
+    let items = info.deja_overrides();
+    if items.is_empty() {
+        return "none".to_string();
+    }
+    let old = |names: &[&str]| names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
+    items
+        .iter()
+        .map(|(v, aliases)| if aliases.is_empty() { format!("`{v}`") } else { format!("`{v}` (also {}, its older name)", old(aliases)) })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// deja's overrides as HTML (see [`md_override_list`]).
+pub fn html_override_list(info: &HarnessInfo) -> String {
+    let items = info.deja_overrides();
+    if items.is_empty() {
+        return "none".to_string();
+    }
+    let code = |n: &str| format!("<code>{}</code>", html_escape(n));
+    items
+        .iter()
+        .map(|(v, aliases)| {
+            if aliases.is_empty() {
+                code(v)
+            } else {
+                format!("{} (also {}, its older name)", code(v), aliases.iter().map(|a| code(a)).collect::<Vec<_>>().join(", "))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// `a`, `b` and `c` as Markdown code spans joined with commas, or `none`.
 pub fn md_code_list(items: &[&str]) -> String {
     if items.is_empty() {
@@ -121,18 +155,18 @@ pub fn html_code_list(items: &[&str]) -> String {
 /// A default store path with the operating systems it applies to; `None` when it
 /// applies everywhere.
 pub struct StoreGroup {
-    pub path: &'static str,
+    pub path: String,
     pub os: Option<String>,
 }
 
 /// The store paths, identical paths merged across operating systems, in the order the
 /// adapter lists them.
 pub fn store_groups(info: &HarnessInfo) -> Vec<StoreGroup> {
-    let mut groups: Vec<(&'static str, Vec<Os>)> = Vec::new();
-    for store in info.stores {
-        match groups.iter_mut().find(|(p, _)| *p == store.path) {
-            Some((_, oses)) => oses.push(store.os),
-            None => groups.push((store.path, vec![store.os])),
+    let mut groups: Vec<(String, Vec<Os>)> = Vec::new();
+    for (os, path) in info.store_paths() {
+        match groups.iter_mut().find(|(p, _)| *p == path) {
+            Some((_, oses)) => oses.push(os),
+            None => groups.push((path, vec![os])),
         }
     }
     groups
@@ -226,7 +260,7 @@ mod tests {
         }));
         let groups = store_groups(info);
         assert_eq!(groups.len(), 2);
-        assert_eq!((groups[0].path, groups[0].os.as_deref()), ("~/.a", None));
-        assert_eq!((groups[1].path, groups[1].os.as_deref()), ("~/Library/b", Some("macOS")));
+        assert_eq!((groups[0].path.as_str(), groups[0].os.as_deref()), ("~/.a", None));
+        assert_eq!((groups[1].path.as_str(), groups[1].os.as_deref()), ("~/Library/b", Some("macOS")));
     }
 }
