@@ -320,10 +320,24 @@ impl StoreSpec {
     /// directory meaning the file in it) when set, else the file in each root.
     pub fn database_files(&self, id: &str, store: &Store, env: &StoreEnv) -> Vec<PathBuf> {
         let Some(file) = store.database() else { return Vec::new() };
-        if let Some(p) = self.path_var(env, &format!("{}_DB", store.prefix(id))) {
+        if let Some(p) = self.db_var(id, store).and_then(|var| self.path_var(env, &var)) {
             return vec![if p.is_dir() { p.join(file) } else { p }];
         }
         self.roots(id, store, env).into_iter().map(|r| r.join(file)).collect()
+    }
+
+    /// The variable naming `store`'s database file: `DEJA_<ID>_DB` when it is the spec's
+    /// only database, else `<its prefix>_DB`.
+    pub fn db_var(&self, id: &str, store: &Store) -> Option<String> {
+        store.database()?;
+        let databases = self.stores.iter().filter(|s| s.database().is_some()).count();
+        Some(if databases == 1 { format!("{}_DB", deja_var_prefix(id)) } else { format!("{}_DB", store.prefix(id)) })
+    }
+
+    /// The first root of the sessions store in `env`: where a synthetic writer puts a
+    /// session (`None` when the spec declares no root for this OS).
+    pub fn root(&self, id: &str, env: &StoreEnv) -> Option<PathBuf> {
+        self.roots_of(id, "", env).into_iter().next()
     }
 
     /// The roots of the store named `name` (empty when there is none).
@@ -336,6 +350,13 @@ impl StoreSpec {
     /// the level of the harness's home variable (`CODEX_HOME` → `~/.codex`).
     pub fn level(&self, env: &StoreEnv, var: &str) -> Option<PathBuf> {
         self.stores.iter().flat_map(Store::os_roots).find_map(|r| level(r.path, var, env)).and_then(|l| l.into_iter().next())
+    }
+
+    /// [`level`](Self::level) for a wiring, which needs a directory: the home directory
+    /// when no template for this OS names `var` (the kit's wiring check, which moves the
+    /// variable, catches a spec that lost it).
+    pub fn dir_of(&self, env: &StoreEnv, var: &str) -> PathBuf {
+        self.level(env, var).unwrap_or_else(|| env.home().to_path_buf())
     }
 
     /// Whether any store root exists in `env` (the harness has run on this machine).
@@ -352,9 +373,7 @@ impl StoreSpec {
             let prefix = store.prefix(id);
             out.push(format!("{prefix}_ROOT"));
             out.push(format!("{prefix}_ROOTS"));
-            if store.database().is_some() {
-                out.push(format!("{prefix}_DB"));
-            }
+            out.extend(self.db_var(id, store));
         }
         if self.stores.iter().any(|s| matches!(s.layout, Layout::Files(Files { subagents: Some(_), .. }))) {
             out.push(INCLUDE_SUBAGENTS.to_string());
@@ -377,6 +396,9 @@ impl StoreSpec {
         for root in self.stores.iter().flat_map(|s| s.roots) {
             template_vars(root.path, &mut out);
         }
+        // A template may name deja's own variable (a store kept under the sessions
+        // root): that is no variable of the harness.
+        out.retain(|v| !v.starts_with("DEJA_"));
         out.extend(self.harness_vars);
         let mut seen = std::collections::HashSet::new();
         out.retain(|v| seen.insert(*v));
@@ -595,9 +617,36 @@ fn parse(t: &str) -> Option<(Base<'_>, &str)> {
     Path::new(t).is_absolute().then_some((Base::Absolute, t))
 }
 
+/// A template's `|`-separated choices (outside `${…}`): the first that names a path is
+/// the root, for a harness whose variable replaces more than a prefix
+/// (`${GOOSE_PATH_ROOT}/data|${XDG_DATA_HOME:-~/.local/share}/goose`).
+fn choices(t: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut depth, mut start) = (0usize, 0usize);
+    let bytes = t.as_bytes();
+    for (i, b) in bytes.iter().enumerate() {
+        match b {
+            b'{' if i > 0 && bytes[i - 1] == b'$' => depth += 1,
+            b'}' if depth > 0 => depth -= 1,
+            b'|' if depth == 0 => {
+                out.push(&t[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&t[start..]);
+    out
+}
+
 /// The paths a template names in `env` (none when a `${VAR}` without default is unset
 /// or the template does not parse).
 pub fn eval(t: &str, env: &StoreEnv) -> Vec<PathBuf> {
+    choices(t).into_iter().map(|c| eval_one(c, env)).find(|paths| !paths.is_empty()).unwrap_or_default()
+}
+
+/// [`eval`] of one choice.
+fn eval_one(t: &str, env: &StoreEnv) -> Vec<PathBuf> {
     let Some((base, rest)) = parse(t) else { return Vec::new() };
     let bases = match base {
         Base::Home => vec![env.home().to_path_buf()],
@@ -630,10 +679,12 @@ fn alternatives(component: &str) -> Vec<String> {
 
 /// Every variable a template names, outermost first.
 fn template_vars<'t>(t: &'t str, out: &mut Vec<&'t str>) {
-    if let Some((Base::Var { name, default }, _)) = parse(t) {
-        out.push(name);
-        if let Some(d) = default {
-            template_vars(d, out);
+    for choice in choices(t) {
+        if let Some((Base::Var { name, default }, _)) = parse(choice) {
+            out.push(name);
+            if let Some(d) = default {
+                template_vars(d, out);
+            }
         }
     }
 }
@@ -641,6 +692,11 @@ fn template_vars<'t>(t: &'t str, out: &mut Vec<&'t str>) {
 /// The directories `var` stands for in template `t` (its value, else its default),
 /// when `t` names it.
 fn level(t: &str, var: &str, env: &StoreEnv) -> Option<Vec<PathBuf>> {
+    choices(t).into_iter().find_map(|c| level_one(c, var, env))
+}
+
+/// [`level`] in one choice.
+fn level_one(t: &str, var: &str, env: &StoreEnv) -> Option<Vec<PathBuf>> {
     let (Base::Var { name, default }, _) = parse(t)? else { return None };
     if name == var {
         return Some(match env.path_var(name) {
@@ -661,11 +717,11 @@ pub fn names_var(t: &str, var: &str) -> bool {
 
 /// Whether a template parses (checked for every adapter by the kit).
 pub fn parses(t: &str) -> bool {
-    match parse(t) {
+    choices(t).into_iter().all(|c| match parse(c) {
         Some((Base::Var { default: Some(d), .. }, _)) => parses(d),
         Some(_) => true,
         None => false,
-    }
+    })
 }
 
 /// The directory `var` stands for in template `t` with only `HOME` set (for the kit).
@@ -698,6 +754,13 @@ mod tests {
             eval("~/.config/{Code,Code - Insiders}/User", &env),
             vec![PathBuf::from("/h/.config/Code/User"), PathBuf::from("/h/.config/Code - Insiders/User")]
         );
+        let first = "${GOOSE_PATH_ROOT}/data|${XDG_DATA_HOME:-~/.local/share}/goose";
+        assert_eq!(eval(first, &env), vec![PathBuf::from("/h/.local/share/goose")]);
+        assert_eq!(eval(first, &env.clone().set("GOOSE_PATH_ROOT", "/g")), vec![PathBuf::from("/g/data")]);
+        let mut vars = Vec::new();
+        template_vars(first, &mut vars);
+        assert_eq!(vars, ["GOOSE_PATH_ROOT", "XDG_DATA_HOME"]);
+        assert!(parses(first) && !parses("~/a|rel"));
         for bad in ["${X", "${X}y", "relative/x", "${:-~}", "${X Y:-~}"] {
             assert!(!parses(bad) && eval(bad, &env).is_empty(), "{bad}");
         }
@@ -717,7 +780,7 @@ mod tests {
         },
         Store { name: "db", roots: &[Root::any("${XDG_DATA_HOME:-~/.local/share}/foo")], layout: Layout::Database("foo.db") },
     ])
-    .aliases(&[("DEJA_FOOBAR_DB", "DEJA_FOO_DB_DB")]);
+    .aliases(&[("DEJA_FOOBAR_DB", "DEJA_FOO_DB")]);
 
     #[test]
     fn overrides_follow_one_rule_and_aliases_still_work() {
@@ -739,7 +802,7 @@ mod tests {
                 "DEJA_FOO_ROOTS[]",
                 "DEJA_FOO_DB_ROOT[]",
                 "DEJA_FOO_DB_ROOTS[]",
-                "DEJA_FOO_DB_DB[\"DEJA_FOOBAR_DB\"]",
+                "DEJA_FOO_DB[\"DEJA_FOOBAR_DB\"]",
                 "DEJA_INCLUDE_SUBAGENTS[]"
             ]
         );

@@ -541,8 +541,8 @@ fn derived_relocations(id: &str, spec: &crate::store::StoreSpec, home: &Path, ba
             for var in with_aliases(format!("{prefix}_ROOT")).into_iter().chain(with_aliases(format!("{prefix}_ROOTS"))) {
                 out.push(Relocation { var, from: root.to_path_buf(), moved: vec![root.to_path_buf()], required });
             }
-            if let Some(file) = store.database() {
-                for var in with_aliases(format!("{prefix}_DB")) {
+            if let (Some(file), Some(db_var)) = (store.database(), spec.db_var(id, store)) {
+                for var in with_aliases(db_var) {
                     out.push(Relocation { var, from: root.to_path_buf(), moved: vec![root.join(file)], required });
                 }
             }

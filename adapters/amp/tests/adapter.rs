@@ -8,9 +8,6 @@ use deja_core::{ExitStatus, FileAction, HarnessFormat, ParseOptions, Role, Sessi
 
 deja_core::conformance!(
     AmpFormat,
-    relocate "DEJA_AMP_ROOT" => ".local/share/amp/threads",
-    relocate "AMP_DATA_HOME" => ".local/share/amp",
-    relocate "XDG_DATA_HOME" => ".local/share",
     wires "XDG_CONFIG_HOME" => ".config"
 );
 

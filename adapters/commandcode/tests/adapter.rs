@@ -6,7 +6,7 @@ use std::path::Path;
 use deja_adapter_commandcode::CommandCodeFormat;
 use deja_core::{ExitStatus, FileAction, HarnessFormat, ParseOptions, Role, Session, StoreEnv};
 
-deja_core::conformance!(CommandCodeFormat, relocate "DEJA_COMMANDCODE_ROOT" => ".commandcode/projects");
+deja_core::conformance!(CommandCodeFormat);
 
 fn sessions() -> Vec<Session> {
     let home = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home");

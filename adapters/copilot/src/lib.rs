@@ -26,16 +26,15 @@
 //! (all with `arguments.path`). Other tools (`todo`…) keep only their name and result.
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use deja_core::discover::find_files;
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::model::{cap_text, MAX_EDIT_BYTES};
 use deja_core::read::{for_each_json_line, for_each_source_line};
+use deja_core::store::{Files, Layout, Part, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, Edit, ExitStatus, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText,
-    NodeRef, Os, ParseOptions, ParseStats, Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolMap, ToolUse,
-    Turn,
+    Capabilities, Capability, Edit, ExitStatus, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText, NodeRef,
+    ParseOptions, ParseStats, Role, SessionBuilder, SessionSink, SourceRef, Timestamp, ToolMap, ToolUse, Turn,
 };
 use serde_json::Value;
 
@@ -60,10 +59,14 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Copilot CLI",
     container: "JSONL event log, one directory per session",
-    stores: &[StorePath { os: Os::Any, path: "~/.copilot/session-state/<session-dir>/events.jsonl" }],
-    env_vars: &["COPILOT_HOME"],
-    deja_vars: &["DEJA_COPILOT_ROOT"],
-    store: deja_core::StoreSpec::UNDECLARED,
+    stores: &[],
+    env_vars: &[],
+    deja_vars: &[],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        roots: &[Root::any("${COPILOT_HOME:-~/.copilot}/session-state")],
+        layout: Layout::Files(Files::new("**/events.jsonl").depth(MAX_DEPTH).append_only().parts(&[Part::Sibling("workspace.yaml")])),
+    }]),
     needs: &[],
     format_summary: "Copilot CLI keeps one directory per session under `${COPILOT_HOME:-~/.copilot}/session-state/`, each with an \
         append-only `events.jsonl`: `{type, data, id, timestamp, parentId}` events whose ids chain into a tree. `session.start` gives \
@@ -96,19 +99,6 @@ impl HarnessFormat for CopilotFormat {
         Some(&wiring::CopilotWiring)
     }
 
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let root = sessions_root(env);
-        if found.looked_at(&root) {
-            for path in find_files(&root, MAX_DEPTH, &|name| name == "events.jsonl") {
-                let workspace = path.with_file_name("workspace.yaml");
-                found.sources.push(SourceRef::file(path).append_only().with_part(workspace));
-            }
-            Discovery::sort_sources(&mut found.sources);
-        }
-        found
-    }
-
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
         let mut stats = ParseStats::default();
         let mut file = EventLog::new(src, opts.include_reasoning);
@@ -129,11 +119,6 @@ impl HarnessFormat for CopilotFormat {
     fn synthetic(&self) -> Option<&dyn deja_core::SynthWriter> {
         Some(self)
     }
-}
-
-/// `DEJA_COPILOT_ROOT`, else `${COPILOT_HOME:-~/.copilot}/session-state`.
-fn sessions_root(env: &StoreEnv) -> PathBuf {
-    env.deja_root(ID).unwrap_or_else(|| env.path_var("COPILOT_HOME").unwrap_or_else(|| env.home().join(".copilot")).join("session-state"))
 }
 
 /// `workspace.yaml`'s `name` when its `user_named` is true: a title the user gave the

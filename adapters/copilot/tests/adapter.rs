@@ -7,8 +7,6 @@ use deja_core::{ExitStatus, FileAction, HarnessFormat, ParseOptions, Role, Sessi
 
 deja_core::conformance!(
     CopilotFormat,
-    relocate "DEJA_COPILOT_ROOT" => ".copilot/session-state",
-    relocate "COPILOT_HOME" => ".copilot",
     wires "COPILOT_HOME" => ".copilot"
 );
 

@@ -30,17 +30,16 @@ use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use deja_core::discover::find_files;
 use deja_core::family::claude_jsonl::tool_call_turn_with;
 use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::project::{dash_fallback_name, decode_dash_path};
 use deja_core::read::{for_each_json_line, for_each_source_line};
+use deja_core::store::{Files, Layout, Part, Root, Store, StoreSpec};
 use deja_core::synth::dash_encode;
 use deja_core::work::ToolMap;
 use deja_core::{
-    Capabilities, Capability, Discovery, ExitStatus, FormatError, HarnessFormat, HarnessInfo, InjectedText, NodeRef, Os, ParseOptions,
-    ParseStats, Role, Session, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, SynthSession, SynthTurn, SynthWriter,
-    Timestamp, Turn,
+    Capabilities, Capability, ExitStatus, FormatError, HarnessFormat, HarnessInfo, InjectedText, NodeRef, ParseOptions, ParseStats, Role,
+    Session, SessionBuilder, SessionSink, SourceRef, SynthSession, SynthTurn, SynthWriter, Timestamp, Turn,
 };
 use serde_json::{json, Value};
 
@@ -69,10 +68,15 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Factory Droid",
     container: "JSONL, one file per session (+ `.settings.json` sidecar)",
-    stores: &[StorePath { os: Os::Any, path: "~/.factory/sessions/<workspace-slug>/<session-uuid>.jsonl" }],
-    env_vars: &["FACTORY_HOME_OVERRIDE"],
-    deja_vars: &["DEJA_FACTORY_ROOT"],
-    store: deja_core::StoreSpec::UNDECLARED,
+    stores: &[],
+    env_vars: &[],
+    deja_vars: &[],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        roots: &[Root::any("${FACTORY_HOME_OVERRIDE:-~}/.factory/sessions")],
+        // Each transcript's `<id>.settings.json` sidecar names its working directory.
+        layout: Layout::Files(Files::new("**/*.jsonl").depth(MAX_DEPTH).append_only().parts(&[Part::Extension("settings.json")])),
+    }]),
     needs: &[],
     format_summary: "Factory's droid CLI writes one append-only JSONL transcript per session under \
         `~/.factory/sessions/<workspace-slug>/` (the slug is Claude's dash encoding of the cwd), with a \
@@ -98,19 +102,6 @@ impl HarnessFormat for FactoryFormat {
 
     fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
         Some(&wiring::FactoryWiring)
-    }
-
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let root = sessions_root(env);
-        if found.looked_at(&root) {
-            for path in find_files(&root, MAX_DEPTH, &|name| name.ends_with(".jsonl")) {
-                let sidecar = path.with_extension("settings.json");
-                found.sources.push(SourceRef::file(&path).append_only().with_part(sidecar));
-            }
-            Discovery::sort_sources(&mut found.sources);
-        }
-        found
     }
 
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
@@ -192,13 +183,6 @@ impl Render {
         self.message("assistant", time, json!([{"type": "tool_use", "id": id, "name": name, "input": input}]));
         self.message("user", time, json!([{"type": "tool_result", "tool_use_id": id, "is_error": false, "content": result}]));
     }
-}
-
-/// `DEJA_FACTORY_ROOT`, else `${FACTORY_HOME_OVERRIDE:-~}/.factory/sessions`.
-fn sessions_root(env: &StoreEnv) -> PathBuf {
-    env.deja_root(ID).unwrap_or_else(|| {
-        env.path_var("FACTORY_HOME_OVERRIDE").unwrap_or_else(|| env.home().to_path_buf()).join(".factory").join("sessions")
-    })
 }
 
 /// What the `session_start` header says.

@@ -8,8 +8,6 @@ use deja_core::{ExitStatus, HarnessFormat, ParseOptions, Role, Session, StoreEnv
 
 deja_core::conformance!(
     FactoryFormat,
-    relocate "DEJA_FACTORY_ROOT" => ".factory/sessions",
-    relocate "FACTORY_HOME_OVERRIDE" => "",
     wires "FACTORY_HOME_OVERRIDE" => ""
 );
 

@@ -5,11 +5,7 @@
 use deja_adapter_gptme::{shell_blocks, topic_label, GptmeFormat};
 use deja_core::{HarnessFormat, ParseOptions, Role, Session, StoreEnv};
 
-deja_core::conformance!(
-    GptmeFormat,
-    relocate "DEJA_GPTME_ROOT" => ".local/share/gptme/logs",
-    relocate "XDG_DATA_HOME" => ".local/share"
-);
+deja_core::conformance!(GptmeFormat);
 
 fn fixture_sessions() -> Vec<Session> {
     let home = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home");

@@ -6,7 +6,7 @@ use std::path::Path;
 use deja_adapter_iflow::IflowFormat;
 use deja_core::{ExitStatus, HarnessFormat, ParseOptions, Role, Session, StoreEnv};
 
-deja_core::conformance!(IflowFormat, relocate "DEJA_IFLOW_ROOT" => ".iflow/projects");
+deja_core::conformance!(IflowFormat);
 
 fn sessions() -> Vec<Session> {
     let home = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home");

@@ -8,8 +8,6 @@ use deja_core::{ExitStatus, FileAction, HarnessFormat, ParseOptions, Role, Sessi
 
 deja_core::conformance!(
     JunieFormat,
-    relocate "DEJA_JUNIE_ROOT" => ".junie/sessions",
-    relocate "JUNIE_HOME" => ".junie",
     wires "JUNIE_HOME" => ".junie"
 );
 
