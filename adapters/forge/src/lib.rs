@@ -27,16 +27,16 @@
 //! without `updated_at` (an older schema) is read whole each time and returns no cursor.
 
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
 
 use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::model::{cap_text, MAX_EDIT_BYTES};
 use deja_core::patch::join_cwd;
 use deja_core::read::{at, str_at};
 use deja_core::sqlite::{self, Snapshot};
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, Edit, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os,
-    ParseOptions, ParseStats, Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolUse, Turn,
+    Capabilities, Capability, Edit, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats,
+    Role, SessionBuilder, SessionSink, SourceRef, Timestamp, ToolUse, Turn,
 };
 use serde_json::Value;
 
@@ -62,10 +62,10 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Forge",
     container: "SQLite (WAL), one database for every conversation: a `conversations` row per session with the whole context as JSON",
-    stores: &[StorePath { os: Os::Any, path: "~/.forge/.forge.db" }],
+    stores: &[],
     env_vars: &[],
-    deja_vars: &["DEJA_FORGE_ROOT"],
-    store: deja_core::StoreSpec::UNDECLARED,
+    deja_vars: &[],
+    store: StoreSpec::new(&[Store { name: "", roots: &[Root::any("~/.forge")], layout: Layout::Database(DB_NAME) }]),
     needs: &[],
     format_summary: "Forge keeps every conversation in one SQLite database, `~/.forge/.forge.db`: a `conversations` row \
         (`conversation_id`, `title`, `created_at`, `updated_at`) whose `context` column is the whole conversation as JSON, \
@@ -91,21 +91,9 @@ impl HarnessFormat for ForgeFormat {
         &INFO
     }
 
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let db = db_path(env);
-        sqlite::discover_database(&mut found, &db);
-        found
-    }
-
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
         parse_db(src, opts, out)
     }
-}
-
-/// `DEJA_FORGE_ROOT/.forge.db`, else `~/.forge/.forge.db`.
-fn db_path(env: &StoreEnv) -> PathBuf {
-    env.deja_root(ID).unwrap_or_else(|| env.home().join(".forge")).join(DB_NAME)
 }
 
 /// `(updated ms, context length)` of one row: equal states mean an unchanged row.

@@ -8,7 +8,7 @@ use deja_adapter_forge::ForgeFormat;
 use deja_core::testkit::materialize_home;
 use deja_core::{Edit, FileAction, FileTouch, HarnessFormat, ParseOptions, Role, Session, SourceRef, StoreEnv, Timestamp};
 
-deja_core::conformance!(ForgeFormat, relocate "DEJA_FORGE_ROOT" => ".forge");
+deja_core::conformance!(ForgeFormat);
 
 fn fixture_home() -> (tempfile::TempDir, Vec<rusqlite::Connection>) {
     let tmp = tempfile::tempdir().expect("tempdir");
