@@ -6,7 +6,7 @@ use std::path::Path;
 use deja_adapter_codebuff::CodebuffFormat;
 use deja_core::{FileAction, HarnessFormat, ParseOptions, Role, Session, StoreEnv, Timestamp};
 
-deja_core::conformance!(CodebuffFormat, relocate "DEJA_CODEBUFF_ROOT" => ".config/manicode/projects");
+deja_core::conformance!(CodebuffFormat);
 
 fn sessions(opts: &ParseOptions) -> Vec<Session> {
     let home = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home");

@@ -9,8 +9,6 @@ use deja_core::{FileAction, HarnessFormat, ParseOptions, Role, Session, SourceRe
 
 deja_core::conformance!(
     ContinueFormat,
-    relocate "DEJA_CONTINUE_ROOT" => ".continue/sessions",
-    relocate "CONTINUE_GLOBAL_DIR" => ".continue",
     wires "CONTINUE_GLOBAL_DIR" => ".continue"
 );
 

@@ -6,7 +6,7 @@ use std::path::Path;
 use deja_adapter_cortex::CortexFormat;
 use deja_core::{FileAction, HarnessFormat, ParseOptions, Role, Session, StoreEnv};
 
-deja_core::conformance!(CortexFormat, relocate "DEJA_CORTEX_ROOT" => ".snowflake/cortex/conversations");
+deja_core::conformance!(CortexFormat);
 
 fn fixture_sessions() -> Vec<Session> {
     let home = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home");

@@ -6,7 +6,7 @@ use std::path::Path;
 use deja_adapter_poolside::PoolsideFormat;
 use deja_core::{HarnessFormat, ParseOptions, Role, Session, StoreEnv};
 
-deja_core::conformance!(PoolsideFormat, relocate "DEJA_POOLSIDE_ROOT" => ".local/state/poolside/trajectories");
+deja_core::conformance!(PoolsideFormat);
 
 fn sessions(opts: &ParseOptions) -> Vec<Session> {
     let home = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home");

@@ -8,7 +8,6 @@ use deja_core::{FileAction, HarnessFormat, ParseOptions, Role, Session, StoreEnv
 
 deja_core::conformance!(
     PositAssistantFormat,
-    relocate "DEJA_POSIT_ASSISTANT_ROOT" => ".posit/assistant/workspaces",
     switch "DEJA_INCLUDE_SUBAGENTS"
 );
 

@@ -6,12 +6,7 @@ use std::path::Path;
 use deja_adapter_vs_copilot::VsCopilotFormat;
 use deja_core::{FileAction, HarnessFormat, ParseOptions, Role, Session, StoreEnv};
 
-deja_core::conformance!(
-    VsCopilotFormat,
-    relocate "DEJA_VS_COPILOT_ROOT" => ".cache/VSGitHubCopilotLogs/traces",
-    // Places the trace directory on Windows only; on the OS the kit runs on it moves nothing.
-    switch "LOCALAPPDATA"
-);
+deja_core::conformance!(VsCopilotFormat);
 
 fn sessions() -> Vec<Session> {
     let home = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home");
