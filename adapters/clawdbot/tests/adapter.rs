@@ -9,7 +9,6 @@ use deja_core::{ExitStatus, HarnessFormat, ParseOptions, Role, Session, StoreEnv
 
 deja_core::conformance!(
     ClawdbotFormat,
-    relocate "DEJA_CLAWDBOT_ROOT" => ".clawdbot/sessions",
     switch "DEJA_INCLUDE_SUBAGENTS"
 );
 

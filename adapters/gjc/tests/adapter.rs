@@ -9,8 +9,6 @@ use deja_core::{ExitStatus, FileAction, HarnessFormat, ParseOptions, Role, Sessi
 
 deja_core::conformance!(
     GjcFormat,
-    relocate "DEJA_GJC_ROOT" => ".gjc/agent/sessions",
-    relocate "GJC_CODING_AGENT_DIR" => ".gjc/agent",
     switch "DEJA_INCLUDE_SUBAGENTS",
     wires "GJC_CODING_AGENT_DIR" => ".gjc/agent"
 );

@@ -9,7 +9,6 @@ use deja_core::{ExitStatus, HarnessFormat, ParseOptions, Role, Session, StoreEnv
 
 deja_core::conformance!(
     KimchiFormat,
-    relocate "DEJA_KIMCHI_ROOT" => ".config/kimchi/harness/sessions",
     switch "DEJA_INCLUDE_SUBAGENTS"
 );
 

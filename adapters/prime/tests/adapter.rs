@@ -9,10 +9,6 @@ use deja_core::{FileAction, HarnessFormat, ParseOptions, Role, Session, StoreEnv
 
 deja_core::conformance!(
     PrimeFormat,
-    relocate "DEJA_PRIME_ROOT" => ".prime/agent/sessions",
-    relocate "PRIME_AGENT_SESSION_DIR" => ".prime/agent/sessions",
-    relocate "PRIME_AGENT_CODING_AGENT_SESSION_DIR" => ".prime/agent/sessions",
-    relocate "PRIME_AGENT_CODING_AGENT_DIR" => ".prime/agent",
     switch "DEJA_INCLUDE_SUBAGENTS",
     wires "PRIME_AGENT_CODING_AGENT_DIR" => ".prime/agent"
 );

@@ -9,7 +9,6 @@ use deja_core::{ExitStatus, FileAction, HarnessFormat, ParseOptions, Role, Sessi
 
 deja_core::conformance!(
     QclawFormat,
-    relocate "DEJA_QCLAW_ROOT" => ".qclaw/agents",
     switch "DEJA_INCLUDE_SUBAGENTS"
 );
 

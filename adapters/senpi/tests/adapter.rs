@@ -9,8 +9,6 @@ use deja_core::{ExitStatus, FileAction, HarnessFormat, ParseOptions, Role, Sessi
 
 deja_core::conformance!(
     SenpiFormat,
-    relocate "DEJA_SENPI_ROOT" => ".senpi/agent/sessions",
-    relocate "SENPI_CODING_AGENT_DIR" => ".senpi/agent",
     switch "DEJA_INCLUDE_SUBAGENTS",
     wires "SENPI_CODING_AGENT_DIR" => ".senpi/agent"
 );
