@@ -8,7 +8,6 @@ use deja_core::{ExitStatus, HarnessFormat, ParseOptions, Role, Session, StoreEnv
 
 deja_core::conformance!(
     CoworkFormat,
-    relocate "DEJA_COWORK_ROOT" => ".config/Claude/local-agent-mode-sessions",
     switch "DEJA_INCLUDE_SUBAGENTS"
 );
 

@@ -8,9 +8,6 @@ use deja_core::{ExitStatus, FileAction, HarnessFormat, ParseOptions, Role, Sessi
 
 deja_core::conformance!(
     KimiFormat,
-    relocate "DEJA_KIMI_ROOT" => ".kimi-code/sessions",
-    relocate "KIMI_CODE_HOME" => ".kimi-code",
-    relocate "KIMI_SHARE_DIR" => ".kimi",
     wires "KIMI_CODE_HOME" => ".kimi-code",
     wires "KIMI_SHARE_DIR" => ".kimi"
 );

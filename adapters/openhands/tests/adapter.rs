@@ -7,9 +7,6 @@ use deja_adapter_openhands::OpenHandsFormat;
 use deja_core::{ExitStatus, FileAction, HarnessFormat, ParseOptions, Role, Session, StoreEnv};
 
 deja_core::conformance!(OpenHandsFormat,
-    relocate "DEJA_OPENHANDS_ROOT" => ".openhands/conversations",
-    relocate "OPENHANDS_CONVERSATIONS_DIR" => ".openhands/conversations",
-    relocate "OPENHANDS_PERSISTENCE_DIR" => ".openhands",
     switch "DEJA_INCLUDE_SUBAGENTS",
 );
 

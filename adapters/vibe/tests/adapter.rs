@@ -8,8 +8,6 @@ use deja_core::{ExitStatus, FileAction, HarnessFormat, ParseOptions, Role, Sessi
 
 deja_core::conformance!(
     VibeFormat,
-    relocate "DEJA_VIBE_ROOT" => ".vibe/logs/session",
-    relocate "VIBE_HOME" => ".vibe",
     wires "VIBE_HOME" => ".vibe"
 );
 
