@@ -177,9 +177,9 @@ pub enum Layout {
     /// A file in the root naming the stores elsewhere (a project registry); `read` turns
     /// it into sources.
     Registry { file: &'static str, read: Walk },
-    /// Anything else, described by `shape` for the docs: `walk` finds the sources under
-    /// each existing root, or, when `None`, the adapter's own `discover` does (it still
-    /// takes the roots from the spec).
+    /// Anything else, described by `shape` for the docs: `walk` finds the sources of
+    /// each root (called for a missing one too, as a walk may read beside it), or, when
+    /// `None`, the adapter's own `discover` does (it still takes the roots from the spec).
     Custom { shape: &'static str, walk: Option<Walk> },
 }
 
@@ -232,6 +232,8 @@ pub enum Part {
     Extension(&'static str),
     /// This path under the store's root (an index of every session).
     InRoot(&'static str),
+    /// This name beside the store's root (a cache directory next to it).
+    BesideRoot(&'static str),
     /// The directory the file is in (new files appearing beside it).
     Dir,
 }
@@ -466,10 +468,11 @@ pub fn discover_store(id: &str, spec: &StoreSpec, store: &Store, env: &StoreEnv,
         }
         Layout::Custom { walk, .. } => {
             for root in spec.roots(id, store, env) {
-                if found.looked_at(&root) {
-                    if let Some(walk) = walk {
-                        walk(&root, env, found);
-                    }
+                found.looked_at(&root);
+                // Called for a missing root too: a walk may read beside its root (Codex's
+                // archive next to an absent sessions directory).
+                if let Some(walk) = walk {
+                    walk(&root, env, found);
                 }
             }
         }
@@ -526,6 +529,7 @@ impl Files {
                     Part::Sibling(name) => src.with_part(path.with_file_name(name)),
                     Part::Extension(ext) => src.with_part(path.with_extension(ext)),
                     Part::InRoot(name) => src.with_part(root.join(name)),
+                    Part::BesideRoot(name) => src.with_part(root.parent().unwrap_or(root).join(name)),
                     Part::Dir => match path.parent() {
                         Some(dir) => src.with_part(dir),
                         None => src,
@@ -659,12 +663,43 @@ fn eval_one(t: &str, env: &StoreEnv) -> Vec<PathBuf> {
     let mut out = bases;
     for component in rest.split('/').filter(|c| !c.is_empty()) {
         let choices = alternatives(component);
+        let join = |b: &PathBuf, c: &str| if b.as_os_str().is_empty() { PathBuf::from("/").join(c) } else { b.join(c) };
         out = out
             .iter()
-            .flat_map(|b| choices.iter().map(move |c| if b.as_os_str().is_empty() { PathBuf::from("/").join(c) } else { b.join(c) }))
+            .flat_map(|b| {
+                choices.iter().flat_map(move |c| {
+                    if c.contains('*') {
+                        // A directory the harness names with a variable part (one per
+                        // edition or profile): every existing match, sorted.
+                        let parent = join(b, "");
+                        let hits = crate::discover::subdirs(&parent);
+                        hits.into_iter().filter(|d| d.file_name().is_some_and(|n| wildcard(c, &n.to_string_lossy()))).collect()
+                    } else {
+                        vec![join(b, c)]
+                    }
+                })
+            })
             .collect();
     }
     out
+}
+
+/// Whether `name` matches `pattern`, where `*` stands for any run of characters.
+fn wildcard(pattern: &str, name: &str) -> bool {
+    let mut parts = pattern.split('*');
+    let first = parts.next().unwrap_or("");
+    let Some(mut rest) = name.strip_prefix(first) else { return false };
+    let parts: Vec<&str> = parts.collect();
+    for (i, part) in parts.iter().enumerate() {
+        if i + 1 == parts.len() {
+            return rest.len() >= part.len() && rest.ends_with(part);
+        }
+        match rest.find(part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
+        }
+    }
+    rest.is_empty()
 }
 
 /// `a{b,c}d` → `abd`, `acd`; a component without braces is itself.
@@ -761,6 +796,10 @@ mod tests {
         template_vars(first, &mut vars);
         assert_eq!(vars, ["GOOSE_PATH_ROOT", "XDG_DATA_HOME"]);
         assert!(parses(first) && !parses("~/a|rel"));
+        assert!(
+            wildcard("antigravity*", "antigravity") && wildcard("antigravity*", "antigravity-beta") && !wildcard("antigravity*", "gemini")
+        );
+        assert!(wildcard("a*b*c", "a-b-c") && !wildcard("a*b*c", "a-c") && wildcard("x", "x") && !wildcard("x", "xy"));
         for bad in ["${X", "${X}y", "relative/x", "${:-~}", "${X Y:-~}"] {
             assert!(!parses(bad) && eval(bad, &env).is_empty(), "{bad}");
         }
@@ -810,6 +849,17 @@ mod tests {
         assert_eq!(SPEC.level(&env, "FOO_HOME"), Some(PathBuf::from("/h/.foo")));
         assert_eq!(SPEC.level(&env.clone().set("FOO_HOME", "/f"), "FOO_HOME"), Some(PathBuf::from("/f")));
         assert_eq!(SPEC.paths()[0].1, "${FOO_HOME:-~/.foo}/sessions/**/*.jsonl");
+    }
+
+    #[test]
+    fn a_wildcard_component_names_every_matching_directory() {
+        let tmp = tempfile::tempdir().unwrap();
+        for d in [".gemini/antigravity/brain", ".gemini/antigravity-beta/brain", ".gemini/other/brain"] {
+            std::fs::create_dir_all(tmp.path().join(d)).unwrap();
+        }
+        let env = StoreEnv::with_home(tmp.path());
+        let roots = eval("~/.gemini/antigravity*/brain", &env);
+        assert_eq!(roots, [tmp.path().join(".gemini/antigravity/brain"), tmp.path().join(".gemini/antigravity-beta/brain")]);
     }
 
     #[test]

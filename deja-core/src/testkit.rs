@@ -557,10 +557,11 @@ fn derived_relocations(id: &str, spec: &crate::store::StoreSpec, home: &Path, ba
         }
     }
     for var in vars {
-        let templates: Vec<&str> = spec.stores.iter().flat_map(|s| s.os_roots()).map(|r| r.path).filter(|t| names_var(t, var)).collect();
-        let Some(from) = templates.first().and_then(|t| default_level(t, var, home)) else { continue };
-        let moved = templates.iter().flat_map(|t| eval(t, &env)).collect();
-        out.push(Relocation { var: var.to_string(), from, moved, required: false });
+        let template = spec.stores.iter().flat_map(|s| s.os_roots()).map(|r| r.path).find(|t| names_var(t, var));
+        let Some(from) = template.and_then(|t| default_level(t, var, home)) else { continue };
+        // Everything under the level moves: a walk may read beside its root (an archive
+        // next to the sessions directory).
+        out.push(Relocation { var: var.to_string(), from: from.clone(), moved: vec![from], required: false });
     }
     out
 }

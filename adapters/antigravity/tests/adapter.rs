@@ -6,7 +6,7 @@ use std::path::Path;
 use deja_adapter_antigravity::AntigravityFormat;
 use deja_core::{FileAction, HarnessFormat, ParseOptions, Role, Session, StoreEnv};
 
-deja_core::conformance!(AntigravityFormat, relocate "DEJA_ANTIGRAVITY_ROOT" => ".gemini/antigravity/brain");
+deja_core::conformance!(AntigravityFormat);
 
 fn sessions() -> Vec<Session> {
     let env = StoreEnv::with_home(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home"));

@@ -8,8 +8,6 @@ use deja_core::{ExitStatus, HarnessFormat, ParseOptions, Role, Session, StoreEnv
 
 deja_core::conformance!(
     GeminiFormat,
-    relocate "DEJA_GEMINI_ROOT" => ".gemini/tmp",
-    relocate "GEMINI_CLI_HOME" => "",
     switch "DEJA_INCLUDE_SUBAGENTS",
     wires "GEMINI_CLI_HOME" => ""
 );

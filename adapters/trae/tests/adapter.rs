@@ -8,9 +8,6 @@ use deja_core::{ExitStatus, HarnessFormat, ParseOptions, Role, Session, StoreEnv
 
 deja_core::conformance!(
     TraeFormat,
-    relocate "DEJA_TRAE_ROOT" => ".trae/cli/sessions",
-    relocate "TRAECLI_HOME" => ".trae/cli",
-    relocate "TRAE_HOME" => ".trae",
     wires "TRAE_HOME" => ".trae",
     wires "TRAECLI_HOME" => ".trae/cli"
 );
