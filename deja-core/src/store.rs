@@ -592,10 +592,8 @@ fn parse(t: &str) -> Option<(Base<'_>, &str)> {
         let mut i = 0;
         while i < bytes.len() {
             match bytes[i] {
-                b'$' if bytes.get(i + 1) == Some(&b'{') => {
-                    depth += 1;
-                    i += 1;
-                }
+                // A nested `${…}` or `{a,b}` alternatives.
+                b'{' => depth += 1,
                 b'}' if depth == 0 => {
                     end = Some(i);
                     break;
@@ -630,7 +628,7 @@ fn choices(t: &str) -> Vec<&str> {
     let bytes = t.as_bytes();
     for (i, b) in bytes.iter().enumerate() {
         match b {
-            b'{' if i > 0 && bytes[i - 1] == b'$' => depth += 1,
+            b'{' => depth += 1,
             b'}' if depth > 0 => depth -= 1,
             b'|' if depth == 0 => {
                 out.push(&t[start..i]);
@@ -784,6 +782,8 @@ mod tests {
         assert_eq!(vars, ["A", "B"]);
         assert_eq!(eval("${ONLY_SET}/x", &env), Vec::<PathBuf>::new(), "no default: no root");
         assert_eq!(eval("~", &env), vec![PathBuf::from("/h")]);
+        assert_eq!(eval("${W:-~/{.a,.b}}/p", &env), vec![PathBuf::from("/h/.a/p"), PathBuf::from("/h/.b/p")]);
+        assert_eq!(eval("${W:-~/{.a,.b}}/p", &env.clone().set("W", "/w")), vec![PathBuf::from("/w/p")]);
         assert_eq!(eval("/opt/x", &env), vec![PathBuf::from("/opt/x")]);
         assert_eq!(
             eval("~/.config/{Code,Code - Insiders}/User", &env),

@@ -444,11 +444,26 @@ impl Kit {
             checks.extend(derived_relocations(info.id, spec, home.path(), &baseline).into_iter().filter(|c| !listed(&c.var)));
         }
         for check in &checks {
-            let want: BTreeSet<PathBuf> = baseline
-                .iter()
-                .filter(|s| check.moved.iter().any(|m| s.path.starts_with(m)))
-                .filter_map(|s| s.path.strip_prefix(&check.from).ok().map(Path::to_path_buf))
-                .collect();
+            // What the store finds where it is, by itself: the fixture home's other stores
+            // may hide some of it (a session migrated to a newer store), and with the
+            // variable set in an empty home they are not there.
+            let rel = check.from.strip_prefix(home.path()).unwrap_or(Path::new(""));
+            let alone = tempfile::tempdir().expect("temporary directory");
+            let alone_from = alone.path().join(rel);
+            let want: BTreeSet<PathBuf> = if check.from.exists() {
+                let _writers = materialize_home(&check.from, &alone_from).expect("copy the store");
+                let moved: Vec<PathBuf> =
+                    check.moved.iter().map(|m| alone_from.join(m.strip_prefix(&check.from).unwrap_or(Path::new("")))).collect();
+                self.format
+                    .discover(&StoreEnv::with_home(alone.path()))
+                    .sources
+                    .iter()
+                    .filter(|s| moved.iter().any(|m| s.path.starts_with(m)))
+                    .filter_map(|s| s.path.strip_prefix(&alone_from).ok().map(Path::to_path_buf))
+                    .collect()
+            } else {
+                BTreeSet::new()
+            };
             let shown = check.moved.iter().map(|m| format!("~/{}", m.strip_prefix(home.path()).unwrap_or(m).display())).collect::<Vec<_>>();
             if want.is_empty() {
                 assert!(!check.required, "{}: no fixture source lies under {shown:?}, so {} cannot be checked", info.id, check.var);

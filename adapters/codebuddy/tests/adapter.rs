@@ -8,10 +8,6 @@ use deja_core::{ExitStatus, HarnessFormat, ParseOptions, Role, Session, StoreEnv
 
 deja_core::conformance!(
     CodeBuddyFormat,
-    relocate "DEJA_CODEBUDDY_ROOT" => ".codebuddy/projects",
-    relocate "DEJA_CODEBUDDY_ROOTS" => ".workbuddy/projects",
-    relocate "CODEBUDDY_CONFIG_DIR" => ".codebuddy",
-    relocate "WORKBUDDY_CONFIG_DIR" => ".workbuddy",
     switch "DEJA_INCLUDE_SUBAGENTS",
     wires "CODEBUDDY_CONFIG_DIR" => ".codebuddy"
 );

@@ -6,11 +6,7 @@ use std::path::Path;
 use deja_adapter_codewhale::CodeWhaleFormat;
 use deja_core::{ExitStatus, FileAction, HarnessFormat, ParseOptions, Role, Session, StoreEnv, Timestamp};
 
-deja_core::conformance!(
-    CodeWhaleFormat,
-    relocate "DEJA_CODEWHALE_ROOT" => ".codewhale/sessions",
-    relocate "CODEWHALE_HOME" => ".codewhale"
-);
+deja_core::conformance!(CodeWhaleFormat);
 
 fn home() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home")

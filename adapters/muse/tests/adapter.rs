@@ -8,9 +8,6 @@ use deja_core::{ExitStatus, FileAction, HarnessFormat, ParseOptions, Role, Sessi
 
 deja_core::conformance!(
     MuseFormat,
-    relocate "DEJA_MUSE_ROOT" => ".local/share/muse/sessions",
-    relocate "DEJA_MUSE_ROOTS" => ".local/share/muse/sessions",
-    relocate "XDG_DATA_HOME" => ".local/share",
     switch "DEJA_INCLUDE_SUBAGENTS",
     wires "XDG_CONFIG_HOME" => ".config"
 );

@@ -7,11 +7,7 @@ use deja_adapter_qwenpaw::QwenPawFormat;
 use deja_core::testkit::materialize_home;
 use deja_core::{FileAction, HarnessFormat, ParseOptions, Role, Session, StoreEnv};
 
-deja_core::conformance!(
-    QwenPawFormat,
-    relocate "DEJA_QWENPAW_ROOT" => ".qwenpaw/workspaces",
-    relocate "DEJA_QWENPAW_ROOTS" => ".copaw/workspaces"
-);
+deja_core::conformance!(QwenPawFormat);
 
 fn sessions(opts: &ParseOptions) -> Vec<Session> {
     // Materialized, so `history.db.sql` becomes the workspace's live-WAL `history.db`.
