@@ -10,11 +10,14 @@
 //!
 //! **Templates.** `base(/component)*`, where the base is `~` (the home directory),
 //! `${VAR:-default}` (the variable's directory when it is set to an absolute path, else
-//! the default, itself a template), `${VAR}` (no root when unset) or an absolute path. So
+//! the default, itself a template), `${VAR}` (no root when unset), an absolute path, or
+//! `@`, each root of the sessions store (a store kept inside it, which moves with it). So
 //! where a harness's relocation variable sits says which level of the path it replaces:
 //! `${COPILOT_HOME:-~/.copilot}/session-state` moves `~/.copilot`, the store stays
 //! `session-state` under it. A component may list alternatives, `{Code,Code - Insiders}`,
-//! each a root of its own.
+//! each a root of its own, or hold a `*`, every existing directory it matches; and
+//! `a|b` is the first of `a` and `b` that names a path (a variable that replaces more
+//! than a prefix: `${GOOSE_PATH_ROOT}/data|${XDG_DATA_HOME:-~/.local/share}/goose`).
 //!
 //! **deja's overrides** follow one rule from the id ([`deja_var_prefix`]): a store's
 //! prefix is `DEJA_<ID>` for the sessions store (named `""`) and `DEJA_<ID>_<NAME>` for a
@@ -313,7 +316,17 @@ impl StoreSpec {
             roots.extend(paths);
         }
         if roots.is_empty() {
-            roots = store.os_roots().flat_map(|r| eval(r.path, env)).collect();
+            for root in store.os_roots() {
+                match root.path.strip_prefix('@') {
+                    // Inside the sessions store (which cannot itself say `@`).
+                    Some(rest) if !store.name.is_empty() => {
+                        let sessions = self.stores.iter().find(|s| s.name.is_empty()).map(|s| self.roots(id, s, env)).unwrap_or_default();
+                        roots.extend(descend(sessions, rest));
+                    }
+                    Some(_) => {}
+                    None => roots.extend(eval(root.path, env)),
+                }
+            }
         }
         dedup(roots)
     }
@@ -578,7 +591,13 @@ impl FilesMatcher {
 /// A template's base and the `/…` rest after it.
 enum Base<'t> {
     Home,
-    Var { name: &'t str, default: Option<&'t str> },
+    /// `@`: each root of the sessions store, deja's overrides applied (a store kept
+    /// inside it, which moves with it).
+    Sessions,
+    Var {
+        name: &'t str,
+        default: Option<&'t str>,
+    },
     Absolute,
 }
 
@@ -615,6 +634,9 @@ fn parse(t: &str) -> Option<(Base<'_>, &str)> {
     }
     if t == "~" || t.starts_with("~/") {
         return Some((Base::Home, &t[1..]));
+    }
+    if t == "@" || t.starts_with("@/") {
+        return Some((Base::Sessions, &t[1..]));
     }
     Path::new(t).is_absolute().then_some((Base::Absolute, t))
 }
@@ -653,11 +675,19 @@ fn eval_one(t: &str, env: &StoreEnv) -> Vec<PathBuf> {
     let bases = match base {
         Base::Home => vec![env.home().to_path_buf()],
         Base::Absolute => vec![PathBuf::new()],
+        // Resolved by `StoreSpec::roots`, which knows the sessions store.
+        Base::Sessions => return Vec::new(),
         Base::Var { name, default } => match env.path_var(name) {
             Some(p) => vec![p],
             None => default.map(|d| eval(d, env)).unwrap_or_default(),
         },
     };
+    descend(bases, rest)
+}
+
+/// `bases` joined with each `/`-separated component of `rest` (alternatives and
+/// wildcards expanded).
+fn descend(bases: Vec<PathBuf>, rest: &str) -> Vec<PathBuf> {
     let mut out = bases;
     for component in rest.split('/').filter(|c| !c.is_empty()) {
         let choices = alternatives(component);
@@ -782,6 +812,7 @@ mod tests {
         assert_eq!(vars, ["A", "B"]);
         assert_eq!(eval("${ONLY_SET}/x", &env), Vec::<PathBuf>::new(), "no default: no root");
         assert_eq!(eval("~", &env), vec![PathBuf::from("/h")]);
+        assert!(parses("@/profiles") && eval("@/profiles", &env).is_empty(), "`@` needs the spec");
         assert_eq!(eval("${W:-~/{.a,.b}}/p", &env), vec![PathBuf::from("/h/.a/p"), PathBuf::from("/h/.b/p")]);
         assert_eq!(eval("${W:-~/{.a,.b}}/p", &env.clone().set("W", "/w")), vec![PathBuf::from("/w/p")]);
         assert_eq!(eval("/opt/x", &env), vec![PathBuf::from("/opt/x")]);
@@ -818,6 +849,7 @@ mod tests {
             ),
         },
         Store { name: "db", roots: &[Root::any("${XDG_DATA_HOME:-~/.local/share}/foo")], layout: Layout::Database("foo.db") },
+        Store { name: "inner", roots: &[Root::any("@/inner")], layout: Layout::Custom { shape: "", walk: None } },
     ])
     .aliases(&[("DEJA_FOOBAR_DB", "DEJA_FOO_DB")]);
 
@@ -830,6 +862,8 @@ mod tests {
         let sep = if cfg!(windows) { ";" } else { ":" };
         let moved = env.clone().set("DEJA_FOO_ROOT", "/r").set("DEJA_FOO_ROOTS", format!("/a{sep}/r"));
         assert_eq!(SPEC.roots("foo", sessions, &moved), vec![PathBuf::from("/r"), PathBuf::from("/a")]);
+        assert_eq!(SPEC.roots_of("foo", "inner", &env), vec![PathBuf::from("/h/.foo/sessions/inner")]);
+        assert_eq!(SPEC.roots_of("foo", "inner", &moved), vec![PathBuf::from("/r/inner"), PathBuf::from("/a/inner")], "it moves with them");
         assert_eq!(SPEC.database_files("foo", db, &env), vec![PathBuf::from("/h/.local/share/foo/foo.db")]);
         assert_eq!(SPEC.database_files("foo", db, &env.clone().set("DEJA_FOOBAR_DB", "/x.db")), vec![PathBuf::from("/x.db")]);
         assert_eq!(SPEC.database_files("foo", db, &env.clone().set("DEJA_FOO_DB_ROOT", "/d")), vec![PathBuf::from("/d/foo.db")]);
@@ -842,6 +876,8 @@ mod tests {
                 "DEJA_FOO_DB_ROOT[]",
                 "DEJA_FOO_DB_ROOTS[]",
                 "DEJA_FOO_DB[\"DEJA_FOOBAR_DB\"]",
+                "DEJA_FOO_INNER_ROOT[]",
+                "DEJA_FOO_INNER_ROOTS[]",
                 "DEJA_INCLUDE_SUBAGENTS[]"
             ]
         );
@@ -883,7 +919,7 @@ mod tests {
         );
         assert!(found.sources[0].append_only && found.sources[0].parts == [root.join("meta.json")]);
         assert!(found.sources[3].parts[0].to_string_lossy().ends_with("foo.db-wal"));
-        assert_eq!(found.roots.len(), 2);
+        assert_eq!(found.roots.len(), 3, "each store's root is looked at, the one inside the sessions root too");
         let without = discover("foo", &SPEC, &env.clone().set(INCLUDE_SUBAGENTS, "0"));
         assert_eq!(without.sources.len(), 3, "sub-agent runs only when asked for");
         assert!(SPEC.present("foo", &env) && !SPEC.present("foo", &StoreEnv::with_home(home.join("nowhere"))));

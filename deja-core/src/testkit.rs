@@ -437,7 +437,7 @@ impl Kit {
             .map(|(var, rel, within)| {
                 let from = home.path().join(rel);
                 let moved = within.map_or_else(|| from.clone(), |sub| from.join(sub));
-                Relocation { var: var.to_string(), from, moved: vec![moved], required: true }
+                Relocation { var: var.to_string(), from, moved: vec![moved], store: None, required: true }
             })
             .collect();
         if spec.is_declared() {
@@ -454,9 +454,16 @@ impl Kit {
                 let _writers = materialize_home(&check.from, &alone_from).expect("copy the store");
                 let moved: Vec<PathBuf> =
                     check.moved.iter().map(|m| alone_from.join(m.strip_prefix(&check.from).unwrap_or(Path::new("")))).collect();
-                self.format
-                    .discover(&StoreEnv::with_home(alone.path()))
-                    .sources
+                let env = StoreEnv::with_home(alone.path());
+                let sources = match check.store {
+                    Some(store) => {
+                        let mut found = crate::store::Discovery::default();
+                        crate::store::discover_store(info.id, spec, store, &env, &mut found);
+                        found.sources
+                    }
+                    None => self.format.discover(&env).sources,
+                };
+                sources
                     .iter()
                     .filter(|s| moved.iter().any(|m| s.path.starts_with(m)))
                     .filter_map(|s| s.path.strip_prefix(&alone_from).ok().map(Path::to_path_buf))
@@ -524,6 +531,9 @@ struct Relocation {
     var: String,
     from: PathBuf,
     moved: Vec<PathBuf>,
+    /// The store whose roots the variable replaces, when core discovers it: only its
+    /// sources count (another store may lie inside it).
+    store: Option<&'static crate::store::Store>,
     /// Fail when no fixture source lies under `moved` (the sessions root, and every
     /// relocation listed by hand), rather than skip.
     required: bool,
@@ -531,7 +541,7 @@ struct Relocation {
 
 /// The relocations a declared spec implies (see [`Kit::check_store_overrides`]).
 fn derived_relocations(id: &str, spec: &crate::store::StoreSpec, home: &Path, baseline: &[SourceRef]) -> Vec<Relocation> {
-    use crate::store::{default_level, eval, names_var};
+    use crate::store::{default_level, names_var};
     let env = StoreEnv::with_home(home);
     let has_sources = |dir: &Path| baseline.iter().any(|s| s.path.starts_with(dir));
     let with_aliases = |var: String| -> Vec<String> {
@@ -541,24 +551,28 @@ fn derived_relocations(id: &str, spec: &crate::store::StoreSpec, home: &Path, ba
     let mut out = Vec::new();
     for store in spec.stores {
         let prefix = store.prefix(id);
-        let roots: Vec<PathBuf> = store.os_roots().flat_map(|r| eval(r.path, &env)).collect();
+        let roots: Vec<PathBuf> = spec.roots(id, store, &env);
         let used: Vec<&PathBuf> = roots.iter().filter(|r| has_sources(r)).collect();
         let required = store.name.is_empty();
+        // Only a named store's own sources move with its variable (the sessions store's
+        // carries the stores kept inside it), when core can discover it by itself.
+        let own = (!required && !matches!(store.layout, crate::store::Layout::Custom { walk: None, .. })).then_some(store);
         if used.is_empty() && required {
             out.push(Relocation {
                 var: format!("{prefix}_ROOT"),
                 from: roots.first().cloned().unwrap_or_default(),
                 moved: roots.clone(),
+                store: None,
                 required,
             });
         }
         for root in &used {
             for var in with_aliases(format!("{prefix}_ROOT")).into_iter().chain(with_aliases(format!("{prefix}_ROOTS"))) {
-                out.push(Relocation { var, from: root.to_path_buf(), moved: vec![root.to_path_buf()], required });
+                out.push(Relocation { var, from: root.to_path_buf(), moved: vec![root.to_path_buf()], store: own, required });
             }
             if let (Some(file), Some(db_var)) = (store.database(), spec.db_var(id, store)) {
                 for var in with_aliases(db_var) {
-                    out.push(Relocation { var, from: root.to_path_buf(), moved: vec![root.join(file)], required });
+                    out.push(Relocation { var, from: root.to_path_buf(), moved: vec![root.join(file)], store: None, required });
                 }
             }
         }
@@ -576,7 +590,7 @@ fn derived_relocations(id: &str, spec: &crate::store::StoreSpec, home: &Path, ba
         let Some(from) = template.and_then(|t| default_level(t, var, home)) else { continue };
         // Everything under the level moves: a walk may read beside its root (an archive
         // next to the sessions directory).
-        out.push(Relocation { var: var.to_string(), from: from.clone(), moved: vec![from], required: false });
+        out.push(Relocation { var: var.to_string(), from: from.clone(), moved: vec![from], store: None, required: false });
     }
     out
 }

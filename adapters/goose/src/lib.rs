@@ -34,16 +34,15 @@
 //! and replaces the database found in the data directory.
 
 use std::collections::HashSet;
-use std::path::PathBuf;
 
-use deja_core::discover::find_files;
 use deja_core::family::claude_jsonl::tool_call_turn_with;
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::read::{for_each_json_line, read_source};
 use deja_core::sqlite::{self, Snapshot};
+use deja_core::store::{Files, Layout, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, Edit, ExitStatus, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions,
-    ParseStats, Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolMap, Turn,
+    Capabilities, Capability, Edit, ExitStatus, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, Role,
+    SessionBuilder, SessionSink, SourceRef, Timestamp, ToolMap, Turn,
 };
 use serde_json::Value;
 pub mod wiring;
@@ -60,18 +59,22 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Goose",
     container: "JSONL, one append-only file per session (before 1.10.0), and SQLite (WAL) `sessions.db` (1.10.0+), side by side",
-    stores: &[
-        StorePath { os: Os::Linux, path: "${XDG_DATA_HOME:-~/.local/share}/goose/sessions/*.jsonl" },
-        StorePath { os: Os::Linux, path: "${XDG_DATA_HOME:-~/.local/share}/goose/sessions/sessions.db" },
-        StorePath { os: Os::MacOs, path: "~/.local/share/goose/sessions/*.jsonl" },
-        StorePath { os: Os::MacOs, path: "~/.local/share/goose/sessions/sessions.db" },
-        StorePath { os: Os::Windows, path: "%APPDATA%\\Block\\goose\\data\\sessions\\*.jsonl" },
-        StorePath { os: Os::Windows, path: "%APPDATA%\\Block\\goose\\data\\sessions\\sessions.db" },
-        StorePath { os: Os::Any, path: "$GOOSE_PATH_ROOT/data/sessions/" },
-    ],
-    env_vars: &["GOOSE_PATH_ROOT", "XDG_DATA_HOME", "APPDATA"],
-    deja_vars: &["DEJA_GOOSE_ROOT", "DEJA_GOOSE_DB"],
-    store: deja_core::StoreSpec::UNDECLARED,
+    stores: &[],
+    env_vars: &[],
+    deja_vars: &[],
+    store: StoreSpec::new(&[
+        Store {
+            name: "",
+            // Goose's data directory: GOOSE_PATH_ROOT's `data`, else the platform's.
+            roots: &[
+                Root::unix("${GOOSE_PATH_ROOT}/data|${XDG_DATA_HOME:-~/.local/share}/goose"),
+                Root::windows("${GOOSE_PATH_ROOT}/data|${APPDATA:-~/AppData/Roaming}/Block/goose/data"),
+            ],
+            layout: Layout::Files(Files::new("sessions/**/*.jsonl").depth(5).append_only()),
+        },
+        // The sessions database beside the older JSONL logs: it moves with the data directory.
+        Store { name: "db", roots: &[Root::any("@/sessions")], layout: Layout::Database(DB_NAME) },
+    ]),
     needs: &[],
     format_summary: "Goose writes two generations into `<data>/sessions/`, both read: before 1.10.0 one JSONL file per \
         session (line 1 metadata: `id`, `description`, `working_dir`; then messages with `role`, epoch-second `created` \
@@ -109,24 +112,6 @@ impl HarnessFormat for GooseFormat {
         Some(&wiring::GooseWiring)
     }
 
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let data = data_dir(env);
-        let sessions = data.join("sessions");
-        if found.looked_at(&sessions) {
-            let files = find_files(&sessions, 4, &|name| name.ends_with(".jsonl"));
-            found.sources.extend(files.into_iter().filter(|p| p.is_file()).map(|p| SourceRef::file(p).append_only()));
-        }
-        let db = match env.path_var("DEJA_GOOSE_DB") {
-            Some(p) if p.is_dir() => p.join(DB_NAME),
-            Some(p) => p,
-            None => sessions.join(DB_NAME),
-        };
-        sqlite::discover_database(&mut found, &db);
-        Discovery::sort_sources(&mut found.sources);
-        found
-    }
-
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
         if src.path.extension().is_some_and(|e| e == "jsonl") {
             parse_jsonl(src, opts, out)
@@ -134,23 +119,6 @@ impl HarnessFormat for GooseFormat {
             parse_db(src, out)
         }
     }
-}
-
-/// Goose's data directory, in the page's order of precedence.
-fn data_dir(env: &StoreEnv) -> PathBuf {
-    if let Some(root) = env.deja_root(ID) {
-        return root;
-    }
-    if let Some(root) = env.path_var("GOOSE_PATH_ROOT") {
-        return root.join("data");
-    }
-    if cfg!(windows) {
-        if let Some(appdata) = env.path_var("APPDATA") {
-            return appdata.join("Block/goose/data");
-        }
-        return env.home().join("AppData/Roaming/Block/goose/data");
-    }
-    env.xdg_data_home().join("goose")
 }
 
 /// A message's text: each block's string `text` (or string `content`), joined by newlines;

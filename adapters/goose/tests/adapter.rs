@@ -10,16 +10,6 @@ use deja_core::{HarnessFormat, ParseOptions, Role, Session, SourceRef, StoreEnv,
 
 deja_core::conformance!(
     GooseFormat,
-    relocate "DEJA_GOOSE_ROOT" => ".local/share/goose",
-    relocate "XDG_DATA_HOME" => ".local/share",
-    // Names one database file (the legacy files beside it are not its business), so the
-    // kit's move of a whole directory cannot check it; `the_db_variable_names_the_database` does.
-    switch "DEJA_GOOSE_DB",
-    // `$GOOSE_PATH_ROOT/data` has no counterpart in the default layout the kit moves;
-    // `goose_path_root_moves_the_data_directory` below checks it.
-    switch "GOOSE_PATH_ROOT",
-    // Moves the data directory on Windows only; on the OS the kit runs on it moves nothing.
-    switch "APPDATA",
     wires "XDG_CONFIG_HOME" => ".config"
 );
 

@@ -65,9 +65,10 @@ use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::model::{cap_text, MAX_MESSAGE_BYTES};
 use deja_core::read::{for_each_json_line, read_source};
 use deja_core::sqlite::{self, Snapshot};
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, Role,
-    SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, Turn,
+    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, Role,
+    SessionBuilder, SessionSink, SourceRef, StoreEnv, Timestamp, Turn,
 };
 use serde_json::Value;
 
@@ -87,17 +88,17 @@ static INFO: HarnessInfo = HarnessInfo {
     name: "Grok Build",
     container: "JSONL of ACP session updates, `sessions/<url-encoded cwd>/<id>/updates.jsonl` with `summary.json` \
         (Grok Build), and SQLite `grok.db` (grok-dev), both under `${GROK_HOME:-~/.grok}`",
-    stores: &[
-        StorePath { os: Os::Linux, path: "${GROK_HOME:-~/.grok}/sessions/<url-encoded cwd>/<session-id>/updates.jsonl" },
-        StorePath { os: Os::Linux, path: "${GROK_HOME:-~/.grok}/grok.db" },
-        StorePath { os: Os::MacOs, path: "${GROK_HOME:-~/.grok}/sessions/<url-encoded cwd>/<session-id>/updates.jsonl" },
-        StorePath { os: Os::MacOs, path: "${GROK_HOME:-~/.grok}/grok.db" },
-        StorePath { os: Os::Windows, path: "${GROK_HOME:-~\\.grok}\\sessions\\<url-encoded cwd>\\<session-id>\\updates.jsonl" },
-        StorePath { os: Os::Windows, path: "${GROK_HOME:-~\\.grok}\\grok.db" },
-    ],
-    env_vars: &["GROK_HOME"],
-    deja_vars: &["DEJA_GROK_ROOT", "DEJA_GROK_DB"],
-    store: deja_core::StoreSpec::UNDECLARED,
+    stores: &[],
+    env_vars: &[],
+    deja_vars: &[],
+    store: StoreSpec::new(&[
+        Store {
+            name: "",
+            roots: &[Root::any("${GROK_HOME:-~/.grok}/sessions")],
+            layout: Layout::Custom { shape: "<url-encoded cwd>/<session-id>/updates.jsonl", walk: Some(walk_sessions) },
+        },
+        Store { name: "db", roots: &[Root::any("${GROK_HOME:-~/.grok}")], layout: Layout::Database(DB_NAME) },
+    ]),
     needs: &[],
     format_summary: "Grok Build logs each session as ACP `session/update` notifications in \
         `sessions/<url-encoded cwd>/<id>/updates.jsonl`, with a `summary.json` beside it (id, cwd, generated title, \
@@ -130,6 +131,22 @@ static INFO: HarnessInfo = HarnessInfo {
     launch: Launch { resume: Resume::Unknown, handoff: Handoff::Exec(&["grok", "{prompt}"]) },
 };
 
+/// Every session's `updates.jsonl`, with its `summary.json` and its project's `.cwd`
+/// where they exist.
+fn walk_sessions(root: &Path, _env: &StoreEnv, found: &mut Discovery) {
+    for log in find_files(root, 3, &|name| name == LOG_NAME) {
+        let mut src = SourceRef::file(&log);
+        let summary = log.with_file_name("summary.json");
+        let cwd_file = log.parent().and_then(Path::parent).map(|d| d.join(".cwd"));
+        for part in std::iter::once(summary).chain(cwd_file) {
+            if part.is_file() {
+                src = src.with_part(part);
+            }
+        }
+        found.sources.push(src);
+    }
+}
+
 impl HarnessFormat for GrokFormat {
     fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
         Some(&wiring::GrokWiring)
@@ -137,43 +154,6 @@ impl HarnessFormat for GrokFormat {
 
     fn info(&self) -> &'static HarnessInfo {
         &INFO
-    }
-
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let home = env.path_var("GROK_HOME").unwrap_or_else(|| env.home().join(".grok"));
-        let (sessions, db_home) = match env.deja_root(ID) {
-            // The page's meaning: a whole home holding `sessions/` or `grok.db`.
-            Some(root) if root.join("sessions").is_dir() || root.join(DB_NAME).is_file() => (root.join("sessions"), root),
-            Some(root) => (root, home),
-            None => (home.join("sessions"), home),
-        };
-        if found.looked_at(&sessions) {
-            let mut logs = find_files(&sessions, 3, &|name| name == LOG_NAME);
-            logs.sort();
-            for log in logs {
-                if !std::fs::metadata(&log).is_ok_and(|m| m.is_file()) {
-                    continue;
-                }
-                let mut src = SourceRef::file(&log);
-                let summary = log.with_file_name("summary.json");
-                let cwd_file = log.parent().and_then(Path::parent).map(|d| d.join(".cwd"));
-                for part in std::iter::once(summary).chain(cwd_file) {
-                    if part.is_file() {
-                        src = src.with_part(part);
-                    }
-                }
-                found.sources.push(src);
-            }
-        }
-        let db = match env.path_var("DEJA_GROK_DB") {
-            Some(p) if p.is_dir() => p.join(DB_NAME),
-            Some(p) => p,
-            None => db_home.join(DB_NAME),
-        };
-        sqlite::discover_database(&mut found, &db);
-        Discovery::sort_sources(&mut found.sources);
-        found
     }
 
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {

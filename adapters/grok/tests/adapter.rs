@@ -11,10 +11,6 @@ use deja_core::{HarnessFormat, ParseOptions, Role, Session, SourceRef, StoreEnv}
 
 deja_core::conformance!(
     GrokFormat,
-    relocate "DEJA_GROK_ROOT" => ".grok/sessions",
-    relocate "GROK_HOME" => ".grok",
-    // Names one file, not a directory of sources: checked by `deja_grok_db_pins_the_database`.
-    switch "DEJA_GROK_DB",
     wires "GROK_HOME" => ".grok"
 );
 

@@ -36,13 +36,15 @@
 //! PostgreSQL backend (`DEJA_HERMES_PG_DSN` on the page) is not read.
 
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use deja_core::discover::subdirs;
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::sqlite::{self, Snapshot};
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, ExitStatus, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats,
-    Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolMap, ToolUse, Turn,
+    Capabilities, Capability, Discovery, ExitStatus, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, Role,
+    SessionBuilder, SessionSink, SourceRef, StoreEnv, Timestamp, ToolMap, ToolUse, Turn,
 };
 use deja_core::{Edit, FileAction, FileTouch};
 use rusqlite::Connection;
@@ -72,17 +74,19 @@ static INFO: HarnessInfo = HarnessInfo {
     name: "Hermes",
     container: "SQLite (WAL): `state.db` at the Hermes home and one per profile in older builds; a flat `messages` table, \
         plus a `sessions` table since 0.19",
-    stores: &[
-        StorePath { os: Os::Linux, path: "${HERMES_HOME:-~/.hermes}/state.db" },
-        StorePath { os: Os::Linux, path: "${HERMES_HOME:-~/.hermes}/profiles/<profile>/state.db" },
-        StorePath { os: Os::MacOs, path: "${HERMES_HOME:-~/.hermes}/state.db" },
-        StorePath { os: Os::MacOs, path: "${HERMES_HOME:-~/.hermes}/profiles/<profile>/state.db" },
-        StorePath { os: Os::Windows, path: "${HERMES_HOME:-%LOCALAPPDATA%\\hermes}\\state.db" },
-        StorePath { os: Os::Windows, path: "${HERMES_HOME:-%LOCALAPPDATA%\\hermes}\\profiles\\<profile>\\state.db" },
-    ],
-    env_vars: &["HERMES_HOME"],
-    deja_vars: &["DEJA_HERMES_ROOT", "DEJA_HERMES_HOME", "DEJA_HERMES_PROFILES_ROOT", "DEJA_HERMES_DB"],
-    store: deja_core::StoreSpec::UNDECLARED,
+    stores: &[],
+    env_vars: &[],
+    deja_vars: &[],
+    store: StoreSpec::new(&[
+        Store { name: "", roots: &[Root::any("${HERMES_HOME:-~/.hermes}")], layout: Layout::Database(DB_NAME) },
+        // One database per profile, under the home (wherever deja's override puts it).
+        Store {
+            name: "profiles",
+            roots: &[Root::any("@/profiles")],
+            layout: Layout::Custom { shape: "<profile>/state.db", walk: Some(walk_profiles) },
+        },
+    ])
+    .aliases(&[("DEJA_HERMES_HOME", "DEJA_HERMES_ROOT")]),
     needs: &[],
     format_summary: "Hermes keeps its sessions in SQLite (`state.db`, WAL mode) at the root of its home and, in older \
         builds, one per profile under `profiles/<profile>/`. One `messages` row per message (`session_id`, `role`, \
@@ -113,6 +117,14 @@ static INFO: HarnessInfo = HarnessInfo {
     },
 };
 
+/// Each profile's database, keyed by the profile's name.
+fn walk_profiles(root: &Path, _env: &StoreEnv, found: &mut Discovery) {
+    for dir in subdirs(root) {
+        let name = dir.file_name().map(|n| n.to_string_lossy().into_owned());
+        add_db(&dir.join(DB_NAME), name.as_deref(), found);
+    }
+}
+
 impl HarnessFormat for HermesFormat {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
@@ -120,33 +132,6 @@ impl HarnessFormat for HermesFormat {
 
     fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
         Some(&wiring::HermesWiring)
-    }
-
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        if let Some(pinned) = env.path_var("DEJA_HERMES_DB") {
-            let db = if pinned.is_dir() { pinned.join(DB_NAME) } else { pinned };
-            add_db(&db, None, &mut found);
-            return found;
-        }
-        let home = env
-            .deja_root(ID)
-            .or_else(|| env.path_var("DEJA_HERMES_HOME"))
-            .or_else(|| env.path_var("HERMES_HOME"))
-            .unwrap_or_else(|| env.home().join(".hermes"));
-        add_db(&home.join(DB_NAME), None, &mut found);
-        let profiles = env.path_var("DEJA_HERMES_PROFILES_ROOT").unwrap_or_else(|| home.join("profiles"));
-        if found.looked_at(&profiles) {
-            let mut dirs: Vec<PathBuf> =
-                std::fs::read_dir(&profiles).into_iter().flatten().flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
-            dirs.sort();
-            for dir in dirs {
-                let name = dir.file_name().map(|n| n.to_string_lossy().into_owned());
-                add_db(&dir.join(DB_NAME), name.as_deref(), &mut found);
-            }
-        }
-        Discovery::sort_sources(&mut found.sources);
-        found
     }
 
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {

@@ -10,12 +10,6 @@ use deja_core::{ExitStatus, FileAction, HarnessFormat, ParseOptions, ParseStats,
 
 deja_core::conformance!(
     HermesFormat,
-    relocate "DEJA_HERMES_ROOT" => ".hermes",
-    relocate "DEJA_HERMES_HOME" => ".hermes",
-    relocate "HERMES_HOME" => ".hermes",
-    relocate "DEJA_HERMES_PROFILES_ROOT" => ".hermes/profiles",
-    // A directory in DEJA_HERMES_DB means the state.db in it.
-    relocate "DEJA_HERMES_DB" => ".hermes/profiles/ops",
     wires "HERMES_HOME" => ".hermes"
 );
 

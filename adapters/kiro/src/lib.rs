@@ -81,17 +81,18 @@
 //! extensionless execution records): the page has no sample.
 
 use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use deja_core::discover::{find_files, is_dir_entry};
+use deja_core::discover::{find_files, subdirs};
 use deja_core::index::SessionMeta;
 use deja_core::launch::{source_file, Handoff, Launch, Resume, ResumeSpec};
 use deja_core::model::{cap_text, MAX_EDIT_BYTES, MAX_MESSAGE_BYTES};
 use deja_core::read::{for_each_json_line, for_each_source_line, parse_json_document, read_source, str_at};
 use deja_core::sqlite::{self, Snapshot};
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
     Capabilities, Capability, Discovery, Edit, ExitStatus, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText,
-    Os, ParseOptions, ParseStats, Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolUse, Turn,
+    ParseOptions, ParseStats, Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, Timestamp, ToolUse, Turn,
 };
 use serde_json::Value;
 
@@ -116,17 +117,29 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Kiro",
     container: "CLI: JSON header + JSONL transcript per session; IDE / V3: `sess_` directories (session.json + messages.jsonl); headless CLI: SQLite `conversations_v2`",
-    stores: &[
-        StorePath { os: Os::Any, path: "~/.kiro/sessions/cli/<sessionId>.{json,jsonl}" },
-        StorePath { os: Os::Any, path: "~/.kiro/sessions/<workspace>/sess_<uuid>/{session.json,messages.jsonl}" },
-        StorePath { os: Os::Any, path: "~/.kiro/session-index/<workspace>.jsonl" },
-        StorePath { os: Os::Linux, path: "${XDG_DATA_HOME:-~/.local/share}/kiro-cli/data.sqlite3" },
-        StorePath { os: Os::MacOs, path: "~/Library/Application Support/kiro-cli/data.sqlite3" },
-        StorePath { os: Os::Windows, path: "%LOCALAPPDATA%\\kiro-cli\\data.sqlite3" },
-    ],
-    env_vars: &["XDG_DATA_HOME", "LOCALAPPDATA"],
-    deja_vars: &["DEJA_KIRO_ROOT", "DEJA_KIRO_DB"],
-    store: deja_core::StoreSpec::UNDECLARED,
+    stores: &[],
+    env_vars: &[],
+    deja_vars: &[],
+    store: StoreSpec::new(&[
+        Store {
+            name: "",
+            roots: &[Root::any("~/.kiro/sessions")],
+            layout: Layout::Custom {
+                shape: "cli/<sessionId>.{json,jsonl}, <workspace>/sess_<uuid>/{session.json,messages.jsonl}, ../session-index/<workspace>.jsonl",
+                walk: Some(walk_sessions),
+            },
+        },
+        // kiro-cli's conversation database.
+        Store {
+            name: "db",
+            roots: &[
+                Root::linux("${XDG_DATA_HOME:-~/.local/share}/kiro-cli"),
+                Root::macos("~/Library/Application Support/kiro-cli"),
+                Root::windows("${LOCALAPPDATA:-~/AppData/Local}/kiro-cli"),
+            ],
+            layout: Layout::Database(DB_NAME),
+        },
+    ]),
     needs: &[],
     format_summary: "Kiro has three stores. The V2 TUI of `kiro-cli` writes `~/.kiro/sessions/cli/<id>.json` (header: \
         `session_id`, `cwd`) and `<id>.jsonl`: `Prompt`, `AssistantMessage` and `ToolResults` records of `{kind, data}` \
@@ -151,6 +164,35 @@ static INFO: HarnessInfo = HarnessInfo {
     launch: Launch { resume: Resume::PerSession { doc: "CLI: `cd <dir> && kiro-cli chat --resume-id <id>`; V3: `kiro-cli --v3 chat --resume-id sess_<uuid>`; IDE sessions reopen in the app", pick: resume_kiro }, handoff: Handoff::Paste("the page says exec but names no start-with-prompt argument") },
 };
 
+/// The sessions root: CLI transcripts under `cli/` (each with its `.json` header), and
+/// the IDE's `<workspace>/sess_<uuid>/messages.jsonl` with its `session.json` and the
+/// workspace's index in `session-index/` beside the root.
+fn walk_sessions(root: &Path, _env: &StoreEnv, found: &mut Discovery) {
+    let cli = root.join("cli");
+    for transcript in find_files(&cli, 1, &|name: &str| name.ends_with(".jsonl")) {
+        let header = transcript.with_extension("json");
+        found.sources.push(SourceRef::file(&transcript).with_part(header));
+    }
+    let index_dir = root.parent().map_or_else(|| root.join("session-index"), |p| p.join("session-index"));
+    for workspace in subdirs(root).into_iter().filter(|w| w.file_name().is_some_and(|n| n != "cli")) {
+        let index = workspace.file_name().map(|n| index_dir.join(format!("{}.jsonl", n.to_string_lossy())));
+        for dir in subdirs(&workspace) {
+            if !dir.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("sess_")) {
+                continue;
+            }
+            let messages = dir.join(MESSAGES);
+            if !std::fs::metadata(&messages).is_ok_and(|m| m.is_file()) {
+                continue;
+            }
+            let mut src = SourceRef::file(messages).append_only().with_part(dir.join(SESSION_JSON));
+            if let Some(index) = &index {
+                src = src.with_part(index);
+            }
+            found.sources.push(src);
+        }
+    }
+}
+
 impl HarnessFormat for KiroFormat {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
@@ -158,40 +200,6 @@ impl HarnessFormat for KiroFormat {
 
     fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
         Some(&wiring::KiroWiring)
-    }
-
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let root = sessions_root(env);
-        if found.looked_at(&root) {
-            let cli = root.join("cli");
-            for transcript in find_files(&cli, 1, &|name: &str| name.ends_with(".jsonl")) {
-                let header = transcript.with_extension("json");
-                found.sources.push(SourceRef::file(&transcript).with_part(header));
-            }
-            let index_dir = root.parent().map_or_else(|| root.join("session-index"), |p| p.join("session-index"));
-            for workspace in subdirs(&root).into_iter().filter(|w| w.file_name().is_some_and(|n| n != "cli")) {
-                let index = workspace.file_name().map(|n| index_dir.join(format!("{}.jsonl", n.to_string_lossy())));
-                for dir in subdirs(&workspace) {
-                    if !dir.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("sess_")) {
-                        continue;
-                    }
-                    let messages = dir.join(MESSAGES);
-                    if !std::fs::metadata(&messages).is_ok_and(|m| m.is_file()) {
-                        continue;
-                    }
-                    let mut src = SourceRef::file(messages).append_only().with_part(dir.join(SESSION_JSON));
-                    if let Some(index) = &index {
-                        src = src.with_part(index);
-                    }
-                    found.sources.push(src);
-                }
-            }
-        }
-        let db = db_path(env);
-        sqlite::discover_database(&mut found, &db);
-        Discovery::sort_sources(&mut found.sources);
-        found
     }
 
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
@@ -205,35 +213,6 @@ impl HarnessFormat for KiroFormat {
             parse_db(src, out)
         }
     }
-}
-
-/// `DEJA_KIRO_ROOT`, else `~/.kiro/sessions`.
-fn sessions_root(env: &StoreEnv) -> PathBuf {
-    env.deja_root(ID).unwrap_or_else(|| env.home().join(".kiro/sessions"))
-}
-
-/// `DEJA_KIRO_DB` (a directory: the `data.sqlite3` in it), else `kiro-cli/data.sqlite3` in
-/// the OS's local data directory.
-fn db_path(env: &StoreEnv) -> PathBuf {
-    if let Some(p) = env.path_var("DEJA_KIRO_DB") {
-        return if p.is_dir() { p.join(DB_NAME) } else { p };
-    }
-    let data = if cfg!(target_os = "macos") {
-        env.home().join("Library/Application Support")
-    } else if cfg!(windows) {
-        env.path_var("LOCALAPPDATA").unwrap_or_else(|| env.home().join("AppData/Local"))
-    } else {
-        env.xdg_data_home()
-    };
-    data.join("kiro-cli").join(DB_NAME)
-}
-
-/// The directories directly inside `dir` (sorted; none when it cannot be read).
-fn subdirs(dir: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
-    let mut dirs: Vec<PathBuf> = entries.filter_map(Result::ok).filter(is_dir_entry).map(|e| e.path()).collect();
-    dirs.sort();
-    dirs
 }
 
 /// A non-empty string field.

@@ -10,15 +10,7 @@ use deja_core::{
     Edit, ExitStatus, FileAction, FileTouch, HarnessFormat, ParseOptions, ParseStats, Role, Session, SourceRef, StoreEnv, Timestamp, Turn,
 };
 
-deja_core::conformance!(
-    KiroFormat,
-    relocate "DEJA_KIRO_ROOT" => ".kiro/sessions",
-    // A directory in DEJA_KIRO_DB means the `data.sqlite3` in it.
-    relocate "DEJA_KIRO_DB" => ".local/share/kiro-cli",
-    relocate "XDG_DATA_HOME" => ".local/share",
-    // Moves the data directory on Windows only; on the OS the kit runs on it moves nothing.
-    switch "LOCALAPPDATA"
-);
+deja_core::conformance!(KiroFormat);
 
 struct Fixture {
     _tmp: tempfile::TempDir,

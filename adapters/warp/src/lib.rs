@@ -40,22 +40,19 @@
 //! a separate `context` list, not read), so `injected` is `InjectedText::NONE`.
 
 use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
 
 use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::sqlite::{self, Snapshot};
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, Role,
-    SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Turn,
+    Capabilities, Capability, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, Role, SessionBuilder,
+    SessionSink, SourceRef, Turn,
 };
 use rusqlite::Connection;
 use serde_json::Value;
 
 const ID: &str = "warp";
 const DB_NAME: &str = "warp.sqlite";
-/// The macOS data directory (Warp Stable's group container), relative to the home.
-const MACOS_DIR: &str = "Library/Group Containers/2BBY89MBSN.dev.warp/Library/Application Support/dev.warp.Warp-Stable";
-
 /// The Warp adapter.
 pub struct WarpFormat;
 
@@ -66,17 +63,19 @@ static INFO: HarnessInfo = HarnessInfo {
     name: "Warp",
     container: "SQLite (WAL), one `warp.sqlite` for every agent conversation: `agent_conversations` + `ai_queries` rows; \
         user prompts only (Warp stores no assistant replies or tool calls there)",
-    stores: &[
-        StorePath {
-            os: Os::MacOs,
-            path: "~/Library/Group Containers/2BBY89MBSN.dev.warp/Library/Application Support/dev.warp.Warp-Stable/warp.sqlite",
-        },
-        StorePath { os: Os::Linux, path: "${XDG_STATE_HOME:-~/.local/state}/warp-terminal/warp.sqlite" },
-        StorePath { os: Os::Windows, path: "%LOCALAPPDATA%\\warp\\Warp\\data\\warp.sqlite" },
-    ],
-    env_vars: &["XDG_STATE_HOME", "LOCALAPPDATA"],
-    deja_vars: &["DEJA_WARP_ROOT", "DEJA_WARP_DB"],
-    store: deja_core::StoreSpec::UNDECLARED,
+    stores: &[],
+    env_vars: &[],
+    deja_vars: &[],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        roots: &[
+            // Both places on either Unix: Warp's macOS container and its XDG state directory.
+            Root::unix("~/Library/Group Containers/2BBY89MBSN.dev.warp/Library/Application Support/dev.warp.Warp-Stable"),
+            Root::unix("${XDG_STATE_HOME:-~/.local/state}/warp-terminal"),
+            Root::windows("${LOCALAPPDATA:-~/AppData/Local}/warp/Warp/data"),
+        ],
+        layout: Layout::Database(DB_NAME),
+    }]),
     needs: &[],
     format_summary: "Warp keeps its agent conversations in its SQLite database `warp.sqlite` (WAL mode). deja reads \
         **user prompts only**: each `ai_queries` row is one exchange of a conversation (`conversation_id`, zone-less UTC \
@@ -100,50 +99,9 @@ impl HarnessFormat for WarpFormat {
         &INFO
     }
 
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        if let Some(pinned) = env.path_var("DEJA_WARP_DB") {
-            let db = if pinned.is_dir() { pinned.join(DB_NAME) } else { pinned };
-            add_db(&db, &mut found);
-            return found;
-        }
-        if let Some(root) = env.deja_root(ID) {
-            add_db(&root.join(DB_NAME), &mut found);
-            return found;
-        }
-        for dir in data_dirs(env) {
-            add_db(&dir.join(DB_NAME), &mut found);
-        }
-        Discovery::sort_sources(&mut found.sources);
-        found
-    }
-
     fn parse(&self, src: &SourceRef, _opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
         parse_db(src, out)
     }
-}
-
-/// Warp's data directories on this OS (see the module doc).
-fn data_dirs(env: &StoreEnv) -> Vec<PathBuf> {
-    if cfg!(windows) {
-        let local = env.path_var("LOCALAPPDATA").unwrap_or_else(|| env.home().join("AppData").join("Local"));
-        return vec![local.join("warp").join("Warp").join("data")];
-    }
-    let state = env.path_var("XDG_STATE_HOME").unwrap_or_else(|| env.home().join(".local").join("state"));
-    vec![env.home().join(MACOS_DIR), state.join("warp-terminal")]
-}
-
-/// Adds `db` (its `-wal` a part) when it is a non-empty regular file; records the place
-/// looked at either way.
-fn add_db(db: &Path, found: &mut Discovery) {
-    if !found.looked_at(db) || !std::fs::metadata(db).is_ok_and(|m| m.is_file() && m.len() > 0) {
-        return;
-    }
-    let mut src = SourceRef::file(db);
-    for part in sqlite::parts(db) {
-        src = src.with_part(part);
-    }
-    found.sources.push(src);
 }
 
 fn parse_db(src: &SourceRef, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {

@@ -8,15 +8,7 @@ use deja_adapter_warp::WarpFormat;
 use deja_core::testkit::materialize_home;
 use deja_core::{HarnessFormat, ParseOptions, ParseStats, Role, Session, SourceRef, StoreEnv, Timestamp};
 
-deja_core::conformance!(
-    WarpFormat,
-    relocate "DEJA_WARP_ROOT" => ".local/state/warp-terminal",
-    // A directory in DEJA_WARP_DB means the warp.sqlite in it.
-    relocate "DEJA_WARP_DB" => ".local/state/warp-terminal",
-    relocate "XDG_STATE_HOME" => ".local/state",
-    // Windows only: the tests run elsewhere.
-    switch "LOCALAPPDATA"
-);
+deja_core::conformance!(WarpFormat);
 
 fn fixture_home() -> (tempfile::TempDir, Vec<rusqlite::Connection>) {
     let tmp = tempfile::tempdir().expect("tempdir");

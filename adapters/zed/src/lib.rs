@@ -47,13 +47,13 @@
 mod wiring;
 
 use std::collections::HashSet;
-use std::path::PathBuf;
 
 use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::sqlite::{self, Snapshot};
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions,
-    ParseStats, Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolUse, Turn,
+    Capabilities, Capability, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, Role,
+    SessionBuilder, SessionSink, SourceRef, Timestamp, ToolUse, Turn,
 };
 use serde_json::Value;
 
@@ -69,14 +69,20 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Zed",
     container: "SQLite (WAL), one `threads.db`: one row per thread, the thread document a zstd-compressed (or raw JSON) BLOB",
-    stores: &[
-        StorePath { os: Os::MacOs, path: "~/Library/Application Support/Zed/threads/threads.db" },
-        StorePath { os: Os::Linux, path: "${FLATPAK_XDG_DATA_HOME:-${XDG_DATA_HOME:-~/.local/share}}/zed/threads/threads.db" },
-        StorePath { os: Os::Windows, path: "%LOCALAPPDATA%\\Zed\\threads\\threads.db" },
-    ],
-    env_vars: &["FLATPAK_XDG_DATA_HOME", "XDG_DATA_HOME", "LOCALAPPDATA"],
-    deja_vars: &["DEJA_ZED_ROOT", "DEJA_ZED_DB", "DEJA_ZED_CONFIG"],
-    store: deja_core::StoreSpec::UNDECLARED,
+    stores: &[],
+    env_vars: &[],
+    deja_vars: &[],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        roots: &[
+            Root::macos("~/Library/Application Support/Zed/threads"),
+            Root::linux("${FLATPAK_XDG_DATA_HOME:-${XDG_DATA_HOME:-~/.local/share}}/zed/threads"),
+            Root::windows("${LOCALAPPDATA:-~/AppData/Local}/Zed/threads"),
+        ],
+        layout: Layout::Database(DB_NAME),
+    }])
+    // The settings file `deja install` edits: no store location.
+    .deja_vars(&["DEJA_ZED_CONFIG"]),
     needs: &[],
     format_summary: "Zed's agent panel keeps every thread in one SQLite database (`threads/threads.db` in Zed's data \
         directory). A `threads` row holds the thread's id, summary, times, folder paths and the whole document as a BLOB, \
@@ -110,42 +116,9 @@ impl HarnessFormat for ZedFormat {
         &INFO
     }
 
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let db = if let Some(pinned) = env.path_var("DEJA_ZED_DB") {
-            if pinned.is_dir() {
-                pinned.join(DB_NAME)
-            } else {
-                pinned
-            }
-        } else if let Some(root) = env.deja_root(ID) {
-            // The sessions root, or Zed's data directory above it.
-            if root.join(DB_NAME).is_file() {
-                root.join(DB_NAME)
-            } else {
-                root.join("threads").join(DB_NAME)
-            }
-        } else {
-            data_dir(env).join("threads").join(DB_NAME)
-        };
-        sqlite::discover_database(&mut found, &db);
-        found
-    }
-
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
         parse_db(src, opts, out)
     }
-}
-
-/// Zed's data directory (`paths::data_dir()`).
-fn data_dir(env: &StoreEnv) -> PathBuf {
-    if cfg!(target_os = "macos") {
-        return env.home().join("Library/Application Support/Zed");
-    }
-    if cfg!(windows) {
-        return env.path_var("LOCALAPPDATA").unwrap_or_else(|| env.home().join("AppData/Local")).join("Zed");
-    }
-    env.path_var("FLATPAK_XDG_DATA_HOME").unwrap_or_else(|| env.xdg_data_home()).join("zed")
 }
 
 struct Row {

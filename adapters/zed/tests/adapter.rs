@@ -10,14 +10,8 @@ use deja_core::{FileAction, FileTouch, HarnessFormat, ParseOptions, Role, Sessio
 
 deja_core::conformance!(
     ZedFormat,
-    relocate "DEJA_ZED_ROOT" => ".local/share/zed/threads",
-    relocate "DEJA_ZED_DB" => ".local/share/zed/threads",
-    relocate "XDG_DATA_HOME" => ".local/share",
-    relocate "FLATPAK_XDG_DATA_HOME" => ".local/share",
     // The settings file `deja install` would edit: not a store location.
     switch "DEJA_ZED_CONFIG",
-    // Moves the data directory on Windows only; on the OS the kit runs on it moves nothing.
-    switch "LOCALAPPDATA",
     wires "XDG_CONFIG_HOME" => ".config"
 );
 
