@@ -44,7 +44,7 @@ const ID: &str = "cherrystudio";
 
 /// The claude-code runtime's transcripts in the Claude-shaped family.
 pub const CLAUDE_DIALECT: ClaudeDialect =
-    ClaudeDialect { harness: ID, config_dir: ".config/CherryStudio/Data/Agents/.claude", config_var: None, tools: CLAUDE_TOOLS };
+    ClaudeDialect { harness: ID, config_dir: ".config/CherryStudio/Data/Agents/.claude", tools: CLAUDE_TOOLS };
 
 /// The pi runtime's sessions: flat store, so only the header `cwd` names the project.
 pub const PI_DIALECT: PiDialect = PiDialect { harness: ID, dir_project: DirProject::None, ..PiDialect::BASE };

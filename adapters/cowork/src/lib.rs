@@ -49,7 +49,7 @@ pub struct CoworkFormat;
 deja_core::inventory::submit!(deja_core::Registration(&CoworkFormat));
 
 /// Cowork in the Claude-shaped JSONL family.
-pub static DIALECT: ClaudeDialect = ClaudeDialect { harness: ID, config_dir: ".claude", config_var: None, tools: CLAUDE_TOOLS };
+pub static DIALECT: ClaudeDialect = ClaudeDialect { harness: ID, config_dir: ".claude", tools: CLAUDE_TOOLS };
 
 static INFO: HarnessInfo = HarnessInfo {
     id: ID,

@@ -10,10 +10,6 @@ use deja_core::{Edit, ExitStatus, FileAction, FileTouch, HarnessFormat, ParseOpt
 
 deja_core::conformance!(
     FORMAT,
-    relocate "DEJA_ICODEMATE_ROOT" => ".local/share/icodemate",
-    relocate "XDG_DATA_HOME" => ".local/share",
-    // A directory in DEJA_ICODEMATE_DB means the database in it; the file form is tested below.
-    relocate "DEJA_ICODEMATE_DB" => ".local/share/icodemate",
     switch "DEJA_INCLUDE_SUBAGENTS"
 );
 

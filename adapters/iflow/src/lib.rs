@@ -63,7 +63,7 @@ pub const IFLOW_QUIRKS: ClaudeQuirks = ClaudeQuirks {
 };
 
 /// iFlow in the Claude-shaped JSONL family.
-pub static DIALECT: ClaudeDialect = ClaudeDialect { harness: ID, config_dir: ".iflow", config_var: None, tools: IFLOW_TOOLS };
+pub static DIALECT: ClaudeDialect = ClaudeDialect { harness: ID, config_dir: ".iflow", tools: IFLOW_TOOLS };
 
 /// What iFlow injects into user records: Claude Code's reminders and caveats, and its own
 /// task notifications and stop-hook feedback.

@@ -10,12 +10,6 @@ use deja_core::{Edit, ExitStatus, FileAction, FileTouch, HarnessFormat, ParseOpt
 
 deja_core::conformance!(
     KiloCodeFormat,
-    relocate "DEJA_KILOCODE_ROOT" => ".local/share/kilo",
-    relocate "XDG_DATA_HOME" => ".local/share",
-    relocate "XDG_CONFIG_HOME" => ".config",
-    // A directory in DEJA_KILO_DB means the database in it; the file form is tested below.
-    relocate "DEJA_KILO_DB" => ".local/share/kilo",
-    relocate "DEJA_KILO_ROOTS" => ".config/Code/User/globalStorage/kilocode.kilo-code",
     switch "DEJA_INCLUDE_SUBAGENTS",
     wires "XDG_CONFIG_HOME" => ".config"
 );

@@ -10,10 +10,6 @@ use deja_core::{Edit, ExitStatus, FileAction, FileTouch, HarnessFormat, ParseOpt
 
 deja_core::conformance!(
     FORMAT,
-    relocate "DEJA_MIMOCODE_ROOT" => ".local/share/mimocode",
-    relocate "XDG_DATA_HOME" => ".local/share",
-    // A directory in DEJA_MIMOCODE_DB means the database in it; the file form is tested below.
-    relocate "DEJA_MIMOCODE_DB" => ".local/share/mimocode",
     switch "DEJA_INCLUDE_SUBAGENTS"
 );
 

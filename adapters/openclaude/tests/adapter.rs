@@ -8,12 +8,7 @@ use deja_core::index::SessionMeta;
 use deja_core::launch::{handoff_argv, resume_command, Handoff};
 use deja_core::{ExitStatus, FileAction, HarnessFormat, ParseOptions, Role, Session, StoreEnv, Timestamp};
 
-deja_core::conformance!(
-    FORMAT,
-    relocate "DEJA_OPENCLAUDE_ROOT" => ".openclaude/projects",
-    relocate "OPENCLAUDE_CONFIG_DIR" => ".openclaude",
-    switch "DEJA_INCLUDE_SUBAGENTS"
-);
+deja_core::conformance!(FORMAT);
 
 fn fixture_sessions() -> Vec<Session> {
     let home = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home");

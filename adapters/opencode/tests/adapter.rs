@@ -10,10 +10,6 @@ use deja_core::{Edit, ExitStatus, FileAction, FileTouch, HarnessFormat, ParseOpt
 
 deja_core::conformance!(
     FORMAT,
-    relocate "DEJA_OPENCODE_ROOT" => ".local/share/opencode",
-    relocate "XDG_DATA_HOME" => ".local/share",
-    // A directory in DEJA_OPENCODE_DB means the database in it; the file form is tested below.
-    relocate "DEJA_OPENCODE_DB" => ".local/share/opencode",
     switch "DEJA_INCLUDE_SUBAGENTS",
     wires "XDG_CONFIG_HOME" => ".config"
 );

@@ -56,7 +56,7 @@ pub struct QoderFormat;
 deja_core::inventory::submit!(deja_core::Registration(&QoderFormat));
 
 /// Qoder in the Claude-shaped JSONL family (the synthetic writer uses the CLI root).
-pub static DIALECT: ClaudeDialect = ClaudeDialect { harness: ID, config_dir: ".qoder", config_var: None, tools: CLAUDE_TOOLS };
+pub static DIALECT: ClaudeDialect = ClaudeDialect { harness: ID, config_dir: ".qoder", tools: CLAUDE_TOOLS };
 
 static INFO: HarnessInfo = HarnessInfo {
     id: ID,
