@@ -9,11 +9,6 @@ use deja_core::{FileAction, HarnessFormat, ParseOptions, Role, Session, StoreEnv
 
 deja_core::conformance!(
     CopilotChatFormat,
-    relocate "DEJA_COPILOT_CHAT_ROOT" => ".config/Code/User",
-    relocate "DEJA_COPILOT_CHAT_ROOTS" => ".config/Code - Insiders/User",
-    relocate "XDG_CONFIG_HOME" => ".config",
-    // Moves the User folders on Windows only; on the OS the kit runs on it moves nothing.
-    switch "APPDATA",
     wires "XDG_CONFIG_HOME" => ".config"
 );
 

@@ -7,14 +7,7 @@ use std::path::{Path, PathBuf};
 use deja_adapter_positron::PositronFormat;
 use deja_core::{HarnessFormat, ParseOptions, Role, Session, StoreEnv};
 
-deja_core::conformance!(
-    PositronFormat,
-    relocate "DEJA_POSITRON_ROOT" => ".config/Positron/User",
-    relocate "DEJA_POSITRON_ROOTS" => ".config/Positron/User",
-    relocate "XDG_CONFIG_HOME" => ".config",
-    // Moves the User folder on Windows only; on the OS the kit runs on it moves nothing.
-    switch "APPDATA"
-);
+deja_core::conformance!(PositronFormat);
 
 fn home() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home")

@@ -9,14 +9,7 @@ use deja_adapter_windsurf::WindsurfFormat;
 use deja_core::testkit::materialize_home;
 use deja_core::{HarnessFormat, ParseOptions, Role, Session, StoreEnv};
 
-deja_core::conformance!(
-    WindsurfFormat,
-    relocate "DEJA_WINDSURF_ROOT" => ".config/Windsurf/User",
-    relocate "DEJA_WINDSURF_ROOTS" => ".config/Windsurf - Next/User",
-    relocate "XDG_CONFIG_HOME" => ".config",
-    // Windows only: where %APPDATA% points there.
-    switch "APPDATA"
-);
+deja_core::conformance!(WindsurfFormat);
 
 fn sessions_in(dir: &str, env: impl Fn(&Path) -> StoreEnv) -> (tempfile::TempDir, Vec<Session>) {
     let tmp = tempfile::tempdir().expect("tempdir");

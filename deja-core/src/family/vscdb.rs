@@ -309,7 +309,6 @@ mod tests {
         harness: "vscdb-test",
         tools: ToolMap { shell: &["run_in_terminal"], read: &[], edit: &[], write: &[] },
         injected: &crate::text::InjectedText::NONE,
-        products: &[],
         transcripts: false,
     };
 
