@@ -9,16 +9,8 @@ use deja_core::{FileAction, FileTouch, HarnessFormat, ParseOptions, Role, Sessio
 
 deja_core::conformance!(
     ClineFormat,
-    relocate "DEJA_CLINE_ROOT" => ".cline/data/sessions",
-    relocate "CLINE_SESSION_DATA_DIR" => ".cline/data/sessions",
-    relocate "CLINE_DATA_DIR" => ".cline/data",
-    relocate "CLINE_DIR" => ".cline",
-    relocate "DEJA_CLINE_ROOTS" => ".config/Code/User/globalStorage/saoudrizwan.claude-dev",
-    relocate "XDG_CONFIG_HOME" => ".config",
     // The MCP settings file `deja install` would edit: not a store location.
     switch "CLINE_MCP_SETTINGS_PATH",
-    // Moves the legacy roots on Windows only; on the OS the kit runs on it moves nothing.
-    switch "APPDATA",
     wires "CLINE_DATA_DIR" => ".cline/data",
     wires "CLINE_DIR" => ".cline"
 );

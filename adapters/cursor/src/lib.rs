@@ -69,9 +69,10 @@ use deja_core::model::{cap_text, MAX_EDIT_BYTES};
 use deja_core::project::{dash_fallback_name, decode_dash_path};
 use deja_core::read::{for_each_json_line, read_source};
 use deja_core::sqlite::{self, Snapshot};
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, Edit, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os,
-    ParseOptions, ParseStats, Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolUse, Turn,
+    Capabilities, Capability, Discovery, Edit, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions,
+    ParseStats, Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, Timestamp, ToolUse, Turn,
 };
 use serde_json::Value;
 
@@ -95,15 +96,30 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Cursor",
     container: "IDE: SQLite key-value `state.vscdb` (`cursorDiskKV` composers and bubbles); CLI: JSONL transcripts",
-    stores: &[
-        StorePath { os: Os::MacOs, path: "~/Library/Application Support/Cursor/User/{globalStorage,workspaceStorage/*}/state.vscdb" },
-        StorePath { os: Os::Linux, path: "${XDG_CONFIG_HOME:-~/.config}/Cursor/User/{globalStorage,workspaceStorage/*}/state.vscdb" },
-        StorePath { os: Os::Windows, path: "%APPDATA%\\Cursor\\User\\{globalStorage,workspaceStorage\\*}\\state.vscdb" },
-        StorePath { os: Os::Any, path: "${CURSOR_CONFIG_DIR:-~/.cursor}/projects/<encoded-cwd>/agent-transcripts/**/*.jsonl" },
-    ],
-    env_vars: &["CURSOR_CONFIG_DIR", "XDG_CONFIG_HOME", "APPDATA"],
-    deja_vars: &["DEJA_CURSOR_ROOT", "DEJA_CURSOR_CLI_ROOT", "DEJA_INCLUDE_SUBAGENTS"],
-    store: deja_core::StoreSpec::UNDECLARED,
+    stores: &[],
+    env_vars: &[],
+    deja_vars: &[],
+    store: StoreSpec::new(&[
+        // The IDE's `User` folder (its state.vscdb databases). On Linux the XDG place and
+        // ~/.config are both looked at: Cursor falls back to the latter.
+        Store {
+            name: "",
+            roots: &[
+                Root::macos("~/Library/Application Support/Cursor/User"),
+                Root::linux("${XDG_CONFIG_HOME:-~/.config}/Cursor/User"),
+                Root::linux("~/.config/Cursor/User"),
+                Root::windows("${APPDATA:-~/AppData/Roaming}/Cursor/User"),
+            ],
+            layout: Layout::Custom { shape: "{globalStorage,workspaceStorage/*}/state.vscdb", walk: Some(walk_ide) },
+        },
+        // cursor-agent's transcripts.
+        Store {
+            name: "cli",
+            roots: &[Root::any("${CURSOR_CONFIG_DIR:-~/.cursor}")],
+            layout: Layout::Custom { shape: "projects/<encoded-cwd>/agent-transcripts/**/*.jsonl", walk: Some(walk_cli) },
+        },
+    ])
+    .deja_vars(&["DEJA_INCLUDE_SUBAGENTS"]),
     needs: &[],
     format_summary: "Cursor's IDE keeps chats in VS Code-style SQLite key-value databases (`state.vscdb` in \
         `globalStorage` and, in older versions, each `workspaceStorage/<hash>`): table `cursorDiskKV`, a composer \
@@ -137,6 +153,33 @@ static INFO: HarnessInfo = HarnessInfo {
     },
 };
 
+/// The IDE's state databases under a `User` folder: its `globalStorage` and every
+/// `workspaceStorage/*`, or any `state.vscdb` a few levels under a root laid out otherwise.
+fn walk_ide(root: &Path, _env: &StoreEnv, found: &mut Discovery) {
+    let dbs = if root.join("globalStorage").is_dir() || root.join("workspaceStorage").is_dir() {
+        vscdb::state_dbs(root, Scopes { global: true, workspaces: true })
+    } else {
+        find_files(root, 3, &|name| name == vscdb::STATE_DB)
+    };
+    found.sources.extend(dbs.iter().map(|db| vscdb::db_source(db)));
+}
+
+/// cursor-agent's transcripts under `projects/`: the files in an `agent-transcripts`
+/// directory, a sub-agent's only when `DEJA_INCLUDE_SUBAGENTS` is on (off unless asked
+/// for, as the page says, for size).
+fn walk_cli(root: &Path, env: &StoreEnv, found: &mut Discovery) {
+    let projects = root.join("projects");
+    let subagents = env.switch("DEJA_INCLUDE_SUBAGENTS", false);
+    for path in find_files(&projects, 12, &|name| name.to_ascii_lowercase().ends_with(".jsonl")) {
+        let Ok(rel) = path.strip_prefix(&projects) else { continue };
+        let dirs: Vec<&str> = rel.parent().into_iter().flat_map(|p| p.iter()).filter_map(|c| c.to_str()).collect();
+        if !dirs.contains(&"agent-transcripts") || (!subagents && dirs.contains(&"subagents")) {
+            continue;
+        }
+        found.sources.push(SourceRef::file(path));
+    }
+}
+
 impl HarnessFormat for CursorFormat {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
@@ -146,34 +189,6 @@ impl HarnessFormat for CursorFormat {
         Some(&wiring::CursorWiring)
     }
 
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let user = ide_root(env);
-        if found.looked_at(&user) {
-            let dbs = if user.join("globalStorage").is_dir() || user.join("workspaceStorage").is_dir() {
-                vscdb::state_dbs(&user, Scopes { global: true, workspaces: true })
-            } else {
-                find_files(&user, 3, &|name| name == vscdb::STATE_DB)
-            };
-            found.sources.extend(dbs.iter().map(|db| vscdb::db_source(db)));
-        }
-        let projects = cli_root(env).join("projects");
-        if found.looked_at(&projects) {
-            // Off unless asked for, as the page says (for size).
-            let subagents = env.switch("DEJA_INCLUDE_SUBAGENTS", false);
-            for path in find_files(&projects, 12, &|name| name.to_ascii_lowercase().ends_with(".jsonl")) {
-                let Ok(rel) = path.strip_prefix(&projects) else { continue };
-                let dirs: Vec<&str> = rel.parent().into_iter().flat_map(|p| p.iter()).filter_map(|c| c.to_str()).collect();
-                if !dirs.contains(&"agent-transcripts") || (!subagents && dirs.contains(&"subagents")) {
-                    continue;
-                }
-                found.sources.push(SourceRef::file(path));
-            }
-        }
-        Discovery::sort_sources(&mut found.sources);
-        found
-    }
-
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
         if src.path.extension().and_then(|e| e.to_str()).is_some_and(|e| e.eq_ignore_ascii_case("jsonl")) {
             parse_transcript(src, opts, out)
@@ -181,26 +196,6 @@ impl HarnessFormat for CursorFormat {
             parse_ide(src, out)
         }
     }
-}
-
-/// `DEJA_CURSOR_ROOT`, else the OS's Cursor `User` folder.
-fn ide_root(env: &StoreEnv) -> PathBuf {
-    if let Some(root) = env.deja_root(ID) {
-        return root;
-    }
-    if cfg!(target_os = "macos") {
-        env.home().join("Library/Application Support/Cursor/User")
-    } else if cfg!(windows) {
-        env.path_var("APPDATA").unwrap_or_else(|| env.home().join("AppData/Roaming")).join("Cursor/User")
-    } else {
-        let default = env.home().join(".config/Cursor/User");
-        env.path_var("XDG_CONFIG_HOME").map(|x| x.join("Cursor/User")).filter(|p| p.is_dir()).unwrap_or(default)
-    }
-}
-
-/// `DEJA_CURSOR_CLI_ROOT`, else `CURSOR_CONFIG_DIR`, else `~/.cursor`.
-fn cli_root(env: &StoreEnv) -> PathBuf {
-    env.path_var("DEJA_CURSOR_CLI_ROOT").or_else(|| env.path_var("CURSOR_CONFIG_DIR")).unwrap_or_else(|| env.home().join(".cursor"))
 }
 
 // ---------------------------------------------------------------------------------------

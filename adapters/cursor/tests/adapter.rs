@@ -10,12 +10,6 @@ use deja_core::{Edit, FileAction, FileTouch, HarnessFormat, ParseOptions, ParseS
 
 deja_core::conformance!(
     CursorFormat,
-    relocate "DEJA_CURSOR_ROOT" => ".config/Cursor/User",
-    relocate "XDG_CONFIG_HOME" => ".config",
-    relocate "DEJA_CURSOR_CLI_ROOT" => ".cursor",
-    relocate "CURSOR_CONFIG_DIR" => ".cursor",
-    // Windows only: where %APPDATA% points there.
-    switch "APPDATA",
     switch "DEJA_INCLUDE_SUBAGENTS",
     wires "CURSOR_CONFIG_DIR" => ".cursor"
 );

@@ -6,12 +6,7 @@ use std::path::Path;
 use deja_adapter_jetbrains::JetBrainsFormat;
 use deja_core::{FileAction, HarnessFormat, ParseOptions, Role, Session, StoreEnv};
 
-deja_core::conformance!(
-    JetBrainsFormat,
-    relocate "DEJA_JETBRAINS_ROOT" => ".config/JetBrains",
-    relocate "XDG_CONFIG_HOME" => ".config",
-    switch "APPDATA"
-);
+deja_core::conformance!(JetBrainsFormat);
 
 fn home() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home")

@@ -9,12 +9,8 @@ use deja_core::{HarnessFormat, ParseOptions, Role, Session, StoreEnv, Timestamp}
 
 deja_core::conformance!(
     RooFormat,
+    // A root naming the tasks folder itself is read as one.
     relocate "DEJA_ROO_ROOT" => ".config/Code/User/globalStorage/rooveterinaryinc.roo-cline/tasks",
-    relocate "DEJA_ROO_ROOTS" => ".config/Code/User/globalStorage/rooveterinaryinc.roo-cline",
-    relocate "DEJA_ROO_CLI_ROOT" => ".vscode-mock/global-storage",
-    relocate "XDG_CONFIG_HOME" => ".config",
-    // Moves the editor roots on Windows only; on the OS the kit runs on it moves nothing.
-    switch "APPDATA",
     wires "XDG_CONFIG_HOME" => ".config"
 );
 
