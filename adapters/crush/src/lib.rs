@@ -37,14 +37,15 @@
 mod wiring;
 
 use std::collections::HashSet;
+use std::path::Path;
 
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::read::parse_json_document;
 use deja_core::sqlite::{self, Snapshot};
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
     Capabilities, Capability, Discovery, Edit, ExitStatus, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText,
-    Os, ParseOptions, ParseStats, Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolKind, ToolMap, ToolUse,
-    Turn,
+    ParseOptions, ParseStats, Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, Timestamp, ToolKind, ToolMap, ToolUse, Turn,
 };
 use serde_json::Value;
 
@@ -66,14 +67,14 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Crush",
     container: "SQLite (WAL), one `crush.db` per project, found through the `projects.json` registry",
-    stores: &[
-        StorePath { os: Os::Linux, path: "${XDG_DATA_HOME:-~/.local/share}/crush/projects.json → <project>/.crush/crush.db" },
-        StorePath { os: Os::MacOs, path: "${XDG_DATA_HOME:-~/.local/share}/crush/projects.json → <project>/.crush/crush.db" },
-        StorePath { os: Os::Windows, path: "${XDG_DATA_HOME:-~/.local/share}/crush/projects.json → <project>\\.crush\\crush.db" },
-    ],
-    env_vars: &["XDG_DATA_HOME"],
-    deja_vars: &["DEJA_CRUSH_ROOT"],
-    store: deja_core::StoreSpec::UNDECLARED,
+    stores: &[],
+    env_vars: &[],
+    deja_vars: &[],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        roots: &[Root::any("${XDG_DATA_HOME:-~/.local/share}/crush")],
+        layout: Layout::Registry { file: "projects.json", read: read_registry },
+    }]),
     needs: &[],
     format_summary: "Crush keeps each project's history in that project's own SQLite database (`<project>/.crush/crush.db` \
         or the registered `data_dir`), listed in `projects.json` in its data home. `sessions` rows carry the title and \
@@ -104,6 +105,36 @@ static INFO: HarnessInfo = HarnessInfo {
     },
 };
 
+/// The projects `projects.json` names, each project's `crush.db` (in its `.crush`, or
+/// the data directory the entry gives) with its `-wal`.
+fn read_registry(registry: &Path, _env: &StoreEnv, found: &mut Discovery) {
+    // Paths in the registry are relative to its directory when not absolute.
+    let home = registry.parent().unwrap_or(Path::new(""));
+    let mut stats = ParseStats::default();
+    let Ok(bytes) = deja_core::read::read_source(registry, &mut stats) else { return };
+    let Ok(doc) = parse_json_document(&bytes.bytes, registry) else { return };
+    let mut seen = HashSet::new();
+    for project in doc.get("projects").and_then(Value::as_array).into_iter().flatten() {
+        let Some(path) = project.get("path").and_then(Value::as_str).filter(|p| !p.trim().is_empty()) else { continue };
+        let path = home.join(path);
+        let custom = project.get("data_dir").and_then(Value::as_str).filter(|d| !d.trim().is_empty()).map(|d| home.join(d));
+        let data_dir = custom.clone().unwrap_or_else(|| path.join(".crush"));
+        let db = data_dir.join("crush.db");
+        // A deleted project leaves its registry entry: skipped without a word.
+        if !seen.insert(db.clone()) || !std::fs::metadata(&db).is_ok_and(|m| m.is_file() && m.len() > 0) {
+            continue;
+        }
+        found.looked_at(&db);
+        let mut src = SourceRef::file(&db);
+        // The project is the directory above `.crush`, unless the store lives elsewhere.
+        if custom.is_some_and(|d| d != path.join(".crush")) {
+            src = src.keyed(format!("{PROJECT_KEY}{}", path.display()));
+        }
+        src = sqlite::parts(&db).into_iter().fold(src, SourceRef::with_part);
+        found.sources.push(src);
+    }
+}
+
 impl HarnessFormat for CrushFormat {
     fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
         Some(&wiring::CrushWiring)
@@ -111,40 +142,6 @@ impl HarnessFormat for CrushFormat {
 
     fn info(&self) -> &'static HarnessInfo {
         &INFO
-    }
-
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let home = env.deja_root(ID).unwrap_or_else(|| env.xdg_data_home().join("crush"));
-        let registry = home.join("projects.json");
-        if !found.looked_at(&registry) {
-            return found;
-        }
-        let mut stats = ParseStats::default();
-        let Ok(bytes) = deja_core::read::read_source(&registry, &mut stats) else { return found };
-        let Ok(doc) = parse_json_document(&bytes.bytes, &registry) else { return found };
-        let mut seen = HashSet::new();
-        for project in doc.get("projects").and_then(Value::as_array).into_iter().flatten() {
-            let Some(path) = project.get("path").and_then(Value::as_str).filter(|p| !p.trim().is_empty()) else { continue };
-            let path = home.join(path);
-            let custom = project.get("data_dir").and_then(Value::as_str).filter(|d| !d.trim().is_empty()).map(|d| home.join(d));
-            let data_dir = custom.clone().unwrap_or_else(|| path.join(".crush"));
-            let db = data_dir.join("crush.db");
-            // A deleted project leaves its registry entry: skipped without a word.
-            if !seen.insert(db.clone()) || !std::fs::metadata(&db).is_ok_and(|m| m.is_file() && m.len() > 0) {
-                continue;
-            }
-            found.looked_at(&db);
-            let mut src = SourceRef::file(&db);
-            // The project is the directory above `.crush`, unless the store lives elsewhere.
-            if custom.is_some_and(|d| d != path.join(".crush")) {
-                src = src.keyed(format!("{PROJECT_KEY}{}", path.display()));
-            }
-            src = sqlite::parts(&db).into_iter().fold(src, SourceRef::with_part);
-            found.sources.push(src);
-        }
-        Discovery::sort_sources(&mut found.sources);
-        found
     }
 
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {

@@ -10,8 +10,6 @@ use deja_core::{Edit, ExitStatus, FileAction, FileTouch, HarnessFormat, ParseOpt
 
 deja_core::conformance!(
     CrushFormat,
-    relocate "DEJA_CRUSH_ROOT" => ".local/share/crush",
-    relocate "XDG_DATA_HOME" => ".local/share",
     wires "XDG_CONFIG_HOME" => ".config"
 );
 

@@ -64,12 +64,14 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
+use deja_core::discover::find_files;
 use deja_core::family::json_docs::{self, call_turn, first_str, json_arg, text_blocks, COMMON_KEYS};
 use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::sqlite::{self, Snapshot};
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, Role,
-    SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolMap, Turn,
+    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, Role,
+    SessionBuilder, SessionSink, SourceRef, StoreEnv, Timestamp, ToolMap, Turn,
 };
 use rusqlite::types::ValueRef;
 use rusqlite::Connection;
@@ -93,15 +95,15 @@ static INFO: HarnessInfo = HarnessInfo {
     name: "Devin CLI",
     container: "SQLite (WAL) session index `cli/sessions.db` (`sessions`, `message_nodes`) plus one whole ATIF JSON \
         transcript per session, `cli/transcripts/<id>.json`",
-    stores: &[
-        StorePath { os: Os::MacOs, path: "~/Library/Application Support/devin/cli/sessions.db" },
-        StorePath { os: Os::MacOs, path: "~/Library/Application Support/devin/cli/transcripts/<session-id>.json" },
-        StorePath { os: Os::Linux, path: "${XDG_DATA_HOME:-~/.local/share}/devin/cli/sessions.db" },
-        StorePath { os: Os::Linux, path: "${XDG_DATA_HOME:-~/.local/share}/devin/cli/transcripts/<session-id>.json" },
-    ],
-    env_vars: &["XDG_DATA_HOME"],
-    deja_vars: &["DEJA_DEVIN_ROOT"],
-    store: deja_core::StoreSpec::UNDECLARED,
+    stores: &[],
+    env_vars: &[],
+    deja_vars: &[],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        // Both places on every OS, as Devin's CLI may be either.
+        roots: &[Root::any("~/Library/Application Support/devin/cli"), Root::any("${XDG_DATA_HOME:-~/.local/share}/devin/cli")],
+        layout: Layout::Custom { shape: "sessions.db, transcripts/<session-id>.json", walk: Some(walk_cli) },
+    }]),
     needs: &[],
     format_summary: "The Devin CLI keeps a SQLite index `cli/sessions.db` (WAL mode: `sessions` with title, working \
         directory, epoch-second times and a `hidden` flag for internal sessions; `message_nodes` with one chat-message \
@@ -122,29 +124,14 @@ static INFO: HarnessInfo = HarnessInfo {
     launch: Launch { resume: Resume::Unknown, handoff: Handoff::Paste("the page gives no start-with-prompt command") },
 };
 
+/// One CLI directory as its sources (see [`add_store`]).
+fn walk_cli(root: &Path, _env: &StoreEnv, found: &mut Discovery) {
+    add_store(root, found);
+}
+
 impl HarnessFormat for DevinFormat {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
-    }
-
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let dirs = match env.deja_root(ID) {
-            // The sessions root is `cli/`; the page's `<root>` (its parent) is accepted too.
-            Some(root) if !root.join(DB_NAME).exists() && !root.join(TRANSCRIPTS).exists() && root.join("cli").is_dir() => {
-                vec![root.join("cli")]
-            }
-            Some(root) => vec![root],
-            None => {
-                let data = env.path_var("XDG_DATA_HOME").unwrap_or_else(|| env.home().join(".local").join("share"));
-                vec![env.home().join("Library/Application Support/devin/cli"), data.join("devin").join("cli")]
-            }
-        };
-        for dir in dirs {
-            add_store(&dir, &mut found);
-        }
-        Discovery::sort_sources(&mut found.sources);
-        found
     }
 
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
@@ -157,13 +144,7 @@ impl HarnessFormat for DevinFormat {
 
 /// The transcripts in `dir/transcripts`, sorted.
 fn transcripts(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join(TRANSCRIPTS))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json") && p.is_file())
-        .collect();
+    let mut files = find_files(&dir.join(TRANSCRIPTS), 0, &|n| n.ends_with(".json"));
     files.sort();
     files
 }
@@ -171,9 +152,6 @@ fn transcripts(dir: &Path) -> Vec<PathBuf> {
 /// One source for the `cli/` directory: the database with its `-wal` and every
 /// transcript as parts; without a database, one source per transcript.
 fn add_store(dir: &Path, found: &mut Discovery) {
-    if !found.looked_at(dir) {
-        return;
-    }
     let db = dir.join(DB_NAME);
     let files = transcripts(dir);
     if std::fs::metadata(&db).is_ok_and(|m| m.is_file() && m.len() > 0) {

@@ -9,11 +9,7 @@ use deja_adapter_devin::DevinFormat;
 use deja_core::testkit::materialize_home;
 use deja_core::{FileAction, HarnessFormat, ParseOptions, Role, Session, SourceRef, StoreEnv, Timestamp};
 
-deja_core::conformance!(
-    DevinFormat,
-    relocate "DEJA_DEVIN_ROOT" => ".local/share/devin/cli",
-    relocate "XDG_DATA_HOME" => ".local/share"
-);
+deja_core::conformance!(DevinFormat);
 
 fn fixture_home() -> (tempfile::TempDir, Vec<rusqlite::Connection>) {
     let tmp = tempfile::tempdir().expect("tempdir");

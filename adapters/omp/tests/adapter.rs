@@ -9,8 +9,6 @@ use deja_core::{ExitStatus, HarnessFormat, ParseOptions, Role, Session, StoreEnv
 
 deja_core::conformance!(
     OmpFormat,
-    relocate "DEJA_OMP_ROOT" => ".omp/agent/sessions",
-    relocate "XDG_DATA_HOME" => ".local/share",
     // Every profile is read, so the variables naming omp's current one move nothing.
     switch "OMP_PROFILE",
     switch "PI_PROFILE",

@@ -11,8 +11,6 @@ use deja_core::{ExitStatus, HarnessFormat, ParseOptions, Role, Session, SourceRe
 
 deja_core::conformance!(
     OpenclawFormat,
-    relocate "DEJA_OPENCLAW_ROOT" => ".openclaw/agents",
-    relocate "OPENCLAW_STATE_DIR" => ".openclaw",
     wires "OPENCLAW_STATE_DIR" => ".openclaw"
 );
 

@@ -10,10 +10,6 @@ use deja_core::{Edit, ExitStatus, FileAction, FileTouch, HarnessFormat, ParseOpt
 
 deja_core::conformance!(
     ZCodeFormat,
-    relocate "DEJA_ZCODE_ROOT" => ".zcode/projects",
-    // A directory in DEJA_ZCODE_DB means the `db.sqlite` in it; the file form is tested below.
-    relocate "DEJA_ZCODE_DB" => ".zcode/cli/db",
-    relocate "DEJA_ZCODE_LEGACY_ROOT" => ".zcode/v2/sessions",
     switch "DEJA_INCLUDE_SUBAGENTS"
 );
 
