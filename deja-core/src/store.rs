@@ -321,7 +321,7 @@ impl StoreSpec {
                     // Inside the sessions store (which cannot itself say `@`).
                     Some(rest) if !store.name.is_empty() => {
                         let sessions = self.stores.iter().find(|s| s.name.is_empty()).map(|s| self.roots(id, s, env)).unwrap_or_default();
-                        roots.extend(descend(sessions, rest));
+                        roots.extend(descend(sessions, rest, env));
                     }
                     Some(_) => {}
                     None => roots.extend(eval(root.path, env)),
@@ -591,6 +591,13 @@ impl FilesMatcher {
 /// A template's base and the `/…` rest after it.
 enum Base<'t> {
     Home,
+    /// `<file#/pointer>`: the path a setting of the harness names (a string at a JSON
+    /// pointer in a JSON or TOML file, itself a template), `~` expanded; nothing when it
+    /// is missing or not absolute.
+    Setting {
+        file: &'t str,
+        pointer: &'t str,
+    },
     /// `@`: each root of the sessions store, deja's overrides applied (a store kept
     /// inside it, which moves with it).
     Sessions,
@@ -632,6 +639,13 @@ fn parse(t: &str) -> Option<(Base<'_>, &str)> {
         let valid = !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
         return (valid && (rest.is_empty() || rest.starts_with('/'))).then_some((Base::Var { name, default }, rest));
     }
+    if let Some(body) = t.strip_prefix('<') {
+        let end = closing(body, b'<', b'>')?;
+        let (file, pointer) = body[..end].rsplit_once('#')?;
+        let rest = &body[end + 1..];
+        let valid = pointer.starts_with('/') && parses(file);
+        return (valid && (rest.is_empty() || rest.starts_with('/'))).then_some((Base::Setting { file, pointer }, rest));
+    }
     if t == "~" || t.starts_with("~/") {
         return Some((Base::Home, &t[1..]));
     }
@@ -650,8 +664,8 @@ fn choices(t: &str) -> Vec<&str> {
     let bytes = t.as_bytes();
     for (i, b) in bytes.iter().enumerate() {
         match b {
-            b'{' => depth += 1,
-            b'}' if depth > 0 => depth -= 1,
+            b'{' | b'<' | b'(' => depth += 1,
+            b'}' | b'>' | b')' if depth > 0 => depth -= 1,
             b'|' if depth == 0 => {
                 out.push(&t[start..i]);
                 start = i + 1;
@@ -677,19 +691,68 @@ fn eval_one(t: &str, env: &StoreEnv) -> Vec<PathBuf> {
         Base::Absolute => vec![PathBuf::new()],
         // Resolved by `StoreSpec::roots`, which knows the sessions store.
         Base::Sessions => return Vec::new(),
+        Base::Setting { file, pointer } => eval(file, env).first().and_then(|f| read_setting(f, pointer, env)).into_iter().collect(),
         Base::Var { name, default } => match env.path_var(name) {
             Some(p) => vec![p],
             None => default.map(|d| eval(d, env)).unwrap_or_default(),
         },
     };
-    descend(bases, rest)
+    descend(bases, rest, env)
 }
 
-/// `bases` joined with each `/`-separated component of `rest` (alternatives and
-/// wildcards expanded).
-fn descend(bases: Vec<PathBuf>, rest: &str) -> Vec<PathBuf> {
+/// The index of the byte closing `body` (after an opening `open`) at depth 0.
+fn closing(body: &str, open: u8, close: u8) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, b) in body.bytes().enumerate() {
+        match b {
+            b if b == open || b == b'{' => depth += 1,
+            b if b == close && depth == 0 => return Some(i),
+            b if b == close || b == b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The largest settings file read for a `<file#/pointer>` root.
+const MAX_SETTINGS_BYTES: u64 = 1 << 20;
+
+/// The absolute path the string at `pointer` in a JSON (or, by its name, TOML) settings
+/// file names, `~` expanded; `None` when the file is missing, too big or does not parse.
+fn read_setting(file: &Path, pointer: &str, env: &StoreEnv) -> Option<PathBuf> {
+    if !std::fs::metadata(file).is_ok_and(|m| m.is_file() && m.len() <= MAX_SETTINGS_BYTES) {
+        return None;
+    }
+    let text = std::fs::read_to_string(file).ok()?;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let value: serde_json::Value = if file.extension().is_some_and(|e| e == "toml") {
+        serde_json::to_value(toml::from_str::<toml::Value>(text).ok()?).ok()?
+    } else {
+        serde_json::from_str(text).ok()?
+    };
+    let named = value.pointer(pointer)?.as_str()?.trim();
+    let path = env.expand(named);
+    (!named.is_empty() && path.is_absolute()).then_some(path)
+}
+
+/// A `$(NAME:-default)` component: the variable's value when it is one plain name (a
+/// harness that lets a variable rename one directory), else the default.
+fn named_component<'c>(component: &'c str, env: &'c StoreEnv) -> Option<&'c str> {
+    let inner = component.strip_prefix("$(")?.strip_suffix(')')?;
+    let (name, default) = inner.split_once(":-")?;
+    let plain = |v: &&str| {
+        let mut parts = Path::new(v).components();
+        matches!((parts.next(), parts.next()), (Some(std::path::Component::Normal(_)), None))
+    };
+    Some(env.var(name).filter(plain).unwrap_or(default))
+}
+
+/// `bases` joined with each `/`-separated component of `rest` (alternatives, wildcards
+/// and named components expanded).
+fn descend(bases: Vec<PathBuf>, rest: &str, env: &StoreEnv) -> Vec<PathBuf> {
     let mut out = bases;
     for component in rest.split('/').filter(|c| !c.is_empty()) {
+        let component = named_component(component, env).unwrap_or(component);
         let choices = alternatives(component);
         let join = |b: &PathBuf, c: &str| if b.as_os_str().is_empty() { PathBuf::from("/").join(c) } else { b.join(c) };
         out = out
@@ -743,10 +806,25 @@ fn alternatives(component: &str) -> Vec<String> {
 /// Every variable a template names, outermost first.
 fn template_vars<'t>(t: &'t str, out: &mut Vec<&'t str>) {
     for choice in choices(t) {
-        if let Some((Base::Var { name, default }, _)) = parse(choice) {
-            out.push(name);
-            if let Some(d) = default {
-                template_vars(d, out);
+        let rest = match parse(choice) {
+            Some((Base::Var { name, default }, rest)) => {
+                out.push(name);
+                if let Some(d) = default {
+                    template_vars(d, out);
+                }
+                rest
+            }
+            Some((Base::Setting { file, .. }, rest)) => {
+                template_vars(file, out);
+                rest
+            }
+            Some((_, rest)) => rest,
+            None => continue,
+        };
+        // `$(NAME:-default)` components.
+        for c in rest.split('/') {
+            if let Some((name, _)) = c.strip_prefix("$(").and_then(|c| c.strip_suffix(')')).and_then(|c| c.split_once(":-")) {
+                out.push(name);
             }
         }
     }
@@ -782,6 +860,7 @@ pub fn names_var(t: &str, var: &str) -> bool {
 pub fn parses(t: &str) -> bool {
     choices(t).into_iter().all(|c| match parse(c) {
         Some((Base::Var { default: Some(d), .. }, _)) => parses(d),
+        Some((Base::Setting { file, .. }, _)) => parses(file),
         Some(_) => true,
         None => false,
     })
@@ -885,6 +964,34 @@ mod tests {
         assert_eq!(SPEC.level(&env, "FOO_HOME"), Some(PathBuf::from("/h/.foo")));
         assert_eq!(SPEC.level(&env.clone().set("FOO_HOME", "/f"), "FOO_HOME"), Some(PathBuf::from("/f")));
         assert_eq!(SPEC.paths()[0].1, "${FOO_HOME:-~/.foo}/sessions/**/*.jsonl");
+    }
+
+    #[test]
+    fn a_setting_or_a_named_component_can_place_a_root() {
+        let tmp = tempfile::tempdir().unwrap();
+        let h = tmp.path();
+        std::fs::create_dir_all(h.join(".pi/agent")).unwrap();
+        let env = StoreEnv::with_home(h);
+        let t = "${PI_SESSIONS:-<${PI_DIR:-~/.pi/agent}/settings.json#/sessionDir>|${PI_DIR:-~/.pi/agent}/sessions}";
+        assert!(parses(t));
+        assert_eq!(eval(t, &env), vec![h.join(".pi/agent/sessions")], "no settings file: the default");
+        std::fs::write(h.join(".pi/agent/settings.json"), "\u{feff}{\"sessionDir\": \"~/elsewhere\"}").unwrap();
+        assert_eq!(eval(t, &env), vec![h.join("elsewhere")]);
+        std::fs::write(h.join(".pi/agent/settings.json"), "{\"sessionDir\": \"relative\"}").unwrap();
+        assert_eq!(eval(t, &env), vec![h.join(".pi/agent/sessions")], "a relative setting is ignored");
+        std::fs::write(h.join("c.toml"), "[storage]\nstate = \"/s\"\n").unwrap();
+        assert_eq!(eval("<~/c.toml#/storage/state>/x", &env), vec![PathBuf::from("/s/x")]);
+        let mut vars = Vec::new();
+        template_vars(t, &mut vars);
+        assert_eq!(vars, ["PI_SESSIONS", "PI_DIR", "PI_DIR"]);
+        assert_eq!(level(t, "PI_DIR", &env), Some(vec![h.join(".pi/agent")]));
+        let named = "~/$(NAME_VAR:-.qoder)/projects";
+        assert_eq!(eval(named, &env), vec![h.join(".qoder/projects")]);
+        assert_eq!(eval(named, &env.clone().set("NAME_VAR", ".q2")), vec![h.join(".q2/projects")]);
+        assert_eq!(eval(named, &env.clone().set("NAME_VAR", "../x")), vec![h.join(".qoder/projects")], "one plain name only");
+        let mut vars = Vec::new();
+        template_vars(named, &mut vars);
+        assert_eq!(vars, ["NAME_VAR"]);
     }
 
     #[test]

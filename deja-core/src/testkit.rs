@@ -437,40 +437,14 @@ impl Kit {
             .map(|(var, rel, within)| {
                 let from = home.path().join(rel);
                 let moved = within.map_or_else(|| from.clone(), |sub| from.join(sub));
-                Relocation { var: var.to_string(), from, moved: vec![moved], store: None, required: true }
+                Relocation { var: var.to_string(), from, moved: vec![moved], required: true }
             })
             .collect();
         if spec.is_declared() {
             checks.extend(derived_relocations(info.id, spec, home.path(), &baseline).into_iter().filter(|c| !listed(&c.var)));
         }
         for check in &checks {
-            // What the store finds where it is, by itself: the fixture home's other stores
-            // may hide some of it (a session migrated to a newer store), and with the
-            // variable set in an empty home they are not there.
-            let rel = check.from.strip_prefix(home.path()).unwrap_or(Path::new(""));
-            let alone = tempfile::tempdir().expect("temporary directory");
-            let alone_from = alone.path().join(rel);
-            let want: BTreeSet<PathBuf> = if check.from.exists() {
-                let _writers = materialize_home(&check.from, &alone_from).expect("copy the store");
-                let moved: Vec<PathBuf> =
-                    check.moved.iter().map(|m| alone_from.join(m.strip_prefix(&check.from).unwrap_or(Path::new("")))).collect();
-                let env = StoreEnv::with_home(alone.path());
-                let sources = match check.store {
-                    Some(store) => {
-                        let mut found = crate::store::Discovery::default();
-                        crate::store::discover_store(info.id, spec, store, &env, &mut found);
-                        found.sources
-                    }
-                    None => self.format.discover(&env).sources,
-                };
-                sources
-                    .iter()
-                    .filter(|s| moved.iter().any(|m| s.path.starts_with(m)))
-                    .filter_map(|s| s.path.strip_prefix(&alone_from).ok().map(Path::to_path_buf))
-                    .collect()
-            } else {
-                BTreeSet::new()
-            };
+            let want = self.found_through(check, home.path());
             let shown = check.moved.iter().map(|m| format!("~/{}", m.strip_prefix(home.path()).unwrap_or(m).display())).collect::<Vec<_>>();
             if want.is_empty() {
                 assert!(!check.required, "{}: no fixture source lies under {shown:?}, so {} cannot be checked", info.id, check.var);
@@ -493,6 +467,37 @@ impl Kit {
                 elsewhere.display()
             );
         }
+    }
+
+    /// What `check.var` accounts for, relative to `check.from`: the sources found under
+    /// `check.moved` in a home holding only a copy of `check.from` (another store of the
+    /// fixture home may hide some of them, and with the variable set in an empty home it
+    /// is not there), less those still found with the variable pointed at an empty
+    /// directory (stores under the same directory that the variable does not move).
+    fn found_through(&self, check: &Relocation, home: &Path) -> BTreeSet<PathBuf> {
+        if !check.from.exists() {
+            return BTreeSet::new();
+        }
+        let rel = check.from.strip_prefix(home).unwrap_or(Path::new(""));
+        let alone = tempfile::tempdir().expect("temporary directory");
+        let alone_from = alone.path().join(rel);
+        let _writers = materialize_home(&check.from, &alone_from).expect("copy the store");
+        let moved: Vec<PathBuf> =
+            check.moved.iter().map(|m| alone_from.join(m.strip_prefix(&check.from).unwrap_or(Path::new("")))).collect();
+        let found = |env: &StoreEnv| -> BTreeSet<PathBuf> {
+            self.format
+                .discover(env)
+                .sources
+                .iter()
+                .filter(|s| moved.iter().any(|m| s.path.starts_with(m)))
+                .filter_map(|s| s.path.strip_prefix(&alone_from).ok().map(Path::to_path_buf))
+                .collect()
+        };
+        let env = StoreEnv::with_home(alone.path());
+        let nowhere = alone.path().join("deja-kit-nowhere");
+        std::fs::create_dir_all(&nowhere).expect("mkdir");
+        let without = found(&env.clone().set(&check.var, nowhere.display().to_string()));
+        found(&env).difference(&without).cloned().collect()
     }
 
     /// A session written by the synthetic writer comes back through discovery and parsing.
@@ -531,9 +536,6 @@ struct Relocation {
     var: String,
     from: PathBuf,
     moved: Vec<PathBuf>,
-    /// The store whose roots the variable replaces, when core discovers it: only its
-    /// sources count (another store may lie inside it).
-    store: Option<&'static crate::store::Store>,
     /// Fail when no fixture source lies under `moved` (the sessions root, and every
     /// relocation listed by hand), rather than skip.
     required: bool,
@@ -554,25 +556,21 @@ fn derived_relocations(id: &str, spec: &crate::store::StoreSpec, home: &Path, ba
         let roots: Vec<PathBuf> = spec.roots(id, store, &env);
         let used: Vec<&PathBuf> = roots.iter().filter(|r| has_sources(r)).collect();
         let required = store.name.is_empty();
-        // Only a named store's own sources move with its variable (the sessions store's
-        // carries the stores kept inside it), when core can discover it by itself.
-        let own = (!required && !matches!(store.layout, crate::store::Layout::Custom { walk: None, .. })).then_some(store);
         if used.is_empty() && required {
             out.push(Relocation {
                 var: format!("{prefix}_ROOT"),
                 from: roots.first().cloned().unwrap_or_default(),
                 moved: roots.clone(),
-                store: None,
                 required,
             });
         }
         for root in &used {
             for var in with_aliases(format!("{prefix}_ROOT")).into_iter().chain(with_aliases(format!("{prefix}_ROOTS"))) {
-                out.push(Relocation { var, from: root.to_path_buf(), moved: vec![root.to_path_buf()], store: own, required });
+                out.push(Relocation { var, from: root.to_path_buf(), moved: vec![root.to_path_buf()], required });
             }
             if let (Some(file), Some(db_var)) = (store.database(), spec.db_var(id, store)) {
                 for var in with_aliases(db_var) {
-                    out.push(Relocation { var, from: root.to_path_buf(), moved: vec![root.join(file)], store: None, required });
+                    out.push(Relocation { var, from: root.to_path_buf(), moved: vec![root.join(file)], required });
                 }
             }
         }
@@ -590,7 +588,7 @@ fn derived_relocations(id: &str, spec: &crate::store::StoreSpec, home: &Path, ba
         let Some(from) = template.and_then(|t| default_level(t, var, home)) else { continue };
         // Everything under the level moves: a walk may read beside its root (an archive
         // next to the sessions directory).
-        out.push(Relocation { var: var.to_string(), from: from.clone(), moved: vec![from], store: None, required: false });
+        out.push(Relocation { var: var.to_string(), from: from.clone(), moved: vec![from], required: false });
     }
     out
 }

@@ -9,9 +9,6 @@ use deja_core::{ExitStatus, FileAction, HarnessFormat, ParseOptions, Role, Sessi
 
 deja_core::conformance!(
     PiFormat,
-    relocate "DEJA_PI_ROOT" => ".pi/agent/sessions",
-    relocate "PI_CODING_AGENT_DIR" => ".pi/agent",
-    relocate "PI_CODING_AGENT_SESSION_DIR" => ".pi/agent/sessions",
     switch "DEJA_INCLUDE_SUBAGENTS",
     wires "PI_CODING_AGENT_DIR" => ".pi/agent"
 );

@@ -9,12 +9,7 @@ use deja_core::{ExitStatus, HarnessFormat, ParseOptions, Role, Session, StoreEnv
 
 deja_core::conformance!(
     QoderFormat,
-    relocate "DEJA_QODER_ROOT" => ".qoder/projects",
-    relocate "DEJA_QODER_ROOTS" => ".qoderwork/projects",
-    relocate "QODER_CONFIG_DIR" => ".qoder",
-    relocate "QODER_CLI_HOME" => "" within ".qoder",
-    switch "DEJA_INCLUDE_SUBAGENTS",
-    switch "QODER_CONFIG_DIR_NAME"
+    switch "DEJA_INCLUDE_SUBAGENTS"
 );
 
 fn home() -> std::path::PathBuf {

@@ -8,9 +8,6 @@ use deja_core::{ExitStatus, HarnessFormat, ParseOptions, Role, Session, StoreEnv
 
 deja_core::conformance!(
     QwenFormat,
-    relocate "DEJA_QWEN_ROOT" => ".qwen/projects",
-    relocate "QWEN_HOME" => ".qwen",
-    relocate "QWEN_RUNTIME_DIR" => ".qwen",
     wires "QWEN_HOME" => ".qwen"
 );
 
