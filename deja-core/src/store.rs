@@ -691,7 +691,7 @@ fn eval_one(t: &str, env: &StoreEnv) -> Vec<PathBuf> {
         Base::Absolute => vec![PathBuf::new()],
         // Resolved by `StoreSpec::roots`, which knows the sessions store.
         Base::Sessions => return Vec::new(),
-        Base::Setting { file, pointer } => eval(file, env).first().and_then(|f| read_setting(f, pointer, env)).into_iter().collect(),
+        Base::Setting { file, pointer } => eval(file, env).first().map(|f| read_setting(f, pointer, env)).unwrap_or_default(),
         Base::Var { name, default } => match env.path_var(name) {
             Some(p) => vec![p],
             None => default.map(|d| eval(d, env)).unwrap_or_default(),
@@ -717,22 +717,31 @@ fn closing(body: &str, open: u8, close: u8) -> Option<usize> {
 /// The largest settings file read for a `<file#/pointer>` root.
 const MAX_SETTINGS_BYTES: u64 = 1 << 20;
 
-/// The absolute path the string at `pointer` in a JSON (or, by its name, TOML) settings
-/// file names, `~` expanded; `None` when the file is missing, too big or does not parse.
-fn read_setting(file: &Path, pointer: &str, env: &StoreEnv) -> Option<PathBuf> {
+/// The absolute paths the string at `pointer` in a JSON (or, by its name, TOML) settings
+/// file names, `~` expanded (a pointer ending in `/*`: every string in the object or
+/// array there); none when the file is missing, too big or does not parse.
+fn read_setting(file: &Path, pointer: &str, env: &StoreEnv) -> Vec<PathBuf> {
     if !std::fs::metadata(file).is_ok_and(|m| m.is_file() && m.len() <= MAX_SETTINGS_BYTES) {
-        return None;
+        return Vec::new();
     }
-    let text = std::fs::read_to_string(file).ok()?;
+    let Ok(text) = std::fs::read_to_string(file) else { return Vec::new() };
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-    let value: serde_json::Value = if file.extension().is_some_and(|e| e == "toml") {
-        serde_json::to_value(toml::from_str::<toml::Value>(text).ok()?).ok()?
+    let value: Option<serde_json::Value> = if file.extension().is_some_and(|e| e == "toml") {
+        toml::from_str::<toml::Value>(text).ok().and_then(|v| serde_json::to_value(v).ok())
     } else {
-        serde_json::from_str(text).ok()?
+        serde_json::from_str(text).ok()
     };
-    let named = value.pointer(pointer)?.as_str()?.trim();
-    let path = env.expand(named);
-    (!named.is_empty() && path.is_absolute()).then_some(path)
+    let Some(value) = value else { return Vec::new() };
+    let named: Vec<&serde_json::Value> = match pointer.strip_suffix("/*") {
+        Some(parent) => match value.pointer(parent) {
+            Some(serde_json::Value::Object(map)) => map.values().collect(),
+            Some(serde_json::Value::Array(items)) => items.iter().collect(),
+            _ => Vec::new(),
+        },
+        None => value.pointer(pointer).into_iter().collect(),
+    };
+    let paths = named.into_iter().filter_map(|v| v.as_str()).map(str::trim).filter(|n| !n.is_empty()).map(|n| env.expand(n));
+    dedup(paths.filter(|p| p.is_absolute()).collect())
 }
 
 /// A `$(NAME:-default)` component: the variable's value when it is one plain name (a
@@ -751,7 +760,7 @@ fn named_component<'c>(component: &'c str, env: &'c StoreEnv) -> Option<&'c str>
 /// and named components expanded).
 fn descend(bases: Vec<PathBuf>, rest: &str, env: &StoreEnv) -> Vec<PathBuf> {
     let mut out = bases;
-    for component in rest.split('/').filter(|c| !c.is_empty()) {
+    for component in components(rest) {
         let component = named_component(component, env).unwrap_or(component);
         let choices = alternatives(component);
         let join = |b: &PathBuf, c: &str| if b.as_os_str().is_empty() { PathBuf::from("/").join(c) } else { b.join(c) };
@@ -791,6 +800,27 @@ fn wildcard(pattern: &str, name: &str) -> bool {
         }
     }
     rest.is_empty()
+}
+
+/// The `/`-separated components of `rest`, a `/` inside `{…}` alternatives kept
+/// (`{Data/Agents/.claude,.claude}` is one component).
+fn components(rest: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut depth, mut start) = (0usize, 0usize);
+    for (i, b) in rest.bytes().enumerate() {
+        match b {
+            b'{' | b'(' => depth += 1,
+            b'}' | b')' => depth = depth.saturating_sub(1),
+            b'/' if depth == 0 => {
+                out.push(&rest[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&rest[start..]);
+    out.retain(|c| !c.is_empty());
+    out
 }
 
 /// `a{b,c}d` → `abd`, `acd`; a component without braces is itself.
@@ -893,6 +923,7 @@ mod tests {
         assert_eq!(eval("~", &env), vec![PathBuf::from("/h")]);
         assert!(parses("@/profiles") && eval("@/profiles", &env).is_empty(), "`@` needs the spec");
         assert_eq!(eval("${W:-~/{.a,.b}}/p", &env), vec![PathBuf::from("/h/.a/p"), PathBuf::from("/h/.b/p")]);
+        assert_eq!(eval("~/{x/y,z}/p", &env), vec![PathBuf::from("/h/x/y/p"), PathBuf::from("/h/z/p")], "a / inside alternatives");
         assert_eq!(eval("${W:-~/{.a,.b}}/p", &env.clone().set("W", "/w")), vec![PathBuf::from("/w/p")]);
         assert_eq!(eval("/opt/x", &env), vec![PathBuf::from("/opt/x")]);
         assert_eq!(
@@ -981,6 +1012,8 @@ mod tests {
         assert_eq!(eval(t, &env), vec![h.join(".pi/agent/sessions")], "a relative setting is ignored");
         std::fs::write(h.join("c.toml"), "[storage]\nstate = \"/s\"\n").unwrap();
         assert_eq!(eval("<~/c.toml#/storage/state>/x", &env), vec![PathBuf::from("/s/x")]);
+        std::fs::write(h.join("boot.json"), "{\"dirs\": {\"a\": \"/one\", \"b\": \"/two\", \"c\": 3}}").unwrap();
+        assert_eq!(eval("<~/boot.json#/dirs/*>/d", &env), vec![PathBuf::from("/one/d"), PathBuf::from("/two/d")], "every string there");
         let mut vars = Vec::new();
         template_vars(t, &mut vars);
         assert_eq!(vars, ["PI_SESSIONS", "PI_DIR", "PI_DIR"]);

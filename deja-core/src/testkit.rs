@@ -437,7 +437,7 @@ impl Kit {
             .map(|(var, rel, within)| {
                 let from = home.path().join(rel);
                 let moved = within.map_or_else(|| from.clone(), |sub| from.join(sub));
-                Relocation { var: var.to_string(), from, moved: vec![moved], required: true }
+                Relocation { var: var.to_string(), from, moved: vec![moved], required: true, derived: false }
             })
             .collect();
         if spec.is_declared() {
@@ -472,8 +472,9 @@ impl Kit {
     /// What `check.var` accounts for, relative to `check.from`: the sources found under
     /// `check.moved` in a home holding only a copy of `check.from` (another store of the
     /// fixture home may hide some of them, and with the variable set in an empty home it
-    /// is not there), less those still found with the variable pointed at an empty
-    /// directory (stores under the same directory that the variable does not move).
+    /// is not there), less, for a relocation derived from the spec, those still found
+    /// with the variable pointed at an empty directory (stores under the same directory
+    /// that the variable does not move).
     fn found_through(&self, check: &Relocation, home: &Path) -> BTreeSet<PathBuf> {
         if !check.from.exists() {
             return BTreeSet::new();
@@ -494,6 +495,9 @@ impl Kit {
                 .collect()
         };
         let env = StoreEnv::with_home(alone.path());
+        if !check.derived {
+            return found(&env);
+        }
         let nowhere = alone.path().join("deja-kit-nowhere");
         std::fs::create_dir_all(&nowhere).expect("mkdir");
         let without = found(&env.clone().set(&check.var, nowhere.display().to_string()));
@@ -539,6 +543,9 @@ struct Relocation {
     /// Fail when no fixture source lies under `moved` (the sessions root, and every
     /// relocation listed by hand), rather than skip.
     required: bool,
+    /// Derived from the spec: count only what the variable accounts for (see
+    /// [`Kit::found_through`]). A relocation listed by hand says itself what moves.
+    derived: bool,
 }
 
 /// The relocations a declared spec implies (see [`Kit::check_store_overrides`]).
@@ -562,15 +569,16 @@ fn derived_relocations(id: &str, spec: &crate::store::StoreSpec, home: &Path, ba
                 from: roots.first().cloned().unwrap_or_default(),
                 moved: roots.clone(),
                 required,
+                derived: true,
             });
         }
         for root in &used {
             for var in with_aliases(format!("{prefix}_ROOT")).into_iter().chain(with_aliases(format!("{prefix}_ROOTS"))) {
-                out.push(Relocation { var, from: root.to_path_buf(), moved: vec![root.to_path_buf()], required });
+                out.push(Relocation { var, from: root.to_path_buf(), moved: vec![root.to_path_buf()], required, derived: true });
             }
             if let (Some(file), Some(db_var)) = (store.database(), spec.db_var(id, store)) {
                 for var in with_aliases(db_var) {
-                    out.push(Relocation { var, from: root.to_path_buf(), moved: vec![root.join(file)], required });
+                    out.push(Relocation { var, from: root.to_path_buf(), moved: vec![root.join(file)], required, derived: true });
                 }
             }
         }
@@ -588,7 +596,7 @@ fn derived_relocations(id: &str, spec: &crate::store::StoreSpec, home: &Path, ba
         let Some(from) = template.and_then(|t| default_level(t, var, home)) else { continue };
         // Everything under the level moves: a walk may read beside its root (an archive
         // next to the sessions directory).
-        out.push(Relocation { var: var.to_string(), from: from.clone(), moved: vec![from], required: false });
+        out.push(Relocation { var: var.to_string(), from: from.clone(), moved: vec![from], required: false, derived: true });
     }
     out
 }

@@ -8,8 +8,6 @@ use deja_core::{HarnessFormat, ParseOptions, Role, Session, StoreEnv};
 
 deja_core::conformance!(
     AiderFormat,
-    relocate "DEJA_AIDER_ROOT" => "src",
-    relocate "DEJA_AIDER_ROOTS" => "projects",
     relocate "AIDER_CHAT_HISTORY_FILE" => "src/app",
     wires "XDG_CONFIG_HOME" => ".config"
 );

@@ -9,7 +9,6 @@ use deja_core::{HarnessFormat, ParseOptions, Role, Session, SourceRef, StoreEnv}
 
 deja_core::conformance!(
     ChatGptFormat,
-    relocate "DEJA_CHATGPT_ROOT" => "Library/Application Support/com.openai.chat",
     switch "DEJA_CHATGPT_EXPORT",
     switch "DEJA_CHATGPT_KEY"
 );

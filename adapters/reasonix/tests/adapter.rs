@@ -11,12 +11,6 @@ use deja_core::{ExitStatus, FileAction, HarnessFormat, ParseOptions, Role, Sessi
 
 deja_core::conformance!(
     ReasonixFormat,
-    relocate "DEJA_REASONIX_ROOT" => ".reasonix",
-    relocate "REASONIX_STATE_HOME" => ".reasonix",
-    relocate "REASONIX_HOME" => ".reasonix",
-    relocate "XDG_CONFIG_HOME" => ".config",
-    // Moves the state root on Windows only; on the OS the kit runs on it moves nothing.
-    switch "APPDATA",
     wires "REASONIX_HOME" => ".reasonix"
 );
 
