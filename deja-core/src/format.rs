@@ -234,15 +234,9 @@ pub struct HarnessInfo {
     pub name: &'static str,
     /// How the store is laid out, e.g. "JSONL, one file per session".
     pub container: &'static str,
-    /// Default store paths per OS, `~` meaning the home directory.
-    pub stores: &'static [StorePath],
-    /// The harness's own relocation variables, which discovery honours.
-    pub env_vars: &'static [&'static str],
-    /// deja's own overrides (always includes `DEJA_<ID>_ROOT`).
-    pub deja_vars: &'static [&'static str],
-    /// Where the history lives, stated once: the default `discover`, the wiring, the
-    /// matrix and the kit read it. An adapter not yet declaring one leaves it
-    /// [`StoreSpec::UNDECLARED`] and describes its stores with the three fields above.
+    /// Where the history lives, stated once (roots per OS, the harness's relocation
+    /// variables, the layout): the default `discover`, the wirings, the matrix and the kit
+    /// read it, and deja's overrides derive from it and the id.
     pub store: StoreSpec,
     /// Anything beyond deja itself that is needed.
     pub needs: &'static [&'static str],
@@ -257,31 +251,21 @@ pub struct HarnessInfo {
 }
 
 impl HarnessInfo {
-    /// The default store paths for the docs, `~` the home directory: the declared
-    /// [`StoreSpec`]'s (`root/what is under it`), else [`stores`](Self::stores).
+    /// The default store paths for the docs (`root/what is under it`, `~` the home
+    /// directory), from the spec.
     pub fn store_paths(&self) -> Vec<(Os, String)> {
-        if self.store.is_declared() {
-            return self.store.paths();
-        }
-        self.stores.iter().map(|s| (s.os, s.path.to_string())).collect()
+        self.store.paths()
     }
 
-    /// The harness's own relocation variables: the declared spec's, else
-    /// [`env_vars`](Self::env_vars).
+    /// The harness's own relocation variables, from the spec's templates.
     pub fn harness_vars(&self) -> Vec<&'static str> {
-        if self.store.is_declared() {
-            return self.store.env_vars();
-        }
-        self.env_vars.to_vec()
+        self.store.env_vars()
     }
 
-    /// deja's overrides, each with the older names still honoured for it: the declared
-    /// spec's (derived from the id), else [`deja_vars`](Self::deja_vars).
+    /// deja's overrides, derived from the id and the spec, each with the older names
+    /// still honoured for it.
     pub fn deja_overrides(&self) -> Vec<(String, Vec<&'static str>)> {
-        if self.store.is_declared() {
-            return self.store.deja_var_names(self.id);
-        }
-        self.deja_vars.iter().map(|v| (v.to_string(), Vec::new())).collect()
+        self.store.deja_var_names(self.id)
     }
 
     /// Every capability the matrix reports, resume and handoff derived from `launch`.
@@ -289,12 +273,6 @@ impl HarnessInfo {
         let [mcp, auto, skill, command] = self.capabilities.named();
         [mcp, auto, skill, command, ("resume", self.launch.resume_capability()), ("handoff", self.launch.handoff_capability())]
     }
-}
-
-#[derive(Debug, Clone, Copy)]
-pub struct StorePath {
-    pub os: Os,
-    pub path: &'static str,
 }
 
 /// Whether a recall surface works for a harness, and why not when it does not.

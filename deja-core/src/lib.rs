@@ -40,7 +40,7 @@ pub use builder::SessionBuilder;
 pub use env::StoreEnv;
 pub use format::{
     lookup, registry, Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, Locked, Os, ParseOptions, ParseStats,
-    Registration, SessionSink, StorePath, SynthWriter,
+    Registration, SessionSink, SynthWriter,
 };
 pub use model::{Edit, ExitStatus, FileAction, FileTouch, NodeRef, Role, Session, SourceRef, Timestamp, ToolUse, Turn};
 pub use store::{Files, Layout, Part, Root, Store, StoreSpec};

@@ -269,14 +269,6 @@ impl Store {
 }
 
 impl StoreSpec {
-    /// No store declared (an adapter still describing its stores in prose).
-    pub const UNDECLARED: StoreSpec = StoreSpec::new(&[]);
-
-    /// Whether any store is declared.
-    pub fn is_declared(&self) -> bool {
-        !self.stores.is_empty()
-    }
-
     /// A spec of these stores with no other variables.
     pub const fn new(stores: &'static [Store]) -> StoreSpec {
         StoreSpec { stores, harness_vars: &[], deja_vars: &[], aliases: &[] }

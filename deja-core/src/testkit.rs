@@ -25,12 +25,15 @@
 //!   never a panic or a hang, output bounded by the input, stats consistent with the
 //!   output, every session and turn well formed. A failure names the adapter, fixture,
 //!   seed and mutation, keeps the mutated input, and says how to replay it;
-//! - **store overrides**: each relocation variable (`DEJA_<ID>_ROOT` is required, plus
-//!   every variable in `HarnessInfo::env_vars` and `deja_vars` that is not declared a
-//!   `switch`) moves the store: the fixture store copied elsewhere is found there, and only
-//!   there. A variable that moves one of several stores under the directory it stands for
-//!   says which (`relocate "QODER_CLI_HOME" => "" within ".qoder"`: the home base of
-//!   `~/.qoder`, while `~/.qoderwork` stays put);
+//! - **store overrides**: each relocation variable moves the store: the fixture store
+//!   copied elsewhere is found there, and only there. Every variable the adapter's
+//!   `StoreSpec` names is checked without being listed: deja's derived ones
+//!   (`DEJA_<ID>_ROOT`, `_ROOTS`, `_DB`, a named store's, and their older aliases) move
+//!   each store's roots, and each harness variable in a template moves the level it
+//!   stands for (what it accounts for: the stores under that level it does not move are
+//!   left out). The spec's other variables must be listed, `relocate "VAR" => "<dir>"`
+//!   (with `within "<sub>"` when it moves only part of the directory it stands for) or
+//!   `switch "VAR"` when they are no store location;
 //! - **synthetic round trip**: where the adapter has a synthetic writer, a session written
 //!   through it comes back through `discover` + `parse` with its prompts, answers and
 //!   command;
@@ -51,7 +54,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::env::{deja_root_var, StoreEnv};
+use crate::env::StoreEnv;
 use crate::format::{HarnessFormat, ParseOptions, ParseStats};
 use crate::model::{Role, Session, SourceRef, Timestamp};
 use crate::normalize::{normalize, NormalizeOptions};
@@ -388,46 +391,35 @@ impl Kit {
         }
     }
 
-    /// Each relocation variable moves the store (see the module doc). With a declared
-    /// [`StoreSpec`](crate::store::StoreSpec) every variable it names is checked without
-    /// being listed: deja's derived ones move each store's roots, and each template
-    /// variable moves the level it stands for.
+    /// Each relocation variable moves the store (see the module doc): every variable the
+    /// adapter's [`StoreSpec`](crate::store::StoreSpec) names is checked without being
+    /// listed (deja's derived ones move each store's roots, each template variable the
+    /// level it stands for), and those listed by hand as the list says.
     pub fn check_store_overrides(&self) {
         let info = self.format.info();
         let spec = &info.store;
-        let root_var = deja_root_var(info.id);
         let listed = |var: &str| self.relocations.iter().any(|(v, ..)| *v == var) || self.switches.contains(&var);
-        if spec.is_declared() {
-            for root in spec.stores.iter().flat_map(|s| s.roots) {
-                assert!(crate::store::parses(root.path), "{}: the store template `{}` does not parse", info.id, root.path);
-            }
-            for (old, now) in spec.aliases {
-                assert!(
-                    spec.deja_var_names(info.id).iter().any(|(v, _)| v == now),
-                    "{}: alias {old} stands for {now}, which the spec does not derive",
-                    info.id
-                );
-            }
-            for var in spec.harness_vars.iter().chain(spec.deja_vars) {
-                assert!(
-                    listed(var),
-                    "{}: the StoreSpec names {var}, but the kit neither relocates it (`relocate \"{var}\" => \"<dir>\"`) nor knows it as a switch",
-                    info.id
-                );
-            }
-        } else {
+        assert!(
+            spec.stores.first().is_some_and(|s| s.name.is_empty()),
+            "{}: the spec's first store is the sessions store, named \"\"",
+            info.id
+        );
+        for root in spec.stores.iter().flat_map(|s| s.roots) {
+            assert!(crate::store::parses(root.path), "{}: the store template `{}` does not parse", info.id, root.path);
+        }
+        for (old, now) in spec.aliases {
             assert!(
-                self.relocations.iter().any(|(v, ..)| *v == root_var),
-                "{}: the kit needs `relocate \"{root_var}\" => \"<home-relative sessions root>\"`",
+                spec.deja_var_names(info.id).iter().any(|(v, _)| v == now),
+                "{}: alias {old} stands for {now}, which the spec does not derive",
                 info.id
             );
-            for var in info.env_vars.iter().chain(info.deja_vars) {
-                assert!(
-                    listed(var),
-                    "{}: HarnessInfo names {var}, but the kit neither relocates it (`relocate \"{var}\" => \"<dir>\"`) nor knows it as a switch",
-                    info.id
-                );
-            }
+        }
+        for var in spec.harness_vars.iter().chain(spec.deja_vars) {
+            assert!(
+                listed(var),
+                "{}: the StoreSpec names {var}, but the kit neither relocates it (`relocate \"{var}\" => \"<dir>\"`) nor knows it as a switch",
+                info.id
+            );
         }
         let home = self.home();
         let baseline = self.sources(&home);
@@ -440,9 +432,7 @@ impl Kit {
                 Relocation { var: var.to_string(), from, moved: vec![moved], required: true, derived: false }
             })
             .collect();
-        if spec.is_declared() {
-            checks.extend(derived_relocations(info.id, spec, home.path(), &baseline).into_iter().filter(|c| !listed(&c.var)));
-        }
+        checks.extend(derived_relocations(info.id, spec, home.path(), &baseline).into_iter().filter(|c| !listed(&c.var)));
         for check in &checks {
             let want = self.found_through(check, home.path());
             let shown = check.moved.iter().map(|m| format!("~/{}", m.strip_prefix(home.path()).unwrap_or(m).display())).collect::<Vec<_>>();

@@ -81,9 +81,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "aider",
     container: "append-only Markdown, one file per launch directory, one session per launch",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[
         // Directories under the home where projects conventionally live (see the module doc).
         Store {

@@ -48,9 +48,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Amp",
     container: "JSON, one document per thread",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store {
         name: "",
         roots: &[Root::any("${AMP_DATA_HOME:-${XDG_DATA_HOME:-~/.local/share}/amp}/threads")],

@@ -52,9 +52,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Antigravity",
     container: "JSONL, one transcript per conversation (re-read whole)",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store {
         name: "",
         // Every edition's directory (`antigravity`, `antigravity-beta`, …).

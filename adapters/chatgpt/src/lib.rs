@@ -69,9 +69,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "ChatGPT desktop app",
     container: "JSON, one conversation per file (v2/v3 AES-256-GCM encrypted); account export: one conversations.json array",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[
         Store {
             name: "",

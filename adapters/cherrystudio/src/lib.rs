@@ -59,9 +59,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Cherry Studio",
     container: "Claude Code JSONL, pi session JSONL and DeepSeek Harness logs, per agent runtime",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[
         // The Claude runtime's projects (and, under a root deja is pointed at, the dsh and
         // pi logs beside them), in the app's default data folder and every folder its

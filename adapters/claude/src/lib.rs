@@ -21,9 +21,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Claude Code",
     container: "JSONL, one file per session (+ sub-agent sidechain files)",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store {
         name: "",
         roots: &[Root::any("${CLAUDE_CONFIG_DIR:-~/.claude}/projects")],

@@ -52,9 +52,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Clawdbot",
     container: "JSONL: flat role/content lines, or OpenClaw's pi-lineage lines, one file per session",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[
         Store {
             name: "",

@@ -69,9 +69,6 @@ static INFO: HarnessInfo = HarnessInfo {
     name: "Cline",
     container: "whole-file JSON, two generations: CLI/SDK session folders (transcript + manifest) and the VS Code \
         extension's task folders",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store {
         name: "",
         roots: &[

@@ -72,9 +72,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "CodeBuddy Code",
     container: "JSONL, one Responses-style item per line, one file per session (+ sub-agent files)",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store {
         name: "",
         roots: &[

@@ -54,9 +54,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Codebuff",
     container: "JSON, one directory per session (chat-messages.json + run-state.json)",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store {
         name: "",
         roots: &[Root::any("~/.config/manicode/projects")],

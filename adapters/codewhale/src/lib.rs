@@ -63,9 +63,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "CodeWhale",
     container: "JSON, one document per session",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[
         Store {
             name: "",

@@ -69,9 +69,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Codex CLI",
     container: "JSONL rollouts (one per thread) + history.jsonl",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store {
         name: "",
         roots: &[Root::any("${CODEX_HOME:-~/.codex}/sessions")],

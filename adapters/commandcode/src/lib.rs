@@ -75,9 +75,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Command Code",
     container: "JSONL, one file per session (v3: header + message envelopes; v2: flat lines)",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store {
         name: "",
         roots: &[Root::any("~/.commandcode/projects")],

@@ -50,9 +50,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Continue",
     container: "JSON, one document per session + a sessions.json list",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store {
         name: "",
         roots: &[Root::any("${CONTINUE_GLOBAL_DIR:-~/.continue}/sessions")],

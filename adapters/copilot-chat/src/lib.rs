@@ -51,9 +51,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "VS Code Copilot Chat",
     container: "JSONL mutation log (`kind` 0–3) or JSON state per chat; plus `type`-event JSONL transcripts",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store {
         name: "",
         // Each product's `User` folder.

@@ -59,9 +59,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Copilot CLI",
     container: "JSONL event log, one directory per session",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store {
         name: "",
         roots: &[Root::any("${COPILOT_HOME:-~/.copilot}/session-state")],

@@ -52,9 +52,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Cortex Code",
     container: "JSON, one document per session (+ a .history.jsonl companion for long sessions)",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store {
         name: "",
         roots: &[Root::any("~/.snowflake/cortex/conversations")],

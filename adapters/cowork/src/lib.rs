@@ -55,9 +55,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Claude Cowork",
     container: "metadata JSON per session + a Claude Code JSONL transcript in its working directory",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store {
         name: "",
         roots: &[

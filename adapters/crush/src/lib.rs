@@ -67,9 +67,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Crush",
     container: "SQLite (WAL), one `crush.db` per project, found through the `projects.json` registry",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store {
         name: "",
         roots: &[Root::any("${XDG_DATA_HOME:-~/.local/share}/crush")],

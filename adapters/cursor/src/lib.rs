@@ -96,9 +96,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Cursor",
     container: "IDE: SQLite key-value `state.vscdb` (`cursorDiskKV` composers and bubbles); CLI: JSONL transcripts",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[
         // The IDE's `User` folder (its state.vscdb databases). On Linux the XDG place and
         // ~/.config are both looked at: Cursor falls back to the latter.

@@ -62,9 +62,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "DeepSeek Harness (dsh)",
     container: "JSONL (zstd-framed by default), one directory per session, one log per format generation",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store {
         name: "",
         roots: &[Root::any("${DSH_HOME:-~/.dsh}/sessions")],

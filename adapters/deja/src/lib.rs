@@ -88,9 +88,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "deja notes",
     container: "JSONL, one note per line, one file",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store {
         name: "",
         // deja's own data directory (DEJA_DATA_DIR moves all of deja's data).

@@ -95,9 +95,6 @@ static INFO: HarnessInfo = HarnessInfo {
     name: "Devin CLI",
     container: "SQLite (WAL) session index `cli/sessions.db` (`sessions`, `message_nodes`) plus one whole ATIF JSON \
         transcript per session, `cli/transcripts/<id>.json`",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store {
         name: "",
         // Both places on every OS, as Devin's CLI may be either.

@@ -68,9 +68,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Factory Droid",
     container: "JSONL, one file per session (+ `.settings.json` sidecar)",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store {
         name: "",
         roots: &[Root::any("${FACTORY_HOME_OVERRIDE:-~}/.factory/sessions")],

@@ -62,9 +62,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Forge",
     container: "SQLite (WAL), one database for every conversation: a `conversations` row per session with the whole context as JSON",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store { name: "", roots: &[Root::any("~/.forge")], layout: Layout::Database(DB_NAME) }]),
     needs: &[],
     format_summary: "Forge keeps every conversation in one SQLite database, `~/.forge/.forge.db`: a `conversations` row \

@@ -68,9 +68,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Gemini CLI",
     container: "JSON (legacy) or replayable JSONL, one chat file per session",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store {
         name: "",
         roots: &[Root::any("${GEMINI_CLI_HOME:-~}/.gemini/tmp")],

@@ -47,9 +47,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "gajae-code",
     container: "JSONL, one append-only file per session (pi's format), sub-agent passes one directory deeper",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store {
         name: "",
         roots: &[Root::any("${GJC_CODING_AGENT_DIR:-~/.gjc/agent}/sessions")],

@@ -59,9 +59,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Goose",
     container: "JSONL, one append-only file per session (before 1.10.0), and SQLite (WAL) `sessions.db` (1.10.0+), side by side",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[
         Store {
             name: "",

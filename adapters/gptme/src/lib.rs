@@ -44,9 +44,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "gptme",
     container: "JSONL, one append-only conversation.jsonl per conversation directory",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store {
         name: "",
         roots: &[Root::any("${XDG_DATA_HOME:-~/.local/share}/gptme/logs")],

@@ -88,9 +88,6 @@ static INFO: HarnessInfo = HarnessInfo {
     name: "Grok Build",
     container: "JSONL of ACP session updates, `sessions/<url-encoded cwd>/<id>/updates.jsonl` with `summary.json` \
         (Grok Build), and SQLite `grok.db` (grok-dev), both under `${GROK_HOME:-~/.grok}`",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[
         Store {
             name: "",

@@ -74,9 +74,6 @@ static INFO: HarnessInfo = HarnessInfo {
     name: "Hermes",
     container: "SQLite (WAL): `state.db` at the Hermes home and one per profile in older builds; a flat `messages` table, \
         plus a `sessions` table since 0.19",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[
         Store { name: "", roots: &[Root::any("${HERMES_HOME:-~/.hermes}")], layout: Layout::Database(DB_NAME) },
         // One database per profile, under the home (wherever deja's override puts it).

@@ -86,9 +86,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "iFlow CLI",
     container: "Claude-shaped JSONL, one file per session",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store {
         name: "",
         roots: &[Root::any("~/.iflow/projects")],

@@ -88,9 +88,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "JetBrains AI Assistant",
     container: "XML workspace files (plain chats) + base64-JSONL .events block logs (agent chats)",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store {
         name: "",
         // JetBrains' config directory; all three places are looked at on every OS.

@@ -55,9 +55,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Junie",
     container: "JSONL event log of UI blocks updated in place, one directory per session, plus a sessions index",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store {
         name: "",
         roots: &[Root::any("${JUNIE_HOME:-~/.junie}/sessions")],

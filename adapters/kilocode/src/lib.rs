@@ -111,9 +111,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Kilo Code",
     container: "CLI: SQLite (WAL) in opencode's schema, one database; VS Code extension: one JSON task transcript per task folder",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[
         // The CLI's database; the page only presumes XDG_DATA_HOME is followed, so both
         // places are looked at.

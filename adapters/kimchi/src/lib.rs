@@ -53,9 +53,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Kimchi Coding",
     container: "JSONL, one append-only file per session (pi's format)",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store {
         name: "",
         roots: &[Root::any("~/.config/kimchi/harness/sessions")],

@@ -43,9 +43,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Kimi Work",
     container: "JSONL wire protocol (Kimi Code's) + state.json per conversation, in the desktop app's data directory",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store {
         name: "",
         roots: &[

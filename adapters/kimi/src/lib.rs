@@ -60,9 +60,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Kimi Code",
     container: "JSONL wire protocol + state.json per session; legacy Kimi CLI: context.jsonl + wire.jsonl + state.json",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store {
         name: "",
         // Kimi Code, then the older Kimi CLI: both are read, each session once.

@@ -117,9 +117,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Kiro",
     container: "CLI: JSON header + JSONL transcript per session; IDE / V3: `sess_` directories (session.json + messages.jsonl); headless CLI: SQLite `conversations_v2`",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[
         Store {
             name: "",

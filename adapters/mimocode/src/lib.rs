@@ -42,9 +42,6 @@ static INFO: HarnessInfo = HarnessInfo {
     name: "MiMo Code",
     container: "SQLite (WAL), opencode's schema: one database for every session (legacy JSON storage not read)",
     // `~/.local/share/mimocode/` is looked at even with XDG_DATA_HOME set (unconfirmed).
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store {
         name: "",
         // The page only presumes XDG_DATA_HOME is followed: both places are looked at.

@@ -67,9 +67,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Muse Code",
     container: "event-sourced JSONL, one directory per session (+ sub-agent children)",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store {
         name: "",
         roots: &[Root::any("${XDG_DATA_HOME:-~/.local/share}/muse/sessions")],

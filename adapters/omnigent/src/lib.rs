@@ -66,9 +66,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Omnigent",
     container: "SQLite, one database for every conversation (and Omnigent's secrets): Responses-style conversation items",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store { name: "", roots: &[Root::any("~/.omnigent")], layout: Layout::Database(DB_NAME) }]),
     needs: &[],
     format_summary: "Omnigent keeps every conversation in one SQLite database, `~/.omnigent/chat.db`, beside its \

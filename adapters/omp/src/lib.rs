@@ -64,9 +64,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "omp (Oh My Pi)",
     container: "JSONL, one append-only file per session (pi's format; omp 18 adds a fixed-width title slot line)",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store {
         name: "",
         // The default profile and every named one; the XDG places hold sessions only once

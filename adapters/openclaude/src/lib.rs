@@ -30,9 +30,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "OpenClaude",
     container: "Claude Code JSONL, one file per session (+ sub-agent sidechain files)",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store {
         name: "",
         roots: &[Root::any("${OPENCLAUDE_CONFIG_DIR:-~/.openclaude}/projects")],

@@ -82,9 +82,6 @@ static INFO: HarnessInfo = HarnessInfo {
     name: "OpenClaw",
     container: "SQLite (WAL, 2026.9+): one `openclaw-agent.sqlite` per agent, pi-lineage events as `transcript_events` rows \
         (some zstd BLOBs); older releases: pi-lineage JSONL, one file per session",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store {
         name: "",
         roots: &[Root::any("${OPENCLAW_STATE_DIR:-~/.openclaw}/agents")],

@@ -54,9 +54,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "opencode",
     container: "SQLite (WAL), one database for every session: session / message / part tables with JSON data",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store {
         name: "",
         roots: &[

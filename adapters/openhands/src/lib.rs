@@ -60,9 +60,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "OpenHands CLI",
     container: "JSON, one directory per conversation: base_state.json + one file per event",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store {
         name: "",
         roots: &[Root::any("${OPENHANDS_CONVERSATIONS_DIR:-${OPENHANDS_PERSISTENCE_DIR:-~/.openhands}/conversations}")],

@@ -68,9 +68,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "pi",
     container: "JSONL, one append-only file per session (session header + id/parentId entry tree)",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store {
         name: "",
         // PI_CODING_AGENT_SESSION_DIR, else the `sessionDir` pi's settings name, else the

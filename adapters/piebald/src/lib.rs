@@ -54,9 +54,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Piebald",
     container: "SQLite (normalised): chats, messages, message parts, text content nodes, tool-call rows",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store {
         name: "",
         roots: &[

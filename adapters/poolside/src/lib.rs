@@ -54,9 +54,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Poolside Agent CLI",
     container: "NDJSON, one append-only trajectory (event stream) per session",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store {
         name: "",
         roots: &[

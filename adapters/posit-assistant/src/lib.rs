@@ -69,9 +69,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Posit Assistant",
     container: "directory per conversation: conversation.json tree + lm-messages.jsonl (AI SDK messages)",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store {
         name: "",
         roots: &[Root::any("~/.posit/assistant/workspaces")],

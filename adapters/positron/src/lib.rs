@@ -39,9 +39,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Positron Assistant",
     container: "VS Code chat sessions: JSONL mutation log (`kind` 0–3) or JSON state per chat",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store {
         name: "",
         // Positron's `User` folder.

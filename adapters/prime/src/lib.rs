@@ -57,9 +57,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "prime-agent (PrimeIntellect)",
     container: "JSONL, one append-only file per session (pi's format), flat; rlm.spawn children under session-artifacts",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[
         Store {
             name: "",

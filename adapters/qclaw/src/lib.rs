@@ -58,9 +58,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "QClaw",
     container: "JSONL, one append-only file per session per agent (OpenClaw's pi-lineage lines), plus archived variants",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store {
         name: "",
         roots: &[Root::any("~/.qclaw/agents")],

@@ -63,9 +63,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Qoder",
     container: "Claude Code JSONL, one file per session (+ `-session.json` sidecar, sub-agent files)",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store {
         name: "",
         roots: &[

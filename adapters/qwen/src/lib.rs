@@ -57,9 +57,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Qwen Code",
     container: "JSONL, one append-only file per session",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store {
         name: "",
         // The runtime directory: QWEN_RUNTIME_DIR, else the one Qwen's settings name, else

@@ -73,9 +73,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "QwenPaw",
     container: "JSON, one document (the agent's serialized memory) per session",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store {
         name: "",
         // QwenPaw, and CoPaw, its former name.

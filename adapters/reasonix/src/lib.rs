@@ -86,9 +86,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Reasonix",
     container: "1.x: RX4F zstd frame log (`events.frames`) per session directory; JSONL transcript + `.jsonl.meta` sidecar",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[
         // The state root: REASONIX_STATE_HOME, else REASONIX_HOME, else the `[storage] state`
         // Reasonix's config.toml names, else its home.

@@ -70,9 +70,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Roo Code",
     container: "whole-file JSON per task (Cline's legacy shape) + history_item.json",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[
         // The extension's folder under every editor host's globalStorage (or the host's
         // `roo-cline.customStoragePath`).

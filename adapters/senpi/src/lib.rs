@@ -56,9 +56,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Senpi",
     container: "JSONL, one append-only file per session (pi's format)",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store {
         name: "",
         roots: &[Root::any("${SENPI_CODING_AGENT_DIR:-~/.senpi/agent}/sessions")],

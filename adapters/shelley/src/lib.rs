@@ -53,9 +53,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Shelley",
     container: "SQLite, one database for every conversation: conversations and messages rows, Go-struct JSON payloads",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store { name: "", roots: &[Root::any("~/.config/shelley")], layout: Layout::Database(DB_NAME) }]),
     needs: &[],
     format_summary: "Shelley keeps every conversation in one SQLite database, `~/.config/shelley/shelley.db`: a \

@@ -53,9 +53,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "TRAE CLI",
     container: "Codex rollout JSONL (one per thread, optionally zstd) + history.jsonl",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store {
         name: "",
         roots: &[Root::any("${TRAECLI_HOME:-${TRAE_HOME:-~/.trae}/cli}/sessions")],

@@ -98,9 +98,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Mistral Vibe",
     container: "session directory: snapshots + chunks + hash-chained JSONL journal (3.0); older: messages.jsonl + meta.json",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store {
         name: "",
         roots: &[Root::any("${VIBE_HOME:-~/.vibe}/logs/session")],

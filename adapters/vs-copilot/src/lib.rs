@@ -48,9 +48,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Visual Studio Copilot",
     container: "OpenTelemetry trace export (OTLP/JSON lines), conversations stitched across files",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store {
         name: "",
         roots: &[

@@ -63,9 +63,6 @@ static INFO: HarnessInfo = HarnessInfo {
     name: "Warp",
     container: "SQLite (WAL), one `warp.sqlite` for every agent conversation: `agent_conversations` + `ai_queries` rows; \
         user prompts only (Warp stores no assistant replies or tool calls there)",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store {
         name: "",
         roots: &[

@@ -53,9 +53,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Windsurf (legacy chat only; Cascade not readable)",
     container: "SQLite key-value `state.vscdb` per workspace (legacy chat panel only); the Cascade agent store is not readable",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store {
         name: "",
         // Each product's `User` folder.

@@ -100,9 +100,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "ZCode",
     container: "SQLite (WAL) in opencode's schema for the CLI; flat JSONL transcripts; legacy JSON snapshots",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[
         Store {
             name: "",

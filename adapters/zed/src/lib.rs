@@ -69,9 +69,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Zed",
     container: "SQLite (WAL), one `threads.db`: one row per thread, the thread document a zstd-compressed (or raw JSON) BLOB",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store {
         name: "",
         roots: &[

@@ -43,9 +43,6 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Zencoder",
     container: "JSONL, one file per session: a header line, then messages with content parts",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &[],
     store: StoreSpec::new(&[Store {
         name: "",
         roots: &[Root::any("~/.zencoder/sessions")],

@@ -385,7 +385,7 @@ mod tests {
         let alpha = &pages[2].1;
         assert!(alpha.contains("<a href=\"beta.html\">BETA Code →</a>"), "{alpha}");
         assert!(alpha.contains("Run <code>deja harnesses</code> &lt;now&gt;."));
-        assert!(alpha.contains("<code>~/.alpha/sessions/&lt;id&gt;.jsonl</code>"));
+        assert!(alpha.contains("<code>${ALPHA_HOME:-~/.alpha}/sessions/*.jsonl</code>"));
         let index = &pages[1].1;
         assert!(index.contains("<a href=\"harnesses/alpha.html\">ALPHA Code</a>"));
         assert!(index.contains("title=\"no custom commands | only built-ins\">unsupported</span>"));

@@ -2,7 +2,15 @@
 //! for harnesses that are not in the registry.
 
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
-use deja_core::{Capabilities, Capability, HarnessInfo, Os, StorePath};
+use deja_core::store::{Files, Layout, Root, Store, StoreSpec};
+use deja_core::{Capabilities, Capability, HarnessInfo};
+
+/// The store every test harness declares.
+static STORE: StoreSpec = StoreSpec::new(&[Store {
+    name: "",
+    roots: &[Root::any("${ALPHA_HOME:-~/.alpha}/sessions")],
+    layout: Layout::Files(Files::new("*.jsonl")),
+}]);
 
 /// A plausible `HarnessInfo` for `id`, leaked to get the `'static` the trait hands out.
 pub fn info(id: &str) -> &'static HarnessInfo {
@@ -19,16 +27,12 @@ pub fn info(id: &str) -> &'static HarnessInfo {
 
 pub fn info_with(id: &str, capabilities: Capabilities) -> &'static HarnessInfo {
     let id: &'static str = Box::leak(id.to_string().into_boxed_str());
-    let root_var: &'static str = Box::leak(deja_core::env::deja_root_var(id).into_boxed_str());
     let name: &'static str = Box::leak(format!("{} Code", id.to_uppercase()).into_boxed_str());
     Box::leak(Box::new(HarnessInfo {
         id,
         name,
         container: "JSONL, one file per session",
-        stores: &[StorePath { os: Os::Any, path: "~/.alpha/sessions/<id>.jsonl" }],
-        env_vars: &["ALPHA_HOME"],
-        deja_vars: Box::leak(Box::new([root_var])),
-        store: deja_core::StoreSpec::UNDECLARED,
+        store: STORE,
         needs: &[],
         format_summary: "One JSON object per line; `user` and `assistant` records carry the text.",
         injected: &deja_core::InjectedText::NONE,

@@ -218,7 +218,7 @@ pub const STATUSES: [(&str, &str); 5] = [
 #[cfg(test)]
 mod tests {
     use super::*;
-    use deja_core::StorePath;
+    use deja_core::store::{Layout, Root, Store, StoreSpec};
 
     #[test]
     fn code_spans_split_and_tolerate_an_odd_backtick() {
@@ -250,14 +250,12 @@ mod tests {
 
     #[test]
     fn identical_store_paths_merge_and_full_coverage_drops_the_label() {
-        let info: &HarnessInfo = Box::leak(Box::new(HarnessInfo {
-            stores: Box::leak(Box::new([
-                StorePath { os: Os::Unix, path: "~/.a" },
-                StorePath { os: Os::Windows, path: "~/.a" },
-                StorePath { os: Os::MacOs, path: "~/Library/b" },
-            ])),
-            ..*crate::matrix::testing::info("alpha")
-        }));
+        static STORE: StoreSpec = StoreSpec::new(&[Store {
+            name: "",
+            roots: &[Root::unix("~/.a"), Root::windows("~/.a"), Root::macos("~/Library/b")],
+            layout: Layout::Custom { shape: "", walk: None },
+        }]);
+        let info: &HarnessInfo = Box::leak(Box::new(HarnessInfo { store: STORE, ..*crate::matrix::testing::info("alpha") }));
         let groups = store_groups(info);
         assert_eq!(groups.len(), 2);
         assert_eq!((groups[0].path.as_str(), groups[0].os.as_deref()), ("~/.a", None));
