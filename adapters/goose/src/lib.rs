@@ -25,7 +25,8 @@
 //! `goose` when there is none.
 //!
 //! **Cursor.** `messages.id` is `AUTOINCREMENT`: the highest id read is the cursor
-//! (`{"max_id": N}`); given it, only sessions owning a newer row are re-read, whole.
+//! (core's `RowCursor`, its mark only); given it, only sessions owning a newer row are
+//! re-read, whole.
 //!
 //! **Variables.** The data directory is `DEJA_GOOSE_ROOT` (the sessions root's parent:
 //! the directory holding `sessions/`), else `$GOOSE_PATH_ROOT/data`, else on Windows
@@ -33,12 +34,12 @@
 //! (macOS too). `DEJA_GOOSE_DB` names the database file (a directory: its `sessions.db`)
 //! and replaces the database found in the data directory.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use deja_core::family::claude_jsonl::tool_call_turn_with;
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::read::{for_each_json_line, read_source};
-use deja_core::sqlite::{self, Snapshot};
+use deja_core::sqlite::{self, RowCursor};
 use deja_core::store::{Files, Layout, Root, Store, StoreSpec};
 use deja_core::{
     Capabilities, Capability, Edit, ExitStatus, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, Role,
@@ -260,46 +261,26 @@ fn metadata(b: &mut SessionBuilder, v: &Value, set_id: bool) {
 }
 
 fn parse_db(src: &SourceRef, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
-    let db = src.path.as_path();
-    let snapshot = Snapshot::open(db)?;
-    let mut stats = ParseStats { bytes_read: snapshot.bytes, ..ParseStats::default() };
-    let conn = snapshot.conn();
-    let sql_err = |e: rusqlite::Error| FormatError::corrupt(db, format!("query failed (schema changed?): {e}"));
-    let scols: HashSet<String> = sqlite::table_columns(conn, "sessions").map_err(sql_err)?.into_iter().collect();
-    let mcols: HashSet<String> = sqlite::table_columns(conn, "messages").map_err(sql_err)?.into_iter().collect();
-    let missing: Vec<String> = ["id"]
-        .iter()
-        .filter(|c| !scols.contains(**c))
-        .map(|c| format!("sessions.{c}"))
-        .chain(["session_id", "role", "content_json"].iter().filter(|c| !mcols.contains(**c)).map(|c| format!("messages.{c}")))
-        .collect();
-    if !missing.is_empty() {
-        return Err(FormatError::corrupt(db, format!("not a Goose store (lacks {}); schema changed?", missing.join(", "))));
-    }
-    let scol = |n: &str| if scols.contains(n) { format!("s.\"{n}\"") } else { "NULL".to_string() };
-    let mcol = |n: &str| if mcols.contains(n) { format!("m.\"{n}\"") } else { "NULL".to_string() };
+    let (store, mut stats) = sqlite::Db::open(src)?;
+    let conn = store.conn();
+    let sql_err = |e: rusqlite::Error| store.err(e);
+    let scols = store.columns("sessions", &["id"], "a Goose store")?;
+    let mcols = store.columns("messages", &["session_id", "role", "content_json"], "a Goose store")?;
+    let scol = |n: &str| scols.qualified("s", n);
+    let mcol = |n: &str| mcols.qualified("m", n);
 
+    // `messages.id` is AUTOINCREMENT: the sessions with a row past the last read's highest
+    // id are the ones to re-read.
     let max_id = sqlite::max_rowid(conn, "messages").map_err(sql_err)?;
-    let previous =
-        stats.previous_cursor(src, |c| serde_json::from_str::<Value>(c).ok().and_then(|v| v.get("max_id").and_then(Value::as_i64)));
-    // A cursor above every row means another database now stands here: read it all.
-    let previous = previous.filter(|p| max_id.is_some_and(|m| m >= *p));
-    if let Some(m) = max_id {
-        stats.cursor = Some(serde_json::json!({ "max_id": m }).to_string());
-    }
-    let wanted: Option<HashSet<String>> = match previous {
-        Some(mark) => Some(sqlite::keys_after(conn, "messages", "session_id", mark, sqlite::key_text).map_err(sql_err)?),
-        None => None,
-    };
+    let previous = RowCursor::previous(&mut stats, src, None, max_id);
+    stats.cursor = RowCursor::after(&HashMap::new(), max_id);
+    let wanted = RowCursor::wanted(previous.as_ref(), conn, &HashMap::new(), "messages", "session_id").map_err(sql_err)?;
     if wanted.as_ref().is_some_and(HashSet::is_empty) {
         return Ok(stats);
     }
     // Probed first: naming a missing `session_type` would fail the whole query.
-    let user_only = if scols.contains("session_type") {
-        " WHERE (s.session_type IS NULL OR s.session_type = '' OR s.session_type = 'user')"
-    } else {
-        ""
-    };
+    let user_only =
+        if scols.has("session_type") { " WHERE (s.session_type IS NULL OR s.session_type = '' OR s.session_type = 'user')" } else { "" };
     // Row order, not the page's `created_timestamp` order: Goose appends messages in
     // order, and a NULL `created_timestamp` would sort before the session's first prompt.
     let sql = format!(

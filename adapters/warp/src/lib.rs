@@ -24,8 +24,8 @@
 //! no place in the Session model and is not kept.
 //!
 //! **Cursor.** `ai_queries` rows are only ever added, so the highest rowid read is the
-//! cursor (`{"max_rowid": N}`); given it, only the conversations owning a row above it
-//! are re-read, each whole. A store whose highest rowid is below the cursor was
+//! cursor (core's `RowCursor`, its mark only); given it, only the conversations owning a
+//! row above it are re-read, each whole. A store whose highest rowid is below the cursor was
 //! replaced: everything is read.
 //!
 //! **Variables.** Warp has no known relocation variable. `DEJA_WARP_DB` pins the database
@@ -42,7 +42,7 @@
 use std::collections::{HashMap, HashSet};
 
 use deja_core::launch::{Handoff, Launch, Resume};
-use deja_core::sqlite::{self, Snapshot};
+use deja_core::sqlite::{self, RowCursor};
 use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
     Capabilities, Capability, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, Role, SessionBuilder,
@@ -103,28 +103,18 @@ impl HarnessFormat for WarpFormat {
 
 fn parse_db(src: &SourceRef, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
     let db = src.path.as_path();
-    let snapshot = Snapshot::open(db)?;
-    let mut stats = ParseStats { bytes_read: snapshot.bytes, ..ParseStats::default() };
-    let conn = snapshot.conn();
-    let sql_err = |e: rusqlite::Error| FormatError::corrupt(db, format!("query failed (schema changed?): {e}"));
-    let cols: HashSet<String> = sqlite::table_columns(conn, "ai_queries").map_err(sql_err)?.into_iter().collect();
-    let missing: Vec<&str> = ["conversation_id", "start_ts", "input"].into_iter().filter(|c| !cols.contains(*c)).collect();
-    if !missing.is_empty() {
-        return Err(FormatError::corrupt(db, format!("not a Warp store (ai_queries lacks {}); schema changed?", missing.join(", "))));
-    }
-    let col = |name: &str| if cols.contains(name) { format!("\"{name}\"") } else { "NULL".to_string() };
+    let (store, mut stats) = sqlite::Db::open(src)?;
+    let conn = store.conn();
+    let sql_err = |e: rusqlite::Error| store.err(e);
+    let cols = store.columns("ai_queries", &["conversation_id", "start_ts", "input"], "a Warp store")?;
+    let col = |name: &str| cols.col(name);
 
+    // `ai_queries` rows are only ever added: the conversations with a row past the last
+    // read's highest rowid are the ones to re-read.
     let max_rowid = sqlite::max_rowid(conn, "ai_queries").map_err(sql_err)?;
-    let previous = stats.previous_cursor(src, parse_cursor);
-    // A cursor above every row means another database now stands here: read it all.
-    let previous = previous.filter(|p| max_rowid.is_some_and(|m| m >= *p));
-    if let Some(m) = max_rowid {
-        stats.cursor = Some(serde_json::json!({ "max_rowid": m }).to_string());
-    }
-    let wanted: Option<HashSet<String>> = match previous {
-        Some(mark) => Some(sqlite::keys_after(conn, "ai_queries", "conversation_id", mark, sqlite::key_text).map_err(sql_err)?),
-        None => None,
-    };
+    let previous = RowCursor::previous(&mut stats, src, None, max_rowid);
+    stats.cursor = RowCursor::after(&HashMap::new(), max_rowid);
+    let wanted = RowCursor::wanted(previous.as_ref(), conn, &HashMap::new(), "ai_queries", "conversation_id").map_err(sql_err)?;
     if wanted.as_ref().is_some_and(HashSet::is_empty) {
         return Ok(stats);
     }
@@ -183,10 +173,6 @@ fn emit(b: SessionBuilder, out: &mut dyn SessionSink) {
     if let Some(s) = b.finish() {
         out.session(s);
     }
-}
-
-fn parse_cursor(text: &str) -> Option<i64> {
-    serde_json::from_str::<Value>(text).ok()?.get("max_rowid")?.as_i64()
 }
 
 /// The prompt an `input` holds: the `Query.text` of its items (normally one), trimmed and
