@@ -18,8 +18,8 @@
 //!    `%LOCALAPPDATA%`), read through `deja_core::sqlite::Snapshot` as
 //!    `SourceRef::file(db).with_part(<db>-wal)`: table `conversations_v2`, one row per
 //!    conversation keyed by the directory it ran in (`key`), the conversation JSON (`value`,
-//!    holding `history`; a `history` column is read too). A row cursor (newest `updated_at`
-//!    and rowid) re-reads only the rows changed since, each whole.
+//!    holding `history`; a `history` column is read too). Core's row cursor (newest `updated_at`,
+//!    rowid, the state of recent rows) re-reads only the rows changed since, each whole.
 //!
 //! CLI JSONL (`{"kind", "data": {message_id?, content: [{kind, data}], meta: {timestamp}}}`,
 //! seconds; in 2.22.0 only `Prompt` carries one, so a record without takes the previous
@@ -88,7 +88,7 @@ use deja_core::index::SessionMeta;
 use deja_core::launch::{source_file, Handoff, Launch, Resume, ResumeSpec};
 use deja_core::model::{cap_text, MAX_EDIT_BYTES, MAX_MESSAGE_BYTES};
 use deja_core::read::{for_each_json_line, for_each_source_line, parse_json_document, read_source, str_at};
-use deja_core::sqlite::{self, Snapshot};
+use deja_core::sqlite::{self, RowCursor};
 use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
     Capabilities, Capability, Discovery, Edit, ExitStatus, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText,
@@ -104,9 +104,6 @@ pub const DB_NAME: &str = "data.sqlite3";
 /// A `sess_` session's transcript and header.
 const MESSAGES: &str = "messages.jsonl";
 const SESSION_JSON: &str = "session.json";
-/// Rows updated this long before the cursor are still re-read (a transaction stamped
-/// before another may commit after it).
-const CURSOR_SLACK_MS: i64 = 30_000;
 
 /// The Kiro adapter.
 pub struct KiroFormat;
@@ -640,60 +637,60 @@ fn content_text(v: Option<&Value>) -> String {
 // ---------------------------------------------------------------------------------------
 // 3. The headless CLI database.
 
-/// The columns `conversations_v2` has in this database.
-struct Columns {
-    id: bool,
-    value: bool,
-    history: bool,
-    created: bool,
-    updated: bool,
-}
-
 fn parse_db(src: &SourceRef, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
     let db = src.path.as_path();
-    let snapshot = Snapshot::open(db)?;
-    let mut stats = ParseStats { bytes_read: snapshot.bytes, ..ParseStats::default() };
-    let conn = snapshot.conn();
-    let cols = sqlite::table_columns(conn, "conversations_v2").map_err(|e| FormatError::corrupt(db, format!("reading the schema: {e}")))?;
-    let has = |c: &str| cols.iter().any(|x| x == c);
-    if !has("key") || !(has("value") || has("history")) {
-        return Err(FormatError::corrupt(db, "no `conversations_v2(key, value)` table; schema changed?"));
+    let (store, mut stats) = sqlite::Db::open(src)?;
+    let conn = store.conn();
+    let sql_err = |e: rusqlite::Error| store.err(e);
+    let cols = store.columns("conversations_v2", &["key"], "a kiro-cli database")?;
+    if !cols.has("value") && !cols.has("history") {
+        return Err(FormatError::corrupt(db, "not a kiro-cli database (conversations_v2 lacks value); schema changed?"));
     }
-    let c = Columns {
-        id: has("conversation_id"),
-        value: has("value"),
-        history: has("history"),
-        created: has("created_at"),
-        updated: has("updated_at"),
-    };
-    let col = |present: bool, name: &str| if present { format!("\"{name}\"") } else { "NULL".to_string() };
-    let previous = stats.previous_cursor(src, DbCursor::parse);
-    let rowid = sqlite::max_rowid(conn, "conversations_v2").ok().flatten();
-    let newest: Option<i64> = if c.updated {
-        conn.query_row("SELECT max(updated_at) FROM conversations_v2", [], |r| Ok(sqlite::value_i64(r.get_ref(0)?))).ok().flatten()
-    } else {
-        None
-    };
-    // A cursor newer than every row, or rowids gone backwards: another database; read it all.
-    let previous = previous.filter(|p| newest.is_some_and(|n| n >= p.updated) && rowid.is_some_and(|r| r >= p.rowid));
-    let filter = match &previous {
-        Some(p) => format!("WHERE updated_at >= {} OR rowid > {}", p.updated.saturating_sub(CURSOR_SLACK_MS), p.rowid),
-        None => String::new(),
-    };
+
+    // Row states for the cursor, by `key` (the table's key: one conversation per
+    // directory): `(updated ms, payload length, 0)`. A rewritten conversation moves
+    // `updated_at`; a new row gets a higher rowid whatever time it carries.
+    let mut states: HashMap<String, sqlite::SessionState> = HashMap::new();
+    {
+        let payload = match (cols.has("value"), cols.has("history")) {
+            (true, true) => "coalesce(\"value\", \"history\")",
+            (true, false) => "\"value\"",
+            _ => "\"history\"",
+        };
+        let sql = format!("SELECT key, {}, length({payload}) FROM conversations_v2", cols.col("updated_at"));
+        let mut stmt = conn.prepare(&sql).map_err(sql_err)?;
+        let mut rows = stmt.query([]).map_err(sql_err)?;
+        while let Some(row) = rows.next().map_err(sql_err)? {
+            let Ok(Some(key)) = sqlite::column_text(row, 0) else { continue };
+            let updated = row.get_ref(1).ok().and_then(sqlite::value_i64);
+            states.insert(key, (updated, row.get_ref(2).ok().and_then(sqlite::value_i64).unwrap_or(0), 0));
+        }
+    }
+    let newest = states.values().filter_map(|s| s.0).max();
+    let max_rowid = sqlite::max_rowid(conn, "conversations_v2").ok().flatten();
+    let previous = RowCursor::previous(&mut stats, src, newest, max_rowid);
+    stats.cursor = RowCursor::after(&states, max_rowid);
+    let wanted = RowCursor::wanted(previous.as_ref(), conn, &states, "conversations_v2", "key").map_err(sql_err)?;
+
     let sql = format!(
-        "SELECT key, {}, {}, {}, {}, {} FROM conversations_v2 {filter} ORDER BY rowid",
-        col(c.id, "conversation_id"),
-        col(c.value, "value"),
-        col(c.history, "history"),
-        col(c.created, "created_at"),
-        col(c.updated, "updated_at"),
+        "SELECT key, {}, {}, {}, {}, {} FROM conversations_v2 ORDER BY rowid",
+        cols.col("conversation_id"),
+        cols.col("value"),
+        cols.col("history"),
+        cols.col("created_at"),
+        cols.col("updated_at"),
     );
-    let sql_err = |e: rusqlite::Error| FormatError::corrupt(db, format!("query failed (schema changed?): {e}"));
     let mut stmt = conn.prepare(&sql).map_err(sql_err)?;
     let mut rows = stmt.query([]).map_err(sql_err)?;
     while let Some(row) = rows.next().map_err(sql_err)? {
-        stats.records += 1;
         let key = sqlite::column_text(row, 0).ok().flatten().filter(|k| !k.trim().is_empty());
+        // Unchanged since the last read: not read again (a row without a key always is).
+        if let (Some(w), Some(k)) = (&wanted, &key) {
+            if !w.contains(k) {
+                continue;
+            }
+        }
+        stats.records += 1;
         let value = match sqlite::column_json(row, 2) {
             Ok(v) => v,
             Err(e) => {
@@ -730,9 +727,6 @@ fn parse_db(src: &SourceRef, out: &mut dyn SessionSink) -> Result<ParseStats, Fo
         if let Some(s) = b.finish() {
             out.session(s);
         }
-    }
-    if let (Some(updated), Some(rowid)) = (newest, rowid) {
-        stats.cursor = Some(DbCursor { updated, rowid }.to_string());
     }
     Ok(stats)
 }
@@ -803,26 +797,6 @@ fn db_result(b: &mut SessionBuilder, result: &Value, time: Option<Timestamp>) {
     }
     let is_error = str_at(result, &["status"]).is_some_and(|s| s.eq_ignore_ascii_case("error"));
     fold_result(b, call_id, &pieces.join("\n"), is_error, exit, time);
-}
-
-/// The database cursor: the newest `updated_at` (ms) and the highest rowid seen.
-/// Written as `{"updated": ms, "rowid": n}`.
-struct DbCursor {
-    updated: i64,
-    rowid: i64,
-}
-
-impl DbCursor {
-    fn parse(text: &str) -> Option<DbCursor> {
-        let v: Value = serde_json::from_str(text).ok()?;
-        Some(DbCursor { updated: v.get("updated")?.as_i64()?, rowid: v.get("rowid")?.as_i64()? })
-    }
-}
-
-impl std::fmt::Display for DbCursor {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", serde_json::json!({"updated": self.updated, "rowid": self.rowid}))
-    }
 }
 
 /// CLI transcripts and database rows reopen with `chat --resume-id`, V3 `sess_` sessions
