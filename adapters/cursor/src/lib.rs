@@ -50,10 +50,10 @@
 //! `DEJA_INCLUDE_SUBAGENTS=1` (off by default here, as the page says; no parent edge is
 //! derived).
 //!
-//! **Row cursor (IDE).** A parse of a database returns the newest composer
-//! `lastUpdatedAt` / bubble `timestamp` (ms) and the row state (newest time, bubble
-//! count) of the composers touched within [`CURSOR_SLACK_MS`] of it; given
-//! `SourceRef::cursor`, only composers changed since (minus the slack, not exactly as
+//! **Row cursor (IDE).** Core's `RowCursor`, on times alone: a parse of a database
+//! returns the newest composer `lastUpdatedAt` / bubble `timestamp` (ms) and the row
+//! state (newest time, bubble count) of the composers touched within the slack of it;
+//! given `SourceRef::cursor`, only composers changed since (minus the slack, not exactly as
 //! recorded) have their bubbles' text read and are emitted, each whole. Bubbles without
 //! a timestamp still count in the bubble count.
 
@@ -68,7 +68,7 @@ use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::model::{cap_text, MAX_EDIT_BYTES};
 use deja_core::project::{dash_fallback_name, decode_dash_path};
 use deja_core::read::{for_each_json_line, read_source};
-use deja_core::sqlite::{self, Snapshot};
+use deja_core::sqlite::{self, RowCursor, Snapshot};
 use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
     Capabilities, Capability, Discovery, Edit, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions,
@@ -79,9 +79,6 @@ use serde_json::Value;
 mod wiring;
 
 const ID: &str = "cursor";
-
-/// Composer rows updated this much before the cursor are still looked at.
-pub const CURSOR_SLACK_MS: i64 = 30_000;
 
 /// Cursor wraps each CLI prompt in `<user_query>…</user_query>` (tags go, content stays)
 /// and may put a `<timestamp>…</timestamp>` block before it (removed when leading).
@@ -198,36 +195,6 @@ impl HarnessFormat for CursorFormat {
 // ---------------------------------------------------------------------------------------
 // IDE
 
-/// `(newest ms, bubbles)` of one composer.
-type ComposerState = (Option<i64>, i64);
-
-/// `{"newest": ms, "recent": [[id, ms, bubbles], …]}`.
-#[derive(Debug, PartialEq)]
-struct Cursor {
-    newest: i64,
-    recent: Vec<(String, ComposerState)>,
-}
-
-impl Cursor {
-    const MAX_RECENT: usize = 64;
-
-    fn parse(text: &str) -> Option<Cursor> {
-        let v: Value = serde_json::from_str(text).ok()?;
-        let recent = v
-            .get("recent")?
-            .as_array()?
-            .iter()
-            .filter_map(|r| Some((r.get(0)?.as_str()?.to_string(), (r.get(1)?.as_i64(), r.get(2)?.as_i64()?))))
-            .collect();
-        Some(Cursor { newest: v.get("newest")?.as_i64()?, recent })
-    }
-
-    fn to_text(&self) -> String {
-        let recent: Vec<Value> = self.recent.iter().map(|(id, (t, n))| serde_json::json!([id, t, n])).collect();
-        serde_json::json!({"newest": self.newest, "recent": recent}).to_string()
-    }
-}
-
 #[derive(Default)]
 struct Composer {
     title: Option<String>,
@@ -269,12 +236,12 @@ fn parse_ide(src: &SourceRef, out: &mut dyn SessionSink) -> Result<ParseStats, F
         },
     )
     .map_err(sql_err)?;
-    // Bubble times alone, for the row state of every composer.
-    let mut states: HashMap<String, ComposerState> =
-        composers.iter().map(|(id, c)| (id.clone(), (c.updated.or(c.created).map(|t| t.0), 0))).collect();
+    // Bubble times alone, for the row state of every composer: `(newest ms, bubbles, 0)`.
+    let mut states: HashMap<String, sqlite::SessionState> =
+        composers.iter().map(|(id, c)| (id.clone(), (c.updated.or(c.created).map(|t| t.0), 0, 0))).collect();
     vscdb::for_each_prefixed(conn, vscdb::CURSOR_DISK_KV, BUBBLE_PREFIX, "json_extract(value, '$.timestamp')", true, |key, row| {
         let Some((composer, _)) = key[BUBBLE_PREFIX.len()..].split_once(':') else { return };
-        let state = states.entry(composer.to_string()).or_insert((None, 0));
+        let state = states.entry(composer.to_string()).or_insert((None, 0, 0));
         state.1 += 1;
         if let Some(t) = row.get_ref(1).ok().and_then(sqlite::value_timestamp) {
             state.0 = Some(state.0.map_or(t.0, |s| s.max(t.0)));
@@ -282,24 +249,13 @@ fn parse_ide(src: &SourceRef, out: &mut dyn SessionSink) -> Result<ParseStats, F
     })
     .map_err(sql_err)?;
 
+    // Core's row cursor on times alone: a key-value table has no mark a composer's rows
+    // share (every state it needs is the composers' own).
     let newest = states.values().filter_map(|s| s.0).max();
-    let previous = stats.previous_cursor(src, Cursor::parse).filter(|c| newest.is_some_and(|n| n >= c.newest));
-    let wanted: Option<HashSet<String>> = previous.map(|c| {
-        let since = c.newest.saturating_sub(CURSOR_SLACK_MS);
-        let recent: HashMap<&str, ComposerState> = c.recent.iter().map(|(id, s)| (id.as_str(), *s)).collect();
-        states
-            .iter()
-            .filter(|(id, s)| s.0.is_none_or(|t| t >= since) && recent.get(id.as_str()) != Some(*s))
-            .map(|(id, _)| id.clone())
-            .collect()
-    });
-    if let Some(newest) = newest {
-        let window = newest.saturating_sub(CURSOR_SLACK_MS);
-        let mut recent: Vec<(String, ComposerState)> =
-            states.iter().filter(|(_, s)| s.0.is_some_and(|t| t >= window)).map(|(id, s)| (id.clone(), *s)).collect();
-        recent.sort();
-        recent.truncate(Cursor::MAX_RECENT);
-        stats.cursor = Some(Cursor { newest, recent }.to_text());
+    let previous = RowCursor::previous(&mut stats, src, newest, Some(0));
+    let wanted: Option<HashSet<String>> = previous.map(|c| c.touched_since(&states));
+    if newest.is_some() {
+        stats.cursor = RowCursor::after(&states, Some(0));
     }
 
     let mut ids: Vec<&String> = states.keys().filter(|id| wanted.as_ref().is_none_or(|w| w.contains(*id))).collect();
