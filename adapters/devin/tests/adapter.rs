@@ -92,11 +92,9 @@ fn the_cursor_re_reads_only_what_changed() {
     let unchanged = SourceRef { cursor: stats.cursor, ..src.clone() };
     let mut again: Vec<Session> = Vec::new();
     DevinFormat.parse(&unchanged, &ParseOptions::default(), &mut again).unwrap();
-    assert_eq!(
-        again.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(),
-        vec!["s-04"],
-        "only the latest-active session (same second) is re-read"
-    );
+    // Nothing changed: the sessions of the newest second are recorded in the cursor as
+    // they were read (a change within that second would still be noticed), not re-read.
+    assert!(again.is_empty(), "{again:?}");
 
     writers[0]
         .execute(
