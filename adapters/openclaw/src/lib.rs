@@ -49,7 +49,7 @@ use deja_core::discover::subdirs;
 use deja_core::family::pi_jsonl::{self, DirProject, PiDialect, MAX_WALK_DEPTH};
 use deja_core::index::SessionMeta;
 use deja_core::launch::{source_file, Handoff, Launch, Resume, ResumeSpec};
-use deja_core::sqlite::{self, Snapshot};
+use deja_core::sqlite::{self};
 use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, Session,
@@ -200,19 +200,11 @@ fn db_session_ids(db: &Path) -> std::sync::Arc<Vec<String>> {
 
 fn parse_db(src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
     let db = src.path.as_path();
-    let snapshot = Snapshot::open(db)?;
-    let mut stats = ParseStats { bytes_read: snapshot.bytes, ..ParseStats::default() };
-    let conn = snapshot.conn();
-    let sql_err = |e: rusqlite::Error| FormatError::corrupt(db, format!("query failed (schema changed?): {e}"));
-    let cols: HashSet<String> = sqlite::table_columns(conn, "transcript_events").map_err(sql_err)?.into_iter().collect();
-    let missing: Vec<&str> = ["session_id", "seq", "event_json"].into_iter().filter(|c| !cols.contains(*c)).collect();
-    if !missing.is_empty() {
-        return Err(FormatError::corrupt(
-            db,
-            format!("not an OpenClaw agent store (transcript_events lacks {}); schema changed?", missing.join(", ")),
-        ));
-    }
-    let zstd_col = if cols.contains("event_zstd") { "event_zstd" } else { "NULL" };
+    let (store, mut stats) = sqlite::Db::open(src)?;
+    let conn = store.conn();
+    let sql_err = |e: rusqlite::Error| store.err(e);
+    let cols = store.columns("transcript_events", &["session_id", "seq", "event_json"], "an OpenClaw agent store")?;
+    let zstd_col = if cols.has("event_zstd") { "event_zstd" } else { "NULL" };
 
     // Every session's highest seq: the cursor, and what changed since the last one.
     let mut current: BTreeMap<String, i64> = BTreeMap::new();

@@ -33,7 +33,7 @@ use std::collections::{HashMap, HashSet};
 
 use deja_core::family::json_docs::{guessed_call_turn, json_arg};
 use deja_core::launch::{Handoff, Launch, Resume};
-use deja_core::sqlite::{self, RowCursor, Snapshot};
+use deja_core::sqlite::{self, RowCursor};
 use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
     Capabilities, Capability, FormatError, HarnessFormat, HarnessInfo, InjectedText, NodeRef, ParseOptions, ParseStats, Role,
@@ -105,10 +105,9 @@ struct Chat {
 
 fn parse_db(src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
     let db = src.path.as_path();
-    let snapshot = Snapshot::open(db)?;
-    let conn = snapshot.conn();
-    let mut stats = ParseStats { bytes_read: snapshot.bytes, ..ParseStats::default() };
-    let sql_err = |e: rusqlite::Error| FormatError::corrupt(db, format!("query failed (schema changed?): {e}"));
+    let (store, mut stats) = sqlite::Db::open(src)?;
+    let conn = store.conn();
+    let sql_err = |e: rusqlite::Error| store.err(e);
     for table in ["chats", "messages", "message_parts"] {
         if sqlite::table_columns(conn, table).map_err(sql_err)?.is_empty() {
             return Err(FormatError::corrupt(db, format!("no `{table}` table: not a Piebald database")));

@@ -32,7 +32,7 @@ use std::collections::{HashMap, HashSet};
 
 use deja_core::family::json_docs::{first_str, guessed_call_turn, json_arg};
 use deja_core::launch::{Handoff, Launch, Resume};
-use deja_core::sqlite::{self, RowCursor, Snapshot};
+use deja_core::sqlite::{self, RowCursor};
 use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
     Capabilities, Capability, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, Role, SessionBuilder,
@@ -97,10 +97,9 @@ struct Conversation {
 
 fn parse_db(src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
     let db = src.path.as_path();
-    let snapshot = Snapshot::open(db)?;
-    let conn = snapshot.conn();
-    let mut stats = ParseStats { bytes_read: snapshot.bytes, ..ParseStats::default() };
-    let sql_err = |e: rusqlite::Error| FormatError::corrupt(db, format!("query failed (schema changed?): {e}"));
+    let (store, mut stats) = sqlite::Db::open(src)?;
+    let conn = store.conn();
+    let sql_err = |e: rusqlite::Error| store.err(e);
     let message_cols = sqlite::table_columns(conn, "messages").map_err(sql_err)?;
     if sqlite::table_columns(conn, "conversations").map_err(sql_err)?.is_empty()
         || !["conversation_id", "llm_data"].iter().all(|c| message_cols.iter().any(|x| x == c))

@@ -75,9 +75,9 @@ use crate::sqlite::{self, Snapshot};
 use crate::synth::{SynthSession, SynthTurn};
 use crate::work::{ToolKind, ToolMap};
 
-/// Rows whose update time is this much older than the cursor are still re-read: a
-/// transaction stamped before another one may commit after it.
-pub const CURSOR_SLACK_MS: i64 = 30_000;
+/// How far before the cursor's newest time sessions are still looked at: core's one
+/// slack for every row cursor.
+pub use crate::sqlite::CURSOR_SLACK_MS;
 
 /// opencode's own tool names.
 pub const OPENCODE_TOOLS: ToolMap =
