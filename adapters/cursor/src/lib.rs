@@ -68,7 +68,7 @@ use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::model::{cap_text, MAX_EDIT_BYTES};
 use deja_core::project::{dash_fallback_name, decode_dash_path};
 use deja_core::read::{for_each_json_line, read_source};
-use deja_core::sqlite::{self, RowCursor, Snapshot};
+use deja_core::sqlite::{self, RowCursor};
 use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
     Capabilities, Capability, Discovery, Edit, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions,
@@ -209,15 +209,14 @@ const COMPOSER_PREFIX: &str = "composerData:";
 const BUBBLE_PREFIX: &str = "bubbleId:";
 
 fn parse_ide(src: &SourceRef, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
-    let db = src.path.as_path();
-    let snapshot = Snapshot::open(db)?;
-    let conn = snapshot.conn();
-    let mut stats = ParseStats { bytes_read: snapshot.bytes, ..ParseStats::default() };
+    let _db = src.path.as_path();
+    let (store, mut stats) = sqlite::Db::open(src)?;
+    let conn = store.conn();
     if !vscdb::has_table(conn, vscdb::CURSOR_DISK_KV) {
         // A state database without Cursor's table (most workspace databases): no chats.
         return Ok(stats);
     }
-    let sql_err = |e: rusqlite::Error| FormatError::corrupt(db, format!("query failed (schema changed?): {e}"));
+    let sql_err = |e: rusqlite::Error| store.err(e);
 
     let mut composers: HashMap<String, Composer> = HashMap::new();
     vscdb::for_each_prefixed(

@@ -29,7 +29,7 @@ use deja_core::family::json_docs::file_mtime;
 use deja_core::family::vscdb::{self, Scopes};
 use deja_core::family::vscode_chat::{VscodeChatDialect, COPILOT_TOOLS};
 use deja_core::launch::{Handoff, Launch, Resume};
-use deja_core::sqlite::{self, Snapshot};
+use deja_core::sqlite::{self};
 use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, Session,
@@ -102,14 +102,12 @@ impl HarnessFormat for WindsurfFormat {
 
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
         let db = src.path.as_path();
-        let snapshot = Snapshot::open(db)?;
-        let conn = snapshot.conn();
-        let mut stats = ParseStats { bytes_read: snapshot.bytes, ..ParseStats::default() };
+        let (store, mut stats) = sqlite::Db::open(src)?;
+        let conn = store.conn();
         if !vscdb::has_table(conn, vscdb::ITEM_TABLE) {
             return Err(FormatError::corrupt(db, "no `ItemTable(key, value)`: not a VS Code state database"));
         }
-        let values = vscdb::values_for_keys(conn, vscdb::ITEM_TABLE, CHAT_KEYS)
-            .map_err(|e| FormatError::corrupt(db, format!("query failed (schema changed?): {e}")))?;
+        let values = vscdb::values_for_keys(conn, vscdb::ITEM_TABLE, CHAT_KEYS).map_err(|e| store.err(e))?;
         let storage = db.parent().unwrap_or(Path::new(""));
         let hash = storage.file_name().and_then(|n| n.to_str()).unwrap_or("windsurf").to_string();
         let project = vscdb::workspace_folder(storage);
