@@ -11,6 +11,7 @@ pub mod builder;
 pub mod config;
 pub mod discover;
 pub mod env;
+pub mod exit;
 pub mod family;
 pub mod format;
 pub mod fsutil;

@@ -39,6 +39,7 @@
 
 use std::path::{Path, PathBuf};
 
+use deja_core::exit::{split_exit, ExitLine};
 use deja_core::family::claude_jsonl::{head_custom_title, tool_call_turn, CLAUDE_INJECTED};
 use deja_core::index::SessionMeta;
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
@@ -390,14 +391,10 @@ fn is_injected_item(t: &str) -> bool {
 /// A last line `Exit Code: N` (the shell tool's footer) and the output without it;
 /// `Exit Code: (none)` (a signal ended the command) gives no code but is cut too.
 fn split_exit_footer(output: &str) -> (Option<ExitStatus>, &str) {
-    let trimmed = output.trim_end();
-    let (head, last) = match trimmed.rsplit_once('\n') {
-        Some((h, l)) => (h, l),
-        None => ("", trimmed),
-    };
-    let Some(code) = last.trim().strip_prefix("Exit Code:") else { return (None, output) };
-    let exit = code.trim().parse::<i64>().ok().map(ExitStatus::Code);
-    (exit, head.trim_end())
+    match split_exit(output, &[ExitLine::last("Exit Code:")]) {
+        Some((code, rest)) => (code.map(ExitStatus::Code), rest),
+        None => (None, output),
+    }
 }
 
 /// `-r` finds a session only from its own folder, so an unknown or missing folder is

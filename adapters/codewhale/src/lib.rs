@@ -33,6 +33,7 @@ mod wiring;
 use std::path::{Path, PathBuf};
 
 use deja_core::discover::find_files;
+use deja_core::exit::ExitLine;
 use deja_core::family::json_docs::{call_turn, first_str, json_arg, text_blocks, ToolKeys};
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::model::{cap_text, MAX_EDIT_BYTES};
@@ -304,10 +305,7 @@ impl Parser<'_> {
 /// `Command exited with code N` on the last line of a failed shell result (also wrapped
 /// as `Error: …`).
 fn exit_code(output: &str) -> Option<i64> {
-    let last = output.lines().rev().map(str::trim).find(|l| !l.is_empty())?;
-    let i = last.find("Command exited with code ")?;
-    let digits: String = last[i + 25..].chars().take_while(|c| c.is_ascii_digit() || *c == '-').collect();
-    digits.parse().ok()
+    deja_core::exit::exit_code(output, &[ExitLine::last("Command exited with code ").inline()])
 }
 
 /// The `edit` tool's span: `edits[{oldText,newText}]` (an array, or one as a JSON

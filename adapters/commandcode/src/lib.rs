@@ -38,6 +38,7 @@
 
 use std::path::{Path, PathBuf};
 
+use deja_core::exit::{split_exit_code, ExitLine};
 use deja_core::family::claude_jsonl::tool_call_turn;
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::project::{dash_fallback_name, decode_dash_path};
@@ -369,16 +370,6 @@ fn is_absolute(p: &str) -> bool {
 
 /// A leading `Exit code: N` or `Exit code: N (<meaning>)` line and the text after it.
 fn split_exit_line(text: &str) -> (Option<ExitStatus>, &str) {
-    let t = text.trim_start();
-    let (first, rest) = t.split_once('\n').unwrap_or((t, ""));
-    let code = first
-        .trim()
-        .strip_prefix("Exit code:")
-        .map(str::trim)
-        .and_then(|c| c.split_whitespace().next())
-        .and_then(|n| n.parse::<i64>().ok());
-    match code {
-        Some(n) => (Some(ExitStatus::Code(n)), rest),
-        None => (None, text),
-    }
+    let (code, rest) = split_exit_code(text, &[ExitLine::first("Exit code:")]);
+    (code.map(ExitStatus::Code), rest)
 }

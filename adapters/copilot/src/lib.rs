@@ -28,6 +28,7 @@
 use std::io::Read;
 use std::path::Path;
 
+use deja_core::exit::ExitLine;
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::model::{cap_text, MAX_EDIT_BYTES};
 use deja_core::read::{for_each_json_line, for_each_source_line};
@@ -333,14 +334,8 @@ fn call_turn(name: &str, args: &Value, time: Option<Timestamp>) -> Turn {
 /// A `bash` result ends with `<shellId: N completed with exit code N>`: the status is in
 /// `shellExecution.exitCode`, so the marker line is not output.
 fn strip_shell_marker(output: &str) -> &str {
-    let trimmed = output.trim_end();
-    let (head, last) = trimmed.rsplit_once('\n').unwrap_or(("", trimmed));
-    let last = last.trim();
-    if last.starts_with("<shellId:") && last.ends_with('>') && last.contains("exit code") {
-        head
-    } else {
-        output
-    }
+    const MARKER: [ExitLine; 1] = [ExitLine::last("completed with exit code ").inline().closed(">")];
+    deja_core::exit::split_exit(output, &MARKER).map_or(output, |(_, head)| head)
 }
 
 /// A non-empty string field.

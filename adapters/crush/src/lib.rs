@@ -357,12 +357,7 @@ fn result_text(content: &str) -> (String, Option<ExitStatus>) {
         }
     }
     let text = text.trim_end().to_string();
-    let exit = text
-        .lines()
-        .last()
-        .and_then(|l| l.trim().strip_prefix("Exit code "))
-        .and_then(|n| n.trim().parse::<i64>().ok())
-        .map(ExitStatus::Code);
+    let exit = deja_core::exit::exit_code(&text, &[deja_core::exit::ExitLine::last("Exit code ")]).map(ExitStatus::Code);
     (text, exit)
 }
 

@@ -30,6 +30,7 @@ use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use deja_core::exit::{split_exit_code, ExitLine};
 use deja_core::family::claude_jsonl::tool_call_turn_with;
 use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::project::{dash_fallback_name, decode_dash_path};
@@ -390,13 +391,9 @@ fn text<'v>(v: &'v Value, key: &str) -> Option<&'v str> {
 /// `Execute`'s footer, a last line `[Process exited with code N]`: the exit and the
 /// output without it.
 fn split_exit_footer(output: &str) -> (Option<ExitStatus>, &str) {
-    let trimmed = output.trim_end();
-    let (head, last) = trimmed.rsplit_once('\n').unwrap_or(("", trimmed));
-    let code =
-        last.trim().strip_prefix("[Process exited with code ").and_then(|r| r.strip_suffix(']')).and_then(|n| n.trim().parse::<i64>().ok());
-    match code {
-        Some(n) => (Some(ExitStatus::Code(n)), strip_failure_lead(head.trim_end(), n)),
-        None => (None, output),
+    match split_exit_code(output, &[ExitLine::last("[Process exited with code ").closed("]")]) {
+        (Some(n), head) => (Some(ExitStatus::Code(n)), strip_failure_lead(head, n)),
+        (None, _) => (None, output),
     }
 }
 

@@ -84,6 +84,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use deja_core::discover::{find_files, subdirs};
+use deja_core::exit::{split_exit_code, ExitLine};
 use deja_core::index::SessionMeta;
 use deja_core::launch::{source_file, Handoff, Launch, Resume, ResumeSpec};
 use deja_core::model::{cap_text, MAX_EDIT_BYTES, MAX_MESSAGE_BYTES};
@@ -308,11 +309,8 @@ fn tool_turn(name: &str, input: &Value, failed: bool, time: Option<Timestamp>) -
 fn exit_status(v: &Value) -> Option<ExitStatus> {
     let code = match v {
         Value::Number(n) => n.as_i64(),
-        Value::String(s) => {
-            let s = s.trim();
-            let s = s.strip_prefix("exit status:").or_else(|| s.strip_prefix("exit code:")).unwrap_or(s);
-            s.trim().parse().ok()
-        }
+        Value::String(s) => deja_core::exit::exit_code(s, &[ExitLine::first("exit status:"), ExitLine::first("exit code:")])
+            .or_else(|| s.trim().parse().ok()),
         _ => None,
     }?;
     Some(ExitStatus::Code(code))
@@ -336,12 +334,8 @@ fn json_result(v: &Value, exit: &mut Option<ExitStatus>) -> String {
 
 /// A trailing `Exit Code: N` line (V3 results): the code and the text before it.
 fn trailing_exit_code(output: &str) -> (Option<ExitStatus>, &str) {
-    let trimmed = output.trim_end();
-    let (head, last) = trimmed.rsplit_once('\n').unwrap_or(("", trimmed));
-    match last.trim().strip_prefix("Exit Code:").and_then(|n| n.trim().parse::<i64>().ok()) {
-        Some(code) => (Some(ExitStatus::Code(code)), head),
-        None => (None, output),
-    }
+    let (code, rest) = split_exit_code(output, &[ExitLine::last("Exit Code:")]);
+    (code.map(ExitStatus::Code), rest)
 }
 
 /// Folds a result into its call, or keeps it as a `ToolOutput` turn remembering the id.

@@ -43,6 +43,7 @@
 
 use std::path::Path;
 
+use deja_core::exit::ExitLine;
 use deja_core::family::json_docs::{call_turn, first_str, json_arg, COMMON_KEYS};
 use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::read::{at, parse_json_document, read_source, str_at};
@@ -369,12 +370,7 @@ fn step(b: &mut SessionBuilder, m: &Value, time: Option<Timestamp>, opts: &Parse
 /// `execute_shell_command` reports a non-zero exit as a first line
 /// `Command failed with exit code N.`; anything else is a clean run (exit 0).
 fn shell_exit(output: &str) -> ExitStatus {
-    let code = output
-        .lines()
-        .next()
-        .and_then(|l| l.trim().strip_prefix("Command failed with exit code "))
-        .and_then(|rest| rest.trim_end_matches('.').trim().parse::<i64>().ok());
-    ExitStatus::Code(code.unwrap_or(0))
+    ExitStatus::Code(deja_core::exit::exit_code(output, &[ExitLine::first("Command failed with exit code ")]).unwrap_or(0))
 }
 
 /// QwenPaw prepends its first-run bootstrap guidance (a `# 引导模式` or `# BOOTSTRAP MODE`

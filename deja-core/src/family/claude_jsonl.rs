@@ -49,6 +49,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Map, Value};
 
 use crate::discover::find_files;
+use crate::exit::ExitLine;
 use crate::format::{Discovery, FormatError, ParseOptions, ParseStats, SessionSink};
 use crate::model::{cap_text, Edit, ExitStatus, FileTouch, NodeRef, Role, SourceRef, Timestamp, ToolUse, Turn, MAX_EDIT_BYTES};
 use crate::project::{dash_fallback_name, decode_dash_path, majority_git_repo};
@@ -805,7 +806,7 @@ fn gemini_output(item: &Value) -> Option<String> {
 
 /// An `Exit Code: N` line anywhere in a Gemini-style shell result.
 fn gemini_exit_code(text: &str) -> Option<i64> {
-    text.lines().find_map(|l| l.trim().strip_prefix("Exit Code:").and_then(|n| n.trim().parse::<i64>().ok()))
+    crate::exit::exit_code(text, &[ExitLine::any("Exit Code:")])
 }
 
 /// `/name args` for a text holding a `<command-name>` envelope
@@ -826,14 +827,7 @@ fn slash_command(text: &str) -> Option<String> {
 
 /// A leading `Exit code N` line (optionally `Error: Exit code N`) and the text after it.
 fn split_exit_line(text: &str) -> (Option<i64>, &str) {
-    let t = text.trim_start();
-    let (first, rest) = t.split_once('\n').unwrap_or((t, ""));
-    let first = first.trim();
-    let first = first.strip_prefix("Error: ").unwrap_or(first);
-    match first.strip_prefix("Exit code ").and_then(|n| n.trim().parse::<i64>().ok()) {
-        Some(n) => (Some(n), rest),
-        None => (None, text),
-    }
+    crate::exit::split_exit_code(text, &[ExitLine::first("Error: Exit code "), ExitLine::first("Exit code ")])
 }
 
 fn assistant_record(

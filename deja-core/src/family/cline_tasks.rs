@@ -646,11 +646,7 @@ fn value_text(v: Option<&Value>) -> String {
 
 /// `Exit code: N` in the first lines of a shell result (Roo-lineage `execute_command`).
 fn exit_code_line(output: &str) -> Option<i64> {
-    output.lines().take(3).find_map(|l| {
-        let i = l.find("Exit code: ")?;
-        let digits: String = l[i + 11..].chars().take_while(|c| c.is_ascii_digit() || *c == '-').collect();
-        digits.parse().ok()
-    })
+    crate::exit::exit_code(output, &[crate::exit::ExitLine::head(3, "Exit code: ").inline()])
 }
 
 /// What one tool call says about commands, files and edits.

@@ -774,9 +774,10 @@ fn exit_code(v: &Value) -> Option<i64> {
 
 /// `Exit code N` as the first line of a Claude-style shell output: the code and the rest.
 fn leading_exit_code(output: &str) -> Option<(i64, &str)> {
-    let (first, rest) = output.split_once('\n').unwrap_or((output, ""));
-    let code = first.trim().strip_prefix("Exit code ")?.trim().parse().ok()?;
-    Some((code, rest))
+    match crate::exit::split_exit_code(output, &[crate::exit::ExitLine::first("Exit code ")]) {
+        (Some(code), rest) => Some((code, rest)),
+        (None, _) => None,
+    }
 }
 
 /// Hands a finished session to the sink; sessions without turns are not emitted.

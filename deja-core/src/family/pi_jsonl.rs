@@ -996,17 +996,9 @@ fn strip_footers<'t>(text: &'t str, footers: &[&str]) -> &'t str {
 }
 
 /// A last line `<marker><N>` → (N, the text before it).
-fn split_exit_marker<'t>(text: &'t str, markers: &[&str]) -> (Option<i64>, &'t str) {
-    let trimmed = text.trim_end();
-    let (body, last) = match trimmed.rfind('\n') {
-        Some(i) => (&trimmed[..i], &trimmed[i + 1..]),
-        None => ("", trimmed),
-    };
-    let code = markers.iter().find_map(|m| last.trim().strip_prefix(m)).and_then(|n| n.trim().trim_end_matches('.').parse::<i64>().ok());
-    match code {
-        Some(c) => (Some(c), body.trim_end()),
-        None => (None, text),
-    }
+fn split_exit_marker<'t>(text: &'t str, markers: &'static [&'static str]) -> (Option<i64>, &'t str) {
+    let lines: Vec<crate::exit::ExitLine> = markers.iter().map(|m| crate::exit::ExitLine::last(m)).collect();
+    crate::exit::split_exit_code(text, &lines)
 }
 
 /// `details.exitCode`, else a non-empty `details.exitSignal`.
