@@ -309,22 +309,23 @@ const HEAD_BYTES: u64 = 64 << 10;
 /// Whether a `.jsonl` beside this legacy file holds the same session.
 fn resumed_as_jsonl(path: &Path, id: &str) -> bool {
     let Some(dir) = path.parent() else { return false };
-    let Ok(entries) = std::fs::read_dir(dir) else { return false };
-    entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "jsonl") && p.is_file()).any(|p| {
-        // The header is the first line with a sessionId; it sits at the top, so only the
-        // file's head is read.
-        let mut bytes = Vec::new();
-        let Ok(file) = std::fs::File::open(&p) else { return false };
-        if std::io::Read::read_to_end(&mut std::io::Read::take(file, HEAD_BYTES), &mut bytes).is_err() {
-            return false;
-        }
-        bytes
-            .split(|b| *b == b'\n')
-            .take(8)
-            .filter_map(|l| serde_json::from_slice::<Value>(l.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(l)).ok())
-            .find_map(|v| v.get("sessionId").and_then(Value::as_str).map(str::to_string))
-            .is_some_and(|s| s == id)
-    })
+    deja_core::discover::list(dir).into_iter().map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "jsonl") && p.is_file()).any(
+        |p| {
+            // The header is the first line with a sessionId; it sits at the top, so only the
+            // file's head is read.
+            let mut bytes = Vec::new();
+            let Ok(file) = std::fs::File::open(&p) else { return false };
+            if std::io::Read::read_to_end(&mut std::io::Read::take(file, HEAD_BYTES), &mut bytes).is_err() {
+                return false;
+            }
+            bytes
+                .split(|b| *b == b'\n')
+                .take(8)
+                .filter_map(|l| serde_json::from_slice::<Value>(l.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(l)).ok())
+                .find_map(|v| v.get("sessionId").and_then(Value::as_str).map(str::to_string))
+                .is_some_and(|s| s == id)
+        },
+    )
 }
 
 /// The project-id directory a chat file belongs to (`tmp/<project-id>/chats/…`) and,

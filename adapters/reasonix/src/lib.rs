@@ -265,8 +265,7 @@ fn is_transcript_name(name: &str) -> bool {
 /// The transcripts directly in one `sessions` directory (the `subagents/` tree and dot
 /// directories are never entered).
 fn jsonl_in(dir: &Path, root: usize, out: &mut Vec<Candidate>) {
-    let Some(entries) = deja_core::discover::read_dir(dir) else { return };
-    for entry in entries.flatten() {
+    for entry in deja_core::discover::list(dir) {
         // A name that is not UTF-8 is matched under its lossy form, not skipped.
         let os_name = entry.file_name();
         let name = os_name.to_string_lossy();
@@ -291,8 +290,7 @@ fn jsonl_in(dir: &Path, root: usize, out: &mut Vec<Candidate>) {
 
 /// The session directories of one 1.x store (`sessions-v4/`, `desktop-sessions-v5/by-id/`).
 fn frames_in(dir: &Path, store: Store, root: usize, out: &mut Vec<Candidate>) {
-    let Some(entries) = deja_core::discover::read_dir(dir) else { return };
-    for entry in entries.flatten().filter(is_dir_entry) {
+    for entry in deja_core::discover::list(dir).into_iter().filter(is_dir_entry) {
         if entry.file_name().to_str().is_none_or(|n| n.starts_with('.')) {
             continue;
         }
@@ -327,13 +325,9 @@ fn collect(roots: &[PathBuf], found: &mut Discovery) -> (Vec<Candidate>, HashSet
         frames_in(&root.join("desktop-sessions-v5/by-id"), Store::Desktop, i, &mut cands);
         frames_in(&root.join("sessions-v4"), Store::V4, i, &mut cands);
         jsonl_in(&root.join("sessions"), i, &mut cands);
-        if let Some(projects) = deja_core::discover::read_dir(&root.join("projects")) {
-            let mut dirs: Vec<PathBuf> = projects.flatten().filter(is_dir_entry).map(|e| e.path()).collect();
-            dirs.sort();
-            for project in dirs {
-                frames_in(&project.join("sessions-v4"), Store::V4, i, &mut cands);
-                jsonl_in(&project.join("sessions"), i, &mut cands);
-            }
+        for project in deja_core::discover::subdirs(&root.join("projects")) {
+            frames_in(&project.join("sessions-v4"), Store::V4, i, &mut cands);
+            jsonl_in(&project.join("sessions"), i, &mut cands);
         }
         let state = root.join("desktop/workspace-state-v1.json");
         if let Some(doc) = read_json(&state) {

@@ -183,8 +183,7 @@ pub fn legacy_sources(root: &Path) -> Vec<SourceRef> {
 /// `taskHistory.json`) is added to each source's parts when given.
 pub fn task_dir_sources(tasks_dir: &Path, history: Option<&Path>) -> Vec<SourceRef> {
     let mut out = Vec::new();
-    let Some(entries) = crate::discover::read_dir(tasks_dir) else { return out };
-    for entry in entries.flatten() {
+    for entry in crate::discover::list(tasks_dir) {
         if !is_dir_entry(&entry) {
             continue;
         }
@@ -195,9 +194,9 @@ pub fn task_dir_sources(tasks_dir: &Path, history: Option<&Path>) -> Vec<SourceR
         }
         let mut src = SourceRef::file(&transcript).with_part(&dir);
         src.generation = Some(GENERATION_LEGACY);
-        if let Some(files) = crate::discover::read_dir(&dir) {
-            let mut parts: Vec<PathBuf> = files
-                .flatten()
+        {
+            let mut parts: Vec<PathBuf> = crate::discover::list(&dir)
+                .into_iter()
                 .filter(|e| {
                     is_file_entry(e) && {
                         let n = e.file_name();

@@ -507,8 +507,7 @@ pub fn discover_sessions(root: &Path) -> Vec<SourceRef> {
 const MAX_WALK_DEPTH: usize = 4;
 
 fn walk_for_sessions(dir: &Path, depth: usize, out: &mut Vec<SourceRef>) {
-    let Some(entries) = crate::discover::read_dir(dir) else { return };
-    for entry in entries.flatten() {
+    for entry in crate::discover::list(dir) {
         if !is_dir_entry(&entry) {
             continue;
         }
@@ -566,7 +565,7 @@ pub fn generation_name(name: &str) -> Option<GenerationName> {
 pub fn pick_generation(dir: &Path) -> Option<(PathBuf, u32)> {
     // Newest by name first; only files sharing the newest generation need a stat.
     let mut newest: Vec<(GenerationName, PathBuf)> = Vec::new();
-    for entry in crate::discover::read_dir(dir)?.flatten() {
+    for entry in crate::discover::list(dir) {
         let name = entry.file_name();
         let Some(gen) = name.to_str().and_then(generation_name) else { continue };
         if !is_file_entry(&entry) {

@@ -71,7 +71,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::builder::SessionBuilder;
-use crate::discover::{find_files, is_dir_entry, is_file_entry};
+use crate::discover::{find_files, is_file_entry, subdirs};
 use crate::format::{Discovery, FormatError, ParseOptions, ParseStats, SessionSink};
 use crate::model::{cap_text, Edit, FileAction, FileTouch, Role, SourceRef, Timestamp, ToolUse, Turn, MAX_EDIT_BYTES};
 use crate::patch::parse_apply_patch;
@@ -165,19 +165,12 @@ pub fn discover_sources(d: &VscodeChatDialect, user_dir: &Path) -> Vec<SourceRef
     out
 }
 
-fn subdirs(dir: &Path) -> Vec<PathBuf> {
-    let Some(entries) = crate::discover::read_dir(dir) else { return Vec::new() };
-    let mut v: Vec<PathBuf> = entries.flatten().filter(is_dir_entry).map(|e| e.path()).collect();
-    v.sort();
-    v
-}
-
 fn files_in(dir: &Path, keep: impl Fn(&str) -> bool) -> Vec<PathBuf> {
-    let Some(entries) = crate::discover::read_dir(dir) else { return Vec::new() };
-    let mut v: Vec<PathBuf> =
-        entries.flatten().filter(|e| is_file_entry(e) && keep(&e.file_name().to_string_lossy())).map(|e| e.path()).collect();
-    v.sort();
-    v
+    crate::discover::list(dir)
+        .into_iter()
+        .filter(|e| is_file_entry(e) && keep(&e.file_name().to_string_lossy()))
+        .map(|e| e.path())
+        .collect()
 }
 
 fn parent_named(dir: &Path, name: &str) -> bool {
