@@ -156,8 +156,29 @@ fn copy_tree(from: &Path, to: &Path, writers: &mut Vec<rusqlite::Connection>) ->
     Ok(())
 }
 
+/// The schemas a fixture's SQL may name with a line `-- schema: <name>` instead of
+/// typing them again (each family's, once).
+const FIXTURE_SCHEMAS: &[(&str, &str)] = &[("opencode", crate::family::opencode::FIXTURE_SCHEMA)];
+
+/// `sql` with every `-- schema: <name>` line replaced by that schema (an unknown name
+/// fails the fixture, naming it).
+fn with_schemas(sql: &str) -> rusqlite::Result<String> {
+    let mut out = String::with_capacity(sql.len());
+    for line in sql.split_inclusive('\n') {
+        match line.trim().strip_prefix("-- schema:").map(str::trim) {
+            Some(name) => match FIXTURE_SCHEMAS.iter().find(|(n, _)| *n == name) {
+                Some((_, schema)) => out.push_str(schema),
+                None => return Err(rusqlite::Error::InvalidParameterName(format!("no fixture schema `{name}`"))),
+            },
+            None => out.push_str(line),
+        }
+    }
+    Ok(out)
+}
+
 /// Writes a database from SQL in WAL mode with checkpoints off, and returns the open
 /// connection: as long as it lives the rows sit in the `-wal`, as in a harness's live store.
+/// A line `-- schema: <name>` stands for a family's schema ([`FIXTURE_SCHEMAS`]).
 pub fn sqlite_fixture(path: &Path, sql: &str) -> rusqlite::Result<rusqlite::Connection> {
     let conn = rusqlite::Connection::open(path)?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
@@ -166,7 +187,7 @@ pub fn sqlite_fixture(path: &Path, sql: &str) -> rusqlite::Result<rusqlite::Conn
         let text: String = ctx.get(0)?;
         zstd::encode_all(text.as_bytes(), 3).map_err(|e| rusqlite::Error::UserFunctionError(Box::new(e)))
     })?;
-    conn.execute_batch(sql)?;
+    conn.execute_batch(&with_schemas(sql)?)?;
     Ok(conn)
 }
 
@@ -629,6 +650,40 @@ pub fn read_all(format: &dyn HarnessFormat, env: &StoreEnv, opts: &ParseOptions)
     out
 }
 
+/// [`read_all`] for a fixture home that plants sources which must fail to parse (a
+/// torn document, a file that is not the format): what the readable ones give.
+pub fn read_readable(format: &dyn HarnessFormat, env: &StoreEnv, opts: &ParseOptions) -> Vec<Session> {
+    let mut out = Vec::new();
+    for src in format.discover(env).sources {
+        // An error is the planted source's; the test asserts on the sessions, not on it.
+        let _ = format.parse(&src, opts, &mut out);
+    }
+    out
+}
+
+/// Every session `format` reads in the home directory `home` (only `HOME` set), with the
+/// default options: what most adapter tests start from.
+pub fn sessions(format: &dyn HarnessFormat, home: &Path) -> Vec<Session> {
+    read_all(format, &StoreEnv::with_home(home), &ParseOptions::default())
+}
+
+/// The session of this id among `all`; a test fails naming the id (and the ids there)
+/// when there is none.
+pub fn session<'a>(all: &'a [Session], id: &str) -> &'a Session {
+    all.iter().find(|s| s.id == id).unwrap_or_else(|| {
+        let ids: Vec<&str> = all.iter().map(|s| s.id.as_str()).collect();
+        panic!("no session {id} among {ids:?}")
+    })
+}
+
+/// The checked-in fixture home of the crate the test is in, `tests/fixtures/home/`.
+#[macro_export]
+macro_rules! fixture_home {
+    () => {
+        ::std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home")
+    };
+}
+
 /// Every file under `dir` with its length, mtime and xxh3 of its bytes.
 fn tree_state(dir: &Path) -> std::collections::BTreeMap<PathBuf, (u64, Option<std::time::SystemTime>, u64)> {
     let mut out = std::collections::BTreeMap::new();
@@ -695,6 +750,16 @@ mod tests {
         assert!(wal.len() > 0);
         let blob: Vec<u8> = writers[0].query_row("SELECT x FROM t", [], |r| r.get(0)).expect("row");
         assert_eq!(zstd::decode_all(&blob[..]).expect("zstd"), b"hello");
+    }
+
+    #[test]
+    fn a_fixture_names_a_family_schema_once() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let conn = sqlite_fixture(&tmp.path().join("oc.db"), "-- schema: opencode\nINSERT INTO message VALUES ('m', 's', 1, 1, '{}');")
+            .expect("the schema is included");
+        let n: i64 = conn.query_row("SELECT count(*) FROM message", [], |r| r.get(0)).expect("count");
+        assert_eq!(n, 1);
+        assert!(sqlite_fixture(&tmp.path().join("x.db"), "-- schema: nothing").is_err(), "an unknown schema is named");
     }
 
     #[test]

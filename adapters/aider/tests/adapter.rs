@@ -1,8 +1,6 @@
 //! Every test of deja-adapter-aider, in one test binary: the conformance kit, then the rules
 //! that matter most for aider's Markdown history.
 
-use std::path::Path;
-
 use deja_adapter_aider::{sha1_hex, AiderFormat};
 use deja_core::{HarnessFormat, ParseOptions, Role, Session, StoreEnv};
 
@@ -13,15 +11,11 @@ deja_core::conformance!(
 );
 
 fn home() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home")
+    deja_core::fixture_home!()
 }
 
 fn sessions_in(env: &StoreEnv) -> Vec<Session> {
-    let mut out = Vec::new();
-    for src in AiderFormat.discover(env).sources {
-        AiderFormat.parse(&src, &ParseOptions::default(), &mut out).expect("a fixture parses");
-    }
-    out
+    deja_core::testkit::read_all(&AiderFormat, env, &ParseOptions::default())
 }
 
 fn texts(s: &Session) -> Vec<(Role, &str)> {

@@ -2,8 +2,6 @@
 //! the rules that matter most for Cherry Studio's runtimes (snapshot runs collapsed, the
 //! pi store read by its header, moved app dirs).
 
-use std::path::Path;
-
 use deja_adapter_cherrystudio::{collapse_snapshots, CherrystudioFormat};
 use deja_core::{ExitStatus, HarnessFormat, ParseOptions, Role, Session, StoreEnv};
 
@@ -14,15 +12,11 @@ deja_core::conformance!(
 );
 
 fn home() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home")
+    deja_core::fixture_home!()
 }
 
 fn sessions(env: &StoreEnv) -> Vec<Session> {
-    let mut out = Vec::new();
-    for src in CherrystudioFormat.discover(env).sources {
-        CherrystudioFormat.parse(&src, &ParseOptions::default(), &mut out).expect("a fixture parses");
-    }
-    out
+    deja_core::testkit::read_all(&CherrystudioFormat, env, &ParseOptions::default())
 }
 
 #[test]

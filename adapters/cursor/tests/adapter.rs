@@ -2,8 +2,6 @@
 //! of the fixture databases and transcript, arbitrary bytes, mutated fixtures, store
 //! overrides), then the rules that matter most for both stores, and the IDE row cursor.
 
-use std::path::Path;
-
 use deja_adapter_cursor::CursorFormat;
 use deja_core::testkit::materialize_home;
 use deja_core::{Edit, FileAction, FileTouch, HarnessFormat, ParseOptions, ParseStats, Role, Session, SourceRef, StoreEnv};
@@ -16,7 +14,7 @@ deja_core::conformance!(
 
 fn fixture_home() -> (tempfile::TempDir, Vec<rusqlite::Connection>) {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let writers = materialize_home(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home"), tmp.path()).expect("fixture home");
+    let writers = materialize_home(&deja_core::fixture_home!(), tmp.path()).expect("fixture home");
     (tmp, writers)
 }
 

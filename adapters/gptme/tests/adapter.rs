@@ -8,7 +8,7 @@ use deja_core::{HarnessFormat, ParseOptions, Role, Session, StoreEnv};
 deja_core::conformance!(GptmeFormat);
 
 fn fixture_sessions() -> Vec<Session> {
-    let home = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home");
+    let home = deja_core::fixture_home!();
     let mut out = Vec::new();
     let found = GptmeFormat.discover(&StoreEnv::with_home(&home)).sources;
     assert_eq!(found.len(), 3, "a directory without conversation.jsonl is no source");

@@ -3,10 +3,9 @@
 //! overrides), then the rules that matter most: chunk joins, tool events as outputs,
 //! the sub-agent edge, project fallbacks, grok.db and its cursor, `DEJA_GROK_DB`.
 
-use std::path::Path;
-
 use deja_adapter_grok::GrokFormat;
 use deja_core::testkit::materialize_home;
+use deja_core::testkit::session;
 use deja_core::{HarnessFormat, ParseOptions, Role, Session, SourceRef, StoreEnv};
 
 deja_core::conformance!(
@@ -16,20 +15,12 @@ deja_core::conformance!(
 
 fn fixture_home() -> (tempfile::TempDir, Vec<rusqlite::Connection>) {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let writers = materialize_home(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home"), tmp.path()).expect("fixture home");
+    let writers = materialize_home(&deja_core::fixture_home!(), tmp.path()).expect("fixture home");
     (tmp, writers)
 }
 
 fn parse_env(env: &StoreEnv, opts: &ParseOptions) -> Vec<Session> {
-    let mut out = Vec::new();
-    for src in GrokFormat.discover(env).sources {
-        GrokFormat.parse(&src, opts, &mut out).expect("the fixture parses");
-    }
-    out
-}
-
-fn session<'a>(all: &'a [Session], id: &str) -> &'a Session {
-    all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("session {id}"))
+    deja_core::testkit::read_all(&GrokFormat, env, opts)
 }
 
 #[test]

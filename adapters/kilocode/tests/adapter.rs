@@ -16,15 +16,11 @@ deja_core::conformance!(
 
 /// The fixture home materialized into `to`; the returned writers keep the rows in the live WAL.
 fn fixture_home(to: &Path) -> impl Sized {
-    materialize_home(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home"), to).expect("fixture home")
+    materialize_home(&deja_core::fixture_home!(), to).expect("fixture home")
 }
 
 fn read_all(env: &StoreEnv) -> Vec<Session> {
-    let mut out = Vec::new();
-    for src in KiloCodeFormat.discover(env).sources {
-        KiloCodeFormat.parse(&src, &ParseOptions::default(), &mut out).expect("the fixture parses");
-    }
-    out
+    deja_core::testkit::read_all(&KiloCodeFormat, env, &ParseOptions::default())
 }
 
 fn fixture_sessions(set: &[(&str, &str)]) -> Vec<Session> {

@@ -8,7 +8,7 @@ use deja_core::{HarnessFormat, ParseOptions, Role, Session, StoreEnv};
 deja_core::conformance!(KimiWorkFormat);
 
 fn fixture_sessions() -> Vec<Session> {
-    let home = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home");
+    let home = deja_core::fixture_home!();
     let mut out = Vec::new();
     let found = KimiWorkFormat.discover(&StoreEnv::with_home(&home)).sources;
     assert_eq!(found.len(), 2, "conv-* main logs only: no sub-agent, no ctitle-/sklsum-/dvlt- session");

@@ -2,10 +2,9 @@
 //! every source in `tests/fixtures/home/`, arbitrary bytes, mutated fixtures, store
 //! overrides), then the rules that matter most for Kiro's three stores.
 
-use std::path::Path;
-
 use deja_adapter_kiro::KiroFormat;
 use deja_core::testkit::materialize_home;
+use deja_core::testkit::session;
 use deja_core::{
     Edit, ExitStatus, FileAction, FileTouch, HarnessFormat, ParseOptions, ParseStats, Role, Session, SourceRef, StoreEnv, Timestamp, Turn,
 };
@@ -21,7 +20,7 @@ struct Fixture {
 fn fixture() -> Fixture {
     let tmp = tempfile::tempdir().expect("tempdir");
     let home = tmp.path().join("home");
-    let writers = materialize_home(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home"), &home).expect("fixture home");
+    let writers = materialize_home(&deja_core::fixture_home!(), &home).expect("fixture home");
     Fixture { _tmp: tmp, writers, home }
 }
 
@@ -41,10 +40,6 @@ fn sessions() -> (Vec<Session>, Vec<(SourceRef, ParseStats)>) {
         stats.push((src, s));
     }
     (all, stats)
-}
-
-fn session<'a>(all: &'a [Session], id: &str) -> &'a Session {
-    all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("no session {id}: {:?}", all.iter().map(|s| &s.id).collect::<Vec<_>>()))
 }
 
 fn call<'a>(s: &'a Session, name: &str) -> Vec<&'a Turn> {

@@ -52,7 +52,7 @@ fn the_session_reads_as_opencode_under_its_own_id() {
 #[test]
 fn the_db_variable_names_the_database_file() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let _writers = materialize_home(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home"), tmp.path()).expect("fixture home");
+    let _writers = materialize_home(&deja_core::fixture_home!(), tmp.path()).expect("fixture home");
     let db = tmp.path().join(".local/share/mimocode/mimocode.db");
     let moved = tmp.path().join("copy/store.db");
     std::fs::create_dir_all(moved.parent().unwrap()).unwrap();

@@ -94,7 +94,7 @@ fn reasoning_comes_only_on_request() {
 #[test]
 fn the_db_variable_names_the_database_file() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let _writers = materialize_home(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home"), tmp.path()).expect("fixture home");
+    let _writers = materialize_home(&deja_core::fixture_home!(), tmp.path()).expect("fixture home");
     let db = tmp.path().join(".local/share/opencode/opencode.db");
     let moved = tmp.path().join("copy/store.db");
     std::fs::create_dir_all(moved.parent().unwrap()).unwrap();

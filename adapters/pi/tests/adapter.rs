@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use deja_adapter_pi::{encode_cwd, PiFormat};
+use deja_core::testkit::session;
 use deja_core::{ExitStatus, FileAction, HarnessFormat, ParseOptions, Role, Session, StoreEnv, SynthWriter};
 
 deja_core::conformance!(
@@ -14,12 +15,8 @@ deja_core::conformance!(
 );
 
 fn sessions_with(opts: &ParseOptions) -> Vec<Session> {
-    let home = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home");
+    let home = deja_core::fixture_home!();
     deja_core::testkit::read_all(&PiFormat, &StoreEnv::with_home(&home), opts)
-}
-
-fn session<'a>(all: &'a [Session], id: &str) -> &'a Session {
-    all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("session {id}"))
 }
 
 #[test]

@@ -2,9 +2,10 @@
 //! every source in `tests/fixtures/home/`, arbitrary bytes, mutated fixtures, store
 //! overrides), then the rules that matter most for Roo's task store.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use deja_adapter_roo::{strip_jsonc, RooFormat};
+use deja_core::testkit::session;
 use deja_core::{HarnessFormat, ParseOptions, Role, Session, StoreEnv, Timestamp};
 
 deja_core::conformance!(
@@ -15,19 +16,11 @@ deja_core::conformance!(
 );
 
 fn home() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home")
+    deja_core::fixture_home!()
 }
 
 fn parse_all(opts: &ParseOptions) -> Vec<Session> {
-    let mut out = Vec::new();
-    for src in RooFormat.discover(&StoreEnv::with_home(home())).sources {
-        let _ = RooFormat.parse(&src, opts, &mut out);
-    }
-    out
-}
-
-fn session<'s>(all: &'s [Session], id: &str) -> &'s Session {
-    all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("no session {id}"))
+    deja_core::testkit::read_readable(&RooFormat, &StoreEnv::with_home(home()), opts)
 }
 
 fn roles(s: &Session) -> Vec<Role> {

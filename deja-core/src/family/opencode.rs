@@ -839,6 +839,20 @@ const SYNTH_SCHEMA: &str = "
     CREATE INDEX IF NOT EXISTS part_message_idx ON part(message_id);
     CREATE INDEX IF NOT EXISTS part_session_idx ON part(session_id);";
 
+/// The tables of opencode 1.18 the harnesses of the family's fixtures write (`session`,
+/// `message`, `part`, the two indexes they are read through): a fixture's `.sql` names it
+/// with a line `-- schema: opencode` (see the conformance kit) instead of a copy.
+pub const FIXTURE_SCHEMA: &str = "\
+CREATE TABLE session(id TEXT PRIMARY KEY, project_id TEXT NOT NULL, parent_id TEXT, slug TEXT NOT NULL, directory TEXT NOT NULL, \
+title TEXT NOT NULL, version TEXT NOT NULL, agent TEXT, time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL);
+CREATE TABLE message(id TEXT PRIMARY KEY, session_id TEXT NOT NULL, time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL, \
+data TEXT NOT NULL);
+CREATE INDEX message_session_idx ON message(session_id);
+CREATE TABLE part(id TEXT PRIMARY KEY, message_id TEXT NOT NULL, session_id TEXT NOT NULL, time_created INTEGER NOT NULL, \
+time_updated INTEGER NOT NULL, data TEXT NOT NULL);
+CREATE INDEX part_message_idx ON part(message_id);
+";
+
 /// The model a synthetic session claims (message `providerID`/`modelID`).
 const SYNTH_PROVIDER: &str = "anthropic";
 const SYNTH_MODEL: &str = "claude-sonnet-4-5";
