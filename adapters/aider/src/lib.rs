@@ -10,12 +10,11 @@
 //! * `~/.aider.chat.history.md` (sessions launched from the home directory);
 //! * `$AIDER_CHAT_HISTORY_FILE` (aider's `--chat-history-file`; a directory there means
 //!   the history file inside it);
-//! * each entry of `DEJA_AIDER_ROOTS` (the platform path list) and of `DEJA_AIDER_ROOT`:
-//!   `<root>/.aider.chat.history.md`, `<root>/*/…` and `<root>/*/*/…` (two levels, as
-//!   the page bounds it);
-//! * the same two-level scan of the conventional project roots `~/src`, `~/code`,
-//!   `~/projects`, `~/dev`, `~/repos`, `~/work`, `~/git` (a choice of this adapter: the
-//!   page names none, and scanning all of `$HOME` is too slow).
+//! * the conventional project roots `~/src`, `~/code`, `~/projects`, `~/dev`, `~/repos`,
+//!   `~/work`, `~/git` (a choice of this adapter: the page names none, and scanning all of
+//!   `$HOME` is too slow): `<root>/.aider.chat.history.md`, `<root>/*/…` and `<root>/*/*/…`
+//!   (two levels, as the page bounds it); `DEJA_AIDER_ROOT` and the path list
+//!   `DEJA_AIDER_ROOTS` replace them, each a root of that kind;
 //!
 //! * every working directory another indexed harness recorded a session in
 //!   ([`StoreEnv::work_dirs`]: the directory itself, no descent). The adapter says
@@ -23,9 +22,6 @@
 //!   other harnesses' sources are parsed and a project first seen in the same run counts;
 //!   the index keeps the most recent few thousand such directories, so a refresh stays
 //!   a bounded number of stats.
-//!
-//! `DEJA_AIDER_ROOT` names one more sessions root of the kind above (a directory the
-//! history files sit in or under), not a file.
 //!
 //! State machine over lines (trailing spaces and CR stripped, so aider's two-space hard
 //! breaks go), with a code-fence flag:

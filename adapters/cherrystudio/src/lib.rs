@@ -15,9 +15,10 @@
 //!   dsh with `DSH_HOME=<app>/Data/Agents/.dsh`), read by `deja_core::family::dsh_log`, the
 //!   deepseek adapter's reader; the newest generation of each session directory is read.
 //!
-//! `DEJA_CHERRYSTUDIO_ROOTS` (the OS path list) replaces every root; `DEJA_CHERRYSTUDIO_ROOT`
-//! names one sessions root (a `projects` or `sessions` directory) and replaces them too.
-//! Under an override a file's runtime is told by its name and first line (dsh logs are
+//! `DEJA_CHERRYSTUDIO_ROOT` (and the path list `DEJA_CHERRYSTUDIO_ROOTS`) names a sessions
+//! root read for the Claude and dsh runtimes (a `projects` or `sessions` directory) in
+//! place of the Claude ones; `DEJA_CHERRYSTUDIO_PI_ROOT` and `DEJA_CHERRYSTUDIO_DSH_ROOT`
+//! move the other two. Under an override a file's runtime is told by its name and first line (dsh logs are
 //! `session[.vN].jsonl[.zstd]`, a pi file opens with its `session` header), not by the
 //! directory it sits in.
 //!

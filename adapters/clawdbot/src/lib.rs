@@ -2,7 +2,8 @@
 //! that predate the rename keep history in `~/.clawdbot/sessions/**/*.jsonl` (any depth),
 //! and newer Clawdbot builds may already use OpenClaw's
 //! `~/.clawdbot/agents/<agentId>/sessions/<uuid>.jsonl`; both are read.
-//! `DEJA_CLAWDBOT_ROOT` names the `sessions` directory and is then the only root read.
+//! `DEJA_CLAWDBOT_ROOT` names the `sessions` directory, `DEJA_CLAWDBOT_AGENTS_ROOT` the
+//! `agents` one.
 //!
 //! The reader is `deja_core::family::pi_jsonl` (its module doc has the record → role
 //! table), because a Clawdbot file is either OpenClaw's pi-lineage lines (detected per

@@ -5,13 +5,15 @@
 //! * **modern** (Cline CLI/SDK): `<sessions>/<id>/<id>.messages.json` beside the manifest
 //!   `<id>.json`, where `<sessions>` is `$CLINE_SESSION_DATA_DIR`, else `<data dir>/sessions`
 //!   with `<data dir>` = `$CLINE_DATA_DIR`, else `$CLINE_DIR/data`, else `~/.cline/data`.
-//!   `DEJA_CLINE_ROOT` names this sessions directory and wins over all of them.
+//!   Its variables place it, as the store spec says.
 //! * **legacy** (the `saoudrizwan.claude-dev` VS Code extension):
 //!   `<root>/tasks/<taskId>/api_conversation_history.json` with titles and working
 //!   directories in `<root>/state/taskHistory.json`, one root per editor host's global
 //!   storage (`Code`, `Code - Insiders`, `VSCodium`, `Cursor`, `Windsurf`; macOS
 //!   `~/Library/Application Support`, Windows `%APPDATA%`, else `${XDG_CONFIG_HOME:-~/.config}`).
-//!   `DEJA_CLINE_ROOTS` (a path list of extension roots) replaces those roots.
+//!
+//! `DEJA_CLINE_ROOT` and the path list `DEJA_CLINE_ROOTS` replace every root of both
+//! kinds: each root is read by what it holds (`tasks/`: an extension's; else the CLI's).
 //!
 //! A task present in both generations (a task id used as a session id) is read once, from
 //! the modern store. Roo Code writes the same legacy file name under its own extension

@@ -44,8 +44,8 @@
 //!
 //! **Variables.** IDE: `DEJA_CURSOR_ROOT` replaces the `User` folder entirely; else
 //! macOS `~/Library/Application Support/Cursor/User`, Windows `%APPDATA%\Cursor\User`,
-//! elsewhere `$XDG_CONFIG_HOME/Cursor/User` if that directory exists, else
-//! `~/.config/Cursor/User`. CLI: `DEJA_CURSOR_CLI_ROOT`, else `CURSOR_CONFIG_DIR`, else
+//! elsewhere `$XDG_CONFIG_HOME/Cursor/User` and `~/.config/Cursor/User` (Cursor falls back
+//! to the latter). CLI: `DEJA_CURSOR_CLI_ROOT`, else `CURSOR_CONFIG_DIR`, else
 //! `~/.cursor`. Transcripts under a `subagents` directory are read only with
 //! `DEJA_INCLUDE_SUBAGENTS=1` (off by default here, as the page says; no parent edge is
 //! derived).

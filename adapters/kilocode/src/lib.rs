@@ -22,12 +22,12 @@
 //!    tasks; ids are the task folder names, unprefixed (the page names no prefix). A task
 //!    found under two hosts is read once (`newest_generation_per_task`).
 //!
-//! **Variables.** `DEJA_KILO_DB` names the CLI database (a directory: the `kilo.db` in it);
-//! `DEJA_KILO_ROOTS` (a path list) replaces the extension roots, each either an extension
-//! folder (`…/kilocode.kilo-code`, holding `tasks/`) or a `globalStorage` folder holding
-//! one. `DEJA_KILOCODE_ROOT` names a sessions root holding either store — `kilo.db` and/or
-//! an extension's `tasks/` — and replaces the default places of both (the two variables
-//! above still win for their store). `XDG_DATA_HOME` moves the CLI's data dir;
+//! **Variables.** `DEJA_KILOCODE_DB` names the CLI database (a directory: the `kilo.db` in
+//! it), `DEJA_KILOCODE_ROOT` the directory holding it; `DEJA_KILOCODE_EXTENSION_ROOT` and
+//! the path list `DEJA_KILOCODE_EXTENSION_ROOTS` replace the extension roots, each either
+//! an extension folder (`…/kilocode.kilo-code`, holding `tasks/`) or a `globalStorage`
+//! folder holding one. `DEJA_KILO_DB` and `DEJA_KILO_ROOTS` are their older names, still
+//! honoured. `XDG_DATA_HOME` moves the CLI's data dir;
 //! `XDG_CONFIG_HOME` moves the editors' `User` folders on Linux (macOS: `~/Library/
 //! Application Support`, Windows: `%APPDATA%`). The page gives `${XDG_DATA_HOME:-…}` with no
 //! OS restriction, so unlike opencode both `$XDG_DATA_HOME/kilo/` and `~/.local/share/kilo/`

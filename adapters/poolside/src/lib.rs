@@ -3,7 +3,7 @@
 //! directory (macOS `~/Library/Application Support/poolside/trajectories`, Linux
 //! `~/.local/state/poolside/trajectories`, Windows `%APPDATA%\poolside\trajectories`).
 //! No harness relocation variable is known; `DEJA_POOLSIDE_ROOT` names the trajectories
-//! directory (or its parent, when that holds a `trajectories` directory).
+//! directory (or its parent: the files are looked for one level down).
 //!
 //! No family reader fits: each line is an event `{id, step_id, timestamp, type, <payload>}`
 //! whose payload key is the type with `.` → `_`, so this adapter reads the events itself.

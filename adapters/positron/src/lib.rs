@@ -12,8 +12,8 @@
 //! text is known. The project comes from the storage folder's `workspace.json`.
 //!
 //! `DEJA_POSITRON_ROOT` names one sessions root — a `User` folder (or any folder holding
-//! chat files, which is walked) — and replaces everything else; `DEJA_POSITRON_ROOTS` (a
-//! path list of `User` folders) replaces the default one. No source is append-only: the
+//! chat files, which is walked) — and `DEJA_POSITRON_ROOTS` a path list of them; either
+//! replaces the default one. No source is append-only: the
 //! mutation log is replayed from its start every time (compaction rewrites it).
 
 use deja_core::family::vscode_chat::{self, VscodeChatDialect, COPILOT_TOOLS};

@@ -5,7 +5,7 @@
 //! `PRIME_AGENT_CODING_AGENT_SESSION_DIR` move the sessions directory,
 //! `PRIME_AGENT_CODING_AGENT_DIR` moves the whole agent directory (default sessions and
 //! `session-artifacts`). `DEJA_PRIME_ROOT` names the sessions directory and overrides all
-//! of them; the children are then read from the `session-artifacts` beside it.
+//! of them for it; `DEJA_PRIME_ARTIFACTS_ROOT` names the children's directory.
 //!
 //! The reader is `deja_core::family::pi_jsonl` (its module doc has the record → role
 //! table): prime writes pi's session format. What the dialect changes: the header `cwd`

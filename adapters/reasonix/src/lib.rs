@@ -46,8 +46,8 @@
 //! names a session directory is a fork: the parent is still read, and the fork names it
 //! as `parent`. The legacy roots (`~/Library/Application Support/reasonix`,
 //! `$XDG_CONFIG_HOME/reasonix`, `~/.config/reasonix`; `~/.reasonix` on Windows) are read
-//! while present unless `REASONIX_HOME`, `REASONIX_STATE_HOME` or `DEJA_REASONIX_ROOT`
-//! is set, and only for sessions the current store does not have.
+//! while present unless `REASONIX_HOME` or `REASONIX_STATE_HOME` is set, and only for
+//! sessions the current store does not have (`DEJA_REASONIX_LEGACY_ROOT` moves them).
 //!
 //! `DEJA_REASONIX_ROOT` names the **state root** (the directory holding `sessions/`,
 //! `projects/`, `sessions-v4/`, `desktop-sessions-v5/`); pointed at a `sessions`

@@ -14,9 +14,8 @@
 //!   then that directory (a leading `~` expanded) and not the global storage;
 //! * the CLI's mock storage `~/.vscode-mock/global-storage` (`DEJA_ROO_CLI_ROOT` moves it).
 //!
-//! `DEJA_ROO_ROOTS` (a path list of roots, each holding `tasks/`) replaces all of them, and
-//! `DEJA_ROO_ROOT` names one sessions root — the `tasks` directory the task folders sit in —
-//! and replaces everything else. A task id found under two roots is read once (the most
+//! `DEJA_ROO_ROOT` and the path list `DEJA_ROO_ROOTS` replace the editor roots, each a
+//! root holding `tasks/` or the `tasks` directory itself. A task id found under two roots is read once (the most
 //! recently written copy).
 //!
 //! The dialect: Roo's tool vocabulary (`execute_command`, `read_file`, `apply_diff`,

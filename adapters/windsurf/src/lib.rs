@@ -17,9 +17,9 @@
 //!
 //! **Variables.** `DEJA_WINDSURF_ROOT` names one `User` folder (its
 //! `workspaceStorage/*/state.vscdb` are read; a folder not laid out so is walked for
-//! `state.vscdb`); else `DEJA_WINDSURF_ROOTS` (a path list of `User` folders) replaces
-//! the defaults; else Windsurf's and Windsurf - Next's `User` folders (`XDG_CONFIG_HOME`
-//! on Linux, `APPDATA` on Windows).
+//! `state.vscdb`) and `DEJA_WINDSURF_ROOTS` a path list of them; either replaces
+//! Windsurf's and Windsurf - Next's `User` folders (`XDG_CONFIG_HOME` on Linux, `APPDATA`
+//! on Windows).
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
