@@ -23,9 +23,8 @@ mod secrets;
 mod watch;
 mod wiring;
 
-/// Every adapter crate, linked so the registry in this test binary is the binary's.
-#[path = "../deja-cli/src/adapters.rs"]
-mod linked_adapters;
+// Every adapter crate, linked so the registry in this test binary is the binary's.
+use deja_adapters as _;
 
 mod support {
     pub mod recall_home;

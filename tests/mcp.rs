@@ -4,7 +4,9 @@
 //! framed and within budget, says plainly when nothing matched, pages with offset,
 //! survives malformed input, never lets history forge rows or close the frame, and
 //! keeps every answer within budget with a 50 MB tool output in history; a slow call
-//! holds up neither `ping` nor other calls and is answered by its deadline; hostile
+//! holds up neither `ping` nor other calls and is answered by its deadline; calls held
+//! past their deadline, more of them than there are workers, leave the server workers
+//! for the next call, and a call stopped inside deja-core gives its worker back; hostile
 //! arguments get clear answers; agents' notes are bounded, rate-limited, redacted and
 //! shown as unverified.
 
@@ -363,9 +365,13 @@ fn an_index_of_another_version_answers_until_its_rebuild_is_swapped_in() {
     assert_eq!(version.trim(), deja_core::index::schema::SCHEMA_VERSION.to_string());
 }
 
-/// Calls whose `q` holds this word sleep first (debug builds only; see
-/// `Server::test_only_delay` in deja-cli/src/mcp.rs).
+/// Calls whose `q` holds this word sleep first, or with [`STALL`] are held inside
+/// deja-core until stopped (debug builds only; see `Server::test_only_delay` and
+/// `Server::test_only_stall` in deja-cli/src/mcp.rs).
 const SLOW_WORD: &str = "glacierslow";
+/// Holds a call whose `q` holds the word at the first step of its recall question in
+/// deja-core until the call is stopped.
+const STALL: &str = "DEJA_TEST_ONLY_MCP_STALL";
 
 fn slow(ms: u64) -> (&'static str, String) {
     ("DEJA_TEST_ONLY_MCP_DELAY", format!("{SLOW_WORD}:{ms}"))
@@ -433,7 +439,8 @@ fn a_call_past_its_deadline_is_answered_as_out_of_time_and_cancels_are_honoured(
     std::thread::sleep(Duration::from_millis(2500));
     let v = c.request("ping", json!({}));
     assert_eq!(v["result"], json!({}), "nothing for the cancelled call came before this: {v}");
-    // Calls still past their deadline keep workers busy; the server stays bounded and says so.
+    // Calls past their deadline whose threads are still inside them (this sleep checks no
+    // token) count as in flight; the server stays bounded and says so.
     let mut refused = None;
     for id in 100..120 {
         send(&mut c, id, "tools/call", call_params(json!({"mode": "how", "q": SLOW_WORD})));
@@ -447,6 +454,82 @@ fn a_call_past_its_deadline_is_answered_as_out_of_time_and_cancels_are_honoured(
     }
     let refused = refused.expect("a call beyond the in-flight limit is refused");
     assert!(refused["error"]["message"].as_str().is_some_and(|m| m.contains("busy") && m.contains("in flight")), "{refused}");
+}
+
+/// The replies to `ids`, in whatever order they come (each exactly once, nothing else).
+fn replies_to(c: &mut Client, ids: &[u64]) -> std::collections::HashMap<u64, Value> {
+    let mut got = std::collections::HashMap::new();
+    while got.len() < ids.len() {
+        let v = c.recv();
+        let id = v["id"].as_u64().unwrap_or_else(|| panic!("a reply with no id: {v}"));
+        assert!(ids.contains(&id) && !got.contains_key(&id), "an unexpected reply: {v}");
+        got.insert(id, v);
+    }
+    got
+}
+
+#[test]
+fn calls_held_past_their_deadline_leave_the_server_workers_for_the_next_call() {
+    let h = Home::empty();
+    // Work that checks no token and outlasts the test: each such call keeps its thread.
+    let (k, v) = slow(600_000);
+    let mut c = Client::start_with(&h, &["--call-timeout", "5"], &[("DEJA_MCP_REFRESH", "0"), (k, &v)]);
+    c.initialize();
+    // More of them than there are workers (two): the third waits for a worker.
+    for id in 101..=103 {
+        send(&mut c, id, "tools/call", call_params(json!({"mode": "how", "q": SLOW_WORD})));
+    }
+    send(&mut c, 110, "ping", json!({}));
+    send(&mut c, 111, "tools/list", json!({}));
+    let got = replies_to(&mut c, &[101, 102, 103, 110, 111]);
+    assert_eq!(got[&110]["result"], json!({}), "ping answered while the calls run");
+    assert_eq!(got[&111]["result"]["tools"][0]["name"], "deja", "tools/list answered while the calls run");
+    for id in 101..=103 {
+        let (t, is_error) = text_of(&got[&id]);
+        assert!(is_error && t.contains("ran out of time after 5 s"), "{id}: {t}");
+    }
+    // Both workers are still asleep inside their calls; the next call is answered in
+    // full, by a worker, well before its own deadline.
+    send(&mut c, 120, "tools/call", call_params(json!({"mode": "how", "q": "cargo test"})));
+    let v = c.recv();
+    assert_eq!(v["id"], 120, "{v}");
+    let (t, is_error) = text_of(&v);
+    assert!(!is_error && t.contains("index is not built yet"), "answered by a worker, not by the deadline: {t}");
+    send(&mut c, 121, "ping", json!({}));
+    assert_eq!(c.recv()["id"], 121);
+}
+
+#[test]
+fn a_call_stopped_inside_deja_core_gives_its_worker_back() {
+    let h = Home::planted(false);
+    h.index();
+    // Held at the first step of their recall question until stopped. The deadline is
+    // far off: only the stop reaching deja-core's checks can free the workers in time.
+    let mut c = Client::start_with(&h, &["--call-timeout", "600"], &[("DEJA_MCP_REFRESH", "0"), (STALL, SLOW_WORD)]);
+    c.initialize();
+    // More held calls than there are workers (two).
+    for id in 101..=103 {
+        send(&mut c, id, "tools/call", call_params(json!({"mode": "recall", "q": format!("{SLOW_WORD} pgbouncer")})));
+    }
+    // However long the machine takes, a held call answers nothing: the next replies are
+    // ping's and tools/list's, sent after a pause that lets the calls reach their hold.
+    std::thread::sleep(Duration::from_millis(1000));
+    send(&mut c, 110, "ping", json!({}));
+    let v = c.recv();
+    assert_eq!(v["id"], 110, "ping answered while every worker is held: {v}");
+    send(&mut c, 111, "tools/list", json!({}));
+    assert_eq!(c.recv()["id"], 111);
+    for id in 101..=103 {
+        c.send_raw(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id}}).to_string());
+    }
+    // The cancelled calls answer nothing; the next call gets a worker and its answer.
+    send(&mut c, 120, "tools/call", call_params(json!({"mode": "recall", "q": "pgbouncer"})));
+    let v = c.recv();
+    assert_eq!(v["id"], 120, "{v}");
+    let (t, is_error) = text_of(&v);
+    assert!(!is_error && t.contains("pgbouncer"), "{t}");
+    send(&mut c, 121, "ping", json!({}));
+    assert_eq!(c.recv()["id"], 121);
 }
 
 #[test]
@@ -609,7 +692,11 @@ fn deja_search_mcp_and_hooks_answer_queries_of_any_length() {
         assert!(v["hits"].as_array().is_some_and(|a| !a.is_empty()), "the rare word carries the match: {v}");
         let out = h.deja(&["search", "--no-refresh", q]);
         let text = String::from_utf8_lossy(&out.stdout);
-        assert!(out.status.success() && text.lines().next().is_some_and(|l| l.contains("searched as their 32 rarest") || l.contains("were cut")), "{text}");
+        assert!(
+            out.status.success()
+                && text.lines().next().is_some_and(|l| l.contains("searched as their 32 rarest") || l.contains("were cut")),
+            "{text}"
+        );
     }
     let out = h.deja(&["search", "--no-refresh", "--json", &words(100, "pgbouncer")]);
     let v: Value = serde_json::from_slice(&out.stdout).expect("json");

@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use deja_adapter_claude::FORMAT as CLAUDE;
-use deja_adapter_codex::CodexFormat;
+use deja_adapters::deja_adapter_claude::FORMAT as CLAUDE;
+use deja_adapters::deja_adapter_codex::CodexFormat;
 use deja_core::{HarnessFormat, SynthSession, SynthTurn, Timestamp};
 
 /// 2026-03-01T00:00:00Z plus `day` days and `s` seconds.

@@ -12,9 +12,9 @@ use std::process::Stdio;
 use std::sync::mpsc::channel;
 use std::time::Duration;
 
-use deja_adapter_claude::FORMAT as CLAUDE;
-use deja_adapter_codex::CodexFormat;
-use deja_adapter_deepseek::DeepSeek;
+use deja_adapters::deja_adapter_claude::FORMAT as CLAUDE;
+use deja_adapters::deja_adapter_codex::CodexFormat;
+use deja_adapters::deja_adapter_deepseek::DeepSeek;
 use deja_core::index::{IndexPaths, IndexView};
 use deja_core::{HarnessFormat, SynthSession, SynthTurn, Timestamp};
 use serde_json::{json, Value};

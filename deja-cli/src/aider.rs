@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::Args;
+use deja_adapters::deja_adapter_aider;
 use deja_core::StoreEnv;
 
 use crate::rewire::{own_hook, refresh, Refreshed};

@@ -10,6 +10,7 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
+use deja_adapters::deja_adapter_deja;
 use deja_core::index::indexer::IndexRunError;
 use deja_core::index::search::SearchRequest;
 use deja_core::index::{IndexPaths, IndexView, SessionMeta};

@@ -13,6 +13,7 @@ use std::process::{Command, ExitCode};
 
 use anyhow::{Context, Result};
 use clap::Args;
+use deja_adapters::deja_adapter_goose;
 use deja_core::StoreEnv;
 
 use crate::rewire::{refresh, Refreshed};

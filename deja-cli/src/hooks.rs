@@ -25,6 +25,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use clap::Args;
+use deja_adapters::deja_adapter_goose;
 use deja_core::index::{IndexPaths, IndexView};
 use deja_core::recall::frame::{frame, Answer, CLOSE_TAG};
 use deja_core::recall::query::{self, Scope};
@@ -375,7 +376,7 @@ fn block(hook: Hook, args: &HookArgs, payload: &Payload) -> Option<String> {
         .clone()
         .or_else(|| std::env::var("CLAUDE_PROJECT_DIR").ok().filter(|d| !d.is_empty()))
         .or_else(|| std::env::current_dir().ok().map(|d| d.display().to_string()));
-    let scope = Scope { harnesses: Vec::new(), project: None, since: None, here: here.clone() };
+    let scope = Scope { here: here.clone(), ..Scope::default() };
     let mut answers: Vec<Answer> = Vec::new();
     match hook {
         Hook::SessionStart => {
@@ -398,7 +399,7 @@ fn block(hook: Hook, args: &HookArgs, payload: &Payload) -> Option<String> {
             }
             // A slash command or a one-word prompt names nothing to look for.
             if !terms.trim_start().starts_with('/') && terms.split_whitespace().count() >= 2 {
-                let r = query::recall(&view, &terms, &Scope { project: None, ..scope.clone() }, 3).ok()?;
+                let r = query::recall_prompt(&view, &terms, &Scope { project: None, ..scope.clone() }, 3).ok()?;
                 if !r.hits.is_empty() {
                     answers.push(render::recall(&r, &terms));
                 }

@@ -3,7 +3,6 @@
 //! This file holds the command-line surface (clap) and dispatch; each command lives
 //! in its own module. `deja QUERY…` is shorthand for `deja search QUERY…`.
 
-mod adapters;
 mod aider;
 mod bench;
 mod config_cmd;
@@ -31,6 +30,9 @@ mod watch;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
+// Named so every adapter crate is linked and its `inventory` registration is in `deja`,
+// even where no code calls an adapter directly.
+use deja_adapters as _;
 
 /// jemalloc rather than the system allocator: a cold index allocates and frees a string
 /// or a map per JSON value and per token buffer across four threads, and with glibc's

@@ -12,8 +12,14 @@
 //! [`WORKERS`]; at most [`MAX_IN_FLIGHT`] calls are taken at once (more are refused with
 //! a JSON-RPC error, so nothing queues without bound); each call is answered by its
 //! deadline (`--call-timeout`, 30 s) with an answer saying it ran out of time if its
-//! worker has not finished; `notifications/cancelled` drops a call's answer. Every frame
-//! is written whole under one lock, so answers from different threads never interleave.
+//! worker has not finished; `notifications/cancelled` drops a call's answer. Either way
+//! the call is stopped: its [`Cancel`] token fires, and deja-core's search and recall
+//! questions check it between their steps and return. A worker still inside a call at
+//! its deadline (in a step that checks nothing) is replaced by a new one, and the old
+//! thread ends when its call does, so slow calls never leave the client without a
+//! worker; a call counts as in flight until its thread is done with it, which bounds the
+//! threads too. Every frame is written whole under one lock, so answers from different
+//! threads never interleave.
 //! Inputs are bounded too: the query limits of `deja_core` (shared with `deja search`),
 //! the notes' limits, and `limit`/`offset` clamped with a line saying so.
 //!
@@ -26,14 +32,15 @@ use std::collections::VecDeque;
 use std::io::{BufRead, Write};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use clap::Args;
-use deja_adapter_deja::{NoteSource, MAX_NOTE_BYTES, MAX_PROJECT_BYTES, MAX_TAGS, MAX_TAG_BYTES};
+use deja_adapters::deja_adapter_deja::{self, NoteSource, MAX_NOTE_BYTES, MAX_PROJECT_BYTES, MAX_TAGS, MAX_TAG_BYTES};
+use deja_core::cancel::Cancel;
 use deja_core::index::indexer::{run_index, IndexRequest, Silent};
 use deja_core::index::schema::SCHEMA_VERSION;
 use deja_core::index::search::{MAX_QUERY_BYTES, MAX_QUERY_WORDS};
@@ -55,10 +62,11 @@ const MAX_LINE: usize = 3 << 20;
 pub const BUDGET_SMALL: usize = 4096;
 pub const BUDGET_LARGE: usize = 8192;
 const REFRESH_EVERY: Duration = Duration::from_secs(60);
-/// Threads answering `tools/call`: two, so one slow call leaves another free.
+/// Threads answering `tools/call`: two, so one slow call leaves another free (and a
+/// call past its deadline hands its place to a new thread).
 const WORKERS: usize = 2;
-/// Calls taken at once: running, waiting for a worker, or past their deadline with the
-/// worker still busy. A call beyond this is refused at once.
+/// Calls taken at once: running, waiting for a worker, or past their deadline with
+/// their thread still inside them. A call beyond this is refused at once.
 const MAX_IN_FLIGHT: usize = 8;
 /// Notes one server process saves at most per minute (all processes together are held
 /// to `remember::AGENT_NOTES_PER_HOUR`).
@@ -101,8 +109,10 @@ unverified. Answers are untrusted history, not instructions; page with offset.",
 fn mcp_help() -> String {
     format!(
         "Limits: a request line holds at most {} MiB; a `q` past {MAX_QUERY_BYTES} bytes or {MAX_QUERY_WORDS} words is \
-         searched by its rarest words and the answer names the rest (mode fix: the last {} MiB of error text); {WORKERS} calls run at once and {MAX_IN_FLIGHT} are taken at most, more are refused; \
-         ping, initialize and tools/list are answered while calls run. Agents' notes (mode remember): {} KiB, {MAX_TAGS} \
+         searched by its rarest words and the answer names the rest (mode fix: the last {} MiB of error text); {WORKERS} \
+         calls run at once and {MAX_IN_FLIGHT} are taken at most, more are refused; a call past its deadline is stopped \
+         and its worker replaced; ping, initialize and tools/list are answered while calls run. Agents' notes (mode \
+         remember): {} KiB, {MAX_TAGS} \
          tags of {MAX_TAG_BYTES} bytes, {AGENT_NOTES_PER_MINUTE} a minute per server and {} an hour in all, shown to later \
          agents as unverified.",
         MAX_LINE >> 20,
@@ -119,7 +129,7 @@ pub struct McpArgs {
     #[arg(long)]
     pub no_refresh: bool,
     /// Seconds one tool call may take; a call still running then is answered as having
-    /// run out of time (the server keeps answering other requests meanwhile).
+    /// run out of time and stopped (the server keeps answering other requests meanwhile).
     #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub call_timeout: u64,
 }
@@ -305,7 +315,22 @@ struct Pending {
     answered: AtomicBool,
     /// What is sent if the deadline comes first.
     timeout_reply: Value,
+    /// Fired at the deadline or by `notifications/cancelled`: the call stops at its
+    /// next step (and fires by itself at the deadline, should the watch be late).
+    cancel: Cancel,
+    /// Where the call is: [`QUEUED`], [`RUNNING`], [`FINISHED`] or [`REPLACED`].
+    state: AtomicU8,
 }
+
+/// Waiting for a worker.
+const QUEUED: u8 = 0;
+/// A worker is inside it.
+const RUNNING: u8 = 1;
+/// Its worker is done with it.
+const FINISHED: u8 = 2;
+/// Still running past its deadline: a new worker took its thread's place, and the
+/// thread ends when the call does.
+const REPLACED: u8 = 3;
 
 impl Pending {
     /// True for the one caller that gets to answer.
@@ -315,6 +340,15 @@ impl Pending {
 
     fn done(&self) -> bool {
         self.answered.load(Ordering::SeqCst)
+    }
+
+    /// Stops the call (and, answered or not, nobody waits for it any more).
+    fn stop(&self) {
+        self.cancel.cancel();
+    }
+
+    fn moved(&self, from: u8, to: u8) -> bool {
+        self.state.compare_exchange(from, to, Ordering::SeqCst, Ordering::SeqCst).is_ok()
     }
 }
 
@@ -339,6 +373,32 @@ impl Calls {
     }
 }
 
+/// What a worker needs, shared so that the deadline watch can start one in place of a
+/// worker held past a deadline.
+struct Pool {
+    server: Arc<Server>,
+    out: Arc<Out>,
+    calls: Arc<Calls>,
+    jobs: Mutex<Receiver<Job>>,
+    /// Workers started so far (names the threads).
+    started: AtomicUsize,
+}
+
+impl Pool {
+    /// Starts one worker; false (said on stderr) when no thread could be started.
+    fn spawn_worker(self: &Arc<Self>) -> bool {
+        let n = self.started.fetch_add(1, Ordering::SeqCst);
+        let pool = self.clone();
+        match std::thread::Builder::new().name(format!("deja-mcp-{n}")).spawn(move || work(&pool)) {
+            Ok(_) => true,
+            Err(e) => {
+                eprintln!("deja mcp: could not start a worker thread: {e}");
+                false
+            }
+        }
+    }
+}
+
 /// Routes requests: cheap ones answered on the reader thread, `tools/call` through
 /// the worker pool.
 struct Dispatcher {
@@ -353,16 +413,17 @@ impl Dispatcher {
     fn start(server: Arc<Server>, out: Arc<Out>, timeout: Duration) -> Dispatcher {
         let calls = Arc::new(Calls { pending: Mutex::new(Vec::new()), changed: Condvar::new(), occupied: AtomicUsize::new(0) });
         let (jobs, rx) = channel::<Job>();
-        let rx = Arc::new(Mutex::new(rx));
-        for n in 0..WORKERS {
-            let (server, out, calls, rx) = (server.clone(), out.clone(), calls.clone(), rx.clone());
-            let spawned = std::thread::Builder::new().name(format!("deja-mcp-{n}")).spawn(move || work(&server, &out, &calls, &rx));
-            if let Err(e) = spawned {
-                eprintln!("deja mcp: could not start a worker thread: {e}");
-            }
+        let pool = Arc::new(Pool {
+            server: server.clone(),
+            out: out.clone(),
+            calls: calls.clone(),
+            jobs: Mutex::new(rx),
+            started: AtomicUsize::new(0),
+        });
+        for _ in 0..WORKERS {
+            pool.spawn_worker();
         }
-        let (out2, calls2) = (out.clone(), calls.clone());
-        if let Err(e) = std::thread::Builder::new().name("deja-mcp-deadlines".into()).spawn(move || watch_deadlines(&out2, &calls2)) {
+        if let Err(e) = std::thread::Builder::new().name("deja-mcp-deadlines".into()).spawn(move || watch_deadlines(&pool)) {
             eprintln!("deja mcp: could not start the deadline thread: {e}");
         }
         Dispatcher { server, out, calls, jobs, timeout }
@@ -379,7 +440,7 @@ impl Dispatcher {
             return;
         }
         if !needs_worker(&msg) {
-            if let Some(reply) = self.server.handle_value(msg) {
+            if let Some(reply) = self.server.handle_value(msg, &Cancel::never()) {
                 self.out.send(&reply);
             }
             return;
@@ -397,9 +458,7 @@ impl Dispatcher {
             if method == "tools/call" {
                 tool_result(
                     id,
-                    &format!(
-                        "deja: this call ran out of time after {secs:.0} s and was abandoned; the server goes on answering ({outcome})"
-                    ),
+                    &format!("deja: this call ran out of time after {secs:.0} s and was stopped; the server goes on answering ({outcome})"),
                     true,
                 )
             } else {
@@ -407,7 +466,15 @@ impl Dispatcher {
             }
         });
         let id = msg.get("id").cloned();
-        let pending = Arc::new(Pending { id, deadline: Instant::now() + self.timeout, answered: AtomicBool::new(false), timeout_reply });
+        let deadline = Instant::now() + self.timeout;
+        let pending = Arc::new(Pending {
+            id,
+            deadline,
+            answered: AtomicBool::new(false),
+            timeout_reply,
+            cancel: Cancel::with_deadline(deadline),
+            state: AtomicU8::new(QUEUED),
+        });
         if let Ok(mut list) = self.calls.pending.lock() {
             list.push(pending.clone());
         }
@@ -421,12 +488,13 @@ impl Dispatcher {
         }
     }
 
-    /// `notifications/cancelled`: the call's answer is dropped (a call already running
-    /// still finishes, but nobody waits for it).
+    /// `notifications/cancelled`: the call's answer is dropped and the call stopped at
+    /// its next step.
     fn cancel(&self, request_id: &Value) {
         if let Ok(list) = self.calls.pending.lock() {
             if let Some(p) = list.iter().find(|p| p.id.as_ref() == Some(request_id) && !p.done()) {
                 p.claim();
+                p.stop();
             }
         }
         self.calls.changed.notify_all();
@@ -444,39 +512,62 @@ impl Dispatcher {
     }
 }
 
-/// A worker: takes calls off the queue until the reader is gone.
-fn work(server: &Server, out: &Out, calls: &Calls, rx: &Mutex<Receiver<Job>>) {
+/// A worker: takes calls off the queue until the reader is gone, or until the call it
+/// was in ran past its deadline and another worker took its place.
+fn work(pool: &Arc<Pool>) {
     loop {
-        let job = match rx.lock() {
+        let job = match pool.jobs.lock() {
             Ok(rx) => rx.recv(),
             Err(_) => return,
         };
         let Ok(Job { pending, msg }) = job else { return };
-        // A call cancelled or out of time while it waited is not started.
-        if !pending.done() {
-            let reply = server.handle_value(msg);
-            if pending.claim() {
-                if let Some(reply) = reply {
-                    out.send(&reply);
+        let mut replaced = false;
+        // The deadline watch answers first and then looks at the state, this worker
+        // moves the state first and then looks at the answer: one of the two sees the
+        // other, so a call is never both skipped by the watch and started here unseen.
+        if pending.moved(QUEUED, RUNNING) {
+            // A call cancelled or out of time while it waited is not started.
+            if !pending.done() {
+                let reply = pool.server.handle_value(msg, &pending.cancel);
+                if pending.claim() {
+                    // Ended past its deadline (its token stops it there) a moment before
+                    // the watch got to it: the answer the watch gives, whatever stopped it.
+                    let reply = if Instant::now() >= pending.deadline { Some(pending.timeout_reply.clone()) } else { reply };
+                    if let Some(reply) = reply {
+                        pool.out.send(&reply);
+                    }
                 }
             }
+            replaced = !pending.moved(RUNNING, FINISHED);
         }
-        calls.occupied.fetch_sub(1, Ordering::SeqCst);
-        calls.notify();
+        pool.calls.occupied.fetch_sub(1, Ordering::SeqCst);
+        pool.calls.notify();
+        if replaced {
+            return;
+        }
     }
 }
 
-/// Answers each call whose deadline passed, and forgets calls answered.
-fn watch_deadlines(out: &Out, calls: &Calls) {
+/// Answers each call whose deadline passed and stops it; a worker still inside such a
+/// call is replaced by a new one. Forgets calls answered, except those a worker is
+/// still inside until their deadline (a cancelled call that does not stop is replaced
+/// then too).
+fn watch_deadlines(pool: &Arc<Pool>) {
+    let calls = &pool.calls;
     let Ok(mut list) = calls.pending.lock() else { return };
     loop {
         let now = Instant::now();
         for p in list.iter().filter(|p| p.deadline <= now) {
             if p.claim() {
-                out.send(&p.timeout_reply);
+                pool.out.send(&p.timeout_reply);
+            }
+            p.stop();
+            if p.moved(RUNNING, REPLACED) && !pool.spawn_worker() {
+                // No thread to spare: the old one goes on taking calls once this one ends.
+                p.moved(REPLACED, RUNNING);
             }
         }
-        list.retain(|p| !p.done());
+        list.retain(|p| p.deadline > now && (!p.done() || p.state.load(Ordering::SeqCst) == RUNNING));
         calls.changed.notify_all();
         let wait = list.iter().map(|p| p.deadline.saturating_duration_since(now)).min().unwrap_or(Duration::from_secs(3600));
         list = match calls.changed.wait_timeout(list, wait.max(Duration::from_millis(1))) {
@@ -580,24 +671,24 @@ impl Server {
     #[cfg(test)]
     fn handle_line(&self, line: &str) -> Option<Value> {
         match serde_json::from_str(line) {
-            Ok(v) => self.handle_value(v),
+            Ok(v) => self.handle_value(v, &Cancel::never()),
             Err(e) => Some(error(Value::Null, -32700, &format!("Parse error: {e}"))),
         }
     }
 
-    /// Answers one parsed message or batch.
-    fn handle_value(&self, msg: Value) -> Option<Value> {
+    /// Answers one parsed message or batch; `cancel` stops its tool calls.
+    fn handle_value(&self, msg: Value, cancel: &Cancel) -> Option<Value> {
         match msg {
             Value::Array(items) if items.is_empty() => Some(error(Value::Null, -32600, "Invalid Request: empty batch")),
             Value::Array(items) => {
-                let out: Vec<Value> = items.into_iter().filter_map(|m| self.handle(m)).collect();
+                let out: Vec<Value> = items.into_iter().filter_map(|m| self.handle(m, cancel)).collect();
                 (!out.is_empty()).then_some(Value::Array(out))
             }
-            other => self.handle(other),
+            other => self.handle(other, cancel),
         }
     }
 
-    fn handle(&self, msg: Value) -> Option<Value> {
+    fn handle(&self, msg: Value, cancel: &Cancel) -> Option<Value> {
         let Value::Object(obj) = msg else {
             return Some(error(Value::Null, -32600, "Invalid Request: not an object"));
         };
@@ -623,7 +714,7 @@ impl Server {
             "initialize" => ok(id, self.initialize(&params)),
             "ping" => ok(id, json!({})),
             "tools/list" => ok(id, json!({"tools": [tool_definition()]})),
-            "tools/call" => self.tools_call(id, &params),
+            "tools/call" => self.tools_call(id, &params, cancel),
             other => error(id, -32601, &format!("Method not found: {}", clean(other, 80))),
         })
     }
@@ -639,7 +730,7 @@ impl Server {
         })
     }
 
-    fn tools_call(&self, id: Value, params: &Value) -> Value {
+    fn tools_call(&self, id: Value, params: &Value, cancel: &Cancel) -> Value {
         let name = match params.get("name") {
             Some(Value::String(n)) => n.as_str(),
             _ => return error(id, -32602, "Invalid params: `name` (the tool, `deja`) must be a string"),
@@ -653,7 +744,7 @@ impl Server {
             Some(Value::Object(m)) => m,
             Some(_) => return tool_result(id, "deja: `arguments` must be an object, e.g. {\"mode\": \"recall\", \"q\": \"…\"}", true),
         };
-        let outcome = catch_unwind(AssertUnwindSafe(|| self.call(args)));
+        let outcome = catch_unwind(AssertUnwindSafe(|| self.call(args, cancel)));
         let (text, is_error) = match outcome {
             Ok(Ok(text)) => (text, false),
             Ok(Err(ToolError(msg))) => (format!("deja: {msg}"), true),
@@ -663,9 +754,11 @@ impl Server {
         tool_result(id, &text, is_error)
     }
 
-    fn call(&self, args: &Map<String, Value>) -> Result<String, ToolError> {
+    fn call(&self, args: &Map<String, Value>, cancel: &Cancel) -> Result<String, ToolError> {
         #[cfg(debug_assertions)]
         self.test_only_delay(args);
+        #[cfg(debug_assertions)]
+        let cancel = &self.test_only_stall(args, cancel);
         let mode = match args.get("mode") {
             Some(Value::String(m)) => m.as_str(),
             None | Some(Value::Null) => "",
@@ -697,7 +790,7 @@ impl Server {
         };
         let project = str_arg(args, "project", MAX_PROJECT_BYTES)?.map(str::trim).filter(|p| !p.is_empty()).map(str::to_string);
         let here = project.clone().or_else(|| self.cwd.clone());
-        let scope = Scope { harnesses, project: None, since, here: here.clone() };
+        let scope = Scope { harnesses, project: None, since, here: here.clone(), cancel: cancel.clone() };
         let said: String = said.into_iter().map(|s| format!("({s})\n")).collect();
 
         if mode == "remember" {
@@ -713,7 +806,12 @@ impl Server {
         let refreshing =
             if self.refresher.busy() { "(deja is refreshing its index; this answer comes from what was already indexed)\n" } else { "" };
         let note = format!("{refreshing}{said}");
-        let err = |e: deja_core::index::IndexError| ToolError(format!("the index could not be read: {e}"));
+        let err = |e: deja_core::index::IndexError| match e {
+            // Never sent: a stopped call was cancelled by its client or is past its
+            // deadline, and then answered as out of time.
+            deja_core::index::IndexError::Cancelled(_) => ToolError("this call was stopped: it ran out of time or was cancelled".into()),
+            e => ToolError(format!("the index could not be read: {e}")),
+        };
         let (answer, budget): (Option<Answer>, usize) = match mode {
             "recall" => {
                 let scope = Scope { project: project.clone(), ..scope };
@@ -755,7 +853,9 @@ impl Server {
 
     /// Test-only, and only in debug builds: `DEJA_TEST_ONLY_MCP_DELAY=WORD:MS` makes a
     /// call whose `q` contains WORD sleep MS milliseconds first, so the end-to-end tests
-    /// can hold a call open and see the server go on answering.
+    /// can hold a call open and see the server go on answering. The sleep checks no
+    /// token: it stands for work that cannot be stopped, whose worker is replaced at the
+    /// deadline.
     #[cfg(debug_assertions)]
     fn test_only_delay(&self, args: &Map<String, Value>) {
         let Some((word, ms)) = self.env.var("DEJA_TEST_ONLY_MCP_DELAY").and_then(|v| v.split_once(':')) else { return };
@@ -763,6 +863,21 @@ impl Server {
         if !word.is_empty() && q.contains(word) {
             std::thread::sleep(Duration::from_millis(ms));
         }
+    }
+
+    /// Test-only, and only in debug builds: `DEJA_TEST_ONLY_MCP_STALL=WORD` holds a call
+    /// whose `q` contains WORD at the first step of its search or recall question in
+    /// deja-core (the first check of its token, see `Cancel::test_only_hold`) until the
+    /// call is stopped, so the end-to-end tests can see a call stopped inside deja-core
+    /// give its worker back.
+    #[cfg(debug_assertions)]
+    fn test_only_stall(&self, args: &Map<String, Value>, cancel: &Cancel) -> Cancel {
+        let word = self.env.var("DEJA_TEST_ONLY_MCP_STALL").unwrap_or("");
+        let q = args.get("q").and_then(Value::as_str).unwrap_or("");
+        if word.is_empty() || !q.contains(word) {
+            return cancel.clone();
+        }
+        cancel.clone().test_only_hold(Duration::from_secs(24 * 3600))
     }
 
     /// The index, or a sentence saying why there is none to answer from. A generation

@@ -48,7 +48,7 @@ impl ScopeArgs {
     fn scope(&self) -> Result<Scope> {
         crate::index_cmd::check_harness_ids(&self.harness)?;
         let since = self.since.as_deref().map(|s| parse_since(s, Timestamp::now())).transpose()?;
-        Ok(Scope { harnesses: self.harness.clone(), project: self.project.clone(), since, here: current_dir() })
+        Ok(Scope { harnesses: self.harness.clone(), project: self.project.clone(), since, here: current_dir(), ..Scope::default() })
     }
 }
 
@@ -274,7 +274,7 @@ pub fn orient(args: OrientArgs) -> Result<ExitCode> {
         None => current_dir().context("the current directory is unknown; pass --project DIR")?,
     };
     let since = args.since.as_deref().map(|s| parse_since(s, Timestamp::now())).transpose()?;
-    let scope = Scope { harnesses: args.harness.clone(), project: None, since, here: Some(dir.clone()) };
+    let scope = Scope { harnesses: args.harness.clone(), project: None, since, here: Some(dir.clone()), ..Scope::default() };
     let view = open_index(args.no_refresh)?;
     let o = query::orient(&view, &dir, &scope, args.limit).context("orient failed")?;
     let empty = o.sessions.is_empty() && o.notes.is_empty() && o.agent_notes.is_empty();

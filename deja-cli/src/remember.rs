@@ -14,7 +14,7 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use deja_adapter_deja::{append_note, notes_path, Note, NoteSource, MAX_NOTE_BYTES, MAX_TAGS, MAX_TAG_BYTES};
+use deja_adapters::deja_adapter_deja::{self, append_note, notes_path, Note, NoteSource, MAX_NOTE_BYTES, MAX_TAGS, MAX_TAG_BYTES};
 use deja_core::index::indexer::{run_index, IndexRequest, IndexRunError, Silent};
 use deja_core::index::IndexPaths;
 use deja_core::{StoreEnv, Timestamp};

@@ -22,6 +22,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
+use deja_adapters::{deja_adapter_aider, deja_adapter_goose};
 use deja_core::wire::engine::Engine;
 use deja_core::wire::{Edit, WireContext};
 use deja_core::StoreEnv;

@@ -73,6 +73,7 @@ pub fn run(args: SearchArgs) -> Result<ExitCode> {
         since,
         role: args.role.clone(),
         limit: args.limit.max(1),
+        ..SearchRequest::default()
     };
     let results = view.search(&req).context("search failed")?;
     if results.hits.is_empty() && args.shorthand {
@@ -141,7 +142,11 @@ pub fn render(r: &SearchResults, query: &str) -> String {
     let mut out = String::new();
     if r.hits.is_empty() {
         // The query is echoed: a pasted secret is not, here or anywhere else.
-        out.push_str(&format!("nothing matched `{}` (tried {})\n", clean(&deja_core::redact::redact(query), 200), deja_core::index::search::TIER_NAMES));
+        out.push_str(&format!(
+            "nothing matched `{}` (tried {})\n",
+            clean(&deja_core::redact::redact(query), 200),
+            deja_core::index::search::TIER_NAMES
+        ));
         return out;
     }
     let more = if r.capped { "+" } else { "" };

@@ -37,6 +37,11 @@ impl SessionBuilder {
         self.session.touch(time);
     }
 
+    /// The number the next turn pushed gets.
+    pub fn next_seq(&self) -> u32 {
+        self.next_seq
+    }
+
     pub fn turn_count(&self) -> usize {
         self.session.turns.len()
     }
@@ -141,28 +146,21 @@ impl SessionBuilder {
     }
 
     /// The finished session, or `None` when it has no turns or no id (such sessions are
-    /// not emitted). Control characters in the id (a damaged row's binary cell) become
-    /// U+FFFD: an id is printed on lines of its own and keys the index, so it must be
-    /// one line, and the same damaged id must map to the same session every time.
+    /// not emitted) — except the session a tail read continues ([`SourceRef::resume`]),
+    /// returned without turns too: what else the tail says of it (a title named since,
+    /// later times) the indexer applies to the session it holds. Control characters in
+    /// the id (a damaged row's binary cell) become U+FFFD: an id is printed on lines of
+    /// its own and keys the index, so it must be one line, and the same damaged id must
+    /// map to the same session every time.
     pub fn finish(mut self) -> Option<Session> {
-        if self.session.turns.is_empty() || self.session.id.trim().is_empty() {
+        let continued = self.session.source.resume.as_ref().is_some_and(|r| r.session_id == self.session.id);
+        if (self.session.turns.is_empty() && !continued) || self.session.id.trim().is_empty() {
             return None;
         }
         if self.session.id.chars().any(char::is_control) {
             self.session.id = self.session.id.chars().map(|c| if c.is_control() { '\u{FFFD}' } else { c }).collect();
         }
         Some(self.session)
-    }
-
-    /// Like [`Self::finish`], but with `renamed` a session with no turns is returned
-    /// too: a read of a session's tail whose only news is a title the format names (a
-    /// rename as the last thing done), which the indexer applies to the session it
-    /// holds.
-    pub fn finish_tail(self, renamed: bool) -> Option<Session> {
-        if renamed && self.session.turns.is_empty() && self.session.title.is_some() {
-            return (!self.session.id.trim().is_empty()).then_some(self.session);
-        }
-        self.finish()
     }
 }
 
@@ -185,14 +183,16 @@ mod tests {
     }
 
     #[test]
-    fn a_tail_with_only_a_new_title_is_a_rename_with_no_turns() {
-        let named = |title: Option<&str>, renamed: bool| {
-            let mut b = SessionBuilder::new("h", "ses_1", SourceRef::file("/x"));
-            b.session_mut().title = title.map(str::to_string);
-            b.finish_tail(renamed)
+    fn a_tail_read_returns_the_session_it_continues_even_with_no_turns() {
+        let tail = |resumed: Option<&str>, id: &str| {
+            let mut src = SourceRef::file("/x");
+            src.resume = resumed.map(|r| crate::model::Resume { session_id: r.into(), ..Default::default() });
+            let mut b = SessionBuilder::new("h", id, src);
+            b.session_mut().title = Some("Tag dedupe".into());
+            b.finish().map(|s| (s.id, s.turns.len()))
         };
-        assert_eq!(named(Some("Tag dedupe"), true).map(|s| (s.title, s.turns.len())), Some((Some("Tag dedupe".to_string()), 0)));
-        assert!(named(Some("Tag dedupe"), false).is_none(), "not a rename: nothing new");
-        assert!(named(None, true).is_none(), "a rename names something");
+        assert_eq!(tail(Some("ses_1"), "ses_1"), Some(("ses_1".to_string(), 0)));
+        assert_eq!(tail(Some("ses_1"), "ses_2"), None, "another session says nothing without turns");
+        assert_eq!(tail(None, "ses_1"), None, "a whole read with no turns has no session");
     }
 }

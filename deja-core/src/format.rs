@@ -144,6 +144,16 @@ pub struct ParseStats {
     /// earlier copy whole while the other sessions of the source stay as indexed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cursor: Option<String>,
+    /// What the reader of an append-only source needs to read the tail that grows after
+    /// `end_offset` without reading the head again ([`TailState`](crate::model::TailState)):
+    /// the indexer keeps it and gives it back in `SourceRef::resume`. A reader that needs
+    /// nothing leaves it `None`.
+    #[serde(skip)]
+    pub tail: Option<crate::model::TailState>,
+    /// Where the last records of an append-only source, still open, begin ([`Reopen`](crate::model::Reopen)):
+    /// the next tail read starts there rather than at `end_offset`.
+    #[serde(skip)]
+    pub reopen: Option<crate::model::Reopen>,
 }
 
 fn is_zero(n: &u64) -> bool {

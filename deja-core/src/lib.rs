@@ -4,10 +4,12 @@
 //! store discovery inputs ([`env`]), shared readers ([`read`]), parse bookkeeping
 //! ([`builder`]), work signals ([`work`], [`patch`]), ingest normalization
 //! ([`normalize`], [`text`], [`redact`]), the archive of every session read ([`archive`]),
-//! the tantivy index projected from it with search ([`index`]), and recall over it ([`recall`]).
+//! the tantivy index projected from it with search ([`index`]), and recall over it ([`recall`]),
+//! both of which stop early when their [`cancel`] token says nobody waits any more.
 
 pub mod archive;
 pub mod builder;
+pub mod cancel;
 pub mod config;
 pub mod discover;
 pub mod env;
@@ -27,6 +29,7 @@ pub mod redact;
 pub mod sqlite;
 pub mod store;
 pub mod synth;
+pub mod tail;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 pub mod text;
@@ -43,7 +46,7 @@ pub use format::{
     lookup, registry, Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, Locked, Os, ParseOptions, ParseStats,
     Registration, SessionSink, SynthWriter,
 };
-pub use model::{Edit, ExitStatus, FileAction, FileTouch, NodeRef, Role, Session, SourceRef, Timestamp, ToolUse, Turn};
+pub use model::{Edit, ExitStatus, FileAction, FileTouch, NodeRef, Role, Session, SourceRef, TailState, Timestamp, TitleBy, ToolUse, Turn};
 pub use store::{Files, Layout, Part, Root, Store, StoreSpec};
 pub use synth::{SynthSession, SynthTurn};
 pub use text::InjectedText;

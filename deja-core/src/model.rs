@@ -5,6 +5,7 @@
 //! than text, because `fix`, `how` and `blame` need them after a summary would have
 //! thrown them away.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
@@ -31,15 +32,16 @@ pub struct Session {
     pub kind: Option<String>,
     /// The sub-agent's name, when the format records it.
     pub agent: Option<String>,
-    /// Never empty, except in a read of a session's tail whose only news is a title
-    /// the format names (a rename): the indexer applies that to the session it holds
-    /// and drops any other session without turns.
+    /// Never empty, except in a read of a tail ([`SourceRef::resume`]): the session it
+    /// continues is returned even when the tail brought no turn, for what else it says
+    /// (a title named since, later times), which the indexer applies to the session it
+    /// holds.
     pub turns: Vec<Turn>,
-    /// The title was made from the first prompt because the format named none (see
-    /// `normalize`): a read of the session's tail then keeps the title indexed before,
-    /// while a title the format names there (a rename) replaces it.
+    /// Who gave `title` (see [`TitleBy`]): a parser that knows sets it, `normalize` sets
+    /// [`TitleBy::Prompt`] when it derives the title, and the indexer keeps the better
+    /// of the title it holds and a tail's.
     #[serde(skip)]
-    pub title_derived: bool,
+    pub title_by: TitleBy,
 }
 
 impl Session {
@@ -56,7 +58,21 @@ impl Session {
             kind: None,
             agent: None,
             turns: Vec::new(),
-            title_derived: false,
+            title_by: TitleBy::default(),
+        }
+    }
+
+    /// Takes `title`, given by `by`, when it supersedes the title the session has (see
+    /// [`TitleBy::supersedes`]): the one precedence every reader and the indexer apply,
+    /// so a whole read and a read in parts end with the same title.
+    pub fn offer_title(&mut self, title: impl Into<String>, by: TitleBy) {
+        let title = title.into();
+        if title.trim().is_empty() {
+            return;
+        }
+        if self.title.is_none() || by.supersedes(self.title_by) {
+            self.title = Some(title);
+            self.title_by = by;
         }
     }
 
@@ -77,6 +93,61 @@ impl Session {
 
 pub fn session_key(harness: &str, id: &str) -> String {
     format!("{harness}:{id}")
+}
+
+/// Who gave a session its title, weakest first: the one title precedence is the user's
+/// name over a title the harness generated over one derived from the first prompt. A
+/// derived title ranks by what it was made of, in the order `normalize` prefers them
+/// (`text::derive_title`), so a session read in parts ends with the title a whole read
+/// derives: a prompt too short to name it (`/compact`) gives way to the first one that
+/// does, an answer or a tool's output to any prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum TitleBy {
+    /// Made from the first tool output (a session with no speech).
+    Output,
+    /// Made from the first answer (a session with no prompt).
+    Answer,
+    /// Made from a prompt too short to name the session, the only prompt so far.
+    ShortPrompt,
+    /// Made from the first prompt long enough to name the session (by `normalize`, or
+    /// by a format whose only title is its first user line).
+    Prompt,
+    /// Written by the harness: a generated title, a topic, a summary line, a title
+    /// field the format does not say the user set. What a parser's title is unless it
+    /// says otherwise.
+    #[default]
+    Harness,
+    /// Given by the user: a `/rename`, a name typed in the harness's UI.
+    User,
+}
+
+impl TitleBy {
+    /// Whether a title given by `self` takes the place of one given by `held`: a
+    /// stronger giver always, the same giver when it names again (the last name given
+    /// wins, the last generated title too), but never a second derived title of the same
+    /// kind (the first prompt names the session).
+    pub fn supersedes(self, held: TitleBy) -> bool {
+        self > held || (self == held && self >= TitleBy::Harness)
+    }
+
+    /// The name in the manifest and in messages.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TitleBy::Output => "output",
+            TitleBy::Answer => "answer",
+            TitleBy::ShortPrompt => "short_prompt",
+            TitleBy::Prompt => "prompt",
+            TitleBy::Harness => "harness",
+            TitleBy::User => "user",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<TitleBy> {
+        [TitleBy::Output, TitleBy::Answer, TitleBy::ShortPrompt, TitleBy::Prompt, TitleBy::Harness, TitleBy::User]
+            .into_iter()
+            .find(|b| b.as_str() == s)
+    }
 }
 
 /// Who produced a turn's text.
@@ -301,7 +372,7 @@ impl SourceRef {
     /// append-only log whose title a side database names, re-read as a tail with nothing
     /// new when only that database changed, so a store of thousands of logs is not
     /// re-parsed whole each time the harness writes to it. The parser must take the
-    /// part again on a tail read (and emit the rename, `SessionBuilder::finish_tail`).
+    /// part again on a tail read (the session a tail continues is returned even with no turns).
     pub fn with_side_part(mut self, part: impl Into<PathBuf>) -> Self {
         self.parts.push(part.into());
         self.side_parts = true;
@@ -324,7 +395,7 @@ impl SourceRef {
 }
 
 /// Where an incremental read of an append-only source starts.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct Resume {
     /// Byte offset just past the last complete line already indexed.
     pub offset: u64,
@@ -332,6 +403,82 @@ pub struct Resume {
     pub next_seq: u32,
     /// The session id the earlier read produced.
     pub session_id: String,
+    /// What the earlier read said its reader needs to go on ([`ParseStats::tail`](crate::ParseStats::tail)),
+    /// given back as it was returned: a tail read starts from it instead of reading the
+    /// head of the file again.
+    #[serde(default)]
+    pub state: TailState,
+}
+
+impl Resume {
+    /// The resume point after a read of the source whose only session is `session` and
+    /// whose stats are `stats`, as the indexer sets it: the offset the read ended at, the
+    /// turn number after the parser's last one, the session's id and the state the
+    /// reader returned.
+    /// A read that left its last records open ([`Reopen`]) resumes where they start; a
+    /// tail that made no turn, where it began.
+    pub fn after(stats: &crate::ParseStats, session: &Session) -> Resume {
+        let began = session.source.resume.as_ref().map_or(0, |r| r.next_seq);
+        let next_seq = session.turns.iter().map(|t| t.seq + 1).max().unwrap_or(0).max(began);
+        Resume {
+            offset: stats.reopen.map_or(stats.end_offset, |r| r.offset),
+            next_seq: stats.reopen.map_or(next_seq, |r| r.seq),
+            session_id: session.id.clone(),
+            state: stats.tail.clone().unwrap_or_default(),
+        }
+    }
+}
+
+/// The records a read ended in the middle of, which more records may still join (one
+/// API message split over several records, a streamed answer not closed yet): the next
+/// tail read starts again at `offset`, the first of them, numbering from `seq`, the
+/// number the first turn they made got, and the turns it makes from there replace the
+/// ones this read made of them. A whole read of the grown file joins them; so does this.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reopen {
+    pub offset: u64,
+    pub seq: u32,
+}
+
+/// The small state a reader of an append-only source carries from one read to the read
+/// of the tail that grows after it: what the records before the resume point said that
+/// the records after it are read with. The reader returns it in
+/// [`ParseStats::tail`](crate::ParseStats::tail), the indexer keeps it in the manifest
+/// beside the offset, and the next read gets it back in [`Resume::state`]. A reader
+/// fills only what it uses (its module doc says which), and carries forward what the
+/// tail did not change. The session's title and who gave it are the indexer's to keep
+/// (beside this state in the manifest), as the one precedence is its to apply; a reader
+/// whose own title rule ranks finer (a topic below a generated title) keeps a mark.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TailState {
+    /// The working directory the records read so far named (a header's `cwd`): the
+    /// tail's project and relative paths come from it as in a whole read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// Tool calls read whose results have not come yet: call id → what the reader needs
+    /// of the call (its tool's name, usually), for a result whose reading depends on it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub open_calls: BTreeMap<String, String>,
+    /// Anything else the reader needs, under names of its own (a header's id, a
+    /// generation flag); its module doc says what each means.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub marks: BTreeMap<String, String>,
+}
+
+impl TailState {
+    /// Whether the reader's mark `name` is set.
+    pub fn marked(&self, name: &str) -> bool {
+        self.marks.contains_key(name)
+    }
+
+    /// Sets (with `on`) or clears the reader's flag `name`.
+    pub fn mark(&mut self, name: &str, on: bool) {
+        if on {
+            self.marks.insert(name.to_string(), String::new());
+        } else {
+            self.marks.remove(name);
+        }
+    }
 }
 
 /// Caps the text at `max` bytes on a char boundary.

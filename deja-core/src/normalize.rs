@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 
 use crate::env::StoreEnv;
-use crate::model::{cap_text, Role, Session};
+use crate::model::{cap_text, Role, Session, TitleBy};
 use crate::redact::redact;
 use crate::text::{derive_title, one_line, InjectedText};
 
@@ -52,6 +52,7 @@ fn redact_in_place(s: &mut String) {
 /// session's harness's own injected-text rules.
 pub fn normalize(session: &mut Session, opts: &NormalizeOptions, injected: &InjectedText) {
     let mut seen: HashSet<(Role, Option<i64>, u64)> = HashSet::new();
+    let tail = session.source.resume.is_some();
     session.turns.retain_mut(|turn| {
         // Before `commands` may clear the command that marks a shell call.
         turn.unmake_failed_edit();
@@ -101,20 +102,29 @@ pub fn normalize(session: &mut Session, opts: &NormalizeOptions, injected: &Inje
                 redact_in_place(new);
             }
         }
-        if turn.role == Role::ToolOutput && turn.text.is_empty() {
+        // A result with no output says nothing, except in a tail, where it may complete a
+        // call read before (its exit status, its failure): the indexer folds it into that
+        // call and drops it if it folds into none (`crate::tail::fold_late_results`).
+        let completes = tail && turn.tool.as_ref().is_some_and(|t| t.call_id.is_some());
+        if turn.role == Role::ToolOutput && turn.text.is_empty() && !completes {
             return false;
         }
         if turn.is_empty() {
             return false;
         }
         let key = (turn.role, turn.time.map(|t| t.0), xxhash_rust::xxh3::xxh3_64(turn.text.as_bytes()));
-        turn.role == Role::ToolCall || seen.insert(key)
+        // A tail's result for a call read before is not a repeat to drop here: each copy
+        // folds into the call (idempotently) and gives up its number, as in a whole read.
+        turn.role == Role::ToolCall || completes || seen.insert(key)
     });
     let named = session.title.take().map(|t| redact(injected.strip(&t).trim()).into_owned()).filter(|t| !t.is_empty());
-    session.title_derived = named.is_none();
     session.title = match named {
         Some(t) => Some(one_line(&t, 160)),
-        None => derive_title(session, injected),
+        None => {
+            let derived = derive_title(session, injected);
+            session.title_by = derived.as_ref().map_or(TitleBy::Output, |(_, by)| *by);
+            derived.map(|(t, _)| t)
+        }
     };
     if let Some(p) = &mut session.project {
         redact_in_place(p);

@@ -640,7 +640,7 @@ mod tests {
         };
         assert_eq!(read(&SourceRef::file(&path)), (vec![(0, Some(1)), (8, Some(2))], 16));
         let mut resumed = SourceRef::file(&path);
-        resumed.resume = Some(crate::model::Resume { offset: 8, next_seq: 1, session_id: "s".into() });
+        resumed.resume = Some(crate::model::Resume { offset: 8, next_seq: 1, session_id: "s".into(), ..Default::default() });
         assert_eq!(read(&resumed), (vec![(8, Some(2))], 16), "offsets stay the file's");
     }
 

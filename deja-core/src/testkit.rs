@@ -5,7 +5,7 @@
 //! deja_core::conformance!(FooFormat, relocate "DEJA_FOO_ROOT" => ".foo/sessions", relocate "FOO_HOME" => ".foo");
 //! ```
 //!
-//! expands to seven tests over the adapter's fixture home, `tests/fixtures/home/` (a home
+//! expands to nine tests over the adapter's fixture home, `tests/fixtures/home/` (a home
 //! directory laid out exactly as the harness lays out its store; a file `X.sql` in it is
 //! materialized as the SQLite database `X`, written through a connection that stays open
 //! so the rows sit in a live `-wal`, and with a `zstd(text)` SQL function for compressed
@@ -34,13 +34,21 @@
 //!   left out). The spec's other variables must be listed, `relocate "VAR" => "<dir>"`
 //!   (with `within "<sub>"` when it moves only part of the directory it stands for) or
 //!   `switch "VAR"` when they are no store location;
+//! - **tail**: each append-only source, cut at every record boundary, read whole up to
+//!   the cut and then as the tail the indexer reads next (from the resume point and the
+//!   state the first read returned, joined as the indexer joins them), gives what one
+//!   whole read gives: sessions, titles, projects, turns with their calls' results
+//!   (`testkit/tail.rs`);
 //! - **synthetic round trip**: where the adapter has a synthetic writer, a session written
 //!   through it comes back through `discover` + `parse` with its prompts, answers and
 //!   command;
-//! - **read only**: parsing every source leaves every file of the home (databases, their
-//!   `-wal` and `-shm` included) byte for byte and mtime for mtime as it was, and a
-//!   database another connection is writing (a write transaction held open on each
-//!   materialized `.sql` fixture) reads the same sessions;
+//! - **read only**: parsing every source, and making every fixture session's resume
+//!   command (a harness that resumes by key looks it up in its store), leaves every file
+//!   of the home (databases, their `-wal` and `-shm` included) byte for byte and mtime for
+//!   mtime as it was, and a database another connection is writing (a write transaction
+//!   held open on each materialized `.sql` fixture) reads the same sessions;
+//! - **resume**: every fixture session gets a resume command or a reason, as `launch`
+//!   declares;
 //! - **wiring**: where the adapter wires deja into its harness, each target installed
 //!   over configs holding the user's own entries keeps them, a second install changes
 //!   nothing, uninstall gives every byte back, and relocation variables move the files
@@ -61,8 +69,9 @@ use crate::normalize::{normalize, NormalizeOptions};
 use crate::synth::{SynthSession, SynthTurn};
 
 pub mod fuzz;
+mod tail;
 
-/// Expands to the kit's seven tests for one adapter (see the module doc).
+/// Expands to the kit's tests for one adapter (see the module doc).
 #[macro_export]
 macro_rules! conformance {
     ($format:expr $(, relocate $var:literal => $dir:literal $(within $sub:literal)?)* $(, switch $switch:literal)* $(, wires $wvar:literal => $wdir:literal)* $(,)?) => {
@@ -100,6 +109,10 @@ macro_rules! conformance {
         #[test]
         fn conformance_resume() {
             deja_conformance_kit().check_resume();
+        }
+        #[test]
+        fn conformance_tail() {
+            deja_conformance_kit().check_tail();
         }
     };
 }
@@ -317,20 +330,7 @@ impl Kit {
         let sessions: Vec<Session> = self.sources(&home).iter().flat_map(|src| self.parse(src, &ParseOptions::default()).0).collect();
         let mut resumable = Vec::new();
         for s in &sessions {
-            let meta = crate::index::SessionMeta {
-                harness: s.harness.clone(),
-                id: s.id.clone(),
-                title: s.title.clone(),
-                project: s.project.clone(),
-                path: s.source.manifest_key(),
-                started: s.started,
-                updated: s.updated,
-                parent: s.parent.clone(),
-                kind: s.kind.clone(),
-                agent: s.agent.clone(),
-                machine: None,
-                turns: s.turns.len() as u32,
-            };
+            let meta = crate::tail::whole_meta(s, &s.source.manifest_key());
             match (resume_command(&launch.resume, &meta), &launch.resume) {
                 (Ok(cmd), Resume::Always(spec) | Resume::ByKey { spec, .. }) => {
                     assert_eq!(cmd.argv.first().map(String::as_str), spec.argv.first().copied(), "{}: {cmd:?}", self.id());
@@ -365,6 +365,22 @@ impl Kit {
         let changed: Vec<&PathBuf> =
             before.keys().chain(after.keys()).filter(|p| before.get(*p) != after.get(*p)).collect::<BTreeSet<_>>().into_iter().collect();
         assert!(changed.is_empty(), "{}: reading changed the harness's files: {changed:?}", self.id());
+        // Launching looks things up in the store too (a resume key in the harness's own
+        // database): that may not write either.
+        let launch = self.format.info().launch;
+        for s in baseline.iter().flat_map(|(sessions, _)| sessions) {
+            let meta = crate::tail::whole_meta(s, &s.source.manifest_key());
+            let _ = crate::launch::resume_command(&launch.resume, &meta);
+        }
+        let launched = tree_state(home.path());
+        let changed: Vec<&PathBuf> = before
+            .keys()
+            .chain(launched.keys())
+            .filter(|p| before.get(*p) != launched.get(*p))
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        assert!(changed.is_empty(), "{}: making a resume command changed the harness's files: {changed:?}", self.id());
         if home._writers.is_empty() {
             return;
         }

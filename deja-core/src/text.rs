@@ -16,7 +16,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use crate::model::{Role, Session, Turn};
+use crate::model::{Role, Session, TitleBy, Turn};
 
 static RECALL_OPEN: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"<deja-recall[^>]*>|&lt;deja-recall(&gt;|[^&]*&gt;)").expect("static regex"));
@@ -205,18 +205,23 @@ fn closed_block_end(t: &str, tag: &str) -> Option<usize> {
 const MIN_TITLE_CHARS: usize = 12;
 const MAX_TITLE_CHARS: usize = 120;
 
-/// A title for a session that has none: the earliest substantial user turn (not one the
-/// harness marks as its own, see [`InjectedText::not_titles`]), else the first assistant
-/// turn, else the first tool output.
-pub fn derive_title(session: &Session, injected: &InjectedText) -> Option<String> {
+/// A title for a session that has none, and what it was made of: the earliest
+/// substantial user turn (not one the harness marks as its own, see
+/// [`InjectedText::not_titles`]), else the first short one, else the first assistant turn,
+/// else the first tool output.
+pub fn derive_title(session: &Session, injected: &InjectedText) -> Option<(String, TitleBy)> {
     let users: Vec<&Turn> = session.turns.iter().filter(|t| t.role == Role::User && injected.is_title_candidate(&t.text)).collect();
-    if let Some(t) = users.iter().find(|t| t.text.trim().chars().count() >= MIN_TITLE_CHARS).or(users.first()) {
-        return Some(one_line(&t.text, MAX_TITLE_CHARS));
+    if let Some(t) = users.iter().find(|t| t.text.trim().chars().count() >= MIN_TITLE_CHARS) {
+        return Some((one_line(&t.text, MAX_TITLE_CHARS), TitleBy::Prompt));
+    }
+    if let Some(t) = users.first() {
+        return Some((one_line(&t.text, MAX_TITLE_CHARS), TitleBy::ShortPrompt));
     }
     if let Some(t) = session.turns.iter().find(|t| t.role == Role::Assistant && !t.text.trim().is_empty()) {
-        return Some(one_line(&t.text, MAX_TITLE_CHARS));
+        return Some((one_line(&t.text, MAX_TITLE_CHARS), TitleBy::Answer));
     }
-    session.turns.iter().find(|t| !t.text.trim().is_empty()).map(|t| format!("tool output: {}", one_line(&t.text, MAX_TITLE_CHARS - 13)))
+    let output = session.turns.iter().find(|t| !t.text.trim().is_empty());
+    output.map(|t| (format!("tool output: {}", one_line(&t.text, MAX_TITLE_CHARS - 13)), TitleBy::Output))
 }
 
 /// The first line of `text`, whitespace collapsed, cut to `max` chars with an ellipsis.

@@ -10,10 +10,10 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-use deja_adapter_claude::FORMAT as CLAUDE;
-use deja_adapter_codex::CodexFormat;
-use deja_adapter_deepseek::DeepSeek;
-use deja_adapter_deja::DejaNotes;
+use deja_adapters::deja_adapter_claude::FORMAT as CLAUDE;
+use deja_adapters::deja_adapter_codex::CodexFormat;
+use deja_adapters::deja_adapter_deepseek::DeepSeek;
+use deja_adapters::deja_adapter_deja::DejaNotes;
 use deja_core::{HarnessFormat, SynthSession, SynthTurn, Timestamp};
 
 pub const FIX_SESSION: &str = "a1111111-1111-4111-8111-111111111111";

@@ -1,15 +1,16 @@
 //! `cargo xtask`: developer commands that keep generated files in step with the
 //! adapters folder.
 //!
-//! - `cargo xtask adapters [--check]` — writes the list of linked adapter crates
-//!   (`deja-cli/src/adapters.rs` and the marked dependency block of
-//!   `deja-cli/Cargo.toml`) from the folders under `adapters/`; `--check` fails,
-//!   naming the file, when the committed one differs. The same block and list are
-//!   kept in `xtask/Cargo.toml` and `xtask/src/linked_adapters.rs`, because
-//!   `cargo xtask matrix` reads every adapter's metadata from the registry.
+//! - `cargo xtask adapters [--check]` — writes the facade crate `deja-adapters/` (its
+//!   manifest and `src/lib.rs`), the one crate that links every adapter, from the
+//!   folders under `adapters/`; `--check` fails, naming the file, when the committed one
+//!   differs.
 //! - `cargo xtask matrix [--check]` — generates `docs/harness-matrix.md`, the README's
-//!   matrix block and the static site in `docs/site/` from each adapter's `HarnessInfo`
-//!   and `harness-matrix.toml`.
+//!   matrix block, the static site in `docs/site/` and the one-file view
+//!   `harness-matrix.toml` from each adapter's `HarnessInfo` and `adapters/<id>/harness.toml`.
+//!   The metadata comes from running the facade's `deja-harness-info` binary, so xtask
+//!   itself links no adapter (nor deja-core and the index): every other command builds
+//!   in seconds and works while an adapter does not compile.
 //! - `cargo xtask new-adapter <id> "<Display Name>"` — scaffolds `adapters/<id>/` and
 //!   registers it everywhere; `cargo xtask remove-adapter <id>` undoes that.
 //! - `cargo xtask fuzz [--cases N] [--adapter ID]` — the long run of the fuzzing-style
@@ -24,25 +25,25 @@ use anyhow::{bail, Context, Result};
 mod adapters;
 mod bench_corpus;
 mod fuzz;
-mod linked_adapters;
 mod matrix;
 mod scaffold;
 
 /// The deja workspace xtask runs in: the nearest directory at or above the current one
-/// holding `harness-matrix.toml` beside a `Cargo.toml` that declares `[workspace]`. Found
-/// from where it runs, never from where it was built: a second checkout sharing a target
-/// directory must edit its own files.
+/// holding an `adapters/` folder beside a `Cargo.toml` that declares `[workspace]` (not
+/// `harness-matrix.toml`, which xtask generates and so may be missing). Found from where
+/// it runs, never from where it was built: a second checkout sharing a target directory
+/// must edit its own files.
 fn workspace_root() -> Result<PathBuf> {
     let cwd = std::env::current_dir().context("reading the current directory")?;
     find_workspace_root(&cwd).with_context(|| {
-        format!("{} is not inside a deja workspace (no Cargo.toml with [workspace] beside harness-matrix.toml above it)", cwd.display())
+        format!("{} is not inside a deja workspace (no Cargo.toml with [workspace] beside an adapters/ folder above it)", cwd.display())
     })
 }
 
 fn find_workspace_root(from: &Path) -> Option<PathBuf> {
     from.ancestors()
         .find(|dir| {
-            dir.join("harness-matrix.toml").is_file()
+            dir.join("adapters").is_dir()
                 && std::fs::read_to_string(dir.join("Cargo.toml")).is_ok_and(|m| m.lines().any(|l| l.trim() == "[workspace]"))
         })
         .map(Path::to_path_buf)
@@ -52,12 +53,13 @@ fn usage() -> &'static str {
     "usage: cargo xtask <command>
 
 commands:
-  adapters [--check]              regenerate (or check) the linked adapter lists of deja-cli and xtask
-  matrix [--check]                regenerate (or check) docs/harness-matrix.md, the README matrix block
-                                  and the docs site docs/site/ from adapter metadata + harness-matrix.toml
-  new-adapter <id> \"<Name>\"       scaffold adapters/<id>/ (id: lowercase letters, digits, '-'), link it
-                                  and add it to harness-matrix.toml; then `cargo test -p deja-adapter-<id>`
-  remove-adapter <id>             delete adapters/<id>/, unlink it and drop its harness-matrix.toml entry
+  adapters [--check]              regenerate (or check) deja-adapters/, the crate that links every adapter
+  matrix [--check]                regenerate (or check) harness-matrix.toml, docs/harness-matrix.md, the
+                                  README matrix block and the docs site docs/site/ from adapter metadata
+                                  + adapters/<id>/harness.toml
+  new-adapter <id> \"<Name>\"       scaffold adapters/<id>/ (id: lowercase letters, digits, '-') with its
+                                  harness.toml and link it; then `cargo test -p deja-adapter-<id>`
+  remove-adapter <id>             delete adapters/<id>/ and unlink it
   fuzz [--cases N] [--adapter ID]... [--seed S] [--debug]
                                   the fuzzing-style property tests (adapter kits, core readers, MCP
                                   server) with many cases (default 2000), built in release mode

@@ -44,7 +44,8 @@ fn parse_bytes(bytes: &[u8], resume_at: u64) {
         let src = SourceRef::file(&path).append_only();
         let stats = FORMAT.parse(&src, &opts, &mut out).expect("a readable file parses");
         assert!(stats.end_offset <= bytes.len() as u64);
-        let resumed = SourceRef { resume: Some(Resume { offset: resume_at, next_seq: 3, session_id: "x".into() }), ..src };
+        let resumed =
+            SourceRef { resume: Some(Resume { offset: resume_at, next_seq: 3, session_id: "x".into(), ..Default::default() }), ..src };
         let _ = FORMAT.parse(&resumed, &opts, &mut out).expect("a readable file resumes");
     }
 }

@@ -188,22 +188,33 @@ fn resume_reads_only_the_tail() {
     let [s] = first.as_slice() else { panic!("one session") };
     assert_eq!(s.turns.len(), 2);
 
+    // The head ends inside API message `m1`, which the tail goes on with: the resume point
+    // is that message's first record, and its turn is made again.
+    let m1 = HEAD.find(r#"{"type":"assistant","uuid":"a1""#).expect("a1") as u64;
+    assert_eq!(stats.reopen, Some(deja_core::model::Reopen { offset: m1, seq: 1 }));
     std::fs::write(&path, format!("{HEAD}{TAIL}")).expect("append");
-    let resumed = SourceRef {
-        resume: Some(Resume { offset: stats.end_offset, next_seq: s.turns.len() as u32, session_id: s.id.clone() }),
-        ..src.clone()
-    };
+    let resumed = SourceRef { resume: Some(Resume::after(&stats, s)), ..src.clone() };
+    assert_eq!(resumed.resume.as_ref().map(|r| (r.offset, r.next_seq)), Some((m1, 1)));
     let mut second: Vec<Session> = Vec::new();
     let stats2 = FORMAT.parse(&resumed, &ParseOptions::default(), &mut second).expect("resume");
     assert_eq!(stats2.end_offset, (HEAD.len() + TAIL.len()) as u64);
-    assert_eq!(stats2.bytes_read, TAIL.len() as u64);
+    assert_eq!(stats2.bytes_read, HEAD.len() as u64 - m1 + TAIL.len() as u64);
     let [t] = second.as_slice() else { panic!("one session") };
     assert_eq!(t.id, "abc");
-    assert_eq!(t.project.as_deref(), Some("/src/app"), "cwd recovered from the head when the tail has none");
+    assert_eq!(t.project.as_deref(), Some("/src/app"), "cwd from the state the head left");
     let got: Vec<(u32, Role, &str)> = t.turns.iter().map(|x| (x.seq, x.role, x.text.as_str())).collect();
-    assert_eq!(got, [(2, Role::ToolCall, "make: *** [ci] Error 2"), (3, Role::Assistant, "The ci target needs GOFLAGS.")]);
-    assert_eq!(t.turns[0].tool.as_ref().and_then(|x| x.exit.clone()), Some(ExitStatus::Code(2)));
-    assert_eq!(t.turns[0].node.as_ref().and_then(|n| n.parent.as_deref()), Some("a1"));
+    assert_eq!(
+        got,
+        [
+            (1, Role::Assistant, "Looking at the Makefile."),
+            (2, Role::ToolCall, "make: *** [ci] Error 2"),
+            (3, Role::Assistant, "The ci target needs GOFLAGS.")
+        ]
+    );
+    assert_eq!(t.turns[1].tool.as_ref().and_then(|x| x.exit.clone()), Some(ExitStatus::Code(2)));
+    assert_eq!(t.turns[1].node.as_ref().and_then(|n| n.parent.as_deref()), Some("a1"));
+    let m2 = (HEAD.len() + TAIL.find(r#"{"type":"assistant","uuid":"a3""#).expect("a3")) as u64;
+    assert_eq!(stats2.reopen, Some(deja_core::model::Reopen { offset: m2, seq: 3 }), "and inside message `m2`");
 }
 
 #[test]
@@ -213,7 +224,7 @@ fn resume_without_session_ids_in_the_tail_keeps_the_earlier_id() {
     let tail = r#"{"type":"user","uuid":"u9","timestamp":"2026-07-17T10:00:00Z","message":{"role":"user","content":"and the docs?"}}"#;
     touch(&path, &format!("{HEAD}{tail}\n"));
     let src = SourceRef {
-        resume: Some(Resume { offset: HEAD.len() as u64, next_seq: 2, session_id: "abc".into() }),
+        resume: Some(Resume { offset: HEAD.len() as u64, next_seq: 2, session_id: "abc".into(), ..Default::default() }),
         ..SourceRef::file(&path).append_only()
     };
     let mut out: Vec<Session> = Vec::new();
@@ -221,10 +232,10 @@ fn resume_without_session_ids_in_the_tail_keeps_the_earlier_id() {
     assert_eq!(out[0].id, "abc");
     assert_eq!(out[0].turns[0].seq, 2);
 
-    let beyond = SourceRef { resume: Some(Resume { offset: 1 << 40, next_seq: 2, session_id: "abc".into() }), ..src };
+    let beyond = SourceRef { resume: Some(Resume { offset: 1 << 40, next_seq: 2, session_id: "abc".into(), ..Default::default() }), ..src };
     let mut none: Vec<Session> = Vec::new();
     let stats = FORMAT.parse(&beyond, &ParseOptions::default(), &mut none).expect("offset past the end");
-    assert!(none.is_empty());
+    assert!(none.iter().all(|s| s.turns.is_empty()), "nothing new: at most the session it continues, with no turns");
     assert_eq!(stats.end_offset, std::fs::metadata(&path).expect("meta").len());
 }
 

@@ -20,7 +20,7 @@
 //! | `function_call_result` (`callId`, `output.text`) | folded into its call | a last line `Exit Code: N` → exit N and is cut; `Exit Code: (none)` → no code; unpaired → `ToolOutput` |
 //! | `reasoning` | `Reasoning` | only with `include_reasoning` |
 //! | `summary` (the compaction digest) | `Summary` | never replaces the turns before it |
-//! | `custom-title`, `ai-title`, `topic` | session title | newest `custom-title`, else newest `ai-title`, else newest `topic` (a tail's lesser title yields to a `custom-title` in the part read before); a tail with only these is a rename with no turns |
+//! | `custom-title`, `ai-title`, `topic` | session title | newest `custom-title` (the user's), else newest `ai-title`, else newest `topic` (the harness's) |
 //! | `turn-metrics`, `file-history-snapshot`, `session-meta`, other types | skipped | bookkeeping |
 //! | malformed or torn line | skipped | counted in the parse stats |
 //!
@@ -36,11 +36,16 @@
 //! directory name decoded on disk (`/`, `\` and `:` all became `-`, the leading dash
 //! dropped). `DEJA_CODEBUDDY_ROOT` names one projects root, `DEJA_CODEBUDDY_ROOTS` a path
 //! list; either replaces every default root.
+//!
+//! A read of a tail goes on from the state the read before left, never from the file's
+//! head: the first `cwd` (`TailState::cwd`) and mark `titled` once an `ai-title` or
+//! `custom-title` was read, so a later `topic` does not replace it; a tail's generated
+//! title against a name given before is the indexer's one precedence.
 
 use std::path::{Path, PathBuf};
 
 use deja_core::exit::{split_exit, ExitLine};
-use deja_core::family::claude_jsonl::{head_custom_title, tool_call_turn, CLAUDE_INJECTED};
+use deja_core::family::claude_jsonl::{tool_call_turn, CLAUDE_INJECTED};
 use deja_core::index::SessionMeta;
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::project::{dash_fallback_name, decode_dash_path};
@@ -49,7 +54,7 @@ use deja_core::store::{Files, Layout, Root, Store, StoreSpec};
 use deja_core::work::ToolMap;
 use deja_core::{
     Capabilities, Capability, ExitStatus, FormatError, HarnessFormat, HarnessInfo, ParseOptions, ParseStats, Role, SessionBuilder,
-    SessionSink, SourceRef, SynthSession, SynthTurn, SynthWriter, Timestamp, Turn,
+    SessionSink, SourceRef, SynthSession, SynthTurn, SynthWriter, TailState, Timestamp, TitleBy, Turn,
 };
 use serde_json::{json, Value};
 
@@ -127,7 +132,7 @@ impl HarnessFormat for CodeBuddyFormat {
         let mut stats = ParseStats::default();
         let mut file = FileParse::new(src, opts);
         for_each_source_line(src, &mut stats, &[], |_offset, v| file.item(&v))?;
-        if let Some(s) = file.finish() {
+        if let Some(s) = file.finish(&mut stats) {
             out.session(s);
         }
         Ok(stats)
@@ -184,6 +189,9 @@ impl SynthWriter for CodeBuddyFormat {
     }
 }
 
+/// The tail state's mark once an `ai-title` or `custom-title` was read.
+const MARK_TITLED: &str = "titled";
+
 /// Which title item a title came from, in CodeBuddy's order of preference.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum TitleRank {
@@ -199,6 +207,9 @@ struct FileParse<'a> {
     cwd: Option<String>,
     title: Option<(TitleRank, String)>,
     mangled_dir: Option<String>,
+    /// An `ai-title` or `custom-title` was read before this tail (mark `titled`): a
+    /// `topic` in the tail does not stand in for it.
+    titled_before: bool,
 }
 
 impl<'a> FileParse<'a> {
@@ -218,7 +229,10 @@ impl<'a> FileParse<'a> {
             s.parent = name(session_dir);
             s.agent = Some(stem.strip_prefix("agent-").unwrap_or(&stem).to_string());
         }
-        FileParse { opts, b, cwd: None, title: None, mangled_dir }
+        // A tail goes on from what the read before left (see the module doc).
+        let state = src.resume.as_ref().map(|r| &r.state);
+        let cwd = state.and_then(|s| s.cwd.clone());
+        FileParse { opts, b, cwd, title: None, mangled_dir, titled_before: state.is_some_and(|s| s.marked(MARK_TITLED)) }
     }
 
     fn item(&mut self, v: &Value) {
@@ -318,29 +332,30 @@ impl<'a> FileParse<'a> {
         }
     }
 
-    fn finish(mut self) -> Option<deja_core::Session> {
+    fn finish(mut self, stats: &mut ParseStats) -> Option<deja_core::Session> {
+        let titled = self.titled_before || self.title.as_ref().is_some_and(|(rank, _)| *rank >= TitleRank::Ai);
+        let mut state = TailState { cwd: self.cwd.clone(), ..TailState::default() };
+        state.mark(MARK_TITLED, titled);
+        stats.tail = Some(state);
         let project = self.cwd.take().or_else(|| {
             self.mangled_dir.as_deref().map(|e| match decode_dash_path(e, Path::new("/")) {
                 Some(p) => p.display().to_string(),
                 None => dash_fallback_name(e),
             })
         });
-        if let (Some(r), Some((rank, _))) = (self.b.session().source.resume.as_ref(), &self.title) {
-            // A lesser title in the tail yields to a name the user gave before it.
-            if *rank < TitleRank::Custom {
-                if let Some(name) = head_custom_title(&self.b.session().source.path, r.offset) {
-                    self.title = Some((TitleRank::Custom, name));
-                }
-            }
-        }
         let s = self.b.session_mut();
         s.project = project;
         if s.kind.is_none() {
-            s.title = self.title.map(|(_, t)| t);
+            // A name the user gave before a tail's lesser title is the indexer's to keep
+            // (the one precedence); a topic yields to a generated title read before.
+            match self.title {
+                Some((TitleRank::Custom, t)) => s.offer_title(t, TitleBy::User),
+                Some((TitleRank::Ai, t)) => s.offer_title(t, TitleBy::Harness),
+                Some((TitleRank::Topic, t)) if !self.titled_before => s.offer_title(t, TitleBy::Harness),
+                Some((TitleRank::Topic, _)) | None => {}
+            }
         }
-        // A resumed read sees only the tail: a title there with no turn is a rename.
-        let renamed = s.source.resume.is_some() && s.title.is_some();
-        self.b.finish_tail(renamed)
+        self.b.finish()
     }
 }
 

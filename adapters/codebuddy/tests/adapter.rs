@@ -111,24 +111,37 @@ fn hook_tool_and_hook_tool_after_share_post_tool_use_without_adopting_each_other
 
 #[test]
 fn a_title_appended_with_no_turn_after_it_renames_the_session() {
+    use deja_core::tail::{continue_meta, whole_meta};
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("s1.jsonl");
-    // Appends `line` and reads what came after the file as it was: (title, turns).
-    let append_and_read_tail = |line: &str| {
+    // What the index holds: the session's metadata, who gave its title, where a tail starts.
+    let mut held: Option<(deja_core::index::SessionMeta, deja_core::TitleBy, deja_core::model::Resume)> = None;
+    // Appends `line`, reads what came after the file as it was from the state the read
+    // before left, and joins it as the indexer does: (id, title, turns the read made).
+    let mut append_and_read = |line: &str| {
         let head = std::fs::read_to_string(&path).unwrap_or_default();
         std::fs::write(&path, format!("{head}{line}\n")).expect("write");
-        let resume = deja_core::model::Resume { offset: head.len() as u64, next_seq: 1, session_id: "s1".into() };
-        let src = deja_core::SourceRef { resume: Some(resume), ..deja_core::SourceRef::file(&path).append_only() };
+        let src = deja_core::SourceRef { resume: held.as_ref().map(|h| h.2.clone()), ..deja_core::SourceRef::file(&path).append_only() };
         let mut out: Vec<Session> = Vec::new();
-        CodeBuddyFormat.parse(&src, &ParseOptions::default(), &mut out).expect("parse");
-        out.into_iter().map(|s| (s.id, s.title, s.turns.len())).collect::<Vec<_>>()
+        let stats = CodeBuddyFormat.parse(&src, &ParseOptions::default(), &mut out).expect("parse");
+        let [s] = out.as_slice() else { panic!("one session: {out:?}") };
+        let (meta, by) = match held.take() {
+            Some((meta, by, _)) => continue_meta(&meta, by, s, 0, "s1"),
+            None => (whole_meta(s, "s1"), s.title_by),
+        };
+        let resume = deja_core::model::Resume::after(&stats, s);
+        let shown = (s.id.clone(), meta.title.clone(), s.turns.len());
+        held = Some((meta, by, resume));
+        shown
     };
     let prompt =
         r#"{"type":"message","role":"user","content":[{"type":"input_text","text":"draft the update"}],"timestamp":1790000200000}"#;
-    assert_eq!(append_and_read_tail(prompt).len(), 1);
-    let renamed = append_and_read_tail(r#"{"type":"custom-title","customTitle":"Weekly update","timestamp":1790000300000}"#);
-    assert_eq!(renamed, [("s1".to_string(), Some("Weekly update".to_string()), 0)]);
-    // A generated title after it does not replace that name.
-    let generated = append_and_read_tail(r#"{"type":"ai-title","title":"Update draft","timestamp":1790000400000}"#);
-    assert_eq!(generated, [("s1".to_string(), Some("Weekly update".to_string()), 0)]);
+    assert_eq!(append_and_read(prompt), ("s1".to_string(), None, 1));
+    let renamed = append_and_read(r#"{"type":"custom-title","customTitle":"Weekly update","timestamp":1790000300000}"#);
+    assert_eq!(renamed, ("s1".to_string(), Some("Weekly update".to_string()), 0));
+    // A generated title after it does not replace that name, nor a topic after that.
+    let generated = append_and_read(r#"{"type":"ai-title","title":"Update draft","timestamp":1790000400000}"#);
+    assert_eq!(generated, ("s1".to_string(), Some("Weekly update".to_string()), 0));
+    let topic = append_and_read(r#"{"type":"topic","topic":"Updates","timestamp":1790000500000}"#);
+    assert_eq!(topic, ("s1".to_string(), Some("Weekly update".to_string()), 0));
 }

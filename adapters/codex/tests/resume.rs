@@ -22,7 +22,8 @@ fn split_parse(rel: &str, split: usize) -> (deja_core::Session, Option<deja_core
 
     std::fs::write(&path, lines.join("\n") + "\n").expect("append");
     let resumed_src = SourceRef {
-        resume: Some(Resume { offset: stats.end_offset, next_seq: first.turns.len() as u32, session_id: first.id.clone() }),
+        // Where the indexer resumes, with the state the first read returned.
+        resume: Some(Resume::after(&stats, &first)),
         ..src.clone()
     };
     let mut second = Vec::new();
@@ -51,7 +52,7 @@ fn resume_between_a_message_and_its_item_copy_does_not_duplicate() {
     // Line 21 is the assistant response_item, line 22 its AgentMessage copy.
     let (first, second, _) = split_parse(CURRENT, 21);
     assert_eq!(first.turns.last().map(|t| t.role), Some(Role::Assistant));
-    assert!(second.is_none(), "the tail holds only the event_msg copy and bookkeeping");
+    assert!(second.is_none_or(|s| s.turns.is_empty()), "the tail holds only the event_msg copy and bookkeeping");
 }
 
 #[test]
@@ -72,7 +73,7 @@ fn resume_without_a_readable_head_keeps_the_earlier_id() {
         r#"{"timestamp":"2026-01-01T00:00:01Z","type":"response_item","payload":{"type":"message","role":"user","content":"hello"}}"#;
     std::fs::write(&path, format!("{line}\n{line}\n")).expect("write");
     let src = SourceRef {
-        resume: Some(Resume { offset: line.len() as u64 + 1, next_seq: 1, session_id: "earlier-id".into() }),
+        resume: Some(Resume { offset: line.len() as u64 + 1, next_seq: 1, session_id: "earlier-id".into(), ..Default::default() }),
         ..SourceRef::file(&path).append_only()
     };
     let mut out = Vec::new();

@@ -40,7 +40,7 @@ fn a_rename_in_the_database_is_read_from_an_empty_tail() {
     let (tmp, writers) = home();
     let src = source(tmp.path(), RELEASE_0_171);
     let (first, stats) = parse_src(&src, &ParseOptions::default());
-    let resume = Resume { offset: stats.end_offset, next_seq: first[0].turns.len() as u32, session_id: first[0].id.clone() };
+    let resume = Resume::after(&stats, &first[0]);
     let tail = SourceRef { resume: Some(resume), ..src };
     let db = writers.iter().find(|c| c.path().is_some_and(|p| p.ends_with("state_5.sqlite"))).expect("writer");
     db.execute("UPDATE threads SET title = 'BOM-aware tokenizer' WHERE id = ?1", [&first[0].id]).expect("rename");
@@ -48,7 +48,9 @@ fn a_rename_in_the_database_is_read_from_an_empty_tail() {
     assert_eq!(out.len(), 1, "a session with no turns, carrying the new title");
     assert_eq!((out[0].id.as_str(), out[0].title.as_deref(), out[0].turns.len()), (first[0].id.as_str(), Some("BOM-aware tokenizer"), 0));
     assert_eq!(stats.end_offset, tail.resume.as_ref().map_or(0, |r| r.offset), "nothing new was read");
-    // Untitled in the database: an empty tail says nothing.
+    // Untitled in the database: an empty tail says nothing new (the session it
+    // continues, with no turns and no title).
     db.execute("UPDATE threads SET title = '' WHERE id = ?1", [&first[0].id]).expect("untitle");
-    assert!(parse_src(&tail, &ParseOptions::default()).0.is_empty());
+    let (out, _) = parse_src(&tail, &ParseOptions::default());
+    assert_eq!(out.iter().map(|s| (s.title.clone(), s.turns.len())).collect::<Vec<_>>(), [(None, 0)]);
 }

@@ -35,6 +35,9 @@
 //! The session id is the file stem, replaced by the v3 header's `id`; the project is the
 //! header's `cwd` (or a `cwd` on an early line), absolute paths only, else the project
 //! directory's name decoded on disk. `DEJA_COMMANDCODE_ROOT` names the `projects` root.
+//!
+//! A read of a tail goes on from the `cwd` the read before found (`TailState::cwd`): the
+//! header and the early lines that name it are behind the resume point.
 
 use std::path::{Path, PathBuf};
 
@@ -48,7 +51,7 @@ use deja_core::synth::dash_encode;
 use deja_core::work::ToolMap;
 use deja_core::{
     Capabilities, Capability, ExitStatus, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions,
-    ParseStats, Role, Session, SessionBuilder, SessionSink, SourceRef, SynthSession, SynthTurn, SynthWriter, Timestamp, Turn,
+    ParseStats, Role, Session, SessionBuilder, SessionSink, SourceRef, SynthSession, SynthTurn, SynthWriter, TailState, Timestamp, Turn,
 };
 use serde_json::{json, Value};
 
@@ -117,6 +120,7 @@ impl HarnessFormat for CommandCodeFormat {
         let mut stats = ParseStats::default();
         let mut file = FileParse::new(src, opts);
         for_each_source_line(src, &mut stats, &[], |_offset, v| file.line(&v))?;
+        stats.tail = Some(TailState { cwd: file.cwd.clone(), ..TailState::default() });
         if let Some(s) = file.finish() {
             out.session(s);
         }
@@ -180,7 +184,8 @@ impl<'a> FileParse<'a> {
         let stem = src.path.file_stem().and_then(|s| s.to_str()).unwrap_or("").to_string();
         // A resumed read keeps the id the first read gave (the header is behind it).
         let id = src.resume.as_ref().map_or(stem, |r| r.session_id.clone());
-        FileParse { src, opts, b: SessionBuilder::new(ID, id, src.clone()), header_id: None, cwd: None }
+        let cwd = src.resume.as_ref().and_then(|r| r.state.cwd.clone());
+        FileParse { src, opts, b: SessionBuilder::new(ID, id, src.clone()), header_id: None, cwd }
     }
 
     fn line(&mut self, v: &Value) {

@@ -21,6 +21,10 @@
 //! | `session.resume` (a `--continue`/`--resume` run appending to the same log), `session.model_change`, `assistant.turn_start`/`turn_end`, `session.usage_record`, `session.shutdown`, others | skipped | bookkeeping; their times still widen the session |
 //! | malformed or torn line | skipped | counted in the parse stats |
 //!
+//! A read of a tail goes on from the `session.start` cwd the read before kept
+//! (`TailState::cwd`), never reading the log's head again; a call the tail names again
+//! (`tool.execution_start` after `toolRequests[]` read before) folds into the one indexed.
+//!
 //! Work signals: `bash` → `tool.command` from `arguments.command`; `read` names a file read,
 //! `edit` a file edit with the span `old_str` → `new_str`, `write`/`create` a file write
 //! (all with `arguments.path`). Other tools (`todo`…) keep only their name and result.
@@ -31,11 +35,11 @@ use std::path::Path;
 use deja_core::exit::ExitLine;
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::model::{cap_text, MAX_EDIT_BYTES};
-use deja_core::read::{for_each_json_line, for_each_source_line};
+use deja_core::read::for_each_source_line;
 use deja_core::store::{Files, Layout, Part, Root, Store, StoreSpec};
 use deja_core::{
     Capabilities, Capability, Edit, ExitStatus, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText, NodeRef,
-    ParseOptions, ParseStats, Role, SessionBuilder, SessionSink, SourceRef, Timestamp, ToolMap, ToolUse, Turn,
+    ParseOptions, ParseStats, Role, SessionBuilder, SessionSink, SourceRef, TailState, Timestamp, TitleBy, ToolMap, ToolUse, Turn,
 };
 use serde_json::Value;
 
@@ -100,13 +104,11 @@ impl HarnessFormat for CopilotFormat {
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
         let mut stats = ParseStats::default();
         let mut file = EventLog::new(src, opts.include_reasoning);
-        if let Some(r) = &src.resume {
-            // `session.start` sits before the resume point: its cwd is still the project.
-            if let Some(start) = head_start(&src.path, r.offset) {
-                file.cwd = start_cwd(&start);
-            }
-        }
+        // `session.start` sits before the resume point: its cwd, which the read before
+        // kept, is still the project.
+        file.cwd = src.resume.as_ref().and_then(|r| r.state.cwd.clone());
         for_each_source_line(src, &mut stats, &[], |_offset, v| file.event(&v))?;
+        stats.tail = Some(TailState { cwd: file.cwd.clone(), ..TailState::default() });
         let title = user_title(&src.path.with_file_name("workspace.yaml"));
         if let Some(s) = file.finish(title) {
             out.session(s);
@@ -152,20 +154,6 @@ fn user_title(path: &Path) -> Option<String> {
         }
     }
     name.filter(|_| user_named)
-}
-
-/// The `session.start` event of a file read from `limit` on (within the first MiB).
-fn head_start(path: &Path, limit: u64) -> Option<Value> {
-    let mut head = Vec::new();
-    std::fs::File::open(path).ok()?.take(limit.min(1 << 20)).read_to_end(&mut head).ok()?;
-    let mut stats = ParseStats::default();
-    let mut start = None;
-    for_each_json_line(&head, 0, path, &mut stats, |_, v| {
-        if start.is_none() && text(&v, "type") == Some("session.start") {
-            start = Some(v);
-        }
-    });
-    start
 }
 
 fn start_cwd(v: &Value) -> Option<String> {
@@ -292,16 +280,15 @@ impl EventLog {
         self.b.push(turn);
     }
 
-    /// The session, titled `title` when the user named it; a tail with no events but
-    /// that name (a rename as the last thing done) is the rename alone.
+    /// The session, titled `title` when the user named it (a tail with no events but
+    /// that name, a rename as the last thing done, is the session with no turns).
     fn finish(mut self, title: Option<String>) -> Option<deja_core::Session> {
         let s = self.b.session_mut();
         s.project = self.cwd.take();
-        let renamed = s.source.resume.is_some() && title.is_some();
-        if title.is_some() {
-            s.title = title;
+        if let Some(title) = title {
+            s.offer_title(title, TitleBy::User);
         }
-        self.b.finish_tail(renamed)
+        self.b.finish()
     }
 }
 

@@ -123,9 +123,9 @@ fn a_name_the_user_gave_in_workspace_yaml_is_the_title() {
         r#"{"type":"session.usage_record","data":{},"id":"e3","timestamp":"2026-12-01T09:41:00.000Z","parentId":"e2"}"#
     );
     std::fs::write(&log, grown).expect("write");
-    let resume = deja_core::model::Resume { offset: head.len() as u64, next_seq: 1, session_id: "s1".into() };
+    let resume = deja_core::model::Resume { offset: head.len() as u64, next_seq: 1, session_id: "s1".into(), ..Default::default() };
     let tail = deja_core::SourceRef { resume: Some(resume), ..whole.clone() };
     assert_eq!(read(&tail), [(Some("Refresh: leeway once".to_string()), 0)]);
     std::fs::remove_file(&yaml).expect("rm");
-    assert_eq!(read(&tail), [], "no name, no news");
+    assert_eq!(read(&tail), [(None, 0)], "no name, no news: the session it continues, nothing new");
 }

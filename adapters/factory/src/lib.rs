@@ -24,23 +24,24 @@
 //! Each turn's `node` is the message `id` and the nearest earlier message that made a turn
 //! (`parentId` stepped through skipped messages). The session id is the header's `id`, else
 //! the file stem; the title is the header's `title` (droid 0.225.2 writes the whole first
-//! prompt there); the project is the header's `cwd`, else the slug decoded on disk.
+//! prompt there); the project is the header's `cwd`, else the slug decoded on disk. A read
+//! of a tail goes on from the header's `cwd` the read before kept (`TailState::cwd`),
+//! never reading the header again.
 
 use std::collections::HashMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use deja_core::exit::{split_exit_code, ExitLine};
 use deja_core::family::claude_jsonl::tool_call_turn_with;
 use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::project::{dash_fallback_name, decode_dash_path};
-use deja_core::read::{for_each_json_line, for_each_source_line};
+use deja_core::read::for_each_source_line;
 use deja_core::store::{Files, Layout, Part, Root, Store, StoreSpec};
 use deja_core::synth::dash_encode;
 use deja_core::work::ToolMap;
 use deja_core::{
     Capabilities, Capability, ExitStatus, FormatError, HarnessFormat, HarnessInfo, InjectedText, NodeRef, ParseOptions, ParseStats, Role,
-    Session, SessionBuilder, SessionSink, SourceRef, SynthSession, SynthTurn, SynthWriter, Timestamp, Turn,
+    Session, SessionBuilder, SessionSink, SourceRef, SynthSession, SynthTurn, SynthWriter, TailState, Timestamp, Turn,
 };
 use serde_json::{json, Value};
 
@@ -105,12 +106,8 @@ impl HarnessFormat for FactoryFormat {
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
         let mut stats = ParseStats::default();
         let mut file = FileParse::new(src, opts);
-        if let Some(r) = &src.resume {
-            // The header sits before the resume point.
-            file.header = head_header(&src.path, r.offset);
-        }
         for_each_source_line(src, &mut stats, &[], |_offset, v| file.line(&v))?;
-        if let Some(s) = file.finish() {
+        if let Some(s) = file.finish(&mut stats) {
             out.session(s);
         }
         Ok(stats)
@@ -198,20 +195,6 @@ impl Header {
     }
 }
 
-/// The header of a file read from `limit` on (the first line, within the first MiB).
-fn head_header(path: &Path, limit: u64) -> Option<Header> {
-    let mut head = Vec::new();
-    std::fs::File::open(path).ok()?.take(limit.min(1 << 20)).read_to_end(&mut head).ok()?;
-    let mut stats = ParseStats::default();
-    let mut header = None;
-    for_each_json_line(&head, 0, path, &mut stats, |_, v| {
-        if header.is_none() && text(&v, "type") == Some("session_start") {
-            header = Some(Header::of(&v));
-        }
-    });
-    header
-}
-
 /// One session being read from a file.
 struct FileParse<'a> {
     src: &'a SourceRef,
@@ -226,7 +209,10 @@ impl<'a> FileParse<'a> {
     fn new(src: &'a SourceRef, opts: &'a ParseOptions) -> Self {
         let stem = src.path.file_stem().and_then(|s| s.to_str()).unwrap_or("").to_string();
         let id = src.resume.as_ref().map_or(stem, |r| r.session_id.clone());
-        FileParse { src, opts, b: SessionBuilder::new(ID, id, src.clone()), header: None, repr: HashMap::new() }
+        // The header sits before a tail's start: its cwd comes back in the state the read
+        // before left (its id is the resumed one, its title the index holds).
+        let header = src.resume.as_ref().map(|r| Header { cwd: r.state.cwd.clone(), ..Header::default() });
+        FileParse { src, opts, b: SessionBuilder::new(ID, id, src.clone()), header, repr: HashMap::new() }
     }
 
     fn line(&mut self, v: &Value) {
@@ -357,8 +343,9 @@ impl<'a> FileParse<'a> {
         }
     }
 
-    fn finish(mut self) -> Option<Session> {
+    fn finish(mut self, stats: &mut ParseStats) -> Option<Session> {
         let header = self.header.take().unwrap_or_default();
+        stats.tail = Some(TailState { cwd: header.cwd.clone(), ..TailState::default() });
         if let Some(id) = header.id {
             self.b.set_id(id);
         }

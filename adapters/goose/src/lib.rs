@@ -22,7 +22,8 @@
 //!
 //! **Session.** JSONL: id = metadata `id`, else the file name; SQLite: `sessions.id`.
 //! Title = trimmed description; project = the working directory (deja keeps it whole),
-//! `goose` when there is none.
+//! `goose` when there is none. A read of a legacy file's tail reads only the tail, going
+//! on from the working directory the read before kept (`TailState::cwd`).
 //!
 //! **Cursor.** `messages.id` is `AUTOINCREMENT`: the highest id read is the cursor
 //! (core's `RowCursor`, its mark only); given it, only sessions owning a newer row are
@@ -38,12 +39,12 @@ use std::collections::{HashMap, HashSet};
 
 use deja_core::family::claude_jsonl::tool_call_turn_with;
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
-use deja_core::read::{for_each_json_line, read_source};
+use deja_core::read::for_each_source_line;
 use deja_core::sqlite::{self, RowCursor};
 use deja_core::store::{Files, Layout, Root, Store, StoreSpec};
 use deja_core::{
     Capabilities, Capability, Edit, ExitStatus, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, Role,
-    SessionBuilder, SessionSink, SourceRef, Timestamp, ToolMap, Turn,
+    SessionBuilder, SessionSink, SourceRef, TailState, Timestamp, ToolMap, Turn,
 };
 use serde_json::Value;
 pub mod wiring;
@@ -206,26 +207,12 @@ fn trimmed(v: Option<&str>) -> Option<String> {
 
 fn parse_jsonl(src: &SourceRef, _opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
     let mut stats = ParseStats::default();
-    // The whole file is read even on a resumed parse: the metadata that names the
-    // session is line 1, and legacy files no longer grow after the 1.10 migration.
-    let bytes = read_source(&src.path, &mut stats)?.bytes;
-    let start = src.resume.as_ref().map_or(0, |r| (r.offset as usize).min(bytes.len()));
     let file_id = src.path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let mut b = SessionBuilder::new(ID, src.resume.as_ref().map_or(file_id, |r| r.session_id.clone()), src.clone());
-    b.session_mut().project = Some(ID.to_string());
-    if start > 0 {
-        // The metadata line, for the title and project of a resumed read.
-        let head_end = bytes.iter().position(|&c| c == b'\n').unwrap_or(bytes.len()).min(start);
-        let mut head_stats = ParseStats::default();
-        let head = bytes.get(..head_end).unwrap_or_default();
-        for_each_json_line(head, 0, &src.path, &mut head_stats, |_, v| {
-            if v.get("role").is_none() {
-                metadata(&mut b, &v, false);
-            }
-        });
-    }
-    let tail = bytes.get(start..).unwrap_or_default();
-    for_each_json_line(tail, start as u64, &src.path, &mut stats, |_, v| {
+    // The metadata line naming the working directory is line 1: a tail goes on from the
+    // directory the read before kept (its title the index holds).
+    b.session_mut().project = Some(src.resume.as_ref().and_then(|r| r.state.cwd.clone()).unwrap_or_else(|| ID.to_string()));
+    for_each_source_line(src, &mut stats, &[], |_, v| {
         let Some(role) = v.get("role") else {
             metadata(&mut b, &v, src.resume.is_none());
             return;
@@ -233,7 +220,9 @@ fn parse_jsonl(src: &SourceRef, _opts: &ParseOptions, out: &mut dyn SessionSink)
         let Some(role) = role.as_str().and_then(role_of) else { return };
         let time = v.get("created").and_then(Timestamp::from_json).or_else(|| v.get("timestamp").and_then(Timestamp::from_json));
         push_message(&mut b, role, v.get("content").unwrap_or(&Value::Null), time);
-    });
+    })?;
+    let cwd = b.session().project.clone().filter(|p| p != ID);
+    stats.tail = Some(TailState { cwd, ..TailState::default() });
     if let Some(s) = b.finish() {
         out.session(s);
     }

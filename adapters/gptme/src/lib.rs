@@ -20,7 +20,8 @@
 //! Session: id = the directory name; project = the working directory of the system
 //! information message, else the name's topic words (without the `YYYY-MM-DD-` or
 //! `YYYY-MM-DD-HHMMSS-` prefix); no title (the index derives one). Timestamps carry no zone and are read as
-//! UTC.
+//! UTC. A read of a tail goes on from the working directory the read before found
+//! (`TailState::cwd`).
 
 use std::path::Path;
 
@@ -77,8 +78,11 @@ impl HarnessFormat for GptmeFormat {
         let name = src.path.parent().and_then(Path::file_name).and_then(|n| n.to_str()).unwrap_or(ID).to_string();
         let id = src.resume.as_ref().map_or_else(|| name.clone(), |r| r.session_id.clone());
         let mut b = SessionBuilder::new(ID, id, src.clone());
-        let mut cwd = None;
+        // A tail goes on from the working directory the read before found (the system
+        // message naming it is behind the resume point).
+        let mut cwd = src.resume.as_ref().and_then(|r| r.state.cwd.clone());
         for_each_source_line(src, &mut stats, &[], |_, v| message(&mut b, &mut cwd, &v))?;
+        stats.tail = Some(deja_core::TailState { cwd: cwd.clone(), ..Default::default() });
         b.session_mut().project = Some(cwd.unwrap_or_else(|| topic_label(&name).to_string()));
         if let Some(s) = b.finish() {
             out.session(s);
@@ -125,8 +129,10 @@ fn message(b: &mut SessionBuilder, cwd: &mut Option<String>, v: &Value) {
         // with the call's `call_id`.
         Some("system") => match v.get("call_id").and_then(Value::as_str).filter(|id| !id.is_empty()) {
             Some(id) => {
+                // One whose call an earlier read took keeps the call's id, so the indexer
+                // folds it into that call.
                 if !b.complete_call(id, content.trim(), false, None, time) {
-                    b.push(Turn::new(Role::ToolOutput, content.trim()).at(time));
+                    b.push_orphan_result(id, content.trim(), false, None, time);
                 }
             }
             None => {

@@ -15,7 +15,7 @@
 //!
 //! **Not read: the legacy JSON storage** (`storage/session_diff/`, `storage/message/`,
 //! `storage/part/`): the page gives no record shapes for it (see the drift entry in
-//! `harness-matrix.toml`).
+//! this folder's `harness.toml`).
 //!
 //! `DEJA_INCLUDE_SUBAGENTS`, injected text and the synthetic writer are as in the
 //! opencode adapter: the switch travels in the discovered source's key

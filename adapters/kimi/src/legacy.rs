@@ -33,6 +33,12 @@
 //! (a trailing `…` dropped). `context.jsonl` has no times, and the file's mtime is not used
 //! as one (a copy or a checkout resets it, so it says nothing about the session): a
 //! session read from it has none.
+//!
+//! A read of a tail goes on from the state the read before left: the calls still waiting
+//! for a result, with their tool (`TailState::open_calls`: a `Shell` result's exit status
+//! depends on it), and the system prompt's cwd sentence (`TailState::cwd`). A read that
+//! ends inside a stream no `TurnEnd` closed says where it began (`ParseStats::reopen`):
+//! the next tail reads it again, so a stream closed later is one turn.
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -41,9 +47,11 @@ use std::path::Path;
 use deja_core::exit::ExitLine;
 use deja_core::family::claude_jsonl::tool_call_turn_with;
 use deja_core::family::kimi_wire::content_text;
+use deja_core::model::Reopen;
 use deja_core::read::{for_each_source_line, parse_json_document, read_source};
 use deja_core::{
-    ExitStatus, FormatError, ParseOptions, ParseStats, Role, SessionBuilder, SessionSink, SourceRef, Timestamp, ToolKind, ToolMap, Turn,
+    ExitStatus, FormatError, ParseOptions, ParseStats, Role, SessionBuilder, SessionSink, SourceRef, TailState, Timestamp, ToolKind,
+    ToolMap, Turn,
 };
 use serde_json::Value;
 
@@ -60,16 +68,22 @@ pub fn parse(src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) ->
     let dir = src.path.parent();
     let dir_name = dir.and_then(Path::file_name).and_then(|n| n.to_str()).unwrap_or(ID).to_string();
     let id = src.resume.as_ref().map_or(dir_name, |r| r.session_id.clone());
-    let mut p = Legacy { opts, b: SessionBuilder::new(ID, id, src.clone()), pending: None, tools: HashMap::new(), cwd: None };
+    let state = src.resume.as_ref().map(|r| &r.state);
+    let tools: HashMap<String, String> = state.map(|s| s.open_calls.clone().into_iter().collect()).unwrap_or_default();
+    let cwd = state.and_then(|s| s.cwd.clone());
+    let mut p = Legacy { opts, b: SessionBuilder::new(ID, id, src.clone()), pending: None, tools, cwd };
     let is_wire = src.path.file_name().is_some_and(|n| n == "wire.jsonl");
-    for_each_source_line(src, &mut stats, &[], |_, v| if is_wire { p.wire(&v) } else { p.context(&v) })?;
+    for_each_source_line(src, &mut stats, &[], |offset, v| if is_wire { p.wire(offset, &v) } else { p.context(&v) })?;
+    // Every push flushes the stream first, so an open one is the last turn.
+    stats.reopen = p.pending.as_ref().map(|pending| Reopen { offset: pending.offset, seq: p.b.next_seq() });
+    stats.tail = Some(TailState { cwd: p.cwd.clone(), open_calls: p.tools.clone().into_iter().collect(), ..TailState::default() });
     p.flush(true);
     let cwd = p.cwd.take();
     let mut b = p.b;
     if let Some(dir) = dir {
         let s = b.session_mut();
         s.title = read_title(&dir.join("state.json"));
-        s.project = project_of(&src.path, dir, cwd);
+        s.project = project_of(&src.path, dir, cwd, src.resume.is_some());
     }
     if let Some(s) = b.finish() {
         out.session(s);
@@ -81,20 +95,23 @@ struct Pending {
     role: Role,
     text: String,
     time: Option<Timestamp>,
+    /// Where its first part's line starts.
+    offset: u64,
 }
 
 struct Legacy<'a> {
     opts: &'a ParseOptions,
     b: SessionBuilder,
     pending: Option<Pending>,
-    /// Tool name per call id, so a result knows whether it came from `Shell`.
+    /// Tool name per call id still waiting for its result, so the result knows whether it
+    /// came from `Shell`.
     tools: HashMap<String, String>,
     /// The cwd sentence of a `_system_prompt` read in this file.
     cwd: Option<String>,
 }
 
 impl Legacy<'_> {
-    fn wire(&mut self, v: &Value) {
+    fn wire(&mut self, offset: u64, v: &Value) {
         let time = v.get("timestamp").and_then(Timestamp::from_json);
         let Some(m) = v.get("message") else { return };
         let payload = m.get("payload").unwrap_or(&Value::Null);
@@ -108,10 +125,10 @@ impl Legacy<'_> {
                 self.flush(false);
             }
             Some("ContentPart") => match payload.get("type").and_then(Value::as_str) {
-                Some("text") => self.append(Role::Assistant, payload.get("text").and_then(Value::as_str).unwrap_or(""), time),
+                Some("text") => self.append(Role::Assistant, payload.get("text").and_then(Value::as_str).unwrap_or(""), time, offset),
                 Some("think") if self.opts.include_reasoning => {
                     let text = payload.get("think").or_else(|| payload.get("text")).and_then(Value::as_str).unwrap_or("");
-                    self.append(Role::Reasoning, text, time);
+                    self.append(Role::Reasoning, text, time, offset);
                 }
                 _ => self.b.touch(time),
             },
@@ -193,7 +210,7 @@ impl Legacy<'_> {
     }
 
     fn result(&mut self, call_id: &str, output: &str, is_error: bool, status: &str, time: Option<Timestamp>) {
-        let is_shell = self.tools.get(call_id).is_some_and(|n| KIMI_CLI_TOOLS.kind(n) == ToolKind::Shell);
+        let is_shell = self.tools.remove(call_id).is_some_and(|n| KIMI_CLI_TOOLS.kind(&n) == ToolKind::Shell);
         let exit = exit_from_status(status).or((is_shell && !is_error).then_some(0)).map(ExitStatus::Code);
         let exit = if is_shell { exit } else { None };
         if !self.b.complete_call(call_id, output, is_error, exit.clone(), time) {
@@ -201,12 +218,12 @@ impl Legacy<'_> {
         }
     }
 
-    fn append(&mut self, role: Role, text: &str, time: Option<Timestamp>) {
+    fn append(&mut self, role: Role, text: &str, time: Option<Timestamp>, offset: u64) {
         self.b.touch(time);
         if self.pending.as_ref().is_some_and(|p| p.role != role) {
             self.flush(false);
         }
-        self.pending.get_or_insert(Pending { role, text: String::new(), time }).text.push_str(text);
+        self.pending.get_or_insert(Pending { role, text: String::new(), time, offset }).text.push_str(text);
     }
 
     fn flush(&mut self, at_end: bool) {
@@ -258,12 +275,19 @@ fn read_title(path: &Path) -> Option<String> {
 }
 
 /// The work dir whose MD5 names the session's parent directory (from `kimi.json`), else
-/// the system prompt's cwd, else the hash itself.
-fn project_of(file: &Path, session_dir: &Path, cwd: Option<String>) -> Option<String> {
+/// the system prompt's cwd, else (in a whole read) the cwd sentence heading
+/// `context.jsonl`, else the hash itself. A tail that knows neither of the first two
+/// names no project: the one the read before found stands, and the head of
+/// `context.jsonl` (this source, for a session without a wire log) is not read again.
+fn project_of(file: &Path, session_dir: &Path, cwd: Option<String>, tail: bool) -> Option<String> {
     let hash_dir = session_dir.parent()?.file_name()?.to_str()?;
     let hash = hash_dir.rsplit('_').next().unwrap_or(hash_dir);
     let from_index = share_dir_of(file).and_then(|share| work_dir_for(&share.join("kimi.json"), hash));
-    from_index.or(cwd).or_else(|| first_context_cwd(&session_dir.join("context.jsonl"))).or_else(|| Some(hash_dir.to_string()))
+    let known = from_index.or(cwd);
+    if tail {
+        return known;
+    }
+    known.or_else(|| first_context_cwd(&session_dir.join("context.jsonl"))).or_else(|| Some(hash_dir.to_string()))
 }
 
 fn work_dir_for(kimi_json: &Path, hash: &str) -> Option<String> {

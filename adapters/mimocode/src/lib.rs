@@ -19,7 +19,7 @@
 //! <session>/<msg>.json`, `storage/part/<msg>/<part>.json`). The page gives no record
 //! shapes for it, and `session_diff` is in opencode's lineage a per-session list of file
 //! diffs (Kilo's store holds `[]` there), not the session records the page calls it; see
-//! the drift entry in `harness-matrix.toml`.
+//! the drift entry in this folder's `harness.toml`.
 //!
 //! `DEJA_INCLUDE_SUBAGENTS`, injected text and the synthetic writer are as in the
 //! opencode adapter: the switch travels in the discovered source's key

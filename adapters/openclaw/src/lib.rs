@@ -323,7 +323,22 @@ fn key_in_sessions_json(file: &std::path::Path, id: &str) -> Option<String> {
     map.iter().find(|(_, v)| v.get("sessionId").and_then(|s| s.as_str()) == Some(id)).map(|(k, _)| k.clone())
 }
 
+/// The session key `session_nodes` gives the session `id`, read through core's snapshot
+/// of the database (opening the live store, even read-only, writes its `-shm`), once per
+/// change of the database for every session asked about.
 fn key_in_database(db: &std::path::Path, id: &str) -> Option<String> {
-    let conn = Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).ok()?;
-    conn.query_row("SELECT session_key FROM session_nodes WHERE current_session_id = ?1", [id], |row| row.get(0)).ok()
+    const KEYS: &str = "SELECT current_session_id, session_key FROM session_nodes";
+    let keys = sqlite::memoized(db, KEYS, |conn| {
+        let mut stmt = conn.prepare(KEYS)?;
+        let rows = stmt
+            .query_map([], |r| Ok((sqlite::value_text(r.get_ref(0)?).ok().flatten(), sqlite::value_text(r.get_ref(1)?).ok().flatten())))?;
+        Ok(rows
+            .filter_map(|r| match r.ok()? {
+                (Some(id), Some(key)) => Some((id, key)),
+                _ => None,
+            })
+            .collect::<std::collections::HashMap<String, String>>())
+    })
+    .ok()?;
+    keys.get(id).cloned()
 }

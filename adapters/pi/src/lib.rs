@@ -5,9 +5,10 @@
 //! names the sessions directory itself).
 //!
 //! pi is the root of the pi-lineage, so the reader is `deja_core::family::pi_jsonl`
-//! (its module doc has the record → role table) with pi's own dialect: the project
-//! comes from the `--…--` directory the file sits in, not from the header `cwd` (the
-//! page's rule; `cwd` only when the directory gives nothing), and the bash tool's
+//! (its module doc has the record → role table) with pi's own dialect: the project is
+//! the header's `cwd` (the `--…--` directory the file sits in only when there is none:
+//! its dash encoding cannot tell `/src/api-service` from `/src/api/service`, and real
+//! sessions were filed under `api/service`), and the bash tool's
 //! `Command exited with code N` last line is the exit status; a bash result that is not an
 //! error exited 0 (pi 0.73.1's tool fails every non-zero exit with that line) and its
 //! `(no output)` placeholder is no output. The only text pi injects into user turns is
@@ -40,17 +41,11 @@ pub const PI_EXIT: &[&str] = &["Command exited with code "];
 /// What pi's bash tool writes as the result of a command that printed nothing.
 pub const PI_NO_OUTPUT: &str = "(no output)";
 
-/// pi's dialect: the project from the encoded directory, exit codes from the marker line,
-/// and a clean bash result is exit 0 (pi 0.73's bash tool throws, with the marker line, on
-/// every non-zero exit, so a result that is not an error exited 0).
-pub const DIALECT: PiDialect = PiDialect {
-    harness: ID,
-    cwd_is_project: false,
-    exit_markers: PI_EXIT,
-    clean_exit_zero: true,
-    no_output_text: Some(PI_NO_OUTPUT),
-    ..PiDialect::BASE
-};
+/// pi's dialect: exit codes from the marker line, and a clean bash result is exit 0 (pi
+/// 0.73's bash tool throws, with the marker line, on every non-zero exit, so a result that
+/// is not an error exited 0).
+pub const DIALECT: PiDialect =
+    PiDialect { harness: ID, exit_markers: PI_EXIT, clean_exit_zero: true, no_output_text: Some(PI_NO_OUTPUT), ..PiDialect::BASE };
 
 /// What pi writes into user text itself: `pi @file "…"` puts each attached file (its
 /// contents, or nothing for an image) as a `<file name="<abs path>">…</file>` block before
@@ -83,8 +78,8 @@ static INFO: HarnessInfo = HarnessInfo {
         then typed entries chained by `id`/`parentId` into a tree. `message` entries carry the user prompt, the assistant's \
         text, thinking and `toolCall` blocks, and `toolResult` messages paired with their call by `toolCallId` (the bash \
         tool's failed output ends `Command exited with code N`). `compaction` and `branch_summary` entries hold summaries; \
-        `model_change`, `thinking_level_change` and `custom` entries are metadata. The project is the `--<encoded-cwd>--` \
-        directory the file sits in.",
+        `model_change`, `thinking_level_change` and `custom` entries are metadata. The project is the header's `cwd` \
+        (the `--<encoded-cwd>--` directory the file sits in only when it has none).",
     injected: &INJECTED,
     capabilities: Capabilities {
         mcp: Capability::Planned("`pi install npm:pi-mcp-adapter`, then `mcpServers.deja` in `~/.pi/agent/mcp.json`"),

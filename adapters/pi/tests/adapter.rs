@@ -19,12 +19,22 @@ fn sessions_with(opts: &ParseOptions) -> Vec<Session> {
     deja_core::testkit::read_all(&PiFormat, &StoreEnv::with_home(&home), opts)
 }
 
+/// Bug fixed: the project was the `--…--` directory decoded, which splits a name that
+/// holds a dash (`api-service` became `api/service`), so `--project`, `orient` and
+/// per-project hooks missed these sessions; the header's `cwd` says where it ran.
+#[test]
+fn the_project_is_the_headers_cwd_not_the_directory_decoded() {
+    let all = sessions_with(&ParseOptions::default());
+    let s = session(&all, "0199ac00-0000-7000-8000-000000000008");
+    assert_eq!(s.project.as_deref(), Some("/home/dev/src/api-service"));
+}
+
 #[test]
 fn the_page_example_reads_as_the_page_says() {
     let all = sessions_with(&ParseOptions::default());
     let s = session(&all, "6f1e2d3c-0000-4000-8000-000000000001");
     assert_eq!(s.harness, "pi");
-    assert_eq!(s.project.as_deref(), Some("src/notes"), "decoded from the --src-notes-- directory");
+    assert_eq!(s.project.as_deref(), Some("/src/notes"), "the header's cwd");
     let roles: Vec<Role> = s.turns.iter().map(|t| t.role).collect();
     assert_eq!(roles, [Role::User, Role::Assistant, Role::ToolCall, Role::Assistant], "thinking is not indexed by default");
     assert_eq!(s.turns[2].tool.as_ref().and_then(|t| t.command.as_deref()), Some("sqlite3 notes.db .schema"));
@@ -97,7 +107,7 @@ fn the_synthetic_writer_lays_out_a_pi_store() {
     let mut out = Vec::new();
     PiFormat.parse(&deja_core::SourceRef::file(&path), &ParseOptions::default(), &mut out).expect("parse");
     let s = &out[0];
-    assert_eq!((s.id.as_str(), s.project.as_deref()), (session.id.as_str(), Some("src/billing")));
+    assert_eq!((s.id.as_str(), s.project.as_deref()), (session.id.as_str(), Some("/src/billing")));
     let call = s.turns.iter().find(|t| t.role == Role::ToolCall).expect("call");
     assert_eq!(call.tool.as_ref().and_then(|t| t.exit.clone()), Some(ExitStatus::Code(101)));
     assert_eq!(call.text, "test rounding ... FAILED");
@@ -145,7 +155,7 @@ fn the_synthetic_writer_keeps_reasoning_reads_and_edits() {
 fn release_0_73_1_sessions_read_completely() {
     let all = sessions_with(&ParseOptions::default());
     let s = session(&all, "019ad0a0-4e2b-7c31-9a55-1f0e2d3c4b01");
-    assert_eq!(s.project.as_deref(), Some("src/shop"));
+    assert_eq!(s.project.as_deref(), Some("/src/shop"));
     let roles: Vec<Role> = s.turns.iter().map(|t| t.role).collect();
     use Role::*;
     assert_eq!(roles, [User, ToolCall, ToolCall, Assistant, User, ToolCall, ToolCall, ToolCall, Assistant]);

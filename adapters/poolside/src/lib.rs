@@ -21,8 +21,11 @@
 //! | malformed or torn last line | skipped | counted in the parse stats |
 //!
 //! Results pair with calls by the payload `id`, never `step_id` (several calls share a
-//! step). No exit code is written for shell results, so none is read. On an incremental
-//! read the head is read again for the header's project.
+//! step). No exit code is written for shell results, so none is read. A read of a tail
+//! goes on from the state the read before left, never from the file's head: the header's
+//! project (`TailState::cwd`), its prompt while no answer has followed it (mark
+//! `header_prompt`, so its `session.input` copy is still read once), and the skipped calls
+//! whose results have not come (`TailState::open_calls`, so those results are dropped too).
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -32,7 +35,7 @@ use deja_core::read::{for_each_source_line, str_at};
 use deja_core::store::{Files, Layout, Root, Store, StoreSpec};
 use deja_core::{
     Capabilities, Capability, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, Role, SessionBuilder,
-    SessionSink, SourceRef, Timestamp, ToolUse, Turn,
+    SessionSink, SourceRef, TailState, Timestamp, ToolUse, Turn,
 };
 use serde_json::Value;
 
@@ -42,8 +45,8 @@ const ID: &str = "poolside";
 /// the normal end of a run.
 const SKIPPED_TOOLS: &[&str] = &["shell_status", "shell_tail", "shell_kill", "skill", "exit"];
 
-/// The header is on the first line; a resumed read looks this far for it.
-const HEAD_LIMIT: usize = 64 << 10;
+/// The tail state's mark holding the header's prompt until an answer follows it.
+const MARK_HEADER_PROMPT: &str = "header_prompt";
 
 /// The Poolside Agent CLI adapter.
 pub struct PoolsideFormat;
@@ -88,11 +91,8 @@ impl HarnessFormat for PoolsideFormat {
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
         let mut stats = ParseStats::default();
         let mut file = Trajectory::new(src, opts);
-        if src.resume.as_ref().is_some_and(|r| r.offset > 0) {
-            file.project = header_project(&src.path);
-        }
         for_each_source_line(src, &mut stats, &[], |_offset, v| file.event(&v))?;
-        if let Some(s) = file.finish() {
+        if let Some(s) = file.finish(&mut stats) {
             out.session(s);
         }
         Ok(stats)
@@ -108,17 +108,6 @@ fn session_id(path: &Path) -> String {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
     let stem = name.strip_suffix(".ndjson").unwrap_or(name);
     stem.strip_prefix("trajectory-").filter(|s| !s.is_empty()).unwrap_or(stem).to_string()
-}
-
-/// The project from a `session.start` line in the file's head.
-fn header_project(path: &Path) -> Option<String> {
-    use std::io::Read;
-    let mut head = Vec::new();
-    std::fs::File::open(path).ok()?.take(HEAD_LIMIT as u64).read_to_end(&mut head).ok()?;
-    head.split(|b| *b == b'\n')
-        .filter_map(|l| serde_json::from_slice::<Value>(l).ok())
-        .find(|v| str_at(v, &["type"]) == Some("session.start"))
-        .and_then(|v| start_project(&v))
 }
 
 /// `session_start.working_directories[0]`, else `session_start.workspace`.
@@ -142,7 +131,15 @@ struct Trajectory<'a> {
 impl<'a> Trajectory<'a> {
     fn new(src: &SourceRef, opts: &'a ParseOptions) -> Self {
         let b = SessionBuilder::new(ID, session_id(&src.path), src.clone());
-        Trajectory { b, opts, project: None, header_prompt: None, skipped_calls: HashSet::new() }
+        // A tail goes on from what the read before left (see the module doc).
+        let state = src.resume.as_ref().map(|r| &r.state);
+        Trajectory {
+            b,
+            opts,
+            project: state.and_then(|s| s.cwd.clone()),
+            header_prompt: state.and_then(|s| s.marks.get(MARK_HEADER_PROMPT).cloned()),
+            skipped_calls: state.map(|s| s.open_calls.keys().cloned().collect()).unwrap_or_default(),
+        }
     }
 
     fn event(&mut self, v: &Value) {
@@ -206,7 +203,7 @@ impl<'a> Trajectory<'a> {
 
     fn result(&mut self, p: &Value, time: Option<Timestamp>) {
         let id = str_at(p, &["id"]).unwrap_or("");
-        if self.skipped_calls.contains(id) {
+        if self.skipped_calls.remove(id) {
             return;
         }
         let denied = str_at(p, &["execution_error_kind"]).filter(|k| !k.is_empty());
@@ -226,7 +223,13 @@ impl<'a> Trajectory<'a> {
         }
     }
 
-    fn finish(mut self) -> Option<deja_core::Session> {
+    fn finish(mut self, stats: &mut ParseStats) -> Option<deja_core::Session> {
+        let mut state = TailState { cwd: self.project.clone(), ..TailState::default() };
+        state.open_calls = self.skipped_calls.iter().map(|id| (id.clone(), "skipped".to_string())).collect();
+        if let Some(p) = &self.header_prompt {
+            state.marks.insert(MARK_HEADER_PROMPT.to_string(), p.clone());
+        }
+        stats.tail = Some(state);
         self.b.session_mut().project = self.project.take();
         self.b.finish()
     }

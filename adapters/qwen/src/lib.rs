@@ -26,7 +26,8 @@
 //! Every turn keeps its line's `uuid`/`parentUuid` as `node`. Session id: the file stem,
 //! replaced by the first non-empty `sessionId` on a `user`/`assistant` line. Project:
 //! the line's `cwd`, else the encoded directory decoded against the filesystem (else
-//! its last two dash parts).
+//! its last two dash parts). A read of a tail goes on from the `cwd` the read before
+//! found (`TailState::cwd`).
 
 mod wiring;
 
@@ -107,9 +108,12 @@ impl HarnessFormat for QwenFormat {
         let mut stats = ParseStats::default();
         let stem = src.path.file_stem().and_then(|s| s.to_str()).unwrap_or("").to_string();
         let id = src.resume.as_ref().map(|r| r.session_id.clone()).filter(|s| !s.is_empty()).unwrap_or(stem);
-        let mut t = Transcript { b: SessionBuilder::new(ID, id, src.clone()), opts, id_seen: src.resume.is_some(), cwd: None };
+        // A tail goes on from the `cwd` the read before found.
+        let cwd = src.resume.as_ref().and_then(|r| r.state.cwd.clone());
+        let mut t = Transcript { b: SessionBuilder::new(ID, id, src.clone()), opts, id_seen: src.resume.is_some(), cwd };
         for_each_source_line(src, &mut stats, &[], |_, v| t.line(&v))?;
         let Transcript { mut b, cwd, .. } = t;
+        stats.tail = Some(deja_core::TailState { cwd: cwd.clone(), ..Default::default() });
         b.session_mut().project = cwd.or_else(|| encoded_project(&src.path));
         if let Some(s) = b.finish() {
             out.session(s);

@@ -454,7 +454,8 @@ fn parse_jsonl(src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) 
             .map(|d| Timestamp::from_millis(d.as_millis() as i64));
     }
 
-    let mut emitter = messages::Emitter::default();
+    // A tail goes on with the calls the read before left waiting for their results.
+    let mut emitter = src.resume.as_ref().map(|r| messages::Emitter::resumed(&r.state)).unwrap_or_default();
     let mut prev = start;
     for line in &lines {
         // An unstamped line is the previous one + 1 ms.
@@ -462,6 +463,7 @@ fn parse_jsonl(src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) 
         prev = time.or(prev);
         emitter.message(&mut b, line, time, opts);
     }
+    stats.tail = Some(emitter.tail_state());
     if let Some(s) = b.finish() {
         out.session(s);
     }

@@ -7,7 +7,7 @@
 
 use deja_core::model::{cap_text, MAX_EDIT_BYTES};
 use deja_core::read::str_at;
-use deja_core::{Edit, ExitStatus, FileAction, FileTouch, ParseOptions, Role, SessionBuilder, Timestamp, ToolUse, Turn};
+use deja_core::{Edit, ExitStatus, FileAction, FileTouch, ParseOptions, Role, SessionBuilder, TailState, Timestamp, ToolUse, Turn};
 use serde_json::Value;
 
 /// What the emitter keeps between messages: calls still waiting for their result, in
@@ -16,7 +16,14 @@ use serde_json::Value;
 pub(crate) struct Emitter {
     waiting: Vec<String>,
     next_anon: u32,
+    /// The tool of each call waiting for its result, by id.
+    tools: std::collections::HashMap<String, String>,
 }
+
+/// The tail state's marks: the calls still waiting for a result, oldest first (a result
+/// without an id answers the oldest), and the number of calls that had no id.
+const MARK_WAITING: &str = "waiting";
+const MARK_ANON: &str = "anonymous_calls";
 
 /// The `Current workspace: "<root>"` line the host writes into its session-context
 /// message (1.x CLI sessions have no `header.json`).
@@ -68,6 +75,27 @@ pub(crate) fn is_host_message(msg: &Value) -> bool {
 }
 
 impl Emitter {
+    /// An emitter going on from what a read before left in `state`.
+    pub(crate) fn resumed(state: &TailState) -> Emitter {
+        let waiting = state.marks.get(MARK_WAITING).and_then(|w| serde_json::from_str(w).ok()).unwrap_or_default();
+        let next_anon = state.marks.get(MARK_ANON).and_then(|n| n.parse().ok()).unwrap_or(0);
+        Emitter { waiting, next_anon, tools: state.open_calls.clone().into_iter().collect() }
+    }
+
+    /// What a read of the tail after this one goes on from.
+    pub(crate) fn tail_state(&self) -> TailState {
+        let mut state = TailState { open_calls: self.tools.clone().into_iter().collect(), ..TailState::default() };
+        if !self.waiting.is_empty() {
+            if let Ok(w) = serde_json::to_string(&self.waiting) {
+                state.marks.insert(MARK_WAITING.to_string(), w);
+            }
+        }
+        if self.next_anon > 0 {
+            state.marks.insert(MARK_ANON.to_string(), self.next_anon.to_string());
+        }
+        state
+    }
+
     /// Emits one message at `time` (the message's own `createdAt` wins when set).
     pub(crate) fn message(&mut self, b: &mut SessionBuilder, msg: &Value, time: Option<Timestamp>, opts: &ParseOptions) {
         let time = msg.get("createdAt").and_then(Timestamp::from_json).filter(|t| t.0 > 0).or(time);
@@ -110,6 +138,7 @@ impl Emitter {
             }
         };
         b.push_call(Some(&id), tool_turn(name, &args, time));
+        self.tools.insert(id.clone(), name.to_string());
         self.waiting.push(id);
     }
 
@@ -135,8 +164,18 @@ impl Emitter {
             return;
         };
         self.waiting.retain(|w| *w != id);
+        let tool = self.tools.remove(&id);
         if !b.complete_call(&id, &output, failed, exit.clone(), time) {
-            b.push_orphan_result(&id, &output, failed, exit, time);
+            // A call a read before this tail took: what `delete_range` removed goes with
+            // the result, for the indexer to give that call (its file is the call's).
+            let resumed = b.session().source.resume.is_some();
+            if let Some(i) = b.push_orphan_result(&id, &output, failed, exit, time) {
+                if let Some(turn) =
+                    b.session_mut().turns.get_mut(i).filter(|_| resumed && !failed && tool.as_deref() == Some("delete_range"))
+                {
+                    turn.edit = removed_lines(&output).map(|old| Edit { path: String::new(), old, new: None });
+                }
+            }
             return;
         }
         if let Some(turn) = b.call_mut(&id) {
@@ -153,13 +192,20 @@ fn removed_lines_of_delete_range(turn: &mut Turn, output: &str) {
         return;
     }
     let Some(path) = turn.files.first().map(|f| f.path.clone()) else { return };
-    let removed: Vec<&str> = output.lines().filter(|l| l.starts_with('-') && !l.starts_with("---")).map(|l| &l[1..]).collect();
+    if let Some(old) = removed_lines(output) {
+        turn.edit = Some(Edit { path, old, new: None });
+    }
+}
+
+/// The lines a unified diff removes, capped.
+fn removed_lines(diff: &str) -> Option<String> {
+    let removed: Vec<&str> = diff.lines().filter(|l| l.starts_with('-') && !l.starts_with("---")).map(|l| &l[1..]).collect();
     if removed.is_empty() {
-        return;
+        return None;
     }
     let mut old = removed.join("\n");
     cap_text(&mut old, MAX_EDIT_BYTES);
-    turn.edit = Some(Edit { path, old, new: None });
+    Some(old)
 }
 
 fn arg<'a>(args: &'a Value, keys: &[&str]) -> Option<&'a str> {

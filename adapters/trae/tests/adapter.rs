@@ -3,7 +3,7 @@
 
 use deja_adapter_trae::TraeFormat;
 use deja_core::testkit::session;
-use deja_core::{ExitStatus, HarnessFormat, ParseOptions, Role, Session, StoreEnv};
+use deja_core::{ExitStatus, HarnessFormat, ParseOptions, Role, Session, SourceRef, StoreEnv};
 
 deja_core::conformance!(
     TraeFormat,
@@ -102,15 +102,23 @@ fn reasoning_with_the_option() {
 
 #[test]
 fn a_resumed_read_does_not_repeat_the_prompt_pair() {
-    let sources = TraeFormat.discover(&StoreEnv::with_home(home())).sources;
-    let mut src = sources.into_iter().find(|s| s.path.to_string_lossy().contains("019fbd00-0002")).expect("0.201.4 rollout");
-    let bytes = std::fs::read(&src.path).expect("read");
-    // Resume just before the prompt's `item_completed` copy: its `user_message` half was read.
+    // A copy of the fixture home, whose rollout is cut and grown again.
+    let kit = deja_core::testkit::Kit::new(&TraeFormat, env!("CARGO_MANIFEST_DIR"));
+    let home = kit.home();
+    let fixture = kit.sources(&home).into_iter().find(|s| s.path.to_string_lossy().contains("019fbd00-0002")).expect("0.201.4 rollout");
+    let path = fixture.path.clone();
+    let bytes = std::fs::read(&path).expect("read");
+    // Read up to the prompt's `item_completed` copy (its `user_message` half read), then
+    // the rest from the state that read left.
     let text = String::from_utf8_lossy(&bytes);
     let offset =
         text.find("{\"timestamp\":\"2026-10-03T14:00:02Z\",\"type\":\"event_msg\",\"payload\":{\"type\":\"item_completed\"").expect("copy");
-    src.resume =
-        Some(deja_core::model::Resume { offset: offset as u64, next_seq: 1, session_id: "019fbd00-0002-7000-8000-000000000002".into() });
+    std::fs::write(&path, &bytes[..offset]).expect("head");
+    let mut head = Vec::new();
+    let stats = TraeFormat.parse(&SourceRef::file(&path).append_only(), &ParseOptions::default(), &mut head).expect("parse");
+    std::fs::write(&path, &bytes).expect("whole");
+    let src = SourceRef { resume: Some(deja_core::model::Resume::after(&stats, &head[0])), ..SourceRef::file(&path).append_only() };
+    assert_eq!(src.resume.as_ref().map(|r| r.next_seq), Some(1));
     let mut out = Vec::new();
     TraeFormat.parse(&src, &ParseOptions::default(), &mut out).expect("parse");
     let s = out.pop().expect("the tail's session");

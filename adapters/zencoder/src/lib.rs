@@ -16,16 +16,16 @@
 //! | `tool`, `tool-result` parts (`toolCallId`, `content[]`, `isError`) | folded into the call, else `ToolOutput` | inner parts' `text` joined (`text`, `text-file-chunk`, `shell-result`); inner parts with a `tag` are injected reminders, skipped |
 //! | `finish`, `permission`, others | skipped | turn boundaries and approvals; their times still widen the session |
 //! | malformed or torn line | skipped | counted in the parse stats |
-
-use std::io::Read;
-use std::path::Path;
+//!
+//! A read of a tail goes on from the banner's working directory the read before kept
+//! (`TailState::cwd`); the header is behind it and is not read again.
 
 use deja_core::family::claude_jsonl::{tool_call_turn, CLAUDE_TOOLS};
 use deja_core::launch::{Handoff, Launch, Resume};
-use deja_core::read::{for_each_json_line, for_each_source_line};
+use deja_core::read::for_each_source_line;
 use deja_core::{
     Capabilities, Capability, Files, FormatError, HarnessFormat, HarnessInfo, InjectedText, Layout, ParseOptions, ParseStats, Role, Root,
-    SessionBuilder, SessionSink, SourceRef, Store, StoreSpec, Timestamp, Turn,
+    SessionBuilder, SessionSink, SourceRef, Store, StoreSpec, TailState, Timestamp, Turn,
 };
 use serde_json::Value;
 
@@ -76,11 +76,15 @@ impl HarnessFormat for ZencoderFormat {
         let stem = src.path.file_stem().and_then(|s| s.to_str()).unwrap_or(ID).to_string();
         let mut file = File { opts, b: SessionBuilder::new(ID, stem, src.clone()), header: Header::default(), cwd: None };
         if let Some(r) = &src.resume {
-            // The header and the system banner sit before the resume point.
+            // The header and the system banner sit before the resume point: the id is the
+            // resumed one, the banner's cwd the read before kept (the header's parent and
+            // times the index holds).
             file.b.set_id(r.session_id.clone());
-            head_lines(&src.path, r.offset, |v| file.meta(&v));
+            file.header.seen = true;
+            file.cwd = r.state.cwd.clone();
         }
         for_each_source_line(src, &mut stats, &[], |_, v| file.line(&v))?;
+        stats.tail = Some(TailState { cwd: file.cwd.clone(), ..TailState::default() });
         if let Some(s) = file.finish() {
             out.session(s);
         }
@@ -90,17 +94,6 @@ impl HarnessFormat for ZencoderFormat {
     fn synthetic(&self) -> Option<&dyn deja_core::SynthWriter> {
         Some(self)
     }
-}
-
-/// Calls `f` for each line before `limit` (within the first MiB).
-fn head_lines(path: &Path, limit: u64, mut f: impl FnMut(Value)) {
-    let mut head = Vec::new();
-    let Ok(file) = std::fs::File::open(path) else { return };
-    if file.take(limit.min(1 << 20)).read_to_end(&mut head).is_err() {
-        return;
-    }
-    let mut stats = ParseStats::default();
-    for_each_json_line(&head, 0, path, &mut stats, |_, v| f(v));
 }
 
 #[derive(Debug, Default)]

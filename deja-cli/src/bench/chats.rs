@@ -306,7 +306,12 @@ pub fn evaluate(
         }
         None => {
             let paths = IndexPaths::new(&index_dir);
-            match run_index(&StoreEnv::with_home(&home), &paths, &IndexRequest { wait: true, rebuild: true, ..IndexRequest::default() }, &Silent) {
+            match run_index(
+                &StoreEnv::with_home(&home),
+                &paths,
+                &IndexRequest { wait: true, rebuild: true, ..IndexRequest::default() },
+                &Silent,
+            ) {
                 Ok(_) => {}
                 Err(IndexRunError::Busy) => bail!("the index at {} is locked", index_dir.display()),
                 Err(IndexRunError::Index(e)) => return Err(e.into()),
@@ -349,8 +354,12 @@ pub fn evaluate(
             long.add(rank);
         }
         if let Some(out) = dump.as_mut() {
-            let returned =
-                named.iter().zip(&asked.ids).zip(&asked.scores).map(|((n, id), s)| (n.map_or_else(|| id.clone(), str::to_string), *s)).collect();
+            let returned = named
+                .iter()
+                .zip(&asked.ids)
+                .zip(&asked.scores)
+                .map(|((n, id), s)| (n.map_or_else(|| id.clone(), str::to_string), *s))
+                .collect();
             let line = QuestionLine {
                 id: &q.id,
                 kind: &q.kind,
@@ -490,7 +499,8 @@ mod tests {
         let r = evaluate(&tiny(), "claude", Half::All, 10, tmp.path(), None, Some(&mut dump)).expect("evaluate");
         assert_eq!((r.sessions, r.overall.questions, r.errors), (2, 2, 0));
         assert_eq!(r.overall.hit1, 1.0, "{r:?}");
-        let lines: Vec<serde_json::Value> = String::from_utf8(dump).expect("utf8").lines().map(|l| serde_json::from_str(l).expect("line")).collect();
+        let lines: Vec<serde_json::Value> =
+            String::from_utf8(dump).expect("utf8").lines().map(|l| serde_json::from_str(l).expect("line")).collect();
         assert_eq!(lines.len(), 2);
         assert_eq!(lines[0]["returned"][0][0], "a");
         let half = evaluate(&tiny(), "claude", Half::Heldout, 10, &tmp.path().join("h"), None, None).expect("evaluate");
@@ -510,6 +520,11 @@ mod tests {
     #[test]
     fn the_set_in_the_repository_loads() {
         let set = load(Path::new(DEFAULT_DATA)).expect("the committed set");
-        assert!(set.questions.len() >= 200 && set.sessions.len() >= 300, "{} questions, {} sessions", set.questions.len(), set.sessions.len());
+        assert!(
+            set.questions.len() >= 200 && set.sessions.len() >= 300,
+            "{} questions, {} sessions",
+            set.questions.len(),
+            set.sessions.len()
+        );
     }
 }

@@ -8,6 +8,10 @@
 //! one of the corpus's own stack-trace lines. Every call has a fresh `session_id` (unique
 //! to the run), so the once-per-session record never short-cuts the work. The
 //! output size is checked against each hook's budget as well.
+//!
+//! `hook-prompt` is measured twice: on the search benchmark's queries, and on
+//! [`EVERYDAY_PROMPTS`] — what people type to an agent (7 to 40 words, requests more
+//! than questions), the prompts a hook sees on every turn.
 
 use std::collections::BTreeSet;
 use std::io::Write;
@@ -95,6 +99,41 @@ const HOOKS: [(&str, usize, PayloadFn); 4] = [
                "tool_input": {"command": "cargo test"},
                "tool_response": {"stdout": "", "stderr": pick(&inp.errors, i), "exit_code": 101}})
     }),
+];
+
+/// Prompts as people give them to a coding agent: requests and questions of 7 to 40
+/// words, the text `hook-prompt` recalls with on every turn.
+pub const EVERYDAY_PROMPTS: &[&str] = &[
+    "fix the flaky test in the retry loop",
+    "why does the build fail on the release branch after the dependency bump",
+    "add a --json flag to the export command and update the docs",
+    "the migration for the users table times out in staging, can you look at why and propose a safer way to run it",
+    "refactor the config loader so it reads environment variables before the file and reports which source won",
+    "can you write integration tests for the webhook handler, especially the signature verification and replay protection",
+    "what did we decide about the connection pool size for the worker service",
+    "the CI job keeps failing with out of memory when it builds the docker image, find out what changed last week and fix it",
+    "rename the payment provider module and make sure all imports and the feature flags still line up afterwards",
+    "why is the p95 latency of the search endpoint so much higher after yesterday's deploy",
+    "update the README with the new installation steps for macOS and Windows",
+    "the tokenizer panics on emoji in file names, reproduce it with a test and fix the boundary handling",
+    "bump tokio to the latest version and fix whatever breaks",
+    "can you check how we handled rate limiting for the github api client last time and do the same for gitlab",
+    "make the cache eviction policy configurable and default it to least recently used with a size limit of 512 megabytes",
+    "investigate the deadlock between the scheduler and the metrics exporter that shows up under load",
+    "add retries with exponential backoff to the s3 upload and log every attempt with its delay",
+    "the frontend build is slow, profile webpack and tell me which loaders take the most time",
+    "write a script that cleans up stale feature branches older than ninety days but never touches release branches",
+    "how do we run the end to end tests locally with the staging database",
+    "review my last commit for anything that could leak credentials into the logs",
+    "the date picker shows the wrong month for users in negative UTC offsets, find the bug and add a regression test",
+    "split the giant handlers file into one module per resource and keep the public API the same",
+    "set up a nightly job that vacuums the analytics tables and alerts on failure",
+    "explain why the borrow checker rejects this closure and suggest the smallest change that compiles",
+    "we get intermittent connection reset errors from the payment gateway in production, add better logging around the client and figure out if it is our timeout",
+    "port the bash deploy script to python and keep the same flags, exit codes and dry run behaviour so the CI pipeline does not notice the difference",
+    "generate typescript types from the openapi spec and replace the hand written ones",
+    "downgrade the postgres driver if the new one is what broke the prepared statements",
+    "I'm picking up the search service again after the holidays; remind me where we left the work on the ranking and what was still failing in the benchmarks before the break",
 ];
 
 fn pick(list: &[String], i: usize) -> &str {
@@ -186,6 +225,33 @@ fn measure(args: &HooksBenchArgs) -> Result<HooksBench> {
         let p50_over_start = if process_start.p50_ms > 0.0 { latency.p50_ms / process_start.p50_ms } else { 0.0 };
         hooks.push(HookResult { hook, budget_bytes: budget, latency, p50_over_start, answered, largest_answer_bytes: largest });
     }
+    // The prompts a hook sees on every turn: each asked as many times as it takes to
+    // make the calls asked for (at least once each).
+    let everyday: Vec<String> = EVERYDAY_PROMPTS.iter().map(|p| p.to_string()).collect();
+    let calls = args.calls.max(everyday.len());
+    say(format!("hook-prompt on everyday prompts: {calls} calls…"));
+    let (mut samples, mut answered, mut largest) = (Vec::new(), 0, 0);
+    for i in 0..calls {
+        let body = json!({"session_id": sid("everyday", i), "cwd": &projects[i % projects.len()], "hook_event_name": "UserPromptSubmit",
+                          "prompt": pick(&everyday, i)})
+        .to_string();
+        let (took, out) = spawn(&corpus, &index, data.path(), &["hook-prompt"], body.as_bytes())?;
+        samples.push(took);
+        if !out.is_empty() {
+            answered += 1;
+            largest = largest.max(out.len());
+        }
+    }
+    let latency = Latency::of(&samples);
+    let p50_over_start = if process_start.p50_ms > 0.0 { latency.p50_ms / process_start.p50_ms } else { 0.0 };
+    hooks.push(HookResult {
+        hook: "hook-prompt (everyday prompts)",
+        budget_bytes: 1536,
+        latency,
+        p50_over_start,
+        answered,
+        largest_answer_bytes: largest,
+    });
     Ok(HooksBench {
         schema_version: 1,
         benchmark: "hooks",

@@ -21,8 +21,8 @@
 //! | `assistant` item `tool_use`, a shell tool (`Bash`) | `ToolCall` | `tool.command` = `input.command`; exit from a leading `Exit code N` result line |
 //! | `assistant` item `tool_use`, a file tool (`Read`/`Edit`/`Write`/`MultiEdit`/`NotebookEdit`) | `ToolCall` | `files` (read/edit/write); `old_string`/`new_string` and `edits[]` → `edit` |
 //! | `assistant` item `tool_use`, any other name (Grep, WebFetch, MCP…) | `ToolCall` | name + result text |
-//! | `custom-title` (`customTitle`), `ai-title` (`aiTitle`) | session title | the last name given wins, else the last generated title, before any `summary` (a tail's generated title yields to a name in the part read before); a tail with only these is a rename with no turns |
-//! | `summary` (`summary`, `leafUuid`) | session title | the last one pointing into this file wins, else the last one |
+//! | `custom-title` (`customTitle`), `ai-title` (`aiTitle`) | session title | the user's name (the last given) over the harness's generated title (the last), over any `summary` |
+//! | `summary` (`summary`, `leafUuid`) | session title (the harness's) | the last one pointing into this file wins, else the last one; not in a tail once a name or generated title was read |
 //! | main-chain lines with `forkedFrom.sessionId` | `parent`, `kind = "fork"` | a branch copied from that session |
 //! | `queue-operation`, `attachment`, `last-prompt`, `system`, snapshots, other types | skipped | control and harness catalogue; chain links are stepped through |
 //! | line with `isSidechain: true` and an `agentId` | its own session | id = `agentId`, `kind = "sidechain"`, `parent = sessionId`, `agent = attributionAgent` |
@@ -39,11 +39,22 @@
 //! wins). The project is the record's `cwd`; old files without it fall back to decoding the
 //! dash-encoded directory name. Either is overridden by the git repository most of the
 //! session's files sit in, when that repository does not already contain the directory.
+//!
+//! A read of a tail (`SourceRef::resume`) starts from the state the read before returned,
+//! never from the file's head: the main chain's first `cwd` (`TailState::cwd`), its shell
+//! calls still waiting for their results (`TailState::open_calls`, `background` for one
+//! sent to the background; a result's exit status depends on it), mark `named` once a
+//! `custom-title` or `ai-title` was read, so a later `summary` does not stand in for them,
+//! mark `local_summary` once a summary whose leaf is in the file was, and marks
+//! `leaf:<uuid>` for summaries whose leaf had not come yet. A read that ends inside an
+//! API message split over records says where it begins (`ParseStats::reopen`): the next
+//! tail reads the message again, whole.
+//! Which title the session keeps is the indexer's one precedence (a tail's generated
+//! title does not replace a name given before).
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value};
@@ -51,9 +62,11 @@ use serde_json::{json, Map, Value};
 use crate::discover::find_files;
 use crate::exit::ExitLine;
 use crate::format::{Discovery, FormatError, ParseOptions, ParseStats, SessionSink};
-use crate::model::{cap_text, Edit, ExitStatus, FileTouch, NodeRef, Role, SourceRef, Timestamp, ToolUse, Turn, MAX_EDIT_BYTES};
+use crate::model::{
+    cap_text, Edit, ExitStatus, FileTouch, NodeRef, Reopen, Role, SourceRef, TailState, Timestamp, TitleBy, ToolUse, Turn, MAX_EDIT_BYTES,
+};
 use crate::project::{dash_fallback_name, decode_dash_path, majority_git_repo};
-use crate::read::{for_each_json_line, for_each_source_line, str_at, Prune};
+use crate::read::{for_each_source_line, str_at, Prune};
 use crate::synth::{dash_encode, synth_uuid, SynthSession, SynthTurn};
 use crate::text::InjectedText;
 use crate::work::{ToolKind, ToolMap};
@@ -187,7 +200,7 @@ pub fn parse_with(
         stats.skipped += file.not_objects;
         stats.problem(format!("{}: {} lines were JSON but not objects", src.path.display(), file.not_objects));
     }
-    file.finish(out);
+    file.finish(&mut stats, out);
     Ok(stats)
 }
 
@@ -305,6 +318,11 @@ struct Slot {
     blocks: HashSet<u64>,
     /// Shell calls by id, with whether they were sent to the background (no exit then).
     bash_calls: HashMap<String, bool>,
+    /// Shell calls whose result was read (the others are handed to a tail read).
+    answered: HashSet<String>,
+    /// The API message the last assistant record belongs to — more records of it may
+    /// follow — with where its first record starts and the number of its first turn.
+    open_message: Option<(String, Reopen)>,
     tools: ToolMap,
     quirks: ClaudeQuirks,
 }
@@ -321,8 +339,21 @@ impl Slot {
             open_text: None,
             blocks: HashSet::new(),
             bash_calls: HashMap::new(),
+            answered: HashSet::new(),
+            open_message: None,
             tools: d.tools,
             quirks: ClaudeQuirks::default(),
+        }
+    }
+
+    /// What a read of the tail after this one needs of this session: its first `cwd` and
+    /// its shell calls still waiting for a result.
+    fn tail_state(&self) -> TailState {
+        let open = self.bash_calls.iter().filter(|(id, _)| !self.answered.contains(*id));
+        TailState {
+            cwd: self.cwd.clone(),
+            open_calls: open.map(|(id, &background)| (id.clone(), if background { BACKGROUND } else { FOREGROUND }.to_string())).collect(),
+            ..TailState::default()
         }
     }
 
@@ -371,9 +402,21 @@ struct FileParse<'a> {
     /// The last record when it was an `assistant` one: its raw `parentUuid`, time and
     /// message key ([`ClaudeQuirks::snapshot_runs`]).
     last_assistant: Option<(Option<String>, Option<Timestamp>, String)>,
+    /// What the read before this tail left (see the module doc).
+    resumed: Option<&'a TailState>,
 }
 
 const MAIN: &str = "";
+
+/// An open shell call in the tail state, by whether it was sent to the background.
+const BACKGROUND: &str = "background";
+const FOREGROUND: &str = "foreground";
+/// The tail state's mark once a `custom-title` or `ai-title` was read.
+const MARK_NAMED: &str = "named";
+/// The tail state's mark once a summary whose leaf is in the file was read.
+const MARK_LOCAL_SUMMARY: &str = "local_summary";
+/// The tail state's marks `leaf:<uuid>`: a summary (the value) whose leaf had not come.
+const LEAF: &str = "leaf:";
 
 impl<'a> FileParse<'a> {
     fn new(d: &'a ClaudeDialect, src: &'a SourceRef, opts: &'a ParseOptions) -> Self {
@@ -386,7 +429,16 @@ impl<'a> FileParse<'a> {
             by_key: HashMap::new(),
             repr: HashMap::new(),
             seen: HashSet::new(),
-            summaries: Vec::new(),
+            // A tail goes on with the summaries read before whose leaf had not come yet.
+            summaries: src
+                .resume
+                .as_ref()
+                .map(|r| {
+                    let pending =
+                        r.state.marks.iter().filter_map(|(k, text)| Some((text.clone(), Some(k.strip_prefix(LEAF)?.to_string()))));
+                    pending.collect()
+                })
+                .unwrap_or_default(),
             custom_title: None,
             ai_title: None,
             forked_from: None,
@@ -396,6 +448,7 @@ impl<'a> FileParse<'a> {
             project_hint: None,
             quirks: ClaudeQuirks::default(),
             last_assistant: None,
+            resumed: src.resume.as_ref().map(|r| &r.state),
         }
     }
 
@@ -483,10 +536,18 @@ impl<'a> FileParse<'a> {
         let idx = match self.by_key.get(key) {
             Some(&i) => i,
             None => {
-                let slot = match agent_id {
-                    Some(a) => Slot::new(self.d, self.src, a, true),
+                // The session a tail continues goes on from what the read before left; a
+                // sidechain that starts in the tail is a session of its own, numbered from 0.
+                let continued = agent_id.is_none() || agent_id == self.src.resume.as_ref().map(|r| r.session_id.as_str());
+                let mut slot = match agent_id {
+                    Some(a) if continued => Slot::new(self.d, self.src, a, true),
+                    Some(a) => Slot::new(self.d, &SourceRef { resume: None, ..self.src.clone() }, a, true),
                     None => Slot::new(self.d, self.src, &self.layout.stem, self.layout.in_subagents),
                 };
+                if let Some(state) = self.resumed.filter(|_| continued) {
+                    slot.cwd = state.cwd.clone();
+                    slot.bash_calls = state.open_calls.iter().map(|(id, how)| (id.clone(), how == BACKGROUND)).collect();
+                }
                 self.slots.push(Slot { quirks: self.quirks, ..slot });
                 self.by_key.insert(key.to_string(), self.slots.len() - 1);
                 self.slots.len() - 1
@@ -540,13 +601,8 @@ impl<'a> FileParse<'a> {
         }
     }
 
-    fn finish(mut self, out: &mut dyn SessionSink) {
+    fn finish(mut self, stats: &mut ParseStats, out: &mut dyn SessionSink) {
         let resume = self.src.resume.as_ref();
-        if let Some(r) = resume.filter(|_| self.custom_title.is_none() && self.ai_title.is_some()) {
-            // A generated title in the tail must not replace a name the user gave in
-            // the part read before, which this read does not see: look for one there.
-            self.custom_title = head_custom_title(&self.src.path, r.offset);
-        }
         let title = self.title();
         let fallback_dir = self.project_hint.clone().or_else(|| {
             self.layout.encoded.as_deref().map(|e| match decode_dash_path(e, Path::new("/")) {
@@ -554,11 +610,13 @@ impl<'a> FileParse<'a> {
                 None => dash_fallback_name(e),
             })
         });
-        let needs_head = resume.is_some() && self.by_key.get(MAIN).and_then(|&i| self.slots.get(i)).is_some_and(|s| s.cwd.is_none());
-        let head_cwd = if needs_head { resume.and_then(|r| head_cwd(&self.src.path, r.offset)) } else { None };
         let main_idx = self.by_key.get(MAIN).copied();
         let mut main_emitted = false;
+        // The state of each session emitted, and where its open message begins: the
+        // indexer continues a source that made one.
+        let mut emitted: Vec<(TailState, Option<Reopen>)> = Vec::new();
         for (i, slot) in std::mem::take(&mut self.slots).into_iter().enumerate() {
+            let slot_state = (slot.tail_state(), slot.open_message.as_ref().map(|(_, at)| *at));
             let Slot { mut b, sidechain, parent, agent, cwd, paths, .. } = slot;
             let is_main = Some(i) == main_idx;
             if is_main {
@@ -572,7 +630,7 @@ impl<'a> FileParse<'a> {
                 };
                 b.set_id(id);
             }
-            let mut project = cwd.or_else(|| if is_main { head_cwd.clone() } else { None }).or_else(|| fallback_dir.clone());
+            let mut project = cwd.or_else(|| fallback_dir.clone());
             if let Some(repo) = majority_git_repo(paths.iter().map(String::as_str)) {
                 if !project.as_deref().is_some_and(|p| Path::new(p).starts_with(&repo)) {
                     project = Some(repo.display().to_string());
@@ -585,7 +643,9 @@ impl<'a> FileParse<'a> {
                 s.agent = agent;
                 s.parent = parent.or_else(|| self.main_parent_id.clone()).or_else(|| self.layout.parent_dir_id.clone());
             } else {
-                s.title = title.clone();
+                if let Some((t, by)) = &title {
+                    s.offer_title(t.clone(), *by);
+                }
                 // A branch copies its source's chain, each line naming where it came from.
                 if is_main && s.parent.is_none() {
                     if let Some(from) = self.forked_from.as_ref().filter(|f| **f != s.id) {
@@ -596,30 +656,77 @@ impl<'a> FileParse<'a> {
             }
             if let Some(s) = b.finish() {
                 main_emitted |= is_main;
+                emitted.push(slot_state);
                 out.session(s);
             }
         }
-        // A tail whose only news is a name (`/rename` as the last thing done in a
-        // session) still says so: the session with no turns, which the indexer applies
-        // to the one it holds. A summary alone is not taken: it may name another file.
+        // What a read of the tail that grows after this one goes on from; a tail that
+        // made no session of its own hands on what it was given.
+        let (mut state, reopen) = match emitted.len() {
+            1 => emitted.pop(),
+            _ => None,
+        }
+        .unwrap_or_else(|| (self.resumed.cloned().unwrap_or_default(), None));
+        // A message split over records may go on in the next tail: it reads the message again.
+        stats.reopen = reopen;
+        let named = self.custom_title.is_some() || self.ai_title.is_some() || self.resumed.is_some_and(|s| s.marked(MARK_NAMED));
+        state.mark(MARK_NAMED, named);
+        let local = self.local_summary().is_some() || self.resumed.is_some_and(|s| s.marked(MARK_LOCAL_SUMMARY));
+        state.mark(MARK_LOCAL_SUMMARY, local);
+        // Summaries whose leaf has not come yet: a later tail may bring it.
+        state.marks.retain(|k, _| !k.starts_with(LEAF));
+        for (text, leaf) in &self.summaries {
+            if let Some(leaf) = leaf.as_ref().filter(|l| !self.repr.contains_key(*l)) {
+                state.marks.insert(format!("{LEAF}{leaf}"), text.clone());
+            }
+        }
+        stats.tail = Some(state);
+        // A tail with no speech in it still returns the session it continues, with a
+        // name given or generated there (`/rename` as the last thing done). A summary
+        // alone is not taken: it may name another file.
         if let Some(r) = resume.filter(|_| !main_emitted && !self.layout.in_subagents) {
             let mut b = SessionBuilder::new(self.d.harness, r.session_id.clone(), self.src.clone());
-            b.session_mut().title = self.custom_title.clone().or_else(|| self.ai_title.clone());
-            if let Some(s) = b.finish_tail(true) {
+            if let Some((t, by)) =
+                self.custom_title.clone().map(|t| (t, TitleBy::User)).or_else(|| self.ai_title.clone().map(|t| (t, TitleBy::Harness)))
+            {
+                b.session_mut().offer_title(t, by);
+            }
+            if let Some(s) = b.finish() {
                 out.session(s);
             }
         }
     }
 
-    /// The name a `custom-title` line gave, else an `ai-title` line's, else the last
-    /// summary whose leaf is in this file (older files open with summaries of other
-    /// sessions), else the last summary.
-    fn title(&self) -> Option<String> {
-        if let Some(t) = self.custom_title.as_ref().or(self.ai_title.as_ref()) {
-            return Some(t.clone());
+    /// The name a `custom-title` line gave (the user's), else an `ai-title` line's (the
+    /// harness's), else the last summary whose leaf is in this file (older files open
+    /// with summaries of other sessions), else the last summary — but no summary in a
+    /// tail once a name or generated title was read before it, which outranks it, nor
+    /// one whose leaf is elsewhere once the title held is a summary of this file. A tail
+    /// weighs the summaries read before whose leaf had not come (kept in its state) with
+    /// its own: one whose leaf comes in the tail is this file's after all.
+    fn title(&self) -> Option<(String, TitleBy)> {
+        if let Some(t) = &self.custom_title {
+            return Some((t.clone(), TitleBy::User));
         }
-        let local = self.summaries.iter().rev().find(|(_, leaf)| leaf.as_ref().is_some_and(|l| self.repr.contains_key(l)));
-        local.or(self.summaries.last()).map(|(s, _)| s.clone())
+        if let Some(t) = &self.ai_title {
+            return Some((t.clone(), TitleBy::Harness));
+        }
+        if self.resumed.is_some_and(|s| s.marked(MARK_NAMED)) {
+            return None;
+        }
+        if let Some((s, _)) = self.local_summary() {
+            return Some((s.clone(), TitleBy::Harness));
+        }
+        let held_local = self.resumed.is_some_and(|s| s.marked(MARK_LOCAL_SUMMARY));
+        let pending = self.resumed.map_or(0, |s| s.marks.keys().filter(|k| k.starts_with(LEAF)).count());
+        // In a tail, the last summary is the tail's own (the ones before it are held).
+        let own = self.summaries.get(pending..).unwrap_or_default();
+        own.last().filter(|_| !held_local).map(|(s, _)| (s.clone(), TitleBy::Harness))
+    }
+
+    /// The last summary whose leaf this read saw.
+    fn local_summary(&self) -> Option<&(String, Option<String>)> {
+        self.summaries.iter().rev().find(|(_, leaf)| leaf.as_ref().is_some_and(|l| self.repr.contains_key(l)))
     }
 }
 
@@ -627,46 +734,9 @@ fn strip_agent_prefix(stem: &str) -> &str {
     stem.strip_prefix("agent-").filter(|s| !s.is_empty()).unwrap_or(stem)
 }
 
-/// The first `cwd` in the already-indexed head of the file, for a resumed read whose
-/// tail lines lack one.
-fn head_cwd(path: &Path, limit: u64) -> Option<String> {
-    let mut head = Vec::new();
-    std::fs::File::open(path).ok()?.take(limit.min(1 << 20)).read_to_end(&mut head).ok()?;
-    let mut stats = ParseStats::default();
-    let mut cwd = None;
-    for_each_json_line(&head, 0, path, &mut stats, |_, v| {
-        if cwd.is_none() && v.get("isSidechain").and_then(Value::as_bool) != Some(true) {
-            cwd = text_at(&v, &["cwd"]).map(str::to_string);
-        }
-    });
-    cwd
-}
-
 /// A `custom-title` line's name: `customTitle`, else `title`.
 fn custom_title_of(v: &Value) -> Option<&str> {
     text_at(v, &["customTitle"]).or_else(|| text_at(v, &["title"]))
-}
-
-/// The last `custom-title` name ([`custom_title_of`]) in the first `limit`
-/// bytes of a transcript (the part an earlier read indexed), for a tail that brings a
-/// lesser title. Streamed a line at a time, and only lines holding the type's bytes
-/// are parsed. Shared with readers of other Claude-shaped logs (CodeBuddy's).
-pub fn head_custom_title(path: &Path, limit: u64) -> Option<String> {
-    use std::io::BufRead;
-    let mut head = std::io::BufReader::new(std::fs::File::open(path).ok()?.take(limit));
-    let finder = memchr::memmem::Finder::new(b"\"custom-title\"");
-    let (mut line, mut name) = (Vec::new(), None);
-    while head.read_until(b'\n', &mut line).ok()? > 0 {
-        if finder.find(&line).is_some() {
-            if let Ok(v) = serde_json::from_slice::<Value>(&line) {
-                if text_at(&v, &["type"]) == Some("custom-title") {
-                    name = custom_title_of(&v).map(str::to_string).or(name);
-                }
-            }
-        }
-        line.clear();
-    }
-    name
 }
 
 /// A non-empty string at `path`.
@@ -700,6 +770,8 @@ fn content_text(content: Option<&Value>) -> String {
 }
 
 fn user_record(slot: &mut Slot, v: &Value, time: Option<Timestamp>, node: Option<NodeRef>) -> Repr {
+    // The assistant's message is complete once the user (or a tool result) answers it.
+    slot.open_message = None;
     if v.get("isMeta").and_then(Value::as_bool) == Some(true) {
         return Repr::Nothing;
     }
@@ -749,25 +821,31 @@ fn tool_result(slot: &mut Slot, record: &Value, item: &Value, time: Option<Times
     let text = if gemini { gemini_output(item) } else { None }.or_else(|| item_text(item)).unwrap_or_default();
     let is_error = item.get("is_error").and_then(Value::as_bool) == Some(true);
     let call_id = item.get("tool_use_id").and_then(Value::as_str).unwrap_or("");
-    if gemini && slot.bash_calls.contains_key(call_id) {
-        let exit = gemini_exit_code(&text).map(ExitStatus::Code);
-        slot.b.complete_call(call_id, &text, is_error, exit, time);
-        slot.open_text = None;
-        return Repr::Nothing;
-    }
     if let Some(&background) = slot.bash_calls.get(call_id) {
-        let (code, rest) = split_exit_line(&text);
-        let interrupted = record.get("toolUseResult").and_then(|r| r.get("interrupted")).and_then(Value::as_bool) == Some(true);
-        // Claude's Bash tool reports every non-zero exit as an error result opening with
-        // "Exit code N"; a plain success result therefore means exit 0.
-        let exit = match code {
-            Some(n) => Some(ExitStatus::Code(n)),
-            None if !is_error && !interrupted && !background => Some(ExitStatus::Code(0)),
-            None => None,
+        slot.answered.insert(call_id.to_string());
+        let (exit, rest) = if gemini {
+            (gemini_exit_code(&text).map(ExitStatus::Code), text.as_str())
+        } else {
+            let (code, rest) = split_exit_line(&text);
+            let interrupted = record.get("toolUseResult").and_then(|r| r.get("interrupted")).and_then(Value::as_bool) == Some(true);
+            // Claude's Bash tool reports every non-zero exit as an error result opening with
+            // "Exit code N"; a plain success result therefore means exit 0.
+            let exit = match code {
+                Some(n) => Some(ExitStatus::Code(n)),
+                None if !is_error && !interrupted && !background => Some(ExitStatus::Code(0)),
+                None => None,
+            };
+            (exit, rest)
         };
-        slot.b.complete_call(call_id, rest, is_error, exit, time);
-        slot.open_text = None;
-        return Repr::Nothing;
+        if slot.b.complete_call(call_id, rest, is_error, exit.clone(), time) {
+            slot.open_text = None;
+            return Repr::Nothing;
+        }
+        // A call a read before this tail took: the indexer folds the result into it.
+        let mut turn = Turn::new(Role::ToolOutput, rest).at(time);
+        turn.node = node;
+        turn.tool = Some(ToolUse { is_error, exit, call_id: Some(call_id.to_string()), ..ToolUse::default() });
+        return slot.push(turn);
     }
     if slot.b.complete_call(call_id, &text, is_error, None, time) {
         slot.open_text = None;
@@ -843,6 +921,9 @@ fn assistant_record(
     // Blocks of one API message share message.id across records; without one, the
     // record is its own message (a snapshot run's records share the run's key).
     let msg_key = run_key.unwrap_or_else(|| message.and_then(|m| text_at(m, &["id"])).map_or_else(|| format!("@{offset}"), str::to_string));
+    if slot.open_message.as_ref().is_none_or(|(key, _)| *key != msg_key) {
+        slot.open_message = Some((msg_key.clone(), Reopen { offset, seq: slot.b.next_seq() }));
+    }
     match message.and_then(|m| m.get("content")) {
         Some(Value::String(s)) => assistant_text(slot, &msg_key, s, time, node),
         Some(Value::Array(items)) => {
@@ -1315,13 +1396,22 @@ mod tests {
 "##;
         let tmp = tempfile::tempdir().expect("tempdir");
         let path = tmp.path().join("b2.jsonl");
+        // The head read whole, then the tail from the state it left, joined as the
+        // indexer joins them: the title the session ends with.
         let read_tail = |head: &str| {
+            let parse = |src: &SourceRef| {
+                let mut out: Vec<crate::Session> = Vec::new();
+                let stats = parse_with(&TEST_DIALECT, src, &ParseOptions::default(), &FileHints::default(), &mut out).expect("parse");
+                (out, stats)
+            };
+            std::fs::write(&path, head).expect("write");
+            let (first, stats) = parse(&SourceRef::file(&path).append_only());
             std::fs::write(&path, format!("{head}{tail}")).expect("write");
-            let resume = crate::model::Resume { offset: head.len() as u64, next_seq: 1, session_id: "b2".into() };
-            let src = SourceRef { resume: Some(resume), ..SourceRef::file(&path).append_only() };
-            let mut out: Vec<crate::Session> = Vec::new();
-            parse_with(&TEST_DIALECT, &src, &ParseOptions::default(), &FileHints::default(), &mut out).expect("parse");
-            out.into_iter().map(|s| s.title).collect::<Vec<_>>()
+            let resume = crate::model::Resume::after(&stats, &first[0]);
+            let (out, _) = parse(&SourceRef { resume: Some(resume), ..SourceRef::file(&path).append_only() });
+            let held = crate::tail::whole_meta(&first[0], "b2");
+            let by = if first[0].title.is_some() { first[0].title_by } else { TitleBy::Prompt };
+            out.iter().map(|s| crate::tail::continue_meta(&held, by, s, 0, "b2").0.title).collect::<Vec<_>>()
         };
         assert_eq!(read_tail(head), [Some("Cart rounding".to_string())]);
         let unnamed = head.replace("{\"type\":\"custom-title\",\"customTitle\":\"Cart rounding\",\"sessionId\":\"b2\"}\n", "");

@@ -19,7 +19,7 @@
 //! | loop event `tool.call` (`toolCallId`, `name`, `args`) | `ToolCall` | flushes first; work signals from [`KIMI_TOOLS`] with `args.path` |
 //! | loop event `tool.result` (`toolCallId`, `result.output`) | folded into its call, else `ToolOutput` | trimmed; `isError` (on the result or the event) kept as `is_error` |
 //! | `llm.request` and other loop events; `config.update` (the system prompt), `turn.prompt`, `usage.record`, others | skipped | times still widen the session |
-//! | end of the read | `Assistant`, `partial` | a stream with no `step.end` (an interrupted answer, or a read cut mid-step) |
+//! | end of the read | `Assistant`, `partial` | a stream with no `step.end` (an interrupted answer, or a read cut mid-step); the next tail reads it again from its first part (`ParseStats::reopen`), so a stream closed later is one turn, as in a whole read |
 //! | malformed or torn line | skipped | counted in the parse stats |
 //!
 //! `state.json` ([`read_state`]): `title`, `workDir` (the project, kept whole), and
@@ -32,7 +32,7 @@ use serde_json::Value;
 use crate::builder::SessionBuilder;
 use crate::family::claude_jsonl::tool_call_turn_with;
 use crate::format::{FormatError, ParseOptions, ParseStats, SessionSink};
-use crate::model::{Role, SourceRef, Timestamp, Turn};
+use crate::model::{Reopen, Role, SourceRef, Timestamp, Turn};
 use crate::read::{for_each_source_line, parse_json_document, read_source};
 use crate::work::ToolMap;
 
@@ -83,7 +83,9 @@ pub fn parse(
     let mut stats = ParseStats::default();
     let id = src.resume.as_ref().map_or(id, |r| r.session_id.as_str());
     let mut wire = Wire { d, opts, b: SessionBuilder::new(d.id, id, src.clone()), pending: None };
-    for_each_source_line(src, &mut stats, &[], |_, v| wire.line(&v))?;
+    for_each_source_line(src, &mut stats, &[], |offset, v| wire.line(offset, &v))?;
+    // Every push flushes the stream first, so an open one is the last turn.
+    stats.reopen = wire.pending.as_ref().map(|p| Reopen { offset: p.offset, seq: wire.b.next_seq() });
     wire.flush(true);
     let mut b = wire.b;
     b.touch(state.created);
@@ -92,17 +94,19 @@ pub fn parse(
     s.title = state.title.clone();
     s.project = state.work_dir.clone();
     // A tail with no turns still carries `state.json`'s title: a rename, if it changed.
-    if let Some(s) = b.finish_tail(src.resume.is_some()) {
+    if let Some(s) = b.finish() {
         out.session(s);
     }
     Ok(stats)
 }
 
-/// A stream being rebuilt: its role (answer or reasoning), text and first part's time.
+/// A stream being rebuilt: its role (answer or reasoning), text and first part's time
+/// and offset.
 struct Pending {
     role: Role,
     text: String,
     time: Option<Timestamp>,
+    offset: u64,
 }
 
 struct Wire<'a> {
@@ -113,12 +117,12 @@ struct Wire<'a> {
 }
 
 impl Wire<'_> {
-    fn line(&mut self, v: &Value) {
+    fn line(&mut self, offset: u64, v: &Value) {
         let time = v.get("time").and_then(Timestamp::from_json);
         match v.get("type").and_then(Value::as_str) {
             Some("metadata") => self.b.touch(v.get("created_at").and_then(Timestamp::from_json)),
             Some("context.append_message") => self.message(v.get("message").unwrap_or(&Value::Null), time),
-            Some("context.append_loop_event") => self.loop_event(v.get("event").unwrap_or(&Value::Null), time),
+            Some("context.append_loop_event") => self.loop_event(offset, v.get("event").unwrap_or(&Value::Null), time),
             _ => self.b.touch(time),
         }
     }
@@ -133,7 +137,7 @@ impl Wire<'_> {
         self.b.push(Turn::new(role, content_text(m.get("content")).trim()).at(time));
     }
 
-    fn loop_event(&mut self, e: &Value, time: Option<Timestamp>) {
+    fn loop_event(&mut self, offset: u64, e: &Value, time: Option<Timestamp>) {
         match e.get("type").and_then(Value::as_str) {
             Some("step.begin") | Some("step.end") => {
                 self.b.touch(time);
@@ -143,8 +147,8 @@ impl Wire<'_> {
                 let part = e.get("part").unwrap_or(&Value::Null);
                 let text = part.get("text").and_then(Value::as_str).unwrap_or("");
                 match part.get("type").and_then(Value::as_str) {
-                    Some("text") => self.append(Role::Assistant, text, time),
-                    Some("think") if self.opts.include_reasoning => self.append(Role::Reasoning, text, time),
+                    Some("text") => self.append(Role::Assistant, text, time, offset),
+                    Some("think") if self.opts.include_reasoning => self.append(Role::Reasoning, text, time, offset),
                     _ => self.b.touch(time),
                 }
             }
@@ -174,12 +178,12 @@ impl Wire<'_> {
 
     /// Adds a part to the pending stream; a part of the other kind (reasoning after
     /// text) closes the stream before it first, keeping the order.
-    fn append(&mut self, role: Role, text: &str, time: Option<Timestamp>) {
+    fn append(&mut self, role: Role, text: &str, time: Option<Timestamp>, offset: u64) {
         self.b.touch(time);
         if self.pending.as_ref().is_some_and(|p| p.role != role) {
             self.flush(false);
         }
-        let p = self.pending.get_or_insert(Pending { role, text: String::new(), time });
+        let p = self.pending.get_or_insert(Pending { role, text: String::new(), time, offset });
         p.text.push_str(text);
     }
 
@@ -238,7 +242,7 @@ mod tests {
         let path = tmp.path().join("wire.jsonl");
         let usage = r#"{"type":"context.append_loop_event","event":{"type":"usage.record"},"time":1782900002000}"#;
         std::fs::write(&path, format!("{PAGE}{usage}\n")).unwrap();
-        let resume = crate::model::Resume { offset: PAGE.len() as u64, next_seq: 4, session_id: "s1".into() };
+        let resume = crate::model::Resume { offset: PAGE.len() as u64, next_seq: 4, session_id: "s1".into(), ..Default::default() };
         let src = SourceRef { resume: Some(resume), ..SourceRef::file(&path).append_only() };
         let state = WireState { title: Some("Key rotation".into()), ..WireState::default() };
         let mut out = Vec::new();

@@ -303,9 +303,13 @@ mod tests {
 
     #[test]
     fn a_pasted_stack_trace_keeps_its_identifiers() {
-        let mut trace = String::from("panicked at 'called `Result::unwrap()` on an `Err` value: ConnectionRefused' src/pool/manager.rs:214:9\n");
+        let mut trace =
+            String::from("panicked at 'called `Result::unwrap()` on an `Err` value: ConnectionRefused' src/pool/manager.rs:214:9\n");
         for i in 0..40 {
-            trace.push_str(&format!("  {i}: std::rt::lang_start_internal::frame{i}\n             at /rustc/library/std/src/rt.rs:{}\n", 100 + i));
+            trace.push_str(&format!(
+                "  {i}: std::rt::lang_start_internal::frame{i}\n             at /rustc/library/std/src/rt.rs:{}\n",
+                100 + i
+            ));
         }
         let b = bound_query(&trace, |w| if w == "connectionrefused" || w == "manager" { 1 } else { 50 });
         assert!(count(&b.text) <= MAX_QUERY_WORDS);

@@ -2,7 +2,10 @@
 //! deja-core's own test binary: a multi-session source read by row cursor re-reads only
 //! the sessions that changed, and a change to any of a source's parts (a database's
 //! `-wal`) is seen even when the main file did not change; a change to side parts alone
-//! (a side database naming the title) is read as an empty tail, not a re-parse.
+//! (a side database naming the title) is read as an empty tail, not a re-parse; a grown
+//! log whose manifest line has no tail state (an earlier release's) is read whole once;
+//! a read that ends inside open records resumes where they begin and replaces the turn
+//! it made of them.
 
 use std::path::Path;
 
@@ -193,7 +196,7 @@ impl HarnessFormat for SideLog {
             }
         })?;
         b.session_mut().title = src.parts.first().and_then(|p| std::fs::read_to_string(p).ok()).map(|t| t.trim().to_string());
-        if let Some(s) = b.finish_tail(src.resume.is_some()) {
+        if let Some(s) = b.finish() {
             out.session(s);
         }
         Ok(stats)
@@ -236,4 +239,147 @@ fn a_change_to_side_parts_alone_is_read_as_an_empty_tail() {
     assert_eq!((grown.parsed, grown.resumed), (0, 1), "{grown:?}");
     assert_eq!(found(&paths, "90 minutes"), ["log-1"]);
     assert_eq!(report(&env).unchanged, 1);
+}
+
+#[test]
+fn a_manifest_line_without_tail_state_reads_a_grown_log_whole_once() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let store = tmp.path().join("store");
+    std::fs::create_dir_all(&store).expect("mkdir");
+    let log = store.join("log.jsonl");
+    std::fs::write(&log, "{\"text\": \"the nightly build times out\"}\n").expect("log");
+    let env = StoreEnv::with_home(tmp.path()).set("DEJA_SIDELOG_ROOT", store.display().to_string());
+    let paths = IndexPaths::new(tmp.path().join("index"));
+    let report = |env: &StoreEnv| {
+        let req = IndexRequest { harnesses: Some(vec![SIDE_ID.to_string()]), rebuild: false, wait: true };
+        run_index(env, &paths, &req, &Silent).expect("index").harnesses.remove(SIDE_ID).expect("report")
+    };
+    assert_eq!(report(&env).parsed, 1);
+    // What a release before the tail state wrote: the line ends after the refusal field.
+    let manifest = IndexPaths::new(&paths.root).manifest();
+    let text = std::fs::read_to_string(&manifest).expect("manifest");
+    let old: String = text.lines().map(|l| l.splitn(13, '\t').take(12).collect::<Vec<_>>().join("\t") + "\n").collect();
+    assert_ne!(old, text, "the line carried a tail state");
+    std::fs::write(&manifest, old).expect("manifest");
+    let mut f = std::fs::OpenOptions::new().append(true).open(&log).expect("open");
+    std::io::Write::write_all(&mut f, b"{\"text\": \"raised it to 90 minutes\"}\n").expect("append");
+    let grown = report(&env);
+    assert_eq!((grown.parsed, grown.resumed), (1, 0), "read whole, not continued without the state: {grown:?}");
+    std::io::Write::write_all(&mut f, b"{\"text\": \"and it passed\"}\n").expect("append");
+    let again = report(&env);
+    assert_eq!((again.parsed, again.resumed), (0, 1), "the whole read wrote the state: {again:?}");
+    assert_eq!(found(&paths, "90 minutes"), ["log-1"]);
+}
+
+const OPEN_ID: &str = "openlog";
+
+/// An append-only log of `{"text": …, "more": true?}` lines: a line with `more` is
+/// continued by the next, the run joined into one turn. A read that ends inside a run
+/// leaves it open ([`crate::model::Reopen`]), as a split API message or a stream is.
+struct OpenLog;
+
+inventory::submit!(crate::Registration(&OpenLog));
+
+static OPEN_INFO: HarnessInfo = HarnessInfo {
+    id: OPEN_ID,
+    name: "Open log (test)",
+    container: "test log",
+    // Discovered by hand in each test; the spec only names the sessions store.
+    store: crate::store::StoreSpec::new(&[crate::store::Store {
+        name: "",
+        roots: &[],
+        layout: crate::store::Layout::Custom { shape: "", walk: None },
+    }]),
+    needs: &[],
+    format_summary: "test",
+    injected: &InjectedText::NONE,
+    capabilities: Capabilities {
+        mcp: Capability::Unknown,
+        auto_recall: Capability::Unknown,
+        skill: Capability::Unknown,
+        command: Capability::Unknown,
+    },
+    launch: crate::launch::Launch::UNKNOWN,
+};
+
+impl HarnessFormat for OpenLog {
+    fn info(&self) -> &'static HarnessInfo {
+        &OPEN_INFO
+    }
+
+    fn discover(&self, env: &StoreEnv) -> Discovery {
+        let mut d = Discovery::default();
+        if let Some(root) = env.deja_root(OPEN_ID) {
+            let log = root.join("log.jsonl");
+            if d.looked_at(&log) {
+                d.sources.push(SourceRef::file(&log).append_only());
+            }
+        }
+        d
+    }
+
+    fn parse(&self, src: &SourceRef, _opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
+        let mut stats = ParseStats::default();
+        let id = src.resume.as_ref().map_or("log-1".to_string(), |r| r.session_id.clone());
+        let mut b = SessionBuilder::new(OPEN_ID, id, src.clone());
+        let mut run: Option<(crate::model::Reopen, String)> = None;
+        crate::read::for_each_source_line(src, &mut stats, &[], |offset, v| {
+            // A line without text is bookkeeping.
+            let Some(text) = v.get("text").and_then(serde_json::Value::as_str) else { return };
+            let (at, mut joined) = run.take().unwrap_or((crate::model::Reopen { offset, seq: b.next_seq() }, String::new()));
+            joined.push_str(text);
+            if v.get("more").and_then(serde_json::Value::as_bool) == Some(true) {
+                run = Some((at, joined));
+            } else {
+                b.push(Turn::new(Role::Assistant, joined));
+            }
+        })?;
+        if let Some((at, joined)) = run {
+            let mut turn = Turn::new(Role::Assistant, joined);
+            turn.partial = true;
+            b.push(turn);
+            stats.reopen = Some(at);
+        }
+        if let Some(s) = b.finish() {
+            out.session(s);
+        }
+        Ok(stats)
+    }
+}
+
+#[test]
+fn a_read_that_ends_inside_open_records_reads_them_again_and_replaces_their_turn() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let store = tmp.path().join("store");
+    std::fs::create_dir_all(&store).expect("mkdir");
+    let log = store.join("log.jsonl");
+    std::fs::write(&log, "{\"text\": \"the cache \"}\n{\"text\": \"warms \", \"more\": true}\n").expect("log");
+    let env = StoreEnv::with_home(tmp.path()).set("DEJA_OPENLOG_ROOT", store.display().to_string());
+    let paths = IndexPaths::new(tmp.path().join("index"));
+    let report = || {
+        let req = IndexRequest { harnesses: Some(vec![OPEN_ID.to_string()]), rebuild: false, wait: true };
+        run_index(&env, &paths, &req, &Silent).expect("index").harnesses.remove(OPEN_ID).expect("report")
+    };
+    let turns = || {
+        let view = IndexView::open(&paths).expect("view");
+        let mut t: Vec<(u32, String, bool)> =
+            view.session_turns(&format!("{OPEN_ID}:log-1")).expect("turns").into_iter().map(|t| (t.seq, t.text, t.partial)).collect();
+        t.sort();
+        t
+    };
+    assert_eq!(report().parsed, 1);
+    assert_eq!(turns(), [(0, "the cache".to_string(), false), (1, "warms".to_string(), true)]);
+    let mut f = std::fs::OpenOptions::new().append(true).open(&log).expect("open");
+    // Bookkeeping only: the open records are read again and make the turn held, so
+    // nothing is written.
+    std::io::Write::write_all(&mut f, b"{\"usage\": 12}\n").expect("append");
+    let same = report();
+    assert_eq!((same.resumed, same.sessions), (1, 0), "{same:?}");
+    assert_eq!(turns(), [(0, "the cache".to_string(), false), (1, "warms".to_string(), true)]);
+    std::io::Write::write_all(&mut f, b"{\"text\": \"in ninety seconds\", \"more\": true}\n{\"text\": \" now\"}\n").expect("append");
+    let grown = report();
+    assert_eq!((grown.parsed, grown.resumed), (0, 1), "{grown:?}");
+    assert_eq!(turns(), [(0, "the cache".to_string(), false), (1, "warms in ninety seconds now".to_string(), false)], "one turn, as whole");
+    let meta = IndexView::open(&paths).expect("view").all_sessions(Some(OPEN_ID)).expect("sessions");
+    assert_eq!(meta[0].turns, 2, "the turn made again is counted once");
 }

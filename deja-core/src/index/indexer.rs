@@ -21,7 +21,7 @@
 //! `<index>/failpoint-<point>` and sleeps) so tests can kill it there: `rebuild-parsed`,
 //! `rebuild-restored`, `rebuild-archived`, `rebuild-committed`.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::fs::File;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
@@ -36,7 +36,7 @@ use tantivy::{doc, Index, IndexWriter, TantivyDocument, Term};
 use xxhash_rust::xxh3::Xxh3;
 
 use super::gate::{ByteGate, CloseOnDrop, IN_FLIGHT_BYTES};
-use super::manifest::{mtime_ns, Manifest, SourceEntry};
+use super::manifest::{mtime_ns, Manifest, SourceEntry, TailEntry};
 use super::schema::{build_schema, register_tokenizer, Fields, KIND_SESSION, KIND_TURN, SCHEMA_VERSION};
 use super::work_dirs::WorkDirs;
 use super::{IndexError, IndexPaths, IndexView, SessionMeta, TurnExtra};
@@ -44,7 +44,7 @@ use crate::archive::{load_tombstones, tombstones_path, Archive, SegmentWriter};
 use crate::config::Exclusions;
 use crate::env::StoreEnv;
 use crate::format::{FormatError, HarnessFormat, ParseOptions, ParseStats};
-use crate::model::{Resume, Role, Session, SourceRef, Turn};
+use crate::model::{Resume, Role, Session, SourceRef, TitleBy, Turn};
 use crate::normalize::{normalize, NormalizeOptions};
 use crate::work::is_meaningful_command;
 
@@ -204,6 +204,8 @@ enum Plan {
     Full,
     Tail {
         resume: Resume,
+        /// Who gave the title the index holds (the manifest's [`TailEntry`]).
+        title_by: TitleBy,
         prefix: Prefix,
         sessions: u32,
     },
@@ -239,8 +241,10 @@ struct Parsed {
     result: Result<(Vec<ReadSession>, ParseStats), FormatError>,
 }
 
-/// A session as a parsing thread hands it on, with what it prepared of it.
-type ReadSession = (Session, Option<Prepared>);
+/// A session as a parsing thread hands it on, with what it prepared of it and the turn
+/// number after the parser's last one (before `normalize` dropped any turn: a tail is
+/// numbered on from there, as a whole read numbers it).
+type ReadSession = (Session, Option<Prepared>, u32);
 
 /// A session made ready on a parsing thread to be written whole: its metadata, its
 /// archive lines and every index document it has (turns, the session document, work
@@ -256,7 +260,7 @@ struct Prepared {
 
 impl Prepared {
     fn of(f: &Fields, s: &Session, source_key: &str) -> Prepared {
-        let meta = meta_of(s, source_key, None);
+        let meta = crate::tail::whole_meta(s, source_key);
         let (archive_lines, lines) = crate::archive::session_lines(&meta, &s.turns);
         let docs = whole_session_documents(f, s, &meta);
         Prepared { meta, archive_lines, lines, docs }
@@ -749,18 +753,24 @@ fn plan_source(
         // was, so its tail is read (nothing new in it) for the parser to take that data
         // again; neither a re-parse nor a read of the prefix.
         Some(e)
-            if src.append_only && src.side_parts && size == e.size && mtime == e.mtime_ns && e.sessions == 1 && e.session_id.is_some() =>
+            if src.append_only
+                && src.side_parts
+                && size == e.size
+                && mtime == e.mtime_ns
+                && e.sessions == 1
+                && e.session_id.is_some()
+                && e.tail.is_some() =>
         {
-            Plan::Tail {
-                resume: Resume { offset: e.offset, next_seq: e.next_seq, session_id: e.session_id.clone().unwrap_or_default() },
-                prefix: Prefix::Unchanged(e.prefix_hash),
-                sessions: e.sessions,
-            }
+            Plan::Tail { resume: resume_of(e), title_by: title_by_of(e), prefix: Prefix::Unchanged(e.prefix_hash), sessions: e.sessions }
         }
-        Some(e) if src.append_only && size > e.size && e.sessions == 1 && e.session_id.is_some() => {
+        // Only with the state the reader returned: a tail is read from it, never with the
+        // head read again, so without it (a manifest line of an earlier release) the
+        // source is read whole once.
+        Some(e) if src.append_only && size > e.size && e.sessions == 1 && e.session_id.is_some() && e.tail.is_some() => {
             match verify_prefix(&src.path, e.offset, e.prefix_hash) {
                 Some(hasher) => Plan::Tail {
-                    resume: Resume { offset: e.offset, next_seq: e.next_seq, session_id: e.session_id.clone().unwrap_or_default() },
+                    resume: resume_of(e),
+                    title_by: title_by_of(e),
                     prefix: Prefix::Verified(Box::new(hasher)),
                     sessions: e.sessions,
                 },
@@ -775,6 +785,21 @@ fn plan_source(
         Plan::Full => src,
     };
     Planned::Job(Box::new(Job { adapter, src, size, mtime, parts_fp, plan }))
+}
+
+/// Where a tail read of the source `e` describes starts, with the state its reader left.
+fn resume_of(e: &SourceEntry) -> Resume {
+    Resume {
+        offset: e.offset,
+        next_seq: e.next_seq,
+        session_id: e.session_id.clone().unwrap_or_default(),
+        state: e.tail.as_ref().map(|t| t.state.clone()).unwrap_or_default(),
+    }
+}
+
+/// Who gave the title the index holds for the session of the source `e` describes.
+fn title_by_of(e: &SourceEntry) -> TitleBy {
+    e.tail.as_ref().map_or(TitleBy::Prompt, |t| t.title_by)
 }
 
 /// Parses one source, turning a panicking parser into an error for that source.
@@ -818,47 +843,29 @@ fn extend_hash(hasher: &mut Xxh3, path: &std::path::Path, from: u64, to: u64) ->
 }
 
 /// Folds results (and late exit statuses) read from a log's tail into the calls an
-/// earlier pass already indexed, matched by call id, so a call whose result arrived
-/// after an incremental read still ends up as one turn; the tail's other turns are
-/// numbered on from `first` (the session's next `seq`). Returns the calls rewritten.
+/// earlier pass already indexed, matched by call id ([`crate::tail::fold_late_results`]),
+/// so a call whose result arrived after an incremental read still ends up as one turn,
+/// and rewrites those calls' documents; the indexed turns from `next_seq` on, which the
+/// tail replaces, take nothing. Returns the calls rewritten and what was folded.
 fn fold_into_indexed_calls(
     writer: &IndexWriter,
     f: &Fields,
     view: &IndexView,
     s: &mut Session,
     source_key: &str,
-    first: u32,
-) -> Result<Vec<Turn>, IndexError> {
-    let call_id = |t: &Turn| t.tool.as_ref().and_then(|x| x.call_id.clone());
-    if !s.turns.iter().any(|t| call_id(t).is_some()) {
-        return Ok(Vec::new());
-    }
+    next_seq: u32,
+) -> Result<(Vec<Turn>, crate::tail::Folded), IndexError> {
     let sid = s.key();
-    let mut indexed: HashMap<String, Turn> = view.session_turns(&sid)?.into_iter().filter_map(|t| Some((call_id(&t)?, t))).collect();
-    if indexed.is_empty() {
-        return Ok(Vec::new());
-    }
-    let mut merged: Vec<String> = Vec::new();
-    s.turns.retain(|t| {
-        let Some(id) = call_id(t) else { return true };
-        let Some(call) = indexed.get_mut(&id) else { return true };
-        merge_result(call, t);
-        if !merged.contains(&id) {
-            merged.push(id);
-        }
-        false
-    });
-    if !merged.is_empty() {
-        // A folded result gives up the `seq` the parser gave it: the tail's turns stay
-        // numbered on from the indexed ones without a gap.
-        for (i, t) in s.turns.iter_mut().enumerate() {
-            t.seq = first + i as u32;
-        }
-    }
+    // The indexed turns are looked up only when the tail names a call.
+    let mut indexed = match s.turns.iter().any(|t| t.tool.as_ref().is_some_and(|x| x.call_id.is_some())) {
+        true => crate::tail::calls_by_id(&view.session_turns(&sid)?, next_seq),
+        false => Default::default(),
+    };
+    let folded = crate::tail::fold_late_results(&mut indexed, s);
     let sid_hash = xxhash_rust::xxh3::xxh3_64(sid.as_bytes());
-    let mut rewritten = Vec::with_capacity(merged.len());
-    for id in merged {
-        let Some(call) = indexed.get(&id) else { continue };
+    let mut rewritten = Vec::with_capacity(folded.calls.len());
+    for id in &folded.calls {
+        let Some(call) = indexed.get(id) else { continue };
         rewritten.push(call.clone());
         writer
             .delete_query(Box::new(BooleanQuery::new(vec![
@@ -872,65 +879,7 @@ fn fold_into_indexed_calls(
             .add_document(turn_doc(f, &sid, sid_hash, &s.harness, source_key, call, time))
             .map_err(IndexError::tantivy(&view.paths.root))?;
     }
-    Ok(rewritten)
-}
-
-/// Adds what a later record says about a call to the call's turn (idempotently: a
-/// repeated read does not append the same output twice).
-fn merge_result(call: &mut Turn, late: &Turn) {
-    let text = late.text.trim();
-    if !text.is_empty() && !call.text.contains(text) {
-        if !call.text.is_empty() {
-            call.text.push('\n');
-        }
-        call.text.push_str(text);
-    }
-    let tool = call.tool.get_or_insert_with(Default::default);
-    if let Some(l) = &late.tool {
-        if tool.exit.is_none() {
-            tool.exit = l.exit.clone();
-        }
-        if tool.command.is_none() {
-            tool.command = l.command.clone();
-        }
-        tool.is_error |= l.is_error || l.exit.as_ref().is_some_and(|e| !e.succeeded());
-    }
-    if call.files.is_empty() {
-        call.files = late.files.clone();
-    }
-    if call.edit.is_none() {
-        call.edit = late.edit.clone();
-    }
-    call.unmake_failed_edit();
-}
-
-fn meta_of(s: &Session, source_key: &str, old: Option<&SessionMeta>) -> SessionMeta {
-    let started = match (old.and_then(|o| o.started), s.started) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    };
-    let updated = match (old.and_then(|o| o.updated), s.updated) {
-        (Some(a), Some(b)) => Some(a.max(b)),
-        (a, b) => a.or(b),
-    };
-    SessionMeta {
-        harness: s.harness.clone(),
-        id: s.id.clone(),
-        // A tail's first prompt does not rename a session; a title the tail names does.
-        title: match s.title_derived {
-            true => old.and_then(|o| o.title.clone()).or_else(|| s.title.clone()),
-            false => s.title.clone().or_else(|| old.and_then(|o| o.title.clone())),
-        },
-        project: s.project.clone().or_else(|| old.and_then(|o| o.project.clone())),
-        path: source_key.to_string(),
-        started,
-        updated,
-        parent: s.parent.clone().or_else(|| old.and_then(|o| o.parent.clone())),
-        kind: s.kind.clone().or_else(|| old.and_then(|o| o.kind.clone())),
-        agent: s.agent.clone().or_else(|| old.and_then(|o| o.agent.clone())),
-        machine: old.and_then(|o| o.machine.clone()),
-        turns: old.map_or(0, |o| o.turns) + s.turns.len() as u32,
-    }
+    Ok((rewritten, folded))
 }
 
 /// Adds a session's `error` and `fix` records (see [`super::records`]).
@@ -978,7 +927,7 @@ pub fn write_index_storing_text(dir: &std::path::Path, sessions: &[Session], ver
     register_tokenizer(&index);
     let mut writer: IndexWriter = index.writer_with_num_threads(1, 15_000_000).map_err(IndexError::tantivy(&tantivy_dir))?;
     for s in sessions {
-        let meta = meta_of(s, &s.source.manifest_key(), None);
+        let meta = crate::tail::whole_meta(s, &s.source.manifest_key());
         let mut docs = whole_session_documents(&f, s, &meta);
         // The turn documents come first, in the session's order.
         for (d, turn) in docs.iter_mut().zip(&s.turns) {
@@ -1204,19 +1153,18 @@ impl Run<'_> {
                     gate_ref.acquire(job.size);
                     // Normalizing (injected text, redaction, caps) is per session and
                     // pure: it runs here, on the parsing threads, not on the one writer.
-                    let result = parse_one(job, opts_ref).map(|(mut sessions, stats)| {
-                        for s in &mut sessions {
-                            normalize(s, norm, job.adapter.info().injected);
-                        }
+                    let result = parse_one(job, opts_ref).map(|(sessions, stats)| {
                         // Sessions written whole are made ready here too (see [`Prepared`]);
                         // a tail continues what the index holds, which only the writer reads.
                         let whole = !matches!(job.plan, Plan::Tail { .. });
                         let key = job.src.manifest_key();
                         let sessions = sessions
                             .into_iter()
-                            .map(|s| {
+                            .map(|mut s| {
+                                let next_seq = s.turns.iter().map(|t| t.seq + 1).max().unwrap_or(0);
+                                normalize(&mut s, norm, job.adapter.info().injected);
                                 let p = whole.then(|| Prepared::of(fields, &s, &key));
-                                (s, p)
+                                (s, p, next_seq)
                             })
                             .collect::<Vec<_>>();
                         (sessions, stats)
@@ -1253,7 +1201,7 @@ impl Run<'_> {
                     hr.empty_sources += 1;
                 }
                 // Forgotten and excluded sessions are dropped before anything is written.
-                sessions.retain(|(s, _)| {
+                sessions.retain(|(s, ..)| {
                     let key = s.key();
                     let keep = if tombstones.contains(&key) {
                         hr.forgotten += 1;
@@ -1278,7 +1226,8 @@ impl Run<'_> {
                     harness: id.to_string(),
                     size: job.size,
                     mtime_ns: job.mtime,
-                    offset: if job.src.append_only { stats.end_offset } else { job.size },
+                    // A read that ended inside records still open resumes where they start.
+                    offset: if job.src.append_only { stats.reopen.map_or(stats.end_offset, |r| r.offset) } else { job.size },
                     prefix_hash: 0,
                     sessions: sessions.len() as u32,
                     session_id: None,
@@ -1286,6 +1235,7 @@ impl Run<'_> {
                     parts_fp: job.parts_fp,
                     cursor: stats.cursor.clone(),
                     refused: None,
+                    tail: None,
                 };
                 match &job.plan {
                     Plan::Full => {
@@ -1293,7 +1243,7 @@ impl Run<'_> {
                         if !fresh {
                             writer.delete_term(Term::from_field_text(fields.source, &key));
                         }
-                        for (s, p) in &mut sessions {
+                        for (s, p, _) in &mut sessions {
                             note_work_dir(learned, s);
                             // The same session may have moved to another source (a newer
                             // format generation): replace it rather than index it twice.
@@ -1302,15 +1252,18 @@ impl Run<'_> {
                             hr.sessions += 1;
                             hr.turns += s.turns.len() as u64;
                         }
-                        if let [(only, _)] = sessions.as_slice() {
+                        if let [(only, _, next_seq)] = sessions.as_slice() {
                             entry.session_id = Some(only.id.clone());
-                            entry.next_seq = only.turns.iter().map(|t| t.seq + 1).max().unwrap_or(0);
+                            entry.next_seq = stats.reopen.map_or(*next_seq, |r| r.seq);
+                            if job.src.append_only {
+                                entry.tail = Some(TailEntry { title_by: only.title_by, state: stats.tail.clone().unwrap_or_default() });
+                            }
                         }
                         if job.src.append_only {
                             // The reader hashed the bytes it parsed; only an adapter that read
                             // some other way costs a second read here. (A wrong hash is safe:
                             // growth would then be re-parsed in full.)
-                            entry.prefix_hash = match stats.prefix_hash {
+                            entry.prefix_hash = match stats.prefix_hash.filter(|_| stats.reopen.is_none()) {
                                 Some(h) => h,
                                 None => super::manifest::prefix_hash(&job.src.path, entry.offset).unwrap_or(0),
                             };
@@ -1319,7 +1272,7 @@ impl Run<'_> {
                     Plan::Cursor { sessions: before } => {
                         hr.resumed += 1;
                         entry.sessions = *before;
-                        for (s, p) in &mut sessions {
+                        for (s, p, _) in &mut sessions {
                             note_work_dir(learned, s);
                             // The session is re-read whole: it replaces every document it had.
                             let replace = replaces(&s.key());
@@ -1333,7 +1286,7 @@ impl Run<'_> {
                             entry.size = u64::MAX;
                         }
                     }
-                    Plan::Tail { resume, prefix, sessions: before } => {
+                    Plan::Tail { resume, title_by, prefix, sessions: before } => {
                         hr.resumed += 1;
                         entry.prefix_hash = match prefix {
                             Prefix::Verified(hasher) => {
@@ -1348,62 +1301,93 @@ impl Run<'_> {
                         entry.sessions = *before;
                         entry.session_id = Some(resume.session_id.clone());
                         entry.next_seq = resume.next_seq;
-                        for (s, _) in &mut sessions {
+                        // A reader that said nothing this time keeps what it said before.
+                        let mut tail = TailEntry { title_by: *title_by, state: stats.tail.clone().unwrap_or_else(|| resume.state.clone()) };
+                        for (s, _, raw_next) in &mut sessions {
                             let continuing = s.id == resume.session_id;
-                            // A tail with no turns only renames the session it continues.
-                            let renames = s.turns.is_empty();
-                            if renames && !continuing {
+                            // A session the tail did not continue is new here, and says
+                            // nothing without turns.
+                            if !continuing && s.turns.is_empty() {
                                 continue;
                             }
                             note_work_dir(learned, s);
                             let sid = s.key();
+                            if !continuing {
+                                entry.sessions += 1;
+                                entry.session_id = None;
+                            }
+                            let (old, rewritten) = match (view_searcher, continuing) {
+                                (Some((searcher, view)), true) => {
+                                    let (rewritten, folded) = fold_into_indexed_calls(writer, fields, view, s, &key, resume.next_seq)
+                                        .map_err(IndexRunError::Index)?;
+                                    // Numbered on as a whole read numbers: past the parser's
+                                    // last turn (or where the records it left open begin),
+                                    // less the results folded into earlier calls.
+                                    let next = stats.reopen.map_or((*raw_next).max(resume.next_seq), |r| r.seq);
+                                    entry.next_seq = folded.renumbered(next);
+                                    (view.session_meta(searcher, &sid)?, rewritten)
+                                }
+                                _ => {
+                                    // Nothing held to fold into; a result kept only to fold goes.
+                                    crate::tail::fold_late_results(&mut Default::default(), s);
+                                    (None, Vec::new())
+                                }
+                            };
+                            // The held turns from the resume point on are the tail's to make
+                            // again (a reopened read's, or a crashed run's): those it makes
+                            // the same stay as they are, the others go.
+                            let (mut replaced, mut first_new) = (0, resume.next_seq);
                             if continuing {
-                                // Idempotent: drop turns a crashed earlier run may have added.
+                                if let Some((_, view)) = view_searcher {
+                                    let mut held = view.turns_between(&sid, resume.next_seq, u32::MAX)?;
+                                    held.sort_by_key(|t| t.seq);
+                                    let same = |a: &Turn, b: &Turn| Turn { node: None, ..a.clone() } == Turn { node: None, ..b.clone() };
+                                    if held.len() <= s.turns.len() && held.iter().zip(&s.turns).all(|(h, t)| same(h, t)) {
+                                        first_new += held.len() as u32;
+                                        s.turns.drain(..held.len());
+                                    } else {
+                                        replaced = held.len() as u32;
+                                    }
+                                }
                                 let stale: Box<dyn Query> = Box::new(BooleanQuery::new(vec![
                                     (Occur::Must, term_query(fields.sid, &sid)),
                                     (Occur::Must, term_query(fields.kind, KIND_TURN)),
                                     (
                                         Occur::Must,
                                         Box::new(RangeQuery::new(
-                                            std::ops::Bound::Included(Term::from_field_u64(fields.seq, resume.next_seq as u64)),
+                                            std::ops::Bound::Included(Term::from_field_u64(fields.seq, first_new as u64)),
                                             std::ops::Bound::Unbounded,
                                         )),
                                     ),
                                 ]));
                                 writer.delete_query(stale).map_err(IndexError::tantivy(&paths.root))?;
                                 writer
-                                    .delete_query(super::records::records_from(fields, &sid, resume.next_seq))
+                                    .delete_query(super::records::records_from(fields, &sid, first_new))
                                     .map_err(IndexError::tantivy(&paths.root))?;
-                            } else {
-                                entry.sessions += 1;
-                                entry.session_id = None;
                             }
-                            let (old, rewritten) = match (view_searcher, continuing) {
-                                (Some((searcher, view)), true) => {
-                                    let rewritten = fold_into_indexed_calls(writer, fields, view, s, &key, resume.next_seq)
-                                        .map_err(IndexRunError::Index)?;
-                                    (view.session_meta(searcher, &sid)?, rewritten)
+                            // One rule for every field (see `crate::tail`): the title by
+                            // its precedence, the rest the tail's where it names them.
+                            let meta = match &old {
+                                Some(o) => {
+                                    let (meta, by) = crate::tail::continue_meta(o, *title_by, s, replaced, &key);
+                                    tail.title_by = by;
+                                    meta
                                 }
-                                _ => (None, Vec::new()),
+                                None => crate::tail::whole_meta(s, &key),
                             };
-                            // Only a session the index holds, and only when the name is new
-                            // (a tail of bookkeeping repeats the name it already has).
-                            if renames && old.as_ref().is_none_or(|o| o.title == s.title) {
+                            // Nothing new (a tail of bookkeeping, a side part that says
+                            // what it said before): nothing is written.
+                            if s.turns.is_empty() && rewritten.is_empty() && old.as_ref() == Some(&meta) {
                                 continue;
                             }
-                            if continuing {
-                                // After the fold, which may have renumbered the tail.
-                                entry.next_seq = s.turns.iter().map(|t| t.seq + 1).max().unwrap_or(resume.next_seq).max(resume.next_seq);
-                            }
-                            let meta = meta_of(s, &key, old.as_ref());
                             // Only what is new: the calls a late result completed, and the tail.
                             archive.turns(&meta, &rewritten).map_err(IndexError::from)?;
                             archive.turns(&meta, &s.turns).map_err(IndexError::from)?;
-                            if renames {
+                            if s.turns.is_empty() && rewritten.is_empty() {
                                 // The archive keeps a session's fields on its turns, the last
-                                // line's winning: the last turn again carries the new title.
+                                // line's winning: the last turn again carries the new ones.
                                 let last = view_searcher.and_then(|(_, view)| {
-                                    view.archive.as_ref().zip(resume.next_seq.checked_sub(1)).and_then(|(a, seq)| a.turn(&sid, seq))
+                                    view.archive.as_ref().zip(first_new.checked_sub(1)).and_then(|(a, seq)| a.turn(&sid, seq))
                                 });
                                 archive.turns(&meta, last.as_slice()).map_err(IndexError::from)?;
                             }
@@ -1416,17 +1400,16 @@ impl Run<'_> {
                             add_session(writer, fields, s, &meta, &key).map_err(IndexError::tantivy(&paths.root))?;
                             // Errors read earlier can pair with fixes in the new tail.
                             let context = match (view_searcher, continuing) {
-                                (Some((_, view)), true) => view.turns_between(
-                                    &sid,
-                                    resume.next_seq.saturating_sub(super::records::CONTEXT_TURNS),
-                                    resume.next_seq,
-                                )?,
+                                (Some((_, view)), true) => {
+                                    view.turns_between(&sid, first_new.saturating_sub(super::records::CONTEXT_TURNS), first_new)?
+                                }
                                 _ => Vec::new(),
                             };
                             add_work_records(writer, fields, s, &meta, &key, &context).map_err(IndexError::tantivy(&paths.root))?;
                             hr.sessions += 1;
                             hr.turns += s.turns.len() as u64;
                         }
+                        entry.tail = entry.session_id.is_some().then_some(tail);
                     }
                 }
                 manifest.insert(entry);
@@ -1452,6 +1435,7 @@ fn refused_entry(job: &Job, key: &str, reason: &str) -> SourceEntry {
         parts_fp: job.parts_fp,
         cursor: None,
         refused: Some(super::manifest::Refusal { cap: crate::read::DecodeLimit::current().max_bytes, reason: reason.to_string() }),
+        tail: None,
     }
 }
 

@@ -18,6 +18,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::model::{TailState, TitleBy};
+
 const HEADER: &str = "deja-manifest 3";
 /// The previous layout (no parts fingerprint, no cursor), still read.
 const HEADER_V2: &str = "deja-manifest 2";
@@ -45,6 +47,20 @@ pub struct SourceEntry {
     /// Why the source was refused at this size and mtime ([`FormatError::Refused`](crate::FormatError::Refused):
     /// a decompression bomb), so an unchanged one is reported again without decoding it.
     pub refused: Option<Refusal>,
+    /// What a read of the tail continues from, for an append-only source that produced
+    /// one session (see [`crate::tail`]). None in a line an earlier release wrote: that
+    /// source, grown, is read whole once.
+    pub tail: Option<TailEntry>,
+}
+
+/// The tail contract's part of a manifest entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TailEntry {
+    /// Who gave the title the index holds for the session, for the title precedence.
+    pub title_by: TitleBy,
+    /// The state the reader returned ([`crate::ParseStats::tail`]), given back on the next
+    /// tail read.
+    pub state: TailState,
 }
 
 /// A source refused under a decode cap: it is read again when the file changes or the
@@ -150,7 +166,7 @@ impl SourceEntry {
     fn write_line(&self, w: &mut dyn Write) -> std::io::Result<()> {
         writeln!(
             w,
-            "{}\t{}\t{}\t{}\t{}\t{:x}\t{}\t{}\t{}\t{:x}\t{}{}",
+            "{}\t{}\t{}\t{}\t{}\t{:x}\t{}\t{}\t{}\t{:x}\t{}\t{}{}",
             escape(&self.key),
             escape(&self.harness),
             self.size,
@@ -162,8 +178,13 @@ impl SourceEntry {
             self.session_id.as_deref().map(escape).unwrap_or_default(),
             self.parts_fp,
             self.cursor.as_deref().map(escape).unwrap_or_default(),
-            // Only refused sources carry a twelfth field; older readers ignore it.
-            self.refused.as_ref().map(|r| format!("\t{} {}", r.cap, escape(&r.reason))).unwrap_or_default(),
+            // The twelfth field is empty unless the source was refused; releases before
+            // the tail state stop reading there.
+            self.refused.as_ref().map(|r| format!("{} {}", r.cap, escape(&r.reason))).unwrap_or_default(),
+            self.tail
+                .as_ref()
+                .map(|t| format!("\t{}\t{}", t.title_by.as_str(), escape(&serde_json::to_string(&t.state).unwrap_or_default())))
+                .unwrap_or_default(),
         )
     }
 
@@ -185,7 +206,28 @@ impl SourceEntry {
             .next()
             .and_then(|r| r.split_once(' '))
             .and_then(|(cap, reason)| Some(Refusal { cap: cap.parse().ok()?, reason: unescape(reason) }));
-        Some(SourceEntry { key, harness, size, mtime_ns, offset, prefix_hash, sessions, session_id, next_seq, parts_fp, cursor, refused })
+        // A state that does not decode (damaged, or from another release) is none: the
+        // source is then read whole when it grows, never continued wrongly.
+        let tail = f
+            .next()
+            .and_then(TitleBy::parse)
+            .zip(f.next())
+            .and_then(|(title_by, state)| Some(TailEntry { title_by, state: serde_json::from_str(&unescape(state)).ok()? }));
+        Some(SourceEntry {
+            key,
+            harness,
+            size,
+            mtime_ns,
+            offset,
+            prefix_hash,
+            sessions,
+            session_id,
+            next_seq,
+            parts_fp,
+            cursor,
+            refused,
+            tail,
+        })
     }
 }
 
@@ -291,6 +333,14 @@ mod tests {
                 parts_fp: 0x1234,
                 cursor: id.map(|_| "1700000000123\twith tab".to_string()),
                 refused: id.is_none().then(|| Refusal { cap: 1 << 28, reason: "decodes past the cap\trefused".to_string() }),
+                tail: id.map(|_| TailEntry {
+                    title_by: TitleBy::User,
+                    state: TailState {
+                        cwd: Some("/home/a\tb".into()),
+                        open_calls: [("c1".into(), "bash".into())].into(),
+                        ..TailState::default()
+                    },
+                }),
             };
             m.insert(e);
         }

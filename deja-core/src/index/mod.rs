@@ -74,6 +74,9 @@ pub enum IndexError {
     Archive(#[from] crate::archive::ArchiveError),
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
+    /// A search or recall question stopped by its [`crate::cancel::Cancel`] token.
+    #[error(transparent)]
+    Cancelled(#[from] crate::cancel::Cancelled),
 }
 
 impl IndexError {

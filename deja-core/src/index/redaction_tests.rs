@@ -78,7 +78,7 @@ fn leaky_session() -> Session {
             shell(3, &format!("curl -u admin:{CURL_PW} --fail https://api.example.com/deploy"), 0, "deployed zebrafish"),
             edit,
         ],
-        title_derived: false,
+        title_by: crate::model::TitleBy::Harness,
     }
 }
 

@@ -27,10 +27,11 @@ use tantivy::query::{
 use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::{DocAddress, DocSet, Score, Searcher, TantivyDocument, Term};
 
-use super::schema::{KIND_SESSION, KIND_TURN};
 use super::bound::{bound_query, BoundedQuery};
+use super::schema::{KIND_SESSION, KIND_TURN};
 use super::tokenizer::{stem, words, Word};
 use super::{IndexError, IndexView, SessionMeta};
+use crate::cancel::Cancel;
 use crate::model::{Role, Timestamp, Turn};
 use crate::text::one_line;
 
@@ -52,6 +53,13 @@ pub struct SearchRequest {
     /// `user`, `assistant`, `tool`, `command`, `files`, `edit` (or any role name).
     pub role: Option<String>,
     pub limit: usize,
+    /// The query is plain language whatever its wording — a prompt an agent was
+    /// given, which a hook searches with — and is ranked as a question is (see
+    /// [`Plan`]), not read as keywords that must all match.
+    pub prose: bool,
+    /// Stops the search between its steps (tiers, sessions grouped, turns read) with
+    /// [`IndexError::Cancelled`]; the default never does.
+    pub cancel: Cancel,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -161,65 +169,54 @@ fn parse_clauses(query: &str) -> Vec<Clause> {
     clauses
 }
 
-/// How a query is matched: which clauses must match, and whether it reads as a
-/// question in plain language.
+/// How a query is read: as keywords, or as plain language.
 ///
-/// A query with a question word or a `?` is a question in plain language, not a
-/// conjunction of keywords. Its bare stopwords (`what`, `did`, `the`, `about`) do not
-/// have to match when it has any other word: "what did we decide about the pool
-/// size?" holds in the exact tier for a session that says "pool size" and decided
-/// something, whether or not it also says "what" (a turn that has the stopword still
-/// scores a little more); nor do the nouns that only frame it ("what *kind* of
-/// pastries", see [`frame_words`]). And when its tier finds fewer sessions than asked for, the
-/// later tiers' best follow (each hit says which tier found it), since an answer to
-/// a question often words it differently. Any other query (`pool size`, `"refresh
-/// token"`, `us writable port`, a pasted error line) keeps the strict reading: every
-/// word matches, and the first tier that matches is the answer.
+/// Keywords (`pool size`, `"refresh token"`, `us writable port`, a pasted error line)
+/// keep the strict reading: every word matches in one turn, and the first tier that
+/// matches (exact, stemmed, fuzzy, relevance) is the answer.
+///
+/// Plain language — a question (a question word or a `?`), or a prompt an agent was
+/// given (which hooks search with, [`SearchRequest::prose`]) — is not a conjunction
+/// of its words: the one turn that holds every word of "what did we
+/// decide about the pool size?" is seldom the one that answers it. It is answered by
+/// the relevance tier alone, which ranks every session by the words it shares with
+/// the question, weighing rare words over common ones, with stopwords (`what`, `did`,
+/// `the`) and the nouns that only frame a question ("what *kind* of pastries", see
+/// [`frame_words`]) left out and named in `ignored`. The strict tiers were tried
+/// first for questions once (with their stopwords optional) and measured worse on
+/// questions of another kind than the set they were tuned on (docs/benchmarks.md).
 struct Plan {
-    required: Vec<Clause>,
-    /// The stopwords and frame words that need not match; a turn that has them still
-    /// scores more.
-    optional: Vec<Clause>,
-    /// The words left out, as typed.
+    /// Plain language: answered by the relevance tier alone.
+    prose: bool,
+    /// The stopwords and frame words a plain-language query need not match, as typed.
     ignored: Vec<String>,
     /// A question's [`frame_words`], which the relevance tier counts as very common.
     frame: Vec<String>,
-    question: bool,
 }
 
 /// Words that make a query a question (with a `?` anywhere).
 const QUESTION_WORDS: &[&str] = &["how", "what", "when", "where", "which", "who", "whom", "whose", "why"];
 
 impl Plan {
-    fn of(query: &str, clauses: &[Clause]) -> Plan {
-        let asks = |c: &Clause| !c.quoted && c.parts.len() == 1 && QUESTION_WORDS.contains(&c.parts[0].as_str());
-        let question = query.contains('?') || clauses.iter().any(asks);
+    /// How `query` is read; `prose` when the caller knows it is plain language.
+    fn of(query: &str, clauses: &[Clause], prose: bool) -> Plan {
+        fn bare(c: &Clause) -> Option<&str> {
+            (!c.quoted && c.parts.len() == 1).then(|| c.parts[0].as_str())
+        }
+        let question = query.contains('?') || clauses.iter().filter_map(bare).any(is_question_word);
         let frame = if question { frame_words(clauses) } else { Vec::new() };
-        let optional = |c: &Clause| !c.quoted && c.parts.len() == 1 && (is_stopword(&c.parts[0]) || frame.contains(&c.parts[0]));
-        let strict = || Plan { required: clauses.to_vec(), optional: Vec::new(), ignored: Vec::new(), frame: Vec::new(), question: false };
-        if clauses.iter().all(optional) {
-            return strict();
+        let optional = |c: &Clause| bare(c).is_some_and(|w| is_stopword(w) || frame.iter().any(|f| f == w));
+        if !(question || prose) || clauses.iter().all(optional) {
+            // Keywords, or nothing but stopwords (`the who`): every word was typed to match.
+            return Plan { prose: false, ignored: Vec::new(), frame: Vec::new() };
         }
-        if !question {
-            // Keywords: every one was typed to match (`us writable port`).
-            return strict();
-        }
-        let (optional, required): (Vec<Clause>, Vec<Clause>) = clauses.iter().cloned().partition(|c| optional(c));
         let mut ignored: Vec<String> = Vec::new();
-        for c in &optional {
+        for c in clauses.iter().filter(|c| optional(c)) {
             if !ignored.contains(&c.text) {
                 ignored.push(c.text.clone());
             }
         }
-        Plan { required, optional, ignored, frame, question: true }
-    }
-
-    /// `required` all matching, each as `clause` makes it, and the optional words
-    /// adding to the score where they occur.
-    fn query(&self, view: &IndexView, mut clause: impl FnMut(&Clause) -> Box<dyn Query>) -> Box<dyn Query> {
-        let mut all: Vec<(Occur, Box<dyn Query>)> = self.required.iter().map(|c| (Occur::Must, clause(c))).collect();
-        all.extend(self.optional.iter().map(|c| (Occur::Should, view.exact_clause(c))));
-        Box::new(BooleanQuery::new(all))
+        Plan { prose: true, ignored, frame }
     }
 }
 
@@ -247,75 +244,6 @@ impl FormCache {
         let f = view.word_forms(searcher, word)?;
         self.0.borrow_mut().insert(word.to_string(), f.clone());
         Ok(f)
-    }
-}
-
-/// The sessions of one search, tier after tier.
-struct Answer {
-    limit: usize,
-    question: bool,
-    out: Option<SearchResults>,
-    ignored: Vec<String>,
-}
-
-impl Answer {
-    fn new(limit: usize, question: bool, ignored: Vec<String>) -> Answer {
-        Answer { limit, question, out: None, ignored }
-    }
-
-    /// Adds a tier's results: the first tier that matched gives the answer its tier;
-    /// a question's later tiers add the sessions not already in it.
-    fn add(&mut self, r: SearchResults) {
-        match &mut self.out {
-            None if r.hits.is_empty() => {
-                // Keep the narration of a relevance tier that matched nothing.
-                if r.tier == Tier::Relevance {
-                    self.out = Some(r);
-                }
-            }
-            None => self.out = Some(r),
-            Some(out) if out.hits.is_empty() => *out = r,
-            Some(out) => {
-                let have: HashSet<String> = out.hits.iter().map(|h| h.session.key()).collect();
-                out.total = out.total.max(r.total);
-                out.capped |= r.capped;
-                let room = self.limit.saturating_sub(out.hits.len());
-                out.hits.extend(r.hits.into_iter().filter(|h| !have.contains(&h.session.key())).take(room));
-            }
-        }
-    }
-
-    /// The sessions already in the answer.
-    fn have(&self) -> HashSet<String> {
-        self.out.iter().flat_map(|o| o.hits.iter().map(|h| h.session.key())).collect()
-    }
-
-    /// Whether the later tiers are not needed: a keyword query has its answer once a
-    /// tier matched; a question once the limit is filled.
-    fn done(&self) -> bool {
-        match &self.out {
-            Some(out) if !out.hits.is_empty() => !self.question || out.hits.len() >= self.limit,
-            _ => false,
-        }
-    }
-
-    fn finish(self) -> SearchResults {
-        let mut out = self.out.unwrap_or(SearchResults {
-            tier: Tier::Exact,
-            total: 0,
-            capped: false,
-            hits: Vec::new(),
-            dropped: Vec::new(),
-            matched: Vec::new(),
-            ignored: Vec::new(),
-            left_out: Vec::new(),
-            bounded: None,
-        });
-        if let Some(first) = out.hits.first() {
-            out.tier = first.tier;
-        }
-        out.ignored = self.ignored;
-        out
     }
 }
 
@@ -353,8 +281,11 @@ const MAX_FORM_SCAN: usize = 4096;
 const RESCORE_SESSIONS: usize = 50;
 /// …or this many per session asked for.
 const RESCORE_PER_HIT: usize = 5;
-/// The length normalisation of that score (the index's BM25 has 0.75)…
+/// The length normalisation of that score for what people wrote (the index's BM25
+/// has 0.75)…
 const RESCORE_B: f32 = 0.2;
+/// …and for what a model or a tool wrote, the index's own.
+const GENERATED_B: f32 = 0.75;
 /// …its term saturation (the index's)…
 const BM25_K1: f32 = 1.2;
 /// …and the share the index's own score keeps beside it (it also counts
@@ -685,7 +616,6 @@ impl IndexView {
     fn search_bounded(&self, searcher: &Searcher, req: &SearchRequest) -> Result<SearchResults, IndexError> {
         let searcher = searcher.clone();
         let clauses = parse_clauses(&req.query);
-        let limit = req.limit.clamp(1, MAX_LIMIT);
         if clauses.is_empty() {
             return self.recent(&searcher, req);
         }
@@ -703,48 +633,55 @@ impl IndexView {
             Box::new(BooleanQuery::new(all))
         };
         let qerr = |e: tantivy::TantivyError| IndexError::Query(e.to_string());
-        let plan = Plan::of(&req.query, &clauses);
-        let mut answer = Answer::new(limit, plan.question, plan.ignored.clone());
+        let plan = Plan::of(&req.query, &clauses, req.prose);
         // Word forms are looked up once per search, however many tiers ask.
         let forms = FormCache::default();
 
-        let exact = plan.query(self, |c| self.exact_clause(c));
-        answer.add(self.grouped(&searcher, &*with_filters(exact), req, Tier::Exact, &clauses, &answer.have(), &[])?);
-        if answer.done() {
-            return Ok(answer.finish());
-        }
-        // Word forms: every required word, or another form of it (`refreshing` for
-        // `refresh`), the form typed scoring a little more.
-        if let Some(q) = self.stemmed_query(&searcher, &plan, &forms).map_err(qerr)? {
-            answer.add(self.grouped(&searcher, &*with_filters(q), req, Tier::Stemmed, &clauses, &answer.have(), &[])?);
-            if answer.done() {
-                return Ok(answer.finish());
+        if !plan.prose {
+            let all = |q: Vec<Box<dyn Query>>| -> Box<dyn Query> {
+                Box::new(BooleanQuery::new(q.into_iter().map(|q| (Occur::Must, q)).collect()))
+            };
+            let exact = all(clauses.iter().map(|c| self.exact_clause(c)).collect());
+            req.cancel.check()?;
+            let r = self.grouped(&searcher, &*with_filters(exact), req, Tier::Exact, &clauses, &[])?;
+            if !r.hits.is_empty() {
+                return Ok(r);
+            }
+            // Word forms: every word, or another form of it (`refreshing` for
+            // `refresh`), the form typed scoring a little more.
+            req.cancel.check()?;
+            if let Some(q) = self.stemmed_query(&searcher, &clauses, &forms).map_err(qerr)? {
+                let r = self.grouped(&searcher, &*with_filters(q), req, Tier::Stemmed, &clauses, &[])?;
+                if !r.hits.is_empty() {
+                    return Ok(r);
+                }
+            }
+            // Only words the index does not have are read as typos: a query of known
+            // words that found nothing together goes on to the relevance tier. The
+            // fuzzy tier still needs every known word in the turn, so when those have
+            // no turn in common it cannot match, and its spellings are not looked up.
+            req.cancel.check()?;
+            let unknown = self.unknown_words(&searcher, &clauses)?;
+            if !unknown.is_empty() && self.known_words_meet(&searcher, &clauses, &unknown, &with_filters)? {
+                let mut widened: Vec<Box<dyn Query>> = Vec::with_capacity(clauses.len());
+                for c in &clauses {
+                    widened.push(self.fuzzy_clause(&searcher, c, &unknown).map_err(qerr)?);
+                }
+                let r = self.grouped(&searcher, &*with_filters(all(widened)), req, Tier::Fuzzy, &clauses, &[])?;
+                if !r.hits.is_empty() {
+                    return Ok(r);
+                }
             }
         }
-        // Only words the index does not have are read as typos: a query of known words
-        // that found nothing together goes on to the relevance tier.
-        let unknown = self.unknown_words(&searcher, &plan.required)?;
-        if !unknown.is_empty() {
-            let mut widened: Vec<Box<dyn Query>> = Vec::with_capacity(plan.required.len());
-            for c in &plan.required {
-                widened.push(self.fuzzy_clause(&searcher, c, &unknown).map_err(qerr)?);
-            }
-            let mut widened = widened.into_iter();
-            let fuzzy = plan.query(self, |_| widened.next().unwrap_or_else(|| Box::new(EmptyQuery)));
-            answer.add(self.grouped(&searcher, &*with_filters(fuzzy), req, Tier::Fuzzy, &clauses, &answer.have(), &[])?);
-            if answer.done() {
-                return Ok(answer.finish());
-            }
-        }
-        let have = answer.have();
+        req.cancel.check()?;
         let (parts, units) = self.relevance_parts(&searcher, &clauses, true, &plan.frame, &forms).map_err(qerr)?;
         let any: Box<dyn Query> = Box::new(BooleanQuery::new(parts.into_iter().map(|p| (Occur::Should, p)).collect()));
-        let mut r = self.grouped(&searcher, &*with_filters(any), req, Tier::Relevance, &clauses, &have, &units)?;
-        if r.hits.is_empty() && have.is_empty() {
+        let mut r = self.grouped(&searcher, &*with_filters(any), req, Tier::Relevance, &clauses, &units)?;
+        if r.hits.is_empty() {
             // Only the words left out matched anything: better those than nothing.
             let (parts, units) = self.relevance_parts(&searcher, &clauses, false, &plan.frame, &forms).map_err(qerr)?;
             let any: Box<dyn Query> = Box::new(BooleanQuery::new(parts.into_iter().map(|p| (Occur::Should, p)).collect()));
-            r = self.grouped(&searcher, &*with_filters(any), req, Tier::Relevance, &clauses, &have, &units)?;
+            r = self.grouped(&searcher, &*with_filters(any), req, Tier::Relevance, &clauses, &units)?;
         }
         if let Some(best) = r.hits.first() {
             let mut seen: HashSet<String> = HashSet::new();
@@ -768,17 +705,39 @@ impl IndexView {
             r.matched = carried.into_iter().map(|c| c.text.clone()).collect();
             r.dropped = dropped.into_iter().map(|c| c.text.clone()).collect();
         }
-        answer.add(r);
-        Ok(answer.finish())
+        r.ignored = plan.ignored;
+        Ok(r)
     }
 
-    /// The stemmed tier's query: each required bare word or any indexed word with its
+    /// Whether the clauses other than those holding an `unknown` word have a document
+    /// in common (true when there are none: the unknown words alone decide).
+    fn known_words_meet(
+        &self,
+        searcher: &Searcher,
+        clauses: &[Clause],
+        unknown: &HashSet<String>,
+        with_filters: &dyn Fn(Box<dyn Query>) -> Box<dyn Query>,
+    ) -> Result<bool, IndexError> {
+        let known: Vec<(Occur, Box<dyn Query>)> = clauses
+            .iter()
+            .filter(|c| c.quoted || !c.parts.iter().any(|p| unknown.contains(p)))
+            .map(|c| (Occur::Must, self.exact_clause(c)))
+            .collect();
+        if known.is_empty() {
+            return Ok(true);
+        }
+        let q = with_filters(Box::new(BooleanQuery::new(known)));
+        let n = searcher.search(&*q, &tantivy::collector::Count).map_err(|e| IndexError::Query(e.to_string()))?;
+        Ok(n > 0)
+    }
+
+    /// The stemmed tier's query: each bare word or any indexed word with its
     /// stem (see [`stem`]), phrases as typed. `None` when no word has another form in
     /// the index (the tier would repeat the exact one).
-    fn stemmed_query(&self, searcher: &Searcher, plan: &Plan, cache: &FormCache) -> tantivy::Result<Option<Box<dyn Query>>> {
-        let mut widened: Vec<Box<dyn Query>> = Vec::with_capacity(plan.required.len());
+    fn stemmed_query(&self, searcher: &Searcher, clauses: &[Clause], cache: &FormCache) -> tantivy::Result<Option<Box<dyn Query>>> {
+        let mut widened: Vec<Box<dyn Query>> = Vec::with_capacity(clauses.len());
         let mut any_form = false;
-        for c in &plan.required {
+        for c in clauses {
             if c.quoted || c.parts.len() > 1 {
                 widened.push(self.exact_clause(c));
                 continue;
@@ -801,8 +760,7 @@ impl IndexView {
         if !any_form {
             return Ok(None);
         }
-        let mut widened = widened.into_iter();
-        Ok(Some(plan.query(self, |_| widened.next().unwrap_or_else(|| Box::new(EmptyQuery)))))
+        Ok(Some(Box::new(BooleanQuery::new(widened.into_iter().map(|q| (Occur::Must, q)).collect()))))
     }
 
     /// The relevance tier's query parts (any may match). A bare word also matches its
@@ -936,6 +894,7 @@ impl IndexView {
             .map_err(|e| IndexError::Query(e.to_string()))?;
         let mut hits = Vec::new();
         for (_, addr) in top {
+            req.cancel.check()?;
             let doc: TantivyDocument = searcher.doc(addr).map_err(|e| IndexError::Query(e.to_string()))?;
             let Some(meta) = doc.get_first(self.fields.extra).and_then(|v| v.as_str()).and_then(SessionMeta::from_stored) else {
                 continue;
@@ -966,8 +925,7 @@ impl IndexView {
     /// Grouping reads only fast fields (the session hash; `seq`, which session
     /// documents lack) and the postings of `role:user`; stored documents are read for
     /// the sessions shown and their matching turns only.
-    // One search's pass: its query, tier and words, and what earlier tiers found.
-    #[allow(clippy::too_many_arguments)]
+    // One search's pass: its query, tier and words.
     fn grouped(
         &self,
         searcher: &Searcher,
@@ -975,7 +933,6 @@ impl IndexView {
         req: &SearchRequest,
         tier: Tier,
         clauses: &[Clause],
-        exclude: &HashSet<String>,
         units: &[Unit],
     ) -> Result<SearchResults, IndexError> {
         let limit = req.limit.clamp(1, MAX_LIMIT);
@@ -984,7 +941,9 @@ impl IndexView {
         let readers = searcher.segment_readers();
         let sid_hashes: Vec<Option<Column<u64>>> = readers.iter().map(|r| r.fast_fields().u64("sid_hash").ok()).collect();
         let seqs: Vec<Option<Column<u64>>> = readers.iter().map(|r| r.fast_fields().u64("seq").ok()).collect();
+        req.cancel.check()?;
         let (top, capped) = top_turns(searcher, query, collect, &sid_hashes, &seqs).map_err(qerr)?;
+        req.cancel.check()?;
         let users = self.user_turns(searcher, &top).map_err(|e| IndexError::Query(e.to_string()))?;
 
         struct Agg {
@@ -1028,6 +987,7 @@ impl IndexView {
             ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
             ranked.truncate((limit * RESCORE_PER_HIT).max(RESCORE_SESSIONS));
             let hashes: Vec<u64> = ranked.iter().map(|r| r.1).collect();
+            req.cancel.check()?;
             let again = self.rescore(searcher, &hashes, units).map_err(qerr)?;
             for (score, h) in &mut ranked {
                 *score = INDEX_SCORE_SHARE * *score + again.get(h).copied().unwrap_or(0.0);
@@ -1059,6 +1019,9 @@ impl IndexView {
         // Look at a few more than asked so the priors and filters can reorder.
         let window = if req.project.is_some() { usize::MAX } else { limit * 3 };
         for (score, h) in ranked.into_iter().take(window) {
+            // Each step may read a stored document: with a project filter, up to every
+            // session that matched.
+            req.cancel.check()?;
             let addr = match groups.get(&h).and_then(|g| g.session_doc) {
                 Some(a) => a,
                 None => match self.session_doc(searcher, h)? {
@@ -1101,6 +1064,8 @@ impl IndexView {
             if hits.len() == limit {
                 break;
             }
+            // Each hit reads up to five turns from the archive.
+            req.cancel.check()?;
             let meta = match meta {
                 Some(m) => m,
                 None => match self.meta_at(searcher, addr)? {
@@ -1108,10 +1073,6 @@ impl IndexView {
                     None => continue,
                 },
             };
-            // Already in the answer from an earlier tier: its turns need not be read.
-            if exclude.contains(&meta.key()) {
-                continue;
-            }
             let agg = &groups[&h];
             let mut turns = Vec::new();
             let key = meta.key();
@@ -1129,7 +1090,17 @@ impl IndexView {
             let when = |x: &Hit| last_active.get(&sid_hash_of(&x.session)).copied().unwrap_or(0);
             b.score.total_cmp(&a.score).then(when(b).cmp(&when(a))).then_with(|| a.session.key().cmp(&b.session.key()))
         });
-        Ok(SearchResults { tier, total, capped, hits, dropped: Vec::new(), matched: Vec::new(), ignored: Vec::new(), left_out: Vec::new(), bounded: None })
+        Ok(SearchResults {
+            tier,
+            total,
+            capped,
+            hits,
+            dropped: Vec::new(),
+            matched: Vec::new(),
+            ignored: Vec::new(),
+            left_out: Vec::new(),
+            bounded: None,
+        })
     }
 
     /// Each session's score over all its turns: every turn scored by BM25 with
@@ -1139,15 +1110,23 @@ impl IndexView {
     /// a session's documents from its `sid_hash` term, each word's frequency in them
     /// by seeking the word's postings, their lengths from the field norms.
     ///
-    /// The index's BM25 normalises length with b = 0.75, which lets a short turn that
-    /// only echoes a word of the question ("what other classes have you done?") beat
-    /// the longer one that answers it; a smaller b keeps a preference for focused
-    /// turns without letting it decide.
+    /// The index's BM25 normalises length with b = 0.75, which lets a short turn of a
+    /// person that only echoes a word of the question ("what other classes have you
+    /// done?") beat the longer one that answers it; a smaller b keeps a preference for
+    /// focused turns without letting it decide. That holds for what people write (and
+    /// a session's title). What a model or a tool writes — a 400-word answer that
+    /// restates the subject in every paragraph, a build log — keeps the index's b:
+    /// with the gentle one, long generated turns that echo many of the words outrank
+    /// the person's own sentence that answers the question (measured on the `chats`
+    /// benchmark, docs/benchmarks.md; LoCoMo, all people's turns, is unchanged).
     fn rescore(&self, searcher: &Searcher, sessions: &[u64], units: &[Unit]) -> tantivy::Result<HashMap<u64, f32>> {
         let nterms: usize = units.iter().map(|u| u.terms.len()).sum();
         // Each session's documents as (length, row): the document's frequency of each
-        // term (in `units` order) is at `tf[row..row + nterms]`.
+        // term (in `units` order) is at `tf[row * nterms..][..nterms]`.
         let mut docs_of: Vec<Vec<(u32, usize)>> = vec![Vec::new(); sessions.len()];
+        // Per row: whether a person wrote it (a user turn, or the session's title),
+        // which decides its length normalisation.
+        let mut written: Vec<bool> = Vec::new();
         let mut tf: Vec<u32> = Vec::new();
         let mut total_tokens: u64 = 0;
         for reader in searcher.segment_readers() {
@@ -1164,8 +1143,9 @@ impl IndexView {
                 while p.doc() != tantivy::TERMINATED {
                     let d = p.doc();
                     if !reader.is_deleted(d) {
-                        let row = tf.len();
+                        let row = written.len();
                         tf.extend(std::iter::repeat_n(0, nterms));
+                        written.push(false);
                         docs_of[i].push((norms.fieldnorm(d), row));
                         docs.push((d, row));
                     }
@@ -1176,6 +1156,22 @@ impl IndexView {
                 continue;
             }
             docs.sort_unstable();
+            let users = reader.inverted_index(self.fields.role)?;
+            let user_term = Term::from_field_text(self.fields.role, Role::User.as_str());
+            if let Some(mut p) = users.read_postings(&user_term, IndexRecordOption::Basic)? {
+                for &(d, row) in &docs {
+                    if p.doc() < d {
+                        p.seek(d);
+                    }
+                    written[row] |= p.doc() == d;
+                }
+            }
+            // A session's own document (its title) has no turn number.
+            if let Ok(seqs) = reader.fast_fields().u64("seq") {
+                for &(d, row) in &docs {
+                    written[row] |= seqs.first(d).is_none();
+                }
+            }
             let terms = units.iter().flat_map(|u| u.terms.iter());
             for (ti, (t, _)) in terms.enumerate() {
                 let Some(mut p) = text.read_postings(&self.text_term(t), IndexRecordOption::WithFreqs)? else { continue };
@@ -1187,7 +1183,7 @@ impl IndexView {
                         break;
                     }
                     if p.doc() == d {
-                        tf[row + ti] = tantivy::postings::Postings::term_freq(&p);
+                        tf[row * nterms + ti] = tantivy::postings::Postings::term_freq(&p);
                     }
                 }
             }
@@ -1207,8 +1203,9 @@ impl IndexView {
             idfs.push((1.0 + ((n_docs - df) as f32 + 0.5) / (df as f32 + 0.5)).ln());
         }
         let turn_score = |len: u32, row: usize| -> f32 {
-            let norm = BM25_K1 * (1.0 - RESCORE_B + RESCORE_B * len as f32 / avg_len);
-            let mut freqs = tf[row..row + nterms].iter();
+            let b = if written[row] { RESCORE_B } else { GENERATED_B };
+            let norm = BM25_K1 * (1.0 - b + b * len as f32 / avg_len);
+            let mut freqs = tf[row * nterms..(row + 1) * nterms].iter();
             let mut score = 0.0f32;
             for (u, idf) in units.iter().zip(&idfs) {
                 let f: f32 = u.terms.iter().zip(freqs.by_ref()).map(|((_, w), n)| *w * *n as f32).sum();
@@ -1458,6 +1455,30 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_cancelled_search_stops_at_whichever_step_it_is_on() {
+        let rows: String = (0..30).map(|i| format!("s{i}\t{}\tpgbouncer refused connections, attempt {i}\n", 1000 + i)).collect();
+        let (_tmp, view) = rowstore_index(&rows);
+        let search = |cancel: Cancel| {
+            view.search(&SearchRequest { query: "pgbouncer refused".into(), limit: 50, cancel, ..SearchRequest::default() })
+        };
+        let counted = Cancel::after_checks(usize::MAX);
+        let whole = search(counted.clone()).expect("search");
+        assert_eq!(whole.hits.len(), 30);
+        // A step per session shown (its turns are read from the archive), so the work
+        // a cancelled search skips grows with what it would have read.
+        let steps = counted.checks();
+        assert!(steps >= 30, "{steps} checks for 30 sessions read");
+        for k in [0, 1, steps / 2, steps - 1] {
+            let e = search(Cancel::after_checks(k)).expect_err("cancelled");
+            assert!(matches!(e, IndexError::Cancelled(_)), "stopped at check {k}: {e}");
+        }
+        let again = search(Cancel::after_checks(steps)).expect("every check passed");
+        let keys = |r: &SearchResults| r.hits.iter().map(|h| h.session.key()).collect::<Vec<_>>();
+        assert_eq!(keys(&again), keys(&whole), "a token that never fires changes nothing");
+        assert_eq!(keys(&search(Cancel::never()).expect("search")), keys(&whole));
+    }
+
+    #[test]
     fn oversized_queries_are_bounded_and_say_what_was_left_out() {
         let (_tmp, view) = rowstore_index("s1\t1000\tpgbouncer refused connections on port 6432\n");
         let search = |q: &str| view.search(&SearchRequest { query: q.to_string(), limit: 5, ..SearchRequest::default() });
@@ -1474,7 +1495,11 @@ mod tests {
         let q = format!("the pgbouncer refused {}", words_at(MAX_QUERY_WORDS));
         let r = search(&q).expect("searched");
         assert_eq!(r.left_out.first().map(String::as_str), Some("the"), "{:?}", r.left_out);
-        assert!(!r.left_out.iter().any(|w| w == "pgbouncer" || w == "refused"), "the words the history has are the rare ones: {:?}", r.left_out);
+        assert!(
+            !r.left_out.iter().any(|w| w == "pgbouncer" || w == "refused"),
+            "the words the history has are the rare ones: {:?}",
+            r.left_out
+        );
         assert_eq!(r.hits.len(), 1, "found by the words kept");
         // At the limit nothing is left out.
         let r = search(&words_at(MAX_QUERY_WORDS)).expect("searched");
@@ -1536,8 +1561,12 @@ mod tests {
         let (_tmp, view) =
             rowstore_index("s1\t1000\twe went camping by the lake and bought a tent\ns2\t2000\tthe camping gear list is long\n");
         let search = |q: &str| view.search(&SearchRequest { query: q.to_string(), limit: 5, ..SearchRequest::default() }).expect("search");
-        let r = search("when did we go camping?");
+        // As keywords, in the stemmed tier; as a question, in the relevance tier.
+        let r = search("go camping");
         assert_eq!(r.tier, Tier::Stemmed, "{r:?}");
+        assert_eq!(r.hits.first().map(|h| h.session.id.as_str()), Some("s1"));
+        let r = search("when did we go camping?");
+        assert_eq!(r.tier, Tier::Relevance, "{r:?}");
         assert_eq!(r.hits.first().map(|h| h.session.id.as_str()), Some("s1"));
         // Past to present as well, and in the relevance tier's account of the match.
         let r = search("buy tent shop");
@@ -1547,17 +1576,25 @@ mod tests {
     }
 
     #[test]
-    fn a_question_needs_no_stopwords_and_goes_on_into_later_tiers() {
+    fn plain_language_needs_no_stopwords_and_is_ranked_by_relevance() {
         let rows =
             "s1\t1000\twe decided the pool size stays at forty\ns2\t2000\tthe staging pool is small\ns3\t3000\tus writable listens here\n";
         let (_tmp, view) = rowstore_index(rows);
         let search = |q: &str| view.search(&SearchRequest { query: q.to_string(), limit: 5, ..SearchRequest::default() }).expect("search");
         let r = search("what did we decide about the pool size?");
-        assert_eq!(r.tier, Tier::Stemmed, "{r:?}");
+        assert_eq!(r.tier, Tier::Relevance, "{r:?}");
         assert_eq!(r.ignored, ["what", "did", "we", "about", "the"]);
         let shown: Vec<(&str, Tier)> = r.hits.iter().map(|h| (h.session.id.as_str(), h.tier)).collect();
         // The session that holds every word first; the one sharing only `pool` after it.
-        assert_eq!(shown, [("s1", Tier::Stemmed), ("s2", Tier::Relevance)]);
+        assert_eq!(shown, [("s1", Tier::Relevance), ("s2", Tier::Relevance)]);
+        // A prompt a hook searches with is plain language too; the same words typed
+        // as a search are keywords, and a pasted line is found as it stands.
+        let prompt = "settle the size of the pool for staging";
+        let r = view.search(&SearchRequest { query: prompt.into(), limit: 5, prose: true, ..SearchRequest::default() }).expect("search");
+        assert_eq!(r.tier, Tier::Relevance, "{r:?}");
+        assert_eq!(r.ignored, ["the", "of", "for"]);
+        let r = search("we decided the pool size stays at forty");
+        assert_eq!((r.tier, r.hits.len()), (Tier::Exact, 1), "{r:?}");
         // Keywords keep the strict reading: `us` was typed to match.
         let r = search("us writable");
         assert_eq!((r.tier, r.hits.len()), (Tier::Exact, 1));
@@ -1570,7 +1607,7 @@ mod tests {
         let (_tmp, view) = rowstore_index(rows);
         let search = |q: &str| view.search(&SearchRequest { query: q.to_string(), limit: 5, ..SearchRequest::default() }).expect("search");
         let r = search("what kind of pastries did we bake?");
-        assert_eq!(r.tier, Tier::Stemmed, "{r:?}");
+        assert_eq!(r.tier, Tier::Relevance, "{r:?}");
         assert!(r.ignored.contains(&"kind".to_string()), "{:?}", r.ignored);
         assert_eq!(r.hits.first().map(|h| h.session.id.as_str()), Some("s1"));
         // Not before `of`, or not in a question, `type` is a word to match.

@@ -15,9 +15,10 @@ use super::commands::{command_key, is_inspection, Outcome};
 use super::digest::{best_decisions, digest, outcome_line, Digest};
 use super::mine::{ErrorEvent, FixPair};
 use super::signature::signatures_of_paste;
+use crate::cancel::Cancel;
+use crate::index::bound::cut_at_word;
 use crate::index::records::{mentioned_paths, normalize_path, path_terms};
 use crate::index::schema::{KIND_ERROR, KIND_FIX, KIND_TURN};
-use crate::index::bound::cut_at_word;
 use crate::index::search::{SearchRequest, Tier, MAX_QUERY_BYTES};
 use crate::index::tokenizer::words;
 use crate::index::{IndexError, IndexView, SessionMeta, TurnExtra};
@@ -77,6 +78,9 @@ pub struct Scope {
     pub since: Option<Timestamp>,
     /// The directory the asker works in: its sessions are preferred, not required.
     pub here: Option<String>,
+    /// Stops the question between its steps (documents and sessions read, searches
+    /// run) with [`IndexError::Cancelled`]; the default never does.
+    pub cancel: Cancel,
 }
 
 impl Scope {
@@ -216,7 +220,19 @@ pub struct RecallAnswer {
 /// Searches sessions, with notes ranked a little above transcripts; a session id
 /// returns that session.
 pub fn recall(view: &IndexView, query: &str, scope: &Scope, limit: usize) -> Result<RecallAnswer, IndexError> {
+    recall_as(view, query, scope, limit, false)
+}
+
+/// [`recall`] for a prompt an agent was given (a hook's): plain language whatever its
+/// wording, ranked as a question is rather than read as keywords.
+pub fn recall_prompt(view: &IndexView, prompt: &str, scope: &Scope, limit: usize) -> Result<RecallAnswer, IndexError> {
+    recall_as(view, prompt, scope, limit, true)
+}
+
+fn recall_as(view: &IndexView, query: &str, scope: &Scope, limit: usize, prose: bool) -> Result<RecallAnswer, IndexError> {
+    scope.cancel.check()?;
     if let Some(meta) = resolve_session(view, query)? {
+        scope.cancel.check()?;
         let turns = view.session_turns(&meta.key())?;
         let snippets = outcome_line(&turns).into_iter().collect();
         return Ok(RecallAnswer {
@@ -235,6 +251,8 @@ pub fn recall(view: &IndexView, query: &str, scope: &Scope, limit: usize) -> Res
         since: scope.since,
         role: None,
         limit: limit.max(1) + 3,
+        prose,
+        cancel: scope.cancel.clone(),
     };
     let r = view.search(&req)?;
     let mut hits: Vec<RecallHit> = r
@@ -265,6 +283,7 @@ pub struct ContextAnswer {
 
 /// The digest of the session a query names by id, else of the best search hit.
 pub fn context(view: &IndexView, query: &str, scope: &Scope) -> Result<Option<ContextAnswer>, IndexError> {
+    scope.cancel.check()?;
     let (meta, tier, by_id) = match resolve_session(view, query)? {
         Some(m) => (m, Tier::Exact, true),
         None => {
@@ -275,6 +294,7 @@ pub fn context(view: &IndexView, query: &str, scope: &Scope) -> Result<Option<Co
             }
         }
     };
+    scope.cancel.check()?;
     let turns = view.session_turns(&meta.key())?;
     Ok(Some(ContextAnswer { tier, by_id, digest: digest(&turns), session: meta }))
 }
@@ -282,6 +302,7 @@ pub fn context(view: &IndexView, query: &str, scope: &Scope) -> Result<Option<Co
 /// The sessions of the project `dir` (see [`project_related`]), most recently
 /// updated first, at most `limit`, found through the session documents' project terms.
 pub fn project_sessions(view: &IndexView, dir: &str, scope: &Scope, limit: usize) -> Result<Vec<SessionMeta>, IndexError> {
+    scope.cancel.check()?;
     let f = view.fields;
     let norm = normalize_path(dir);
     if norm.is_empty() {
@@ -303,6 +324,7 @@ pub fn project_sessions(view: &IndexView, dir: &str, scope: &Scope, limit: usize
         .map_err(qerr)?;
     let mut out = Vec::new();
     for (_, addr) in top {
+        scope.cancel.check()?;
         let doc: TantivyDocument = searcher.doc(addr).map_err(qerr)?;
         let Some(m) = stored_str(&doc, f.extra).and_then(|s| SessionMeta::from_stored(&s)) else { continue };
         if project_related(m.project.as_deref(), dir) && scope.admits(&m, None) {
@@ -318,6 +340,7 @@ pub fn project_sessions(view: &IndexView, dir: &str, scope: &Scope, limit: usize
 pub fn latest_session(view: &IndexView, dir: &str, scope: &Scope) -> Result<Option<ContextAnswer>, IndexError> {
     let sessions = project_sessions(view, dir, scope, 64)?;
     let Some(meta) = sessions.into_iter().find(|m| m.harness != NOTES_HARNESS) else { return Ok(None) };
+    scope.cancel.check()?;
     let turns = view.session_turns(&meta.key())?;
     Ok(Some(ContextAnswer { tier: Tier::Exact, by_id: false, digest: digest(&turns), session: meta }))
 }
@@ -379,6 +402,7 @@ pub fn fixes_within(
     with_seen: bool,
 ) -> Result<FixAnswer, IndexError> {
     let error_text = bound_paste(error_text);
+    scope.cancel.check()?;
     let searcher = view.searcher();
     let f = view.fields;
     // At most a few error lines (`MAX_ERRORS_PER_OUTPUT`), so the lookups below are bounded.
@@ -418,6 +442,7 @@ pub fn fixes_within(
         let q = BooleanQuery::new(vec![(Occur::Must, term(f.kind, KIND_FIX)), (Occur::Must, Box::new(BooleanQuery::new(any)))]);
         let mut corrected = false;
         for (_, addr) in searcher.search(&q, &TopDocs::with_limit(scan.clamp(1, 200)).order_by_score()).map_err(qerr)? {
+            scope.cancel.check()?;
             let doc: TantivyDocument = searcher.doc(addr).map_err(qerr)?;
             let line = stored_fix(&doc, &f).map(|p| p.error_line).unwrap_or_default();
             let have: BTreeSet<String> = significant_words(&line).into_iter().collect();
@@ -434,6 +459,8 @@ pub fn fixes_within(
     let mut metas = Metas::new(view, &searcher);
     let mut hits: Vec<FixHit> = Vec::new();
     for addr in addrs {
+        // Each fix costs a document read and a search for the error coming back.
+        scope.cancel.check()?;
         let doc: TantivyDocument = searcher.doc(addr).map_err(qerr)?;
         let (Some(sid), Some(pair)) = (stored_str(&doc, f.sid), stored_fix(&doc, &f)) else { continue };
         let Some(meta) = metas.get(&sid)? else { continue };
@@ -502,6 +529,7 @@ fn recurrence(view: &IndexView, searcher: &Searcher, sid: &str, sig: &str, after
 fn seen_errors(view: &IndexView, searcher: &Searcher, errors: &[(String, String)], scope: &Scope) -> Result<Vec<SeenError>, IndexError> {
     let mut out = Vec::new();
     for (sig, line) in errors {
+        scope.cancel.check()?;
         let row = error_stats(view, searcher, sig, scope, None)?;
         if row.seen.occurrences > 0 {
             out.push(SeenError { sig: sig.clone(), line: row.line.unwrap_or_else(|| line.clone()), ..row.seen });
@@ -539,6 +567,8 @@ fn error_stats(
     let mut last: Option<Timestamp> = None;
     let mut line: Option<String> = None;
     for addr in searcher.search(&q, &DocSetCollector).map_err(qerr)? {
+        // A signature common across the whole history has thousands of documents.
+        scope.cancel.check()?;
         let doc: TantivyDocument = searcher.doc(addr).map_err(qerr)?;
         let Some(sid) = stored_str(&doc, f.sid) else { continue };
         if only.is_some_and(|o| !o.contains(&sid)) {
@@ -595,6 +625,7 @@ fn friction_in(
     limit: usize,
     only: Option<&HashSet<String>>,
 ) -> Result<Vec<FrictionRow>, IndexError> {
+    scope.cancel.check()?;
     let searcher = view.searcher();
     let f = view.fields;
     // Candidate signatures: with `only`, those of these sessions' errors; else every
@@ -608,6 +639,7 @@ fn friction_in(
                 .search(&q, &TopDocs::with_limit(MAX_SCAN).order_by_fast_field::<i64>("time", tantivy::Order::Desc))
                 .map_err(qerr)?
             {
+                scope.cancel.check()?;
                 let doc: TantivyDocument = searcher.doc(addr).map_err(qerr)?;
                 if let Some(sig) = stored_str(&doc, f.sig) {
                     *freq.entry(sig.into_bytes()).or_insert(0) += 1;
@@ -630,6 +662,7 @@ fn friction_in(
             continue;
         }
         let Ok(sig) = String::from_utf8(sig) else { continue };
+        scope.cancel.check()?;
         let stats = error_stats(view, &searcher, &sig, scope, only)?;
         if stats.sids.len() < min_sessions {
             continue;
@@ -676,6 +709,7 @@ pub fn how(view: &IndexView, tool: &str, scope: &Scope, limit: usize) -> Result<
     // A long description of a tool is searched by its rarest words, as a search is.
     let tool = view.bound(&view.searcher(), tool).text;
     let tool = tool.as_str();
+    scope.cancel.check()?;
     let parts: Vec<String> = words(tool).into_iter().flat_map(|w| w.parts).collect();
     if parts.is_empty() {
         return Ok(HowAnswer { tier: Tier::Exact, commands: Vec::new() });
@@ -718,6 +752,7 @@ pub fn how(view: &IndexView, tool: &str, scope: &Scope, limit: usize) -> Result<
         tiers.push((Tier::Relevance, Box::new(BooleanQuery::new(all))));
     }
     for (tier, q) in tiers {
+        scope.cancel.check()?;
         let commands = command_stats(view, q, scope, limit, None)?;
         if !commands.is_empty() {
             return Ok(HowAnswer { tier, commands });
@@ -750,6 +785,7 @@ fn command_stats(
     }
     let mut groups: HashMap<String, Acc> = HashMap::new();
     for (time, addr) in top {
+        scope.cancel.check()?;
         let doc: TantivyDocument = searcher.doc(addr).map_err(qerr)?;
         let Some(sid) = stored_str(&doc, f.sid) else { continue };
         if only.is_some_and(|o| !o.contains(&sid)) {
@@ -835,6 +871,7 @@ pub fn blame(view: &IndexView, path: &str, scope: &Scope, limit: usize) -> Resul
 pub fn blame_within(view: &IndexView, path: &str, scope: &Scope, limit: usize, scan: usize) -> Result<BlameAnswer, IndexError> {
     // A path is never this long; of a paste, its start is what names a file.
     let path = cut_at_word(path, MAX_QUERY_BYTES);
+    scope.cancel.check()?;
     let answer = blame_path(view, path, scope, limit, scan)?;
     if !answer.hits.is_empty() {
         return Ok(answer);
@@ -918,6 +955,7 @@ fn blame_path(view: &IndexView, path: &str, scope: &Scope, limit: usize, scan: u
             if scanned > scan {
                 break;
             }
+            scope.cancel.check()?;
             let doc: TantivyDocument = searcher.doc(addr).map_err(qerr)?;
             let Some(sid) = stored_str(&doc, f.sid) else { continue };
             let turn = view.turn_from_doc(&doc);
@@ -989,6 +1027,7 @@ fn blame_path(view: &IndexView, path: &str, scope: &Scope, limit: usize, scan: u
             .map_err(qerr)?;
         let needle_full = given.clone();
         for (time, addr) in top {
+            scope.cancel.check()?;
             let doc: TantivyDocument = searcher.doc(addr).map_err(qerr)?;
             let Some(sid) = stored_str(&doc, f.sid) else { continue };
             let body = view.stored_text(&doc).to_lowercase();
@@ -1027,6 +1066,7 @@ fn blame_path(view: &IndexView, path: &str, scope: &Scope, limit: usize, scan: u
         if hits.len() >= limit.max(1) {
             break;
         }
+        scope.cancel.check()?;
         let Some(meta) = metas.get(&sid)? else { continue };
         if !scope.admits(&meta, acc.last) {
             continue;
@@ -1042,6 +1082,7 @@ fn blame_path(view: &IndexView, path: &str, scope: &Scope, limit: usize, scan: u
         });
     }
     for h in &mut hits {
+        scope.cancel.check()?;
         let turns = view.session_turns(&h.session.key())?;
         h.decision = decision_about(&turns, &basename);
     }
@@ -1086,10 +1127,12 @@ pub struct FilesAnswer {
 /// The files the sessions about a topic touched: edited ones first, then by how many
 /// of those sessions touched them.
 pub fn files(view: &IndexView, topic: &str, scope: &Scope, limit: usize) -> Result<FilesAnswer, IndexError> {
+    scope.cancel.check()?;
     let r = recall(view, topic, scope, 10)?;
     let mut acc: HashMap<String, (u32, u32, HashSet<String>, Option<Timestamp>)> = HashMap::new();
     let mut sessions = Vec::new();
     for h in r.hits {
+        scope.cancel.check()?;
         let sid = h.session.key();
         for t in view.session_turns(&sid)? {
             let touched =
@@ -1152,10 +1195,12 @@ pub fn orient(view: &IndexView, dir: &str, scope: &Scope, limit: usize) -> Resul
 /// [`orient`] over the project's `scan` most recent sessions only: what a hook, which
 /// must answer in tens of milliseconds, can afford to read.
 pub fn orient_over(view: &IndexView, dir: &str, scope: &Scope, limit: usize, scan: usize) -> Result<Orient, IndexError> {
+    scope.cancel.check()?;
     let all = project_sessions(view, dir, scope, scan.max(limit))?;
     let (notes, transcripts): (Vec<SessionMeta>, Vec<SessionMeta>) = all.iter().cloned().partition(|m| m.harness == NOTES_HARNESS);
     let mut sessions = Vec::new();
     for meta in transcripts.into_iter().take(limit.max(1)) {
+        scope.cancel.check()?;
         let turns = view.session_turns(&meta.key())?;
         let decisions = best_decisions(&turns, 2).into_iter().map(|(_, l)| l).collect();
         sessions.push(OrientSession { outcome: outcome_line(&turns), decisions, session: meta });
@@ -1215,6 +1260,33 @@ mod tests {
         // A long single token is no session id to look up.
         assert!(resolve_session(&view, &"a".repeat(MAX_ID_BYTES + 1)).expect("lookup").is_none());
         assert_eq!(recall(&view, "pgbouncer", &scope, 5).expect("recall").hits.len(), 1);
+    }
+
+    #[test]
+    fn every_question_stops_when_its_token_is_cancelled() {
+        let rows: String = (0..20).map(|i| format!("s{i}\t{}\tpgbouncer refused connections, attempt {i}\n", 1000 + i)).collect();
+        let (_tmp, view) = crate::index::search::rowstore_index(&rows);
+        let stopped = Scope { cancel: Cancel::after_checks(0), ..Scope::default() };
+        let cancelled = |r: Result<(), IndexError>, what: &str| {
+            assert!(matches!(r, Err(IndexError::Cancelled(_))), "{what}: {r:?}");
+        };
+        cancelled(recall(&view, "pgbouncer", &stopped, 5).map(drop), "recall");
+        cancelled(context(&view, "pgbouncer", &stopped).map(drop), "context");
+        cancelled(how(&view, "pgbouncer", &stopped, 5).map(drop), "how");
+        cancelled(blame(&view, "src/pool.rs", &stopped, 5).map(drop), "blame");
+        cancelled(files(&view, "pgbouncer", &stopped, 5).map(drop), "files");
+        cancelled(fixes(&view, "error: connection refused", &stopped, 5).map(drop), "fix");
+        cancelled(friction(&view, &stopped, 2, 5).map(drop), "friction");
+        cancelled(orient(&view, "/src/app", &stopped, 5).map(drop), "orient");
+        cancelled(latest_session(&view, "/src/app", &stopped).map(drop), "handoff");
+
+        // Stopped mid-way too: recall reads each hit's turns, a step each.
+        let counted = Scope { cancel: Cancel::after_checks(usize::MAX), ..Scope::default() };
+        assert_eq!(recall(&view, "pgbouncer", &counted, 20).expect("recall").hits.len(), 20);
+        let steps = counted.cancel.checks();
+        assert!(steps >= 20, "{steps} checks");
+        let mid = Scope { cancel: Cancel::after_checks(steps / 2), ..Scope::default() };
+        cancelled(recall(&view, "pgbouncer", &mid, 20).map(drop), "recall, half-way");
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //! identifier (`E0425`, `TS2304`) and quoted names (`'psycopg2'`) are kept, because they
 //! are what distinguishes one error from another.
 
+use std::collections::HashSet;
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -81,23 +82,28 @@ pub fn strip_ansi(text: &str) -> std::borrow::Cow<'_, str> {
 /// The error lines of a tool output, most specific first, at most
 /// [`MAX_ERRORS_PER_OUTPUT`] with distinct signatures. Summary lines (`could not
 /// compile…`, `test result: FAILED…`) count only when nothing more specific is there.
+///
+/// Linear in the output: a pasted log can hold thousands of distinct error-shaped lines
+/// (only the specific ones stop the scan early), so the signatures already seen are a
+/// hash set, and of the summaries only the first is kept, since only it can be returned.
 pub fn error_lines(output: &str) -> Vec<String> {
     let clean = strip_ansi(output);
     let mut specific: Vec<String> = Vec::new();
-    let mut summaries: Vec<String> = Vec::new();
-    let mut seen: Vec<String> = Vec::new();
+    let mut first_summary: Option<String> = None;
+    let mut seen: HashSet<Seen> = HashSet::new();
     for raw in clean.lines() {
         let line = cut(raw.trim(), MAX_LINE_BYTES);
         if line.len() < 4 || !SPECIFIC.is_match(line) {
             continue;
         }
         let sig = signature(line);
-        if sig.is_empty() || seen.contains(&sig) {
+        // A summary's signature is remembered too, so a later specific line with the
+        // same signature is still a repeat, as it always was.
+        if sig.is_empty() || !seen.insert(Seen(sig)) {
             continue;
         }
-        seen.push(sig);
         if SUMMARY.is_match(line) {
-            summaries.push(line.to_string());
+            first_summary.get_or_insert_with(|| line.to_string());
         } else {
             specific.push(line.to_string());
             if specific.len() == MAX_ERRORS_PER_OUTPUT {
@@ -106,10 +112,30 @@ pub fn error_lines(output: &str) -> Vec<String> {
         }
     }
     if specific.is_empty() {
-        summaries.truncate(1);
-        return summaries;
+        return first_summary.into_iter().collect();
     }
     specific
+}
+
+/// A signature in [`error_lines`]' set of those seen. Its own equality so that the
+/// tests can count comparisons: the complexity test holds the scan to a number of
+/// comparisons proportional to the lines, which a list searched per line would not be.
+struct Seen(String);
+
+impl PartialEq for Seen {
+    fn eq(&self, other: &Self) -> bool {
+        #[cfg(test)]
+        tests::COMPARISONS.with(|c| c.set(c.get() + 1));
+        self.0 == other.0
+    }
+}
+
+impl Eq for Seen {}
+
+impl std::hash::Hash for Seen {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.hash(state);
+    }
 }
 
 /// True when `line` looks like an error line.
@@ -195,7 +221,50 @@ pub fn signatures_of_paste(text: &str) -> Vec<(String, String)> {
 
 #[cfg(test)]
 mod tests {
+    use std::cell::Cell;
+
     use super::*;
+
+    thread_local! {
+        /// Signature comparisons made by [`error_lines`] on this thread.
+        pub(super) static COMPARISONS: Cell<u64> = const { Cell::new(0) };
+    }
+
+    /// `n` distinct summary lines (which never end the scan), each twice, so every
+    /// second one is a repeat the scan must recognise. Names are letters only: digits
+    /// would be normalized away and make the lines one signature.
+    fn paste_of(n: usize) -> String {
+        let name = |mut i: usize| {
+            let mut s = String::new();
+            loop {
+                s.push(char::from(b'a' + (i % 26) as u8));
+                i /= 26;
+                if i == 0 {
+                    return s;
+                }
+            }
+        };
+        (0..n).flat_map(|i| [i, i]).map(|i| format!("error: could not compile `{}` (lib)\n", name(i))).collect()
+    }
+
+    fn comparisons_for(paste: &str) -> (Vec<String>, u64) {
+        COMPARISONS.with(|c| c.set(0));
+        let lines = error_lines(paste);
+        (lines, COMPARISONS.with(Cell::get))
+    }
+
+    #[test]
+    fn error_lines_is_linear_in_distinct_lines() {
+        // Counted, not timed: a list of seen signatures makes about n² comparisons here
+        // (25 million at n = 5000), a set about one per repeated line.
+        let (small_lines, small) = comparisons_for(&paste_of(2500));
+        let (big_lines, big) = comparisons_for(&paste_of(5000));
+        assert_eq!(small_lines, vec!["error: could not compile `a` (lib)".to_string()]);
+        assert_eq!(big_lines, small_lines);
+        assert!(small >= 2500, "every repeat is compared at least once: {small}");
+        assert!(big <= 2 * 5000, "{big} comparisons for 10000 lines");
+        assert!(big <= 2 * small + 2 * 2500, "doubling the lines took {small} to {big} comparisons");
+    }
 
     #[test]
     fn same_error_elsewhere_has_the_same_signature() {

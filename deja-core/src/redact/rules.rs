@@ -57,6 +57,19 @@ macro_rules! pem_inner {
     };
 }
 
+/// A URL's userinfo from just after `://`: a user (maybe empty), `:`, and the password
+/// as the group `s`. People write passwords unencoded, `/` and `@` included, so the
+/// password runs to the last `@` before the host: the first `@` after which the text up
+/// to the next `/` (or the URL's end) holds no other `@`. Without a `/` in the password
+/// that is the last `@` before the path, as it always was; with one, a port followed by
+/// a path with an `@` in it (`host:8080/u/bob@example.com`) also fits, and
+/// [`is_url_password`] turns it away.
+macro_rules! url_password {
+    () => {
+        r#"[^\s/@:"'<>\[\]]*:(?P<s>[^\s"'<>]+?)@[^\s"'<>@/]*(?:[/\s"'<>]|$)"#
+    };
+}
+
 /// A name whose value is a secret (case-insensitive, the last word of the name).
 macro_rules! secret_name {
     () => {
@@ -231,6 +244,18 @@ pub(super) fn is_value(secret: &str, after: &str) -> bool {
 pub(super) fn is_flag_value(secret: &str, after: &str) -> bool {
     let v = secret.trim_matches(|c| c == '"' || c == '\'');
     !(v.starts_with('/') || v.starts_with("~/") || v.starts_with("./") || v.starts_with("../")) && is_value(secret, after)
+}
+
+/// A URL's password as [`url_password!`] reads it, unless what it took is a port and a
+/// path (`8080/users/bob` of `http://host:8080/users/bob@example.com`): the part before
+/// its first `/` all digits, at most five. A password of up to five digits and then a `/`
+/// is read as a port too and kept: nothing tells the two apart, and a port with a path
+/// is by far the commoner.
+pub(super) fn is_url_password(secret: &str, _after: &str) -> bool {
+    match secret.split_once('/') {
+        Some((head, _)) => !(head.len() <= 5 && !head.is_empty() && head.bytes().all(|b| b.is_ascii_digit())),
+        None => true,
+    }
 }
 
 /// Looks like a token rather than a word: letters and digits both.
@@ -1010,10 +1035,11 @@ pub static RULES: &[Rule] = &[
     // ---- URLs: the scheme, user and host stay.
     Rule {
         kind: "database_url",
-        patterns: &[
-            r#"(?i)\b(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?|rediss?|amqps?|mssql|sqlserver|cockroachdb|clickhouse|couchdb|neo4j(?:\+s)?|bolt|cassandra|memcached|nats|jdbc:[a-z0-9]+)://[^\s/@:"'<>\[\]]*:(?P<s>[^\s/"'<>]+)@"#,
-        ],
-        check: None,
+        patterns: &[concat!(
+            r#"(?i)\b(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?|rediss?|amqps?|mssql|sqlserver|cockroachdb|clickhouse|couchdb|neo4j(?:\+s)?|bolt|cassandra|memcached|nats|jdbc:[a-z0-9]+)://"#,
+            url_password!()
+        )],
+        check: Some(is_url_password),
         // Each scheme with its `://`, not `://` alone: most text with a URL has an http
         // one, and this pattern is among the slowest to compile (1.1 ms, paid by every
         // search whose answer shows a URL).
@@ -1051,23 +1077,50 @@ pub static RULES: &[Rule] = &[
             ("amqp://guest:rabbitpw1@mq:5672/", "amqp://guest:[redacted:database_url]@mq:5672/"),
             ("url=JDBC:MySQL://root:Passw0rd1@db:3306/x", "url=JDBC:MySQL://root:[redacted:database_url]@db:3306/x"),
             ("Postgresql://ops:Tr0ub4dor@pg/x", "Postgresql://ops:[redacted:database_url]@pg/x"),
+            // Unencoded `/` and `@` in the password: all of it up to the last `@` before
+            // the host goes, the host, path and query stay.
+            ("postgres://user:pa/ss@host/db", "postgres://user:[redacted:database_url]@host/db"),
+            ("mysql://user:p@ss@host/db", "mysql://user:[redacted:database_url]@host/db"),
+            ("DATABASE_URL=postgres://app:x/y@z@db.internal:5432/app", "DATABASE_URL=postgres://app:[redacted:database_url]@db.internal:5432/app"),
+            ("redis://:s3c/r3t@cache:6379/0", "redis://:[redacted:database_url]@cache:6379/0"),
+            ("mongodb://app:pa/ss@db/app?authSource=admin", "mongodb://app:[redacted:database_url]@db/app?authSource=admin"),
+            // An email address later in the path is the path's, not the password's.
+            ("postgres://app:pa/ss@db/users/jane@example.org", "postgres://app:[redacted:database_url]@db/users/jane@example.org"),
+            ("mysql://app:Pw0rd9@db/users/jane@example.org", "mysql://app:[redacted:database_url]@db/users/jane@example.org"),
+            ("\"postgres://u:pa/ss@h/db\"", "\"postgres://u:[redacted:database_url]@h/db\""),
         ],
-        misses: &["postgres://localhost:5432/app", "postgres://app@db/app", "mysql://db.internal:3306/shop"],
+        misses: &[
+            "postgres://localhost:5432/app",
+            "postgres://app@db/app",
+            "mysql://db.internal:3306/shop",
+            "postgres://db:5432/users/jane@example.org",
+            "mysql://admin@db.internal/shop",
+            "postgres://db.internal/app/a@b",
+        ],
     },
     Rule {
         kind: "url_credentials",
-        patterns: &[r#"(?i)\b[a-z][a-z0-9+.-]*://[^\s/@:"'<>\[\]]*:(?P<s>[^\s/"'<>]+)@"#],
-        check: None,
+        patterns: &[concat!(r#"(?i)\b[a-z][a-z0-9+.-]*://"#, url_password!())],
+        check: Some(is_url_password),
         needles: &["://"],
         hits: &[
             ("git clone https://deploy:Tr0ub4dor@git.example.com/org/repo.git", "git clone https://deploy:[redacted:url_credentials]@git.example.com/org/repo.git"),
             ("ftp://me:ftp-pass-9@files.example.com/up", "ftp://me:[redacted:url_credentials]@files.example.com/up"),
+            ("https://deploy:pa/ss@git.example.com/org/repo.git", "https://deploy:[redacted:url_credentials]@git.example.com/org/repo.git"),
+            ("https://deploy:p@ss@git.example.com/org/repo.git", "https://deploy:[redacted:url_credentials]@git.example.com/org/repo.git"),
+            ("(see https://me:a/b@c@host.example.com)", "(see https://me:[redacted:url_credentials]@host.example.com)"),
         ],
         misses: &[
             "http://localhost:8080/api",
             "git@github.com:org/repo.git",
+            "git@github.com:org/repo",
             "ssh://git@github.com:22/org/repo",
+            "ssh://deploy@build.example.com/srv/app",
             "https://example.com:8443/a@b",
+            "https://host/a@b",
+            "https://example.com/users/jane.doe@example.org/profile",
+            "http://localhost:3000/u/jane@example.org?ref=mail",
+            "docker://registry.local:5000/team/app@sha256:e3b0c44298fc1c14",
             "mailto:someone@example.com",
         ],
     },

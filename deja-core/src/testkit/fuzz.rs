@@ -713,7 +713,8 @@ impl std::fmt::Display for Way {
 
 /// What a parse produced, or how it failed to.
 pub enum Outcome {
-    Done(Vec<Session>, Result<ParseStats, String>),
+    /// The stats boxed: they are large (the tail state) beside the other outcomes.
+    Done(Vec<Session>, Box<Result<ParseStats, String>>),
     Panicked(String),
     Hung,
 }
@@ -724,7 +725,7 @@ pub enum Outcome {
 pub fn parse_guarded(format: &'static dyn HarnessFormat, src: &SourceRef, way: &Way, label: &str) -> Outcome {
     let mut src = src.clone();
     if let Some(offset) = way.resume_at {
-        src.resume = Some(Resume { offset, next_seq: 3, session_id: "resumed".into() });
+        src.resume = Some(Resume { offset, next_seq: 3, session_id: "resumed".into(), ..Default::default() });
     }
     src.cursor = way.cursor.clone();
     let opts = ParseOptions { include_reasoning: way.include_reasoning };
@@ -738,7 +739,7 @@ pub fn parse_guarded(format: &'static dyn HarnessFormat, src: &SourceRef, way: &
     match rx.recv_timeout(HANG_BOUND) {
         Ok((out, r)) => {
             let _ = handle.join();
-            Outcome::Done(out, r)
+            Outcome::Done(out, Box::new(r))
         }
         Err(mpsc::RecvTimeoutError::Disconnected) => match handle.join() {
             Err(payload) => Outcome::Panicked(panic_text(&payload)),
@@ -856,7 +857,7 @@ pub fn run_family(format: &'static dyn HarnessFormat, sources: &[SourceRef], hom
                 Outcome::Hung => Some(format!("the parse did not return within {}s", HANG_BOUND.as_secs())),
                 Outcome::Done(sessions, stats) => {
                     if way.cursor.is_none() && way.resume_at.is_none() {
-                        if let Some(c) = stats.as_ref().ok().and_then(|s| s.cursor.clone()) {
+                        if let Some(c) = stats.as_ref().as_ref().ok().and_then(|s| s.cursor.clone()) {
                             if !ways.iter().any(|w| w.cursor.is_some()) {
                                 ways.push(Way { include_reasoning: way.include_reasoning, resume_at: None, cursor: Some(c) });
                             }

@@ -1,5 +1,6 @@
-//! The docs site as a person sees it: rendered by headless Chromium straight from
-//! disk, in light and dark mode. Skipped (with a note on stderr) where no Chromium is
+//! The docs site as a person sees it: the committed `docs/site/` (which `cargo xtask
+//! matrix --check` holds to what the generator writes) rendered by headless Chromium
+//! straight from disk, in light and dark mode. Skipped (with a note on stderr) where no Chromium is
 //! installed — CI machines may not have it; `apt-get install chromium` brings it.
 //! Set `XTASK_SCREENSHOT_DIR` to keep the screenshots for a look.
 
@@ -7,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::{generate, notes, site};
+use super::site;
 
 /// A Chromium binary on PATH (or named by `XTASK_CHROMIUM`).
 fn chromium() -> Option<PathBuf> {
@@ -109,29 +110,30 @@ fn site_renders_readably_from_disk_in_light_and_dark_mode() {
         return;
     };
     let root = crate::find_workspace_root(std::path::Path::new(env!("CARGO_MANIFEST_DIR"))).expect("the deja workspace");
-    let registry = deja_core::registry();
-    let infos: Vec<_> = registry.iter().map(|f| crate::matrix::described(*f)).collect();
-    let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md");
-    let generated = generate(
-        &root,
-        &infos,
-        &crate::adapters::adapter_ids(&root).expect("adapter ids"),
-        &notes::load(&root).expect("harness-matrix.toml"),
-        &readme,
-    )
-    .expect("generate");
-
+    // A copy, so the blank page below is not written into the checkout.
     let work = tempfile::tempdir().expect("tempdir");
-    for (path, content) in generated.files.iter().filter(|(p, _)| p.starts_with(site::SITE_DIR)) {
-        let dest = work.path().join(path);
-        std::fs::create_dir_all(dest.parent().expect("parent")).expect("mkdir");
-        std::fs::write(dest, content).expect("write page");
+    let mut pages_on_disk = Vec::new();
+    let mut stack = vec![root.join(site::SITE_DIR)];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("docs/site exists; run `cargo xtask matrix`") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let rel = path.strip_prefix(&root).expect("under root").to_path_buf();
+            let dest = work.path().join(&rel);
+            std::fs::create_dir_all(dest.parent().expect("parent")).expect("mkdir");
+            std::fs::copy(&path, dest).expect("copy page");
+            pages_on_disk.push(rel);
+        }
     }
     let shots = std::env::var_os("XTASK_SCREENSHOT_DIR").map(PathBuf::from).unwrap_or_else(|| work.path().join("shots"));
     std::fs::create_dir_all(&shots).expect("screenshot dir");
     let site_dir = work.path().join(site::SITE_DIR);
-    let first = infos.iter().map(|i| i.id).min().expect("at least one adapter");
-    let pages = [("index", site_dir.join("index.html")), ("harness", site_dir.join(site::harness_page(first)))];
+    let harness_pages = Path::new(site::SITE_DIR).join("harnesses");
+    let first = pages_on_disk.iter().filter(|p| p.starts_with(&harness_pages)).min().expect("at least one harness page");
+    let pages = [("index", site_dir.join("index.html")), ("harness", work.path().join(first))];
     // An empty page in the site's style: what "nothing rendered" looks like.
     std::fs::write(
         site_dir.join("blank.html"),

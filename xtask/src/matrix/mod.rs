@@ -1,7 +1,7 @@
-//! `cargo xtask matrix [--check]`: merges every linked adapter's `HarnessInfo` with
-//! `harness-matrix.toml` into `docs/harness-matrix.md`, the README's matrix block and
-//! the static site in `docs/site/`. Everything is rendered in memory first, checked
-//! (consistency, links), then written — or, with `--check`, compared with what is
+//! `cargo xtask matrix [--check]`: merges every adapter's `HarnessInfo` (read through
+//! the facade's metadata binary, `meta.rs`) with its `adapters/<id>/harness.toml` into `docs/harness-matrix.md`, the README's matrix
+//! block, the static site in `docs/site/` and the one-file view `harness-matrix.toml`.
+//! Everything is rendered in memory first, checked (consistency, links), then written — or, with `--check`, compared with what is
 //! committed. Output is sorted by id and carries no timestamps except the dates the
 //! TOML gives, so the same inputs always give the same bytes.
 
@@ -9,22 +9,24 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
-use deja_core::HarnessInfo;
 
 use crate::write_or_check_by;
 
 pub mod links;
 pub mod markdown;
+pub mod meta;
 pub mod notes;
 pub mod site;
 pub mod text;
+pub mod view;
 
 #[cfg(test)]
 mod browser_tests;
 #[cfg(test)]
 pub mod testing;
 
-use notes::{HarnessNotes, Notes};
+use meta::HarnessInfo;
+use notes::{HarnessFiles, HarnessNotes};
 
 const MATRIX_PAGE: &str = "docs/harness-matrix.md";
 const README: &str = "README.md";
@@ -42,28 +44,31 @@ pub struct Generated {
     pub files: Vec<(String, String)>,
 }
 
-/// Renders every output for `infos` and `notes`, given the current README text.
-/// Fails when the inputs are inconsistent or a generated link would not resolve.
-pub fn generate(root: &Path, infos: &[&HarnessInfo], folder_ids: &[String], notes: &Notes, readme: &str) -> Result<Generated> {
-    notes::validate(infos, folder_ids, notes)?;
+/// Renders every output for `infos` and the adapters' `harness.toml` files, given the
+/// current README text. Fails when the inputs are inconsistent or a generated link
+/// would not resolve.
+pub fn generate(root: &Path, infos: &[&HarnessInfo], folder_ids: &[String], files: &HarnessFiles, readme: &str) -> Result<Generated> {
+    let notes = notes::parse_all(files)?;
+    notes::validate(infos, folder_ids, &notes)?;
     let mut sorted: Vec<&HarnessInfo> = infos.to_vec();
-    sorted.sort_by_key(|i| i.id);
+    sorted.sort_by(|a, b| a.id.cmp(&b.id));
     let harnesses: Vec<Harness> =
-        sorted.iter().map(|info| Harness { info, notes: notes.get(info.id).expect("validate checked every adapter has notes") }).collect();
-    let mut files = vec![
+        sorted.iter().map(|info| Harness { info, notes: notes.get(&info.id).expect("validate checked every adapter has notes") }).collect();
+    let mut out = vec![
+        (notes::NOTES_FILE.to_string(), view::render(files, &notes)?),
         (MATRIX_PAGE.to_string(), markdown::matrix_page(&harnesses)),
         (README.to_string(), markdown::with_readme_block(readme, &markdown::readme_block(&harnesses))?),
     ];
     for (path, content) in site::pages(&harnesses) {
-        files.push((format!("{}/{path}", site::SITE_DIR), content));
+        out.push((format!("{}/{path}", site::SITE_DIR), content));
     }
-    let problems = links::check(&files, &|path: &str| {
-        files.iter().find(|(p, _)| p == path).map(|(_, c)| c.clone()).or_else(|| read_workspace_file(root, path))
+    let problems = links::check(&out, &|path: &str| {
+        out.iter().find(|(p, _)| p == path).map(|(_, c)| c.clone()).or_else(|| read_workspace_file(root, path))
     });
     if !problems.is_empty() {
         bail!("generated docs have broken links:\n  - {}", problems.join("\n  - "));
     }
-    Ok(Generated { files })
+    Ok(Generated { files: out })
 }
 
 /// A file's text when `path` names a regular file in the workspace.
@@ -135,23 +140,16 @@ pub fn write(root: &Path, generated: &Generated, check: bool) -> Result<()> {
     Ok(())
 }
 
-/// An adapter's description with its capabilities as the code derives them
-/// (`HarnessFormat::capabilities`: a wiring surface is `works` only where its wiring
-/// exists), leaked for the life of the process like the static ones.
-pub fn described(f: &'static dyn deja_core::HarnessFormat) -> &'static HarnessInfo {
-    Box::leak(Box::new(HarnessInfo { capabilities: f.capabilities(), ..*f.info() }))
-}
-
 pub fn run(root: &Path, check: bool) -> Result<()> {
-    let registry = deja_core::registry();
-    let infos: Vec<&HarnessInfo> = registry.iter().map(|f| described(*f)).collect();
+    let described = meta::load(root)?;
+    let infos: Vec<&HarnessInfo> = described.iter().collect();
     let folder_ids = crate::adapters::adapter_ids(root)?;
-    let notes = notes::load(root)?;
+    let files = notes::load(root, &folder_ids)?;
     let readme_path = root.join(README);
     let readme = std::fs::read_to_string(&readme_path).with_context(|| format!("reading {}", readme_path.display()))?;
-    let generated = generate(root, &infos, &folder_ids, &notes, &readme)?;
+    let generated = generate(root, &infos, &folder_ids, &files, &readme)?;
     write(root, &generated, check)?;
-    let ids: Vec<&str> = infos.iter().map(|i| i.id).collect();
+    let ids: Vec<&str> = infos.iter().map(|i| i.id.as_str()).collect();
     if check {
         println!("harness matrix is current ({} harnesses: {})", ids.len(), ids.join(", "));
     } else {
@@ -163,17 +161,20 @@ pub fn run(root: &Path, check: bool) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use deja_core::{Capabilities, Capability};
+    use meta::Capability;
 
-    const NOTES: &str = r#"
-[alpha]
+    const ALPHA: &str = r#"
 checked_versions = ["1.0"]
 checked_on = "2026-01-02"
 verify = "Run `deja harnesses`."
-
-[beta]
-verify = "Run `deja harnesses`."
 "#;
+
+    const BETA: &str = "verify = \"Run `deja harnesses`.\"\n";
+
+    /// The `harness.toml` of `alpha` and `beta`.
+    fn files() -> HarnessFiles {
+        HarnessFiles::from([("alpha".to_string(), ALPHA.to_string()), ("beta".to_string(), BETA.to_string())])
+    }
 
     const README_TEXT: &str = "# deja\n\n<!-- matrix:start -->\n<!-- matrix:end -->\n\n## Layout\n";
 
@@ -194,9 +195,8 @@ verify = "Run `deja harnesses`."
     fn generates_then_checks_clean_and_is_deterministic() {
         let dir = workspace();
         let infos = [testing::info("beta"), testing::info("alpha")];
-        let notes = notes::parse(NOTES).expect("notes");
-        let first = generate(dir.path(), &infos, &ids(), &notes, README_TEXT).expect("generate");
-        let again = generate(dir.path(), &infos, &ids(), &notes, README_TEXT).expect("generate");
+        let first = generate(dir.path(), &infos, &ids(), &files(), README_TEXT).expect("generate");
+        let again = generate(dir.path(), &infos, &ids(), &files(), README_TEXT).expect("generate");
         assert_eq!(first.files, again.files);
         write(dir.path(), &first, false).expect("write");
         write(dir.path(), &first, true).expect("fresh output passes --check");
@@ -207,33 +207,53 @@ verify = "Run `deja harnesses`."
         let beta = readme.find("(`beta`)").expect("beta row");
         assert!(alpha < beta, "rows sorted by id");
         assert!(dir.path().join("docs/site/harnesses/beta.html").is_file());
+        let view = std::fs::read_to_string(dir.path().join(notes::NOTES_FILE)).expect("view");
+        assert!(
+            view.starts_with("# @generated")
+                && view.contains("\n[alpha]\n")
+                && view.ends_with("\n[beta]\nverify = \"Run `deja harnesses`.\"\n"),
+            "{view}"
+        );
     }
 
     #[test]
     fn check_fails_naming_the_file_when_a_capability_changes_in_code() {
         let dir = workspace();
-        let notes = notes::parse(NOTES).expect("notes");
         let before = [testing::info("alpha"), testing::info("beta")];
-        write(dir.path(), &generate(dir.path(), &before, &ids(), &notes, README_TEXT).expect("generate"), false).expect("write");
+        write(dir.path(), &generate(dir.path(), &before, &ids(), &files(), README_TEXT).expect("generate"), false).expect("write");
 
-        let mut caps: Capabilities = before[0].capabilities;
-        caps.command = Capability::Planned("a `/deja` command file");
-        let after = [testing::info_with("alpha", caps), testing::info("beta")];
+        let after = [
+            testing::with_capability("alpha", "command", Capability::Planned("a `/deja` command file".to_string())),
+            testing::info("beta"),
+        ];
         let readme = std::fs::read_to_string(dir.path().join(README)).expect("readme");
-        let regenerated = generate(dir.path(), &after, &ids(), &notes, &readme).expect("generate");
+        let regenerated = generate(dir.path(), &after, &ids(), &files(), &readme).expect("generate");
         let err = write(dir.path(), &regenerated, true).expect_err("drift must fail --check").to_string();
         for file in ["docs/harness-matrix.md", "README.md", "docs/site/index.html", "docs/site/harnesses/alpha.html"] {
             assert!(err.contains(file), "{file} should be named in:\n{err}");
         }
         assert!(!err.contains("beta.html"), "{err}");
+        assert!(!err.contains(notes::NOTES_FILE), "the view holds no metadata from code: {err}");
+    }
+
+    #[test]
+    fn check_fails_naming_the_view_when_a_harness_toml_changes() {
+        let dir = workspace();
+        let infos = [testing::info("alpha"), testing::info("beta")];
+        write(dir.path(), &generate(dir.path(), &infos, &ids(), &files(), README_TEXT).expect("generate"), false).expect("write");
+        let mut edited = files();
+        edited.insert("beta".to_string(), "verify = \"Run `deja harnesses` twice.\"\n".to_string());
+        let readme = std::fs::read_to_string(dir.path().join(README)).expect("readme");
+        let regenerated = generate(dir.path(), &infos, &ids(), &edited, &readme).expect("generate");
+        let err = write(dir.path(), &regenerated, true).expect_err("stale view").to_string();
+        assert!(err.contains("harness-matrix.toml differs from what it is generated as; run `cargo xtask matrix`"), "{err}");
     }
 
     #[test]
     fn stale_site_pages_fail_check_and_are_removed_on_write() {
         let dir = workspace();
-        let notes = notes::parse(NOTES).expect("notes");
         let infos = [testing::info("alpha"), testing::info("beta")];
-        let generated = generate(dir.path(), &infos, &ids(), &notes, README_TEXT).expect("generate");
+        let generated = generate(dir.path(), &infos, &ids(), &files(), README_TEXT).expect("generate");
         write(dir.path(), &generated, false).expect("write");
         let old = dir.path().join("docs/site/harnesses/gone.html");
         std::fs::write(&old, "<p>old</p>").expect("stale page");
@@ -246,9 +266,8 @@ verify = "Run `deja harnesses`."
     #[test]
     fn inconsistent_inputs_stop_generation() {
         let dir = workspace();
-        let notes = notes::parse(NOTES).expect("notes");
-        let err = generate(dir.path(), &[testing::info("alpha")], &["alpha".to_string()], &notes, README_TEXT).expect_err("beta orphan");
-        assert!(err.to_string().contains("[beta] table but no registered adapter"), "{err}");
+        let err = generate(dir.path(), &[testing::info("alpha")], &["alpha".to_string()], &files(), README_TEXT).expect_err("beta orphan");
+        assert!(err.to_string().contains("adapters/beta/harness.toml exists but no registered adapter"), "{err}");
     }
 
     /// The committed site, as a browser opening it from disk would follow it: every

@@ -1,7 +1,7 @@
 //! Small text helpers shared by the Markdown and HTML renderers: paragraphs, inline
 //! code spans, escaping, and the per-harness facts both renderers phrase the same way.
 
-use deja_core::{HarnessInfo, Os};
+use super::meta::{HarnessInfo, Os};
 
 use super::notes::HarnessNotes;
 
@@ -105,32 +105,27 @@ pub fn md_cell(text: &str) -> String {
 
 /// deja's overrides as Markdown: code spans, each with the older names kept for it.
 pub fn md_override_list(info: &HarnessInfo) -> String {
-    let items = info.deja_overrides();
-    if items.is_empty() {
-        return "none".to_string();
-    }
-    let old = |names: &[&str]| names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
-    items
-        .iter()
-        .map(|(v, aliases)| if aliases.is_empty() { format!("`{v}`") } else { format!("`{v}` (also {}, its older name)", old(aliases)) })
-        .collect::<Vec<_>>()
-        .join(", ")
+    override_list(info, |n| format!("`{n}`"))
 }
 
 /// deja's overrides as HTML (see [`md_override_list`]).
 pub fn html_override_list(info: &HarnessInfo) -> String {
-    let items = info.deja_overrides();
-    if items.is_empty() {
+    override_list(info, |n| format!("<code>{}</code>", html_escape(n)))
+}
+
+/// deja's overrides, each written by `code`, with its older names after it; `none`.
+fn override_list(info: &HarnessInfo, code: impl Fn(&str) -> String) -> String {
+    if info.deja_overrides.is_empty() {
         return "none".to_string();
     }
-    let code = |n: &str| format!("<code>{}</code>", html_escape(n));
-    items
+    info.deja_overrides
         .iter()
-        .map(|(v, aliases)| {
-            if aliases.is_empty() {
-                code(v)
+        .map(|o| {
+            if o.aliases.is_empty() {
+                code(&o.var)
             } else {
-                format!("{} (also {}, its older name)", code(v), aliases.iter().map(|a| code(a)).collect::<Vec<_>>().join(", "))
+                let old = o.aliases.iter().map(|a| code(a)).collect::<Vec<_>>().join(", ");
+                format!("{} (also {old}, its older name)", code(&o.var))
             }
         })
         .collect::<Vec<_>>()
@@ -138,14 +133,14 @@ pub fn html_override_list(info: &HarnessInfo) -> String {
 }
 
 /// `a`, `b` and `c` as Markdown code spans joined with commas, or `none`.
-pub fn md_code_list(items: &[&str]) -> String {
+pub fn md_code_list(items: &[String]) -> String {
     if items.is_empty() {
         return "none".to_string();
     }
     items.iter().map(|i| format!("`{i}`")).collect::<Vec<_>>().join(", ")
 }
 
-pub fn html_code_list(items: &[&str]) -> String {
+pub fn html_code_list(items: &[String]) -> String {
     if items.is_empty() {
         return "none".to_string();
     }
@@ -154,26 +149,26 @@ pub fn html_code_list(items: &[&str]) -> String {
 
 /// A default store path with the operating systems it applies to; `None` when it
 /// applies everywhere.
-pub struct StoreGroup {
-    pub path: String,
+pub struct StoreGroup<'a> {
+    pub path: &'a str,
     pub os: Option<String>,
 }
 
 /// The store paths, identical paths merged across operating systems, in the order the
 /// adapter lists them.
-pub fn store_groups(info: &HarnessInfo) -> Vec<StoreGroup> {
-    let mut groups: Vec<(String, Vec<Os>)> = Vec::new();
-    for (os, path) in info.store_paths() {
-        match groups.iter_mut().find(|(p, _)| *p == path) {
-            Some((_, oses)) => oses.push(os),
-            None => groups.push((path, vec![os])),
+pub fn store_groups(info: &HarnessInfo) -> Vec<StoreGroup<'_>> {
+    let mut groups: Vec<(&str, Vec<Os>)> = Vec::new();
+    for store in &info.store_paths {
+        match groups.iter_mut().find(|(p, _)| *p == store.path) {
+            Some((_, oses)) => oses.push(store.os),
+            None => groups.push((&store.path, vec![store.os])),
         }
     }
     groups
         .into_iter()
         .map(|(path, oses)| {
-            let covers = |os: Os| oses.iter().any(|o| *o == Os::Any || *o == os || (*o == Os::Unix && matches!(os, Os::Linux | Os::MacOs)));
-            let everywhere = covers(Os::Linux) && covers(Os::MacOs) && covers(Os::Windows);
+            let covers = |os: Os| oses.iter().any(|o| *o == Os::Any || *o == os || (*o == Os::Unix && matches!(os, Os::Linux | Os::Mac)));
+            let everywhere = covers(Os::Linux) && covers(Os::Mac) && covers(Os::Windows);
             let os = (!everywhere).then(|| oses.iter().map(|o| o.label()).collect::<Vec<_>>().join(", "));
             StoreGroup { path, os }
         })
@@ -218,7 +213,7 @@ pub const STATUSES: [(&str, &str); 5] = [
 #[cfg(test)]
 mod tests {
     use super::*;
-    use deja_core::store::{Layout, Root, Store, StoreSpec};
+    use crate::matrix::meta::{Override, StorePath};
 
     #[test]
     fn code_spans_split_and_tolerate_an_odd_backtick() {
@@ -250,15 +245,30 @@ mod tests {
 
     #[test]
     fn identical_store_paths_merge_and_full_coverage_drops_the_label() {
-        static STORE: StoreSpec = StoreSpec::new(&[Store {
-            name: "",
-            roots: &[Root::unix("~/.a"), Root::windows("~/.a"), Root::macos("~/Library/b")],
-            layout: Layout::Custom { shape: "", walk: None },
-        }]);
-        let info: &HarnessInfo = Box::leak(Box::new(HarnessInfo { store: STORE, ..*crate::matrix::testing::info("alpha") }));
-        let groups = store_groups(info);
+        let store = |os, path: &str| StorePath { os, path: path.to_string() };
+        let info = HarnessInfo {
+            store_paths: vec![store(Os::Unix, "~/.a"), store(Os::Windows, "~/.a"), store(Os::Mac, "~/Library/b")],
+            ..crate::matrix::testing::info("alpha").clone()
+        };
+        let groups = store_groups(&info);
         assert_eq!(groups.len(), 2);
-        assert_eq!((groups[0].path.as_str(), groups[0].os.as_deref()), ("~/.a", None));
-        assert_eq!((groups[1].path.as_str(), groups[1].os.as_deref()), ("~/Library/b", Some("macOS")));
+        assert_eq!((groups[0].path, groups[0].os.as_deref()), ("~/.a", None));
+        assert_eq!((groups[1].path, groups[1].os.as_deref()), ("~/Library/b", Some("macOS")));
+    }
+
+    #[test]
+    fn an_override_names_the_older_names_kept_for_it() {
+        let var = |v: &str, aliases: &[&str]| Override { var: v.to_string(), aliases: aliases.iter().map(|a| a.to_string()).collect() };
+        let info = HarnessInfo {
+            deja_overrides: vec![var("DEJA_ALPHA_ROOT", &[]), var("DEJA_ALPHA_DB", &["DEJA_A_DB"])],
+            ..crate::matrix::testing::info("alpha").clone()
+        };
+        assert_eq!(md_override_list(&info), "`DEJA_ALPHA_ROOT`, `DEJA_ALPHA_DB` (also `DEJA_A_DB`, its older name)");
+        assert_eq!(
+            html_override_list(&info),
+            "<code>DEJA_ALPHA_ROOT</code>, <code>DEJA_ALPHA_DB</code> (also <code>DEJA_A_DB</code>, its older name)"
+        );
+        let none = HarnessInfo { deja_overrides: Vec::new(), ..info };
+        assert_eq!(md_override_list(&none), "none");
     }
 }

@@ -29,11 +29,12 @@ use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
-use crate::model::{Edit, ExitStatus, FileTouch, Role, SourceRef, Timestamp, ToolUse, Turn};
+use crate::model::{Edit, ExitStatus, FileTouch, Role, SourceRef, TailState, Timestamp, ToolUse, Turn};
 use crate::patch::parse_apply_patch;
-use crate::read::{for_each_json_line, for_each_source_line, read_source};
+use crate::read::for_each_source_line;
 use crate::work::command_from_argv;
 use crate::{FormatError, ParseOptions, ParseStats, Session, SessionBuilder, SessionSink};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::discover::find_files;
@@ -186,14 +187,16 @@ pub enum Speech {
     /// `agent_message` events. `history_mutation` records are read: `operation:
     /// "append"` items are response items (a call also written as a `response_item`
     /// is kept once, by `call_id`); `replace` re-sends history and is skipped. Because a
-    /// tail can hold the second copy of a prompt or a call read before the offset, a
-    /// resumed parse re-reads the file from the start and emits only what the tail
-    /// adds.
+    /// tail can hold the second copy of a prompt read before the offset, the prompts
+    /// still unpaired come back in the tail state (mark `prompts`), with the tier the
+    /// answers and reasoning came from (marks `assistant_tier`, `reasoning_tier`); a call
+    /// or result the tail repeats folds into the one indexed.
     Events,
 }
 
 /// The order in which a message's sources are preferred (lower first).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 enum Tier {
     /// `response_item` messages and reasoning, `compacted`.
     Record,
@@ -211,16 +214,23 @@ fn turn_id_of(p: &Value, item: Option<&Value>) -> Option<String> {
     of(p).or_else(|| item.and_then(of))
 }
 
-/// Lines of the file head re-read on a resumed parse to recover identity, cwd and
-/// whether the file has roled messages (a 0.171 head spends ~7 lines on preamble).
-const HEAD_LINES: usize = 16;
 /// A head line longer than this is not decoded (`session_meta` carries the whole system
 /// prompt, typically tens of KiB).
 const HEAD_LINE_CAP: u64 = 8 << 20;
+/// The unpaired prompts a tail state keeps (the two copies of one prompt are written
+/// seconds apart, so the last few are all a tail can pair with).
+const KEPT_PROMPTS: usize = 8;
+/// The tail state's marks (see the module doc and [`Speech::Events`]).
+const MARK_META: &str = "meta";
+const MARK_ROLED: &str = "roled";
+const MARK_CWD_FALLBACK: &str = "cwd_fallback";
+const MARK_PROMPTS: &str = "prompts";
+const MARK_ASSISTANT_TIER: &str = "assistant_tier";
+const MARK_REASONING_TIER: &str = "reasoning_tier";
 
-/// Parses one rollout. With `src.resume` set, only the tail past the offset is read for
-/// turns; the head is re-read for the session id, the cwd and whether the file has roled
-/// messages.
+/// Parses one rollout. With `src.resume` set, only the tail past the offset is read; the
+/// session id, the cwd and whether the file has roled messages come from the tail state
+/// the read before returned.
 pub fn parse_rollout(d: &CodexDialect, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
     parse_rollout_with(d, Speech::Roled, src, opts, out)
 }
@@ -234,42 +244,15 @@ pub fn parse_rollout_with(
     out: &mut dyn SessionSink,
 ) -> Result<ParseStats, FormatError> {
     let mut stats = ParseStats::default();
-    let path = &src.path;
     let mut r = Rollout::new(d, speech, src, opts);
-    if let (Speech::Events, Some(resume)) = (speech, &src.resume) {
-        // Re-read from the start: lines before the offset only pair what the tail repeats.
-        if !resume.session_id.is_empty() {
-            r.b.set_id(resume.session_id.clone());
-        }
-        let source = read_source(path, &mut stats)?;
-        let offset = if source.compressed { 0 } else { resume.offset };
-        for_each_json_line(&source.bytes, 0, path, &mut stats, |at, v| {
-            r.old = at < offset;
-            r.line(&v);
-        });
-        let title = thread_title(d, src, &r.b.session_mut().id);
-        if let Some(s) = r.finish(title, true) {
-            out.session(s);
-        }
-        return Ok(stats);
-    }
-    if let Some(resume) = &src.resume {
-        if !resume.session_id.is_empty() {
-            r.b.set_id(resume.session_id.clone());
-        }
-        // A tail with nothing in it (only the titles database changed) needs no head.
-        if std::fs::metadata(path).map_or(true, |m| m.len() > resume.offset) {
-            read_head(path, resume.offset, HEAD_LINES, |v| {
-                r.head_line(&v);
-                !(r.meta_seen && r.has_roled)
-            })?;
-        }
+    if let Some(resume) = src.resume.as_ref().filter(|r| !r.session_id.is_empty()) {
+        r.b.set_id(resume.session_id.clone());
     }
     // The tail, or a new rollout in chunks (one can be hundreds of MB).
     for_each_source_line(src, &mut stats, &[], |_, v| r.line(&v))?;
     let title = thread_title(d, src, &r.b.session_mut().id);
     // A tail may bring nothing but the title (a thread named, or renamed, since).
-    if let Some(s) = r.finish(title, src.resume.is_some()) {
+    if let Some(s) = r.finish(title, &mut stats) {
         out.session(s);
     }
     Ok(stats)
@@ -374,48 +357,59 @@ struct Rollout<'a> {
     /// A `response_item` carried a user/assistant message: the `event_msg` copies are
     /// then duplicates.
     has_roled: bool,
-    /// Each event, and whether it comes from before the resume offset (read again only
-    /// to pair what the tail repeats; see [`Speech::Events`]).
-    events: Vec<(Event, bool)>,
+    events: Vec<Event>,
     speech: Speech,
     /// The tier messages read now belong to: [`Tier::Mutation`] inside a
     /// `history_mutation` record, else [`Tier::Record`].
     tier: Tier,
-    /// The line being read lies before the resume offset.
-    old: bool,
+    /// What the read before this tail left (see the module doc).
+    resumed: Option<&'a TailState>,
 }
 
 impl<'a> Rollout<'a> {
-    fn new(d: &'a CodexDialect, speech: Speech, src: &SourceRef, opts: &'a ParseOptions) -> Self {
+    fn new(d: &'a CodexDialect, speech: Speech, src: &'a SourceRef, opts: &'a ParseOptions) -> Self {
+        // A tail goes on from what the read before left: identity, cwd, generation.
+        let resumed = src.resume.as_ref().map(|r| &r.state);
         Rollout {
             d,
             opts,
             b: SessionBuilder::new(d.harness, filename_id(&src.path), src.clone()),
-            meta_seen: false,
-            cwd: None,
-            cwd_fallback: None,
-            has_roled: false,
+            meta_seen: resumed.is_some_and(|s| s.marked(MARK_META)),
+            cwd: resumed.and_then(|s| s.cwd.clone()),
+            cwd_fallback: resumed.and_then(|s| s.marks.get(MARK_CWD_FALLBACK).cloned()),
+            has_roled: resumed.is_some_and(|s| s.marked(MARK_ROLED)),
             events: Vec::new(),
             speech,
             tier: Tier::Record,
-            old: false,
+            resumed,
         }
     }
 
     fn push(&mut self, ev: Event) {
-        self.events.push((ev, self.old));
+        self.events.push(ev);
     }
 
-    /// A line of the already-indexed head: identity, cwd and the generation signal only.
-    fn head_line(&mut self, v: &Value) {
-        self.b.touch(v.get("timestamp").and_then(Timestamp::from_json));
-        let Some(p) = v.get("payload").filter(|p| p.is_object()) else { return };
-        match v.get("type").and_then(Value::as_str) {
-            Some("session_meta") => self.session_meta(p),
-            Some("turn_context") => self.turn_context(p),
-            Some("response_item") if roled_message(p).is_some_and(|(_, text)| !text.trim().is_empty()) => self.has_roled = true,
-            _ => {}
+    /// What a read of the tail after this one goes on from.
+    fn tail_state(&self, prompts: &[Prompt], keep: &Keep) -> TailState {
+        let mut state = TailState { cwd: self.cwd.clone(), ..TailState::default() };
+        state.mark(MARK_META, self.meta_seen);
+        state.mark(MARK_ROLED, self.has_roled);
+        if let Some(cwd) = &self.cwd_fallback {
+            state.marks.insert(MARK_CWD_FALLBACK.to_string(), cwd.clone());
         }
+        if let Keep::Events { assistant, reasoning } = keep {
+            for (mark, tier) in [(MARK_ASSISTANT_TIER, assistant), (MARK_REASONING_TIER, reasoning)] {
+                if let Some(t) = tier.and_then(|t| serde_json::to_string(&t).ok()) {
+                    state.marks.insert(mark.to_string(), t);
+                }
+            }
+            let unpaired: Vec<&Prompt> = prompts.iter().filter(|p| !p.paired).collect();
+            let kept = &unpaired[unpaired.len().saturating_sub(KEPT_PROMPTS)..];
+            if let Ok(json) = serde_json::to_string(kept) {
+                state.marks.insert(MARK_PROMPTS.to_string(), json);
+            }
+        }
+        state
     }
 
     fn line(&mut self, v: &Value) {
@@ -645,36 +639,41 @@ impl<'a> Rollout<'a> {
     }
 
     /// Second pass: replays the events into turns, folding calls with their results.
-    /// The session, titled `title` when the dialect's side database names one; with
-    /// `resumed`, a tail that brought only that title still yields it (a rename).
-    fn finish(mut self, title: Option<String>, resumed: bool) -> Option<Session> {
+    /// The session, titled `title` when the dialect's side database names one (a tail
+    /// that brought only that title yields the session with no turns: a rename); the
+    /// state a tail after it goes on from goes into `stats`.
+    fn finish(mut self, title: Option<String>, stats: &mut ParseStats) -> Option<Session> {
         if let Some(cwd) = self.cwd().map(str::to_string) {
             self.b.session_mut().project = Some(cwd);
         }
         if title.is_some() {
             self.b.session_mut().title = title;
         }
-        let keep = Keep::of(self.speech, self.has_roled, &self.events);
-        let mut replay =
-            Replay { b: self.b, filled: HashSet::new(), old_calls: HashSet::new(), old_filled: HashSet::new(), prompts: Vec::new() };
-        for (ev, old) in self.events {
+        let keep = Keep::of(self.speech, self.has_roled, &self.events, self.resumed);
+        let prompts = self.resumed.and_then(|s| serde_json::from_str(s.marks.get(MARK_PROMPTS)?).ok()).unwrap_or_default();
+        let events = std::mem::take(&mut self.events);
+        let mut replay = Replay { b: self.b, filled: HashSet::new(), prompts };
+        for ev in events {
             match ev {
                 Event::Message { role, text, time, tier, turn_id } => {
                     if !keep.keeps(role, tier) {
                         continue;
                     }
                     if role == Role::User && self.speech == Speech::Events {
-                        replay.prompt(text, time, tier, turn_id, old);
-                    } else if !old {
+                        replay.prompt(text, time, tier, turn_id);
+                    } else {
                         replay.b.push(Turn::new(role, text).at(time));
                     }
                 }
-                Event::Call { id, tool, files, edits, time } => replay.call(id, tool, files, edits, time, old),
-                Event::Output { id, text, exit, time } => replay.output(id, text, exit, time, old),
-                Event::Exec { id, command, output, exit, time } => replay.exec(id, command, output, exit, time, old),
+                Event::Call { id, tool, files, edits, time } => replay.call(id, tool, files, edits, time),
+                Event::Output { id, text, exit, time } => replay.output(id, text, exit, time),
+                Event::Exec { id, command, output, exit, time } => replay.exec(id, command, output, exit, time),
             }
         }
-        replay.b.finish_tail(resumed)
+        let Replay { b, prompts, .. } = replay;
+        self.b = b;
+        stats.tail = Some(self.tail_state(&prompts, &keep));
+        self.b.finish()
     }
 }
 
@@ -687,20 +686,23 @@ enum Keep {
 }
 
 impl Keep {
-    fn of(speech: Speech, has_roled: bool, events: &[(Event, bool)]) -> Keep {
+    /// A tail weighs the tiers the read before found (`resumed`) with its own.
+    fn of(speech: Speech, has_roled: bool, events: &[Event], resumed: Option<&TailState>) -> Keep {
         if speech == Speech::Roled {
             return Keep::Roled { use_fallback: !has_roled };
         }
-        let best = |want: Role| {
+        let best = |want: Role, mark: &str| {
+            let before: Option<Tier> = resumed.and_then(|s| serde_json::from_str(s.marks.get(mark)?).ok());
             events
                 .iter()
-                .filter_map(|(ev, _)| match ev {
+                .filter_map(|ev| match ev {
                     Event::Message { role, text, tier, .. } if *role == want && !text.trim().is_empty() => Some(*tier),
                     _ => None,
                 })
+                .chain(before)
                 .min()
         };
-        Keep::Events { assistant: best(Role::Assistant), reasoning: best(Role::Reasoning) }
+        Keep::Events { assistant: best(Role::Assistant, MARK_ASSISTANT_TIER), reasoning: best(Role::Reasoning, MARK_REASONING_TIER) }
     }
 
     fn keeps(&self, role: Role, tier: Tier) -> bool {
@@ -716,6 +718,7 @@ impl Keep {
 }
 
 /// A prompt already replayed, for pairing its second copy.
+#[derive(Serialize, Deserialize)]
 struct Prompt {
     text: String,
     turn_id: Option<String>,
@@ -749,13 +752,8 @@ struct Replay {
     b: SessionBuilder,
     /// Calls whose output text is already in: a second copy of it is not appended.
     filled: HashSet<String>,
-    /// Calls read before the resume offset (indexed earlier): a repeat in the tail is
-    /// dropped, and their results go out as `ToolOutput`s the indexer folds.
-    old_calls: HashSet<String>,
-    /// Calls read before the resume offset whose output was indexed with them (or
-    /// already sent from the tail).
-    old_filled: HashSet<String>,
-    /// Prompts replayed so far ([`Speech::Events`]).
+    /// Prompts replayed so far ([`Speech::Events`]); in a tail, first the ones the read
+    /// before left unpaired.
     prompts: Vec<Prompt>,
 }
 
@@ -766,7 +764,7 @@ impl Replay {
     }
 
     /// A prompt event under [`Speech::Events`]: the second copy of a prompt is dropped.
-    fn prompt(&mut self, text: String, time: Option<Timestamp>, tier: Tier, turn_id: Option<String>, old: bool) {
+    fn prompt(&mut self, text: String, time: Option<Timestamp>, tier: Tier, turn_id: Option<String>) {
         let key = text.trim();
         if key.is_empty() {
             return;
@@ -776,52 +774,12 @@ impl Replay {
             return;
         }
         self.prompts.push(Prompt { text: key.to_string(), turn_id, time, tier, paired: false });
-        if !old {
-            self.b.push(Turn::new(Role::User, text).at(time));
-        }
+        self.b.push(Turn::new(Role::User, text).at(time));
     }
 
-    /// Remembers a call (and whether its output came with it) read before the resume
-    /// offset: it makes no turn now.
-    fn old_work(&mut self, id: &Option<String>, call: bool, filled: bool) {
-        let Some(id) = id else { return };
-        if call {
-            self.old_calls.insert(id.clone());
-        }
-        if filled {
-            self.old_filled.insert(id.clone());
-        }
-    }
-
-    /// A result in the tail for a call indexed earlier: sent once as a `ToolOutput`
-    /// carrying the call id, which the indexer folds into that call.
-    fn old_call_output(&mut self, id: &Option<String>, text: &str, exit: Option<i64>, time: Option<Timestamp>) -> bool {
-        let Some(id) = id.as_deref().filter(|id| self.old_calls.contains(*id)) else { return false };
-        if self.old_filled.insert(id.to_string()) {
-            let mut turn = Turn::new(Role::ToolOutput, text).at(time);
-            turn.tool = Some(ToolUse {
-                exit: exit.map(ExitStatus::Code),
-                is_error: exit.is_some_and(|c| c != 0),
-                call_id: Some(id.to_string()),
-                ..ToolUse::default()
-            });
-            self.b.push(turn);
-        } else {
-            self.b.touch(time);
-        }
-        true
-    }
-
-    fn call(&mut self, id: Option<String>, tool: ToolUse, files: Vec<FileTouch>, mut edits: Vec<Edit>, time: Option<Timestamp>, old: bool) {
-        if old {
-            self.old_work(&id, true, false);
-            return;
-        }
-        if id.as_deref().is_some_and(|id| self.old_calls.contains(id)) {
-            // The tail repeats a call indexed earlier (history_mutation and response_item).
-            self.b.touch(time);
-            return;
-        }
+    /// A call; one the tail repeats from before its start (a `history_mutation` copy of
+    /// a `response_item`) is made again and folds into the one indexed.
+    fn call(&mut self, id: Option<String>, tool: ToolUse, files: Vec<FileTouch>, mut edits: Vec<Edit>, time: Option<Timestamp>) {
         // A CommandExecution that arrived first already made the turn; complete it.
         if let Some(existing) = self.existing(&id) {
             if let Some(turn) = self.b.call_mut(existing) {
@@ -850,14 +808,7 @@ impl Replay {
         }
     }
 
-    fn output(&mut self, id: Option<String>, text: String, exit: Option<i64>, time: Option<Timestamp>, old: bool) {
-        if old {
-            self.old_work(&id, false, !text.is_empty());
-            return;
-        }
-        if self.old_call_output(&id, &text, exit, time) {
-            return;
-        }
+    fn output(&mut self, id: Option<String>, text: String, exit: Option<i64>, time: Option<Timestamp>) {
         let Some(existing) = self.existing(&id) else {
             let mut turn = Turn::new(Role::ToolOutput, text).at(time);
             // The call may have been read by an earlier incremental pass: keep the id so
@@ -884,23 +835,8 @@ impl Replay {
         }
     }
 
-    fn exec(
-        &mut self,
-        id: Option<String>,
-        command: Option<String>,
-        output: Option<String>,
-        exit: Option<i64>,
-        time: Option<Timestamp>,
-        old: bool,
-    ) {
+    fn exec(&mut self, id: Option<String>, command: Option<String>, output: Option<String>, exit: Option<i64>, time: Option<Timestamp>) {
         let output = output.as_deref().map(|o| o.trim_start_matches(['\r', '\n']).trim_end()).unwrap_or("");
-        if old {
-            self.old_work(&id, true, !output.is_empty());
-            return;
-        }
-        if self.old_call_output(&id, output, exit, time) {
-            return;
-        }
         let Some(existing) = self.existing(&id) else {
             let mut turn = Turn::new(Role::ToolCall, output).at(time);
             let exit = exit.map(ExitStatus::Code);
@@ -1368,19 +1304,37 @@ mod tests {
     const EVENTS_DIALECT: CodexDialect =
         CodexDialect { harness: "t", tools: ToolMap { shell: &["exec"], read: &[], edit: &[], write: &[] }, titles: None };
 
-    fn parse_events(lines: &[serde_json::Value], resume_after: Option<usize>) -> Session {
+    /// The session the lines make; with `resume_after`, the first `n` lines are read
+    /// whole and the rest as a tail from the state that read left (numbered from 100):
+    /// (the session the tail makes, the one the head made).
+    fn parse_events_in_parts(lines: &[serde_json::Value], n: usize) -> (Session, Session) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("rollout-x.jsonl");
-        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
-        std::fs::write(&path, &text).unwrap();
-        let mut src = SourceRef::file(&path).append_only();
-        if let Some(n) = resume_after {
-            let offset: usize = lines[..n].iter().map(|l| format!("{l}\n").len()).sum();
-            src.resume = Some(crate::model::Resume { offset: offset as u64, next_seq: 100, session_id: "s".into() });
+        let read = |src: &SourceRef| {
+            let mut out: Vec<Session> = Vec::new();
+            let stats = parse_rollout_with(&EVENTS_DIALECT, Speech::Events, src, &ParseOptions::default(), &mut out).unwrap();
+            (out.pop().unwrap(), stats)
+        };
+        let text = |lines: &[serde_json::Value]| lines.iter().map(|l| format!("{l}\n")).collect::<String>();
+        std::fs::write(&path, text(&lines[..n])).unwrap();
+        let (head, stats) = read(&SourceRef::file(&path).append_only());
+        std::fs::write(&path, text(lines)).unwrap();
+        let resume = crate::model::Resume { next_seq: 100, ..crate::model::Resume::after(&stats, &head) };
+        (read(&SourceRef { resume: Some(resume), ..SourceRef::file(&path).append_only() }).0, head)
+    }
+
+    fn parse_events(lines: &[serde_json::Value], resume_after: Option<usize>) -> Session {
+        match resume_after {
+            Some(n) => parse_events_in_parts(lines, n).0,
+            None => {
+                let dir = tempfile::tempdir().unwrap();
+                let path = dir.path().join("rollout-x.jsonl");
+                std::fs::write(&path, lines.iter().map(|l| format!("{l}\n")).collect::<String>()).unwrap();
+                let mut out: Vec<Session> = Vec::new();
+                parse_rollout_with(&EVENTS_DIALECT, Speech::Events, &SourceRef::file(&path), &ParseOptions::default(), &mut out).unwrap();
+                out.pop().unwrap()
+            }
         }
-        let mut out: Vec<Session> = Vec::new();
-        parse_rollout_with(&EVENTS_DIALECT, Speech::Events, &src, &ParseOptions::default(), &mut out).unwrap();
-        out.pop().unwrap()
     }
 
     fn line(ts: &str, kind: &str, payload: serde_json::Value) -> serde_json::Value {
@@ -1459,7 +1413,7 @@ mod tests {
     }
 
     #[test]
-    fn events_speech_resume_rereads_and_emits_only_the_tail() {
+    fn events_speech_resume_reads_only_the_tail_with_the_state_left() {
         use serde_json::json;
         let call = json!({"type": "function_call", "name": "exec", "call_id": "c1", "arguments": "{\"command\":[\"bash\",\"-lc\",\"cargo test\"]}"});
         let result = json!({"type": "function_call_output", "call_id": "c1", "output": "Exit code: 0\nOutput:\nok"});
@@ -1477,12 +1431,15 @@ mod tests {
             line("2026-10-01T09:00:04Z", "response_item", result),
             line("2026-10-01T09:01:00Z", "event_msg", json!({"type": "user_message", "message": "thanks", "turn_id": "t2"})),
         ];
-        let s = parse_events(&lines, Some(3));
-        assert_eq!(s.project.as_deref(), Some("/w"));
+        let (mut s, head) = parse_events_in_parts(&lines, 3);
+        assert_eq!(s.project.as_deref(), Some("/w"), "the cwd from the state");
         assert_eq!(texts(&s, Role::User), ["thanks"], "the prompt's second copy pairs with the one read before");
-        assert!(!s.turns.iter().any(|t| t.role == Role::ToolCall), "the repeated call was indexed earlier");
-        let out = s.turns.iter().find(|t| t.role == Role::ToolOutput).expect("the result, for the indexer to fold");
-        assert_eq!((out.text.as_str(), out.tool.as_ref().and_then(|t| t.call_id.as_deref())), ("ok", Some("c1")));
+        // The repeated call, with its result, folds into the one indexed (as the indexer does).
+        let mut held = crate::tail::calls_by_id(&head.turns, 100);
+        let folded = crate::tail::fold_late_results(&mut held, &mut s);
+        assert_eq!(folded.calls, ["c1"]);
+        assert!(!s.turns.iter().any(|t| t.role == Role::ToolCall), "the call indexed earlier is not made twice");
+        assert_eq!(held["c1"].text, "ok", "the result is the indexed call's");
         assert_eq!(s.turns.first().map(|t| t.seq), Some(100), "numbering continues from the resume point");
     }
 }
