@@ -83,6 +83,22 @@ pub fn entries(dir: &Path, entries: std::fs::ReadDir) -> impl Iterator<Item = Di
     })
 }
 
+/// The readable entries of `dir`, sorted by name; none when it does not exist. What
+/// cannot be listed or read is reported (see the module doc): the one directory listing
+/// adapters use, so no walk loses a directory silently.
+pub fn list(dir: &Path) -> Vec<DirEntry> {
+    let Some(list) = read_dir(dir) else { return Vec::new() };
+    let mut out: Vec<DirEntry> = entries(dir, list).collect();
+    out.sort_by_key(DirEntry::file_name);
+    out
+}
+
+/// The directories directly in `dir` (a symlink to one counts), sorted by name; a
+/// directory that cannot be listed is reported.
+pub fn subdirs(dir: &Path) -> Vec<PathBuf> {
+    list(dir).into_iter().filter(is_dir_entry).map(|e| e.path()).collect()
+}
+
 /// True for a directory, following a symlink to one.
 pub fn is_dir_entry(entry: &DirEntry) -> bool {
     match entry.file_type() {
@@ -145,6 +161,21 @@ fn not_regular(entry: &DirEntry) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn subdirs_are_sorted_and_a_missing_directory_is_no_problem() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        for d in ["b", "a", "c/d"] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        std::fs::write(root.join("f.txt"), "").unwrap();
+        let (dirs, problems) = collecting(|| subdirs(root));
+        assert_eq!(dirs, [root.join("a"), root.join("b"), root.join("c")]);
+        assert_eq!(list(root).len(), 4);
+        let (none, problems_missing) = collecting(|| subdirs(&root.join("missing")));
+        assert!(none.is_empty() && problems.is_empty() && problems_missing.is_empty());
+    }
 
     #[test]
     fn finds_regular_files_only_within_depth() {

@@ -149,6 +149,18 @@ impl StoreEnv {
         self.path_var("XDG_CACHE_HOME").unwrap_or_else(|| self.home.join(".cache"))
     }
 
+    /// A path-list variable (`DEJA_<ID>_ROOTS`), split the OS's way (`:` on Unix, `;` on
+    /// Windows), `~` expanded, empty entries dropped. `None` when unset or empty, so the
+    /// caller falls back to its default roots; a set list replaces them.
+    pub fn path_list(&self, key: &str) -> Option<Vec<PathBuf>> {
+        let raw = self.var(key)?;
+        let roots: Vec<PathBuf> = std::env::split_paths(raw)
+            .filter(|p| !p.as_os_str().is_empty())
+            .map(|p| p.to_str().map_or_else(|| p.clone(), |s| self.expand(s)))
+            .collect();
+        (!roots.is_empty()).then_some(roots)
+    }
+
     /// `DEJA_<ID>_ROOT`, the read override every adapter honours.
     pub fn deja_root(&self, harness_id: &str) -> Option<PathBuf> {
         self.path_var(&deja_root_var(harness_id))

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use crate::env::StoreEnv;
 use crate::launch::{resume_command, Handoff, Resume, ResumeCommand};
 use crate::model::{Session, SessionMeta, SourceRef};
+pub use crate::store::{Discovery, Locked, Os, StoreSpec};
 use crate::synth::SynthSession;
 use crate::text::InjectedText;
 
@@ -18,8 +19,13 @@ pub trait HarnessFormat: Send + Sync + 'static {
     /// Metadata for the matrix, `deja harnesses` and the docs.
     fn info(&self) -> &'static HarnessInfo;
 
-    /// The sources on this machine, honouring the environment's overrides.
-    fn discover(&self, env: &StoreEnv) -> Discovery;
+    /// The sources on this machine, honouring the environment's overrides. By default,
+    /// what the [`StoreSpec`] in [`info`](Self::info) declares ([`crate::store::discover`]);
+    /// an adapter whose store no layout describes writes its own, taking its roots from
+    /// the spec all the same.
+    fn discover(&self, env: &StoreEnv) -> Discovery {
+        crate::store::discover(self.info().id, &self.info().store, env)
+    }
 
     /// Parses one source into sessions. Never panics on any input; bad lines are
     /// counted in the stats, and only an unreadable source is an error.
@@ -86,42 +92,6 @@ pub trait SynthWriter: Sync {
     /// Writes `session` into `home` as the harness would have stored it. Returns the
     /// file written.
     fn write(&self, home: &Path, session: &SynthSession) -> std::io::Result<PathBuf>;
-}
-
-/// The result of store discovery: the sources found and the places looked at.
-#[derive(Debug, Default, Clone)]
-pub struct Discovery {
-    pub sources: Vec<SourceRef>,
-    /// Every store root that was checked, with whether it exists.
-    pub roots: Vec<(PathBuf, bool)>,
-    /// Files found that cannot be opened with what the user supplied (an encrypted
-    /// store without its key), with why and what would open them. They are not
-    /// sources (nothing is read each refresh), but `deja index` and `deja harnesses`
-    /// count them, so missing history is never silent.
-    pub locked: Vec<Locked>,
-}
-
-/// A file discovery found and will not read, and why.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Locked {
-    pub path: PathBuf,
-    pub reason: String,
-}
-
-impl Discovery {
-    /// Sorts sources by the bytes of their paths: deterministic, and far cheaper than
-    /// `Path`'s component-wise order on the tens of thousands of paths every refresh
-    /// discovers.
-    pub fn sort_sources(sources: &mut [SourceRef]) {
-        sources
-            .sort_unstable_by(|a, b| (a.path.as_os_str().as_encoded_bytes(), &a.key).cmp(&(b.path.as_os_str().as_encoded_bytes(), &b.key)));
-    }
-
-    pub fn looked_at(&mut self, root: &Path) -> bool {
-        let exists = root.exists();
-        self.roots.push((root.to_path_buf(), exists));
-        exists
-    }
 }
 
 /// Switches that change what a parser emits.
@@ -275,12 +245,10 @@ pub struct HarnessInfo {
     pub name: &'static str,
     /// How the store is laid out, e.g. "JSONL, one file per session".
     pub container: &'static str,
-    /// Default store paths per OS, `~` meaning the home directory.
-    pub stores: &'static [StorePath],
-    /// The harness's own relocation variables, which discovery honours.
-    pub env_vars: &'static [&'static str],
-    /// deja's own overrides (always includes `DEJA_<ID>_ROOT`).
-    pub deja_vars: &'static [&'static str],
+    /// Where the history lives, stated once (roots per OS, the harness's relocation
+    /// variables, the layout): the default `discover`, the wirings, the matrix and the kit
+    /// read it, and deja's overrides derive from it and the id.
+    pub store: StoreSpec,
     /// Anything beyond deja itself that is needed.
     pub needs: &'static [&'static str],
     /// One paragraph on the format, for the docs.
@@ -294,40 +262,28 @@ pub struct HarnessInfo {
 }
 
 impl HarnessInfo {
+    /// The default store paths for the docs (`root/what is under it`, `~` the home
+    /// directory), from the spec.
+    pub fn store_paths(&self) -> Vec<(Os, String)> {
+        self.store.paths()
+    }
+
+    /// The harness's own relocation variables, from the spec's templates.
+    pub fn harness_vars(&self) -> Vec<&'static str> {
+        self.store.env_vars()
+    }
+
+    /// deja's overrides, derived from the id and the spec, each with the older names
+    /// still honoured for it.
+    pub fn deja_overrides(&self) -> Vec<(String, Vec<&'static str>)> {
+        self.store.deja_var_names(self.id)
+    }
+
     /// Every capability the matrix reports, resume and handoff derived from `launch`.
     pub fn named_capabilities(&self) -> [(&'static str, Capability); 6] {
         let [mcp, auto, skill, command] = self.capabilities.named();
         [mcp, auto, skill, command, ("resume", resume_cell(&self.launch.resume)), ("handoff", handoff_cell(&self.launch.handoff))]
     }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Os {
-    Linux,
-    MacOs,
-    Windows,
-    /// Linux and macOS alike.
-    Unix,
-    /// Every OS.
-    Any,
-}
-
-impl Os {
-    pub fn label(self) -> &'static str {
-        match self {
-            Os::Linux => "Linux",
-            Os::MacOs => "macOS",
-            Os::Windows => "Windows",
-            Os::Unix => "Linux, macOS",
-            Os::Any => "all",
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy)]
-pub struct StorePath {
-    pub os: Os,
-    pub path: &'static str,
 }
 
 /// Whether a recall surface works for a harness, and why not when it does not.

@@ -15,6 +15,7 @@ pub mod cancel;
 pub mod config;
 pub mod discover;
 pub mod env;
+pub mod exit;
 pub mod family;
 pub mod format;
 pub mod fsutil;
@@ -30,6 +31,7 @@ pub mod recall;
 pub mod redact;
 pub mod sqlite;
 pub mod stamp;
+pub mod store;
 pub mod synth;
 pub mod tail;
 #[cfg(feature = "testkit")]
@@ -46,9 +48,10 @@ pub use builder::SessionBuilder;
 pub use env::StoreEnv;
 pub use format::{
     lookup, registry, Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, Locked, Os, ParseOptions, ParseStats,
-    Registration, SessionSink, StorePath, SynthWriter,
+    Registration, SessionSink, SynthWriter,
 };
 pub use model::{Edit, ExitStatus, FileAction, FileTouch, NodeRef, Role, Session, SourceRef, TailState, Timestamp, TitleBy, ToolUse, Turn};
+pub use store::{Files, Layout, Part, Root, Store, StoreSpec};
 pub use synth::{SynthSession, SynthTurn};
 pub use text::InjectedText;
 pub use work::{ToolKind, ToolMap};

@@ -272,24 +272,19 @@ pub fn journal_path(db: &Path) -> PathBuf {
 
 /// `db` as a source, with its [`parts`] (the `-wal` a live store's new rows sit in).
 pub fn database_source(db: &Path) -> crate::model::SourceRef {
-    parts(db).into_iter().fold(crate::model::SourceRef::file(db), crate::model::SourceRef::with_part)
+    crate::store::database_source(db)
 }
 
 /// Looks at `db` (reported as a store root) and, when it is a non-empty regular file,
-/// adds it as a source with its parts. A zero-byte file is a database the harness has not
-/// created yet, not a corrupt one. Returns whether it was added.
+/// adds it as a source with its parts (see [`crate::store::add_database`]).
 pub fn discover_database(found: &mut crate::format::Discovery, db: &Path) -> bool {
-    let usable = found.looked_at(db) && std::fs::metadata(db).is_ok_and(|m| m.is_file() && m.len() > 0);
-    if usable {
-        found.sources.push(database_source(db));
-    }
-    usable
+    crate::store::add_database(found, db)
 }
 
 /// The files besides `db` whose change must change the source's fingerprint (for
 /// [`crate::model::SourceRef::with_part`]): the `-wal`, where a live store's new rows are.
 pub fn parts(db: &Path) -> Vec<PathBuf> {
-    vec![wal_path(&resolve(db))]
+    crate::store::database_parts(db)
 }
 
 /// `db` with symlinks resolved (as SQLite does to place the `-wal`), or as given when
@@ -491,6 +486,68 @@ pub fn key_text(v: ValueRef<'_>) -> Option<String> {
     value_text(v).ok().flatten()
 }
 
+/// A source's database opened for a parse: the snapshot, the parse's stats begun with
+/// its bytes, and the one way a query error becomes the source's [`FormatError`]. The
+/// preamble every `parse_db` shares.
+pub struct Db {
+    snapshot: Snapshot,
+    path: PathBuf,
+}
+
+impl Db {
+    /// Opens `src`'s database through a [`Snapshot`]; the stats count its bytes read.
+    pub fn open(src: &crate::model::SourceRef) -> Result<(Db, crate::format::ParseStats), FormatError> {
+        let snapshot = Snapshot::open(&src.path)?;
+        let stats = crate::format::ParseStats { bytes_read: snapshot.bytes, ..Default::default() };
+        Ok((Db { snapshot, path: src.path.clone() }, stats))
+    }
+
+    pub fn conn(&self) -> &Connection {
+        self.snapshot.conn()
+    }
+
+    /// A query that failed, as the source's error: the schema is not the one expected.
+    pub fn err(&self, e: rusqlite::Error) -> FormatError {
+        FormatError::corrupt(&self.path, format!("query failed (schema changed?): {e}"))
+    }
+
+    /// The columns of `table`; the database is refused as not `what` (`"a Warp store"`)
+    /// when one of `required` is missing.
+    pub fn columns(&self, table: &str, required: &[&str], what: &str) -> Result<Columns, FormatError> {
+        let cols: std::collections::HashSet<String> = table_columns(self.conn(), table).map_err(|e| self.err(e))?.into_iter().collect();
+        let missing: Vec<&str> = required.iter().copied().filter(|c| !cols.contains(*c)).collect();
+        if !missing.is_empty() {
+            return Err(FormatError::corrupt(&self.path, format!("not {what} ({table} lacks {}); schema changed?", missing.join(", "))));
+        }
+        Ok(Columns(cols))
+    }
+}
+
+/// The columns a table has, for queries that tolerate older schemas.
+#[derive(Debug, Clone, Default)]
+pub struct Columns(std::collections::HashSet<String>);
+
+impl Columns {
+    pub fn has(&self, name: &str) -> bool {
+        self.0.contains(name)
+    }
+
+    /// `"name"` when the table has the column, else `NULL`: a select list that reads an
+    /// older schema the same way.
+    pub fn col(&self, name: &str) -> String {
+        self.qualified("", name)
+    }
+
+    /// [`col`](Self::col) with a table alias (`m."name"`).
+    pub fn qualified(&self, alias: &str, name: &str) -> String {
+        match (self.has(name), alias) {
+            (false, _) => "NULL".to_string(),
+            (true, "") => format!("\"{name}\""),
+            (true, a) => format!("{a}.\"{name}\""),
+        }
+    }
+}
+
 /// How far before a row cursor's newest time sessions are still looked at: stored times
 /// may have whole-second precision, and a row committed late can carry an earlier time.
 pub const CURSOR_SLACK_MS: i64 = 30_000;
@@ -500,14 +557,16 @@ pub const CURSOR_SLACK_MS: i64 = 30_000;
 /// has only one). Equal states mean an unchanged session.
 pub type SessionState = (Option<i64>, i64, i64);
 
-/// The row cursor of a multi-session database whose sessions carry an update time and
-/// whose rows carry a growing mark (a rowid or a numeric id), shared by the adapters of
-/// such stores. It holds the newest update time, the highest mark, and the exact state
-/// of the sessions touched within [`CURSOR_SLACK_MS`] of that time. Given it back, a
-/// reader re-reads only the sessions with a row past the mark (the caller's query) or
-/// touched since the newest time minus the slack and not exactly as recorded, so a
-/// session updated in the same second as the last read is neither missed nor re-read
-/// when unchanged.
+/// The row cursor of a multi-session database, the one every adapter of such a store
+/// uses: its sessions carry an update time, its rows a growing mark (a rowid or a
+/// numeric id), or both. It holds the newest update time, the highest mark, and the
+/// exact state of the sessions touched within [`CURSOR_SLACK_MS`] of that time. Given
+/// it back, a reader re-reads only the sessions with a row past the mark (the caller's
+/// query, [`keys_after`]) or touched since the newest time minus the slack and not
+/// exactly as recorded ([`RowCursor::touched_since`]), so a session updated in the same
+/// second as the last read is neither missed nor re-read when unchanged. A store
+/// without times passes no states (only the mark counts); one without a mark passes
+/// `Some(0)` (only the times count).
 ///
 /// As text: `{"newest": ms, "rowid": n, "recent": [[id, ms, a, b], …]}`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -521,21 +580,28 @@ impl RowCursor {
     /// At most this many sessions are remembered exactly (more only costs a re-read).
     pub const MAX_RECENT: usize = 64;
 
-    /// Reads the text [`RowCursor::to_text`] wrote (and the older `message_id` mark name
-    /// and three-element entries, which read with `b = 0`).
+    /// Reads the text [`RowCursor::to_text`] wrote, and the cursors adapters wrote before
+    /// they shared this one, so an index built then is not read again whole: the mark
+    /// under its older names (`message_id`, `max_id`, `max_rowid`), a cursor with only a
+    /// mark or only times, and three-element entries (read with `b = 0`).
     pub fn parse(text: &str) -> Option<RowCursor> {
         let v: Value = serde_json::from_str(text).ok()?;
         let recent = v
-            .get("recent")?
-            .as_array()?
-            .iter()
+            .get("recent")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
             .filter_map(|r| {
                 let b = r.get(3).and_then(Value::as_i64).unwrap_or(0);
                 Some((r.get(0)?.as_str()?.to_string(), (r.get(1)?.as_i64(), r.get(2)?.as_i64()?, b)))
             })
             .collect();
-        let mark = v.get("rowid").or_else(|| v.get("message_id"))?.as_i64()?;
-        Some(RowCursor { newest: v.get("newest")?.as_i64()?, mark, recent })
+        let mark = ["rowid", "message_id", "max_id", "max_rowid"].iter().find_map(|k| v.get(*k)?.as_i64());
+        let newest = v.get("newest").and_then(Value::as_i64);
+        if mark.is_none() && newest.is_none() {
+            return None;
+        }
+        Some(RowCursor { newest: newest.unwrap_or(0), mark: mark.unwrap_or(0), recent })
     }
 
     pub fn to_text(&self) -> String {
@@ -545,16 +611,31 @@ impl RowCursor {
 
     /// The cursor the previous read returned, when it fits this database: one from the
     /// future or past the highest mark was taken from another database (a restored
-    /// backup, a replaced file), and everything is read.
+    /// backup, a replaced file), and everything is read. `newest` is the newest update
+    /// time now (`None` for a store without times), `max_mark` the highest mark.
     pub fn previous(
         stats: &mut crate::format::ParseStats,
         src: &crate::model::SourceRef,
         newest: Option<i64>,
         max_mark: Option<i64>,
     ) -> Option<RowCursor> {
-        stats
-            .previous_cursor(src, RowCursor::parse)
-            .filter(|c| newest.is_some_and(|n| n >= c.newest) && max_mark.is_some_and(|m| m >= c.mark))
+        stats.previous_cursor(src, RowCursor::parse).filter(|c| newest.unwrap_or(0) >= c.newest && max_mark.is_some_and(|m| m >= c.mark))
+    }
+
+    /// The sessions to re-read given the previous cursor (`None`: read everything): those
+    /// [`touched_since`](Self::touched_since) it, and those owning a row of `table` past
+    /// its mark (keyed by `key`, rendered by [`key_text`]).
+    pub fn wanted(
+        previous: Option<&RowCursor>,
+        conn: &Connection,
+        states: &HashMap<String, SessionState>,
+        table: &str,
+        key: &str,
+    ) -> rusqlite::Result<Option<std::collections::HashSet<String>>> {
+        let Some(c) = previous else { return Ok(None) };
+        let mut wanted = c.touched_since(states);
+        wanted.extend(keys_after(conn, table, key, c.mark, key_text)?);
+        Ok(Some(wanted))
     }
 
     /// The sessions touched since this cursor (its newest time minus the slack; a session
@@ -571,10 +652,11 @@ impl RowCursor {
     }
 
     /// The cursor after a read of a database in these states, as text for
-    /// `ParseStats::cursor`; `None` when the database has no time or no mark yet.
+    /// `ParseStats::cursor`; `None` when it has no mark yet (an empty table).
     pub fn after(states: &std::collections::HashMap<String, SessionState>, max_mark: Option<i64>) -> Option<String> {
-        let newest = states.values().filter_map(|s| s.0).max()?;
         let mark = max_mark?;
+        // A store without times keeps only its mark.
+        let newest = states.values().filter_map(|s| s.0).max().unwrap_or(0);
         let window = newest.saturating_sub(CURSOR_SLACK_MS);
         let mut recent: Vec<(String, SessionState)> =
             states.iter().filter(|(_, s)| s.0.is_some_and(|t| t >= window)).map(|(id, s)| (id.clone(), *s)).collect();
@@ -876,5 +958,13 @@ mod tests {
         let older = r#"{"newest":5,"message_id":7,"recent":[["a",5,2]]}"#;
         assert_eq!(RowCursor::parse(older), Some(RowCursor { newest: 5, mark: 7, recent: vec![("a".into(), (Some(5), 2, 0))] }));
         assert!(RowCursor::parse("garbage").is_none());
+        assert!(RowCursor::parse("{}").is_none(), "a cursor names a mark or a time");
+        // What the adapters wrote before they shared this cursor still reads.
+        assert_eq!(RowCursor::parse(r#"{"max_id": 9}"#), Some(RowCursor { newest: 0, mark: 9, recent: vec![] }));
+        assert_eq!(RowCursor::parse(r#"{"max_rowid": 4}"#).map(|c| c.mark), Some(4));
+        assert_eq!(RowCursor::parse(r#"{"newest": 7, "recent": [["x", 7, 100]]}"#).map(|c| (c.mark, c.recent.len())), Some((0, 1)));
+        // A store without times keeps only its mark.
+        let marked = RowCursor::after(&HashMap::new(), Some(12)).expect("a mark is enough");
+        assert_eq!(RowCursor::parse(&marked), Some(RowCursor { newest: 0, mark: 12, recent: vec![] }));
     }
 }

@@ -25,12 +25,15 @@
 //!   never a panic or a hang, output bounded by the input, stats consistent with the
 //!   output, every session and turn well formed. A failure names the adapter, fixture,
 //!   seed and mutation, keeps the mutated input, and says how to replay it;
-//! - **store overrides**: each relocation variable (`DEJA_<ID>_ROOT` is required, plus
-//!   every variable in `HarnessInfo::env_vars` and `deja_vars` that is not declared a
-//!   `switch`) moves the store: the fixture store copied elsewhere is found there, and only
-//!   there. A variable that moves one of several stores under the directory it stands for
-//!   says which (`relocate "QODER_CLI_HOME" => "" within ".qoder"`: the home base of
-//!   `~/.qoder`, while `~/.qoderwork` stays put);
+//! - **store overrides**: each relocation variable moves the store: the fixture store
+//!   copied elsewhere is found there, and only there. Every variable the adapter's
+//!   `StoreSpec` names is checked without being listed: deja's derived ones
+//!   (`DEJA_<ID>_ROOT`, `_ROOTS`, `_DB`, a named store's, and their older aliases) move
+//!   each store's roots, and each harness variable in a template moves the level it
+//!   stands for (what it accounts for: the stores under that level it does not move are
+//!   left out). The spec's other variables must be listed, `relocate "VAR" => "<dir>"`
+//!   (with `within "<sub>"` when it moves only part of the directory it stands for) or
+//!   `switch "VAR"` when they are no store location;
 //! - **tail**: each append-only source, cut at every record boundary, read whole up to
 //!   the cut and then as the tail the indexer reads next (from the resume point and the
 //!   state the first read returned, joined as the indexer joins them), gives what one
@@ -59,7 +62,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::env::{deja_root_var, StoreEnv};
+use crate::env::StoreEnv;
 use crate::format::{HarnessFormat, ParseOptions, ParseStats};
 use crate::model::{Role, Session, SourceRef, Timestamp};
 use crate::normalize::{normalize, NormalizeOptions};
@@ -167,8 +170,27 @@ fn copy_tree(from: &Path, to: &Path, writers: &mut Vec<rusqlite::Connection>) ->
     Ok(())
 }
 
+use crate::family::FIXTURE_SCHEMAS;
+
+/// `sql` with every `-- schema: <name>` line replaced by that schema (an unknown name
+/// fails the fixture, naming it).
+fn with_schemas(sql: &str) -> rusqlite::Result<String> {
+    let mut out = String::with_capacity(sql.len());
+    for line in sql.split_inclusive('\n') {
+        match line.trim().strip_prefix("-- schema:").map(str::trim) {
+            Some(name) => match FIXTURE_SCHEMAS.iter().find(|(n, _)| *n == name) {
+                Some((_, schema)) => out.push_str(schema),
+                None => return Err(rusqlite::Error::InvalidParameterName(format!("no fixture schema `{name}`"))),
+            },
+            None => out.push_str(line),
+        }
+    }
+    Ok(out)
+}
+
 /// Writes a database from SQL in WAL mode with checkpoints off, and returns the open
 /// connection: as long as it lives the rows sit in the `-wal`, as in a harness's live store.
+/// A line `-- schema: <name>` stands for a family's schema ([`FIXTURE_SCHEMAS`]).
 pub fn sqlite_fixture(path: &Path, sql: &str) -> rusqlite::Result<rusqlite::Connection> {
     let conn = rusqlite::Connection::open(path)?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
@@ -177,7 +199,7 @@ pub fn sqlite_fixture(path: &Path, sql: &str) -> rusqlite::Result<rusqlite::Conn
         let text: String = ctx.get(0)?;
         zstd::encode_all(text.as_bytes(), 3).map_err(|e| rusqlite::Error::UserFunctionError(Box::new(e)))
     })?;
-    conn.execute_batch(sql)?;
+    conn.execute_batch(&with_schemas(sql)?)?;
     Ok(conn)
 }
 
@@ -405,44 +427,107 @@ impl Kit {
         }
     }
 
-    /// Each relocation variable moves the store (see the module doc).
+    /// Each relocation variable moves the store (see the module doc): every variable the
+    /// adapter's [`StoreSpec`](crate::store::StoreSpec) names is checked without being
+    /// listed (deja's derived ones move each store's roots, each template variable the
+    /// level it stands for), and those listed by hand as the list says.
     pub fn check_store_overrides(&self) {
         let info = self.format.info();
-        let root_var = deja_root_var(info.id);
+        let spec = &info.store;
+        let listed = |var: &str| self.relocations.iter().any(|(v, ..)| *v == var) || self.switches.contains(&var);
         assert!(
-            self.relocations.iter().any(|(v, ..)| *v == root_var),
-            "{}: the kit needs `relocate \"{root_var}\" => \"<home-relative sessions root>\"`",
+            spec.stores.first().is_some_and(|s| s.name.is_empty()),
+            "{}: the spec's first store is the sessions store, named \"\"",
             info.id
         );
-        for var in info.env_vars.iter().chain(info.deja_vars) {
+        for root in spec.stores.iter().flat_map(|s| s.roots) {
+            assert!(crate::store::parses(root.path), "{}: the store template `{}` does not parse", info.id, root.path);
+        }
+        for (old, now) in spec.aliases {
             assert!(
-                self.relocations.iter().any(|(v, ..)| v == var) || self.switches.contains(var),
-                "{}: HarnessInfo names {var}, but the kit neither relocates it (`relocate \"{var}\" => \"<dir>\"`) nor knows it as a switch",
+                spec.deja_var_names(info.id).iter().any(|(v, _)| v == now),
+                "{}: alias {old} stands for {now}, which the spec does not derive",
+                info.id
+            );
+        }
+        for var in spec.harness_vars.iter().chain(spec.deja_vars) {
+            assert!(
+                listed(var),
+                "{}: the StoreSpec names {var}, but the kit neither relocates it (`relocate \"{var}\" => \"<dir>\"`) nor knows it as a switch",
                 info.id
             );
         }
         let home = self.home();
         let baseline = self.sources(&home);
-        for (var, rel, within) in &self.relocations {
-            let moved_from = home.path().join(rel);
-            let moved = within.map_or_else(|| moved_from.clone(), |sub| moved_from.join(sub));
-            let want: BTreeSet<PathBuf> = baseline
-                .iter()
-                .filter(|s| s.path.starts_with(&moved))
-                .filter_map(|s| s.path.strip_prefix(&moved_from).ok().map(Path::to_path_buf))
-                .collect();
-            let shown = moved.strip_prefix(home.path()).unwrap_or(&moved).display().to_string();
-            assert!(!want.is_empty(), "{}: no fixture source lies under ~/{shown}, so {var} cannot be checked", info.id);
+        let mut checks: Vec<Relocation> = self
+            .relocations
+            .iter()
+            .map(|(var, rel, within)| {
+                let from = home.path().join(rel);
+                let moved = within.map_or_else(|| from.clone(), |sub| from.join(sub));
+                Relocation { var: var.to_string(), from, moved: vec![moved], required: true, derived: false }
+            })
+            .collect();
+        checks.extend(derived_relocations(info.id, spec, home.path(), &baseline).into_iter().filter(|c| !listed(&c.var)));
+        for check in &checks {
+            let want = self.found_through(check, home.path());
+            let shown = check.moved.iter().map(|m| format!("~/{}", m.strip_prefix(home.path()).unwrap_or(m).display())).collect::<Vec<_>>();
+            if want.is_empty() {
+                assert!(!check.required, "{}: no fixture source lies under {shown:?}, so {} cannot be checked", info.id, check.var);
+                continue;
+            }
             let tmp = tempfile::tempdir().expect("temporary directory");
             let elsewhere = tmp.path().join("elsewhere");
-            materialize_home(&moved_from, &elsewhere).expect("copy the store");
+            materialize_home(&check.from, &elsewhere).expect("copy the store");
             let empty_home = tmp.path().join("home");
             std::fs::create_dir_all(&empty_home).expect("mkdir");
-            let env = StoreEnv::with_home(&empty_home).set(var, elsewhere.display().to_string());
+            let env = StoreEnv::with_home(&empty_home).set(&check.var, elsewhere.display().to_string());
             let found = self.format.discover(&env).sources;
             let got: BTreeSet<PathBuf> = found.iter().filter_map(|s| s.path.strip_prefix(&elsewhere).ok().map(Path::to_path_buf)).collect();
-            assert_eq!(got, want, "{}: with {var}={} discovery should find the store there", info.id, elsewhere.display());
+            assert_eq!(
+                got,
+                want,
+                "{}: with {}={} discovery should find the store ({shown:?}) there",
+                info.id,
+                check.var,
+                elsewhere.display()
+            );
         }
+    }
+
+    /// What `check.var` accounts for, relative to `check.from`: the sources found under
+    /// `check.moved` in a home holding only a copy of `check.from` (another store of the
+    /// fixture home may hide some of them, and with the variable set in an empty home it
+    /// is not there), less, for a relocation derived from the spec, those still found
+    /// with the variable pointed at an empty directory (stores under the same directory
+    /// that the variable does not move).
+    fn found_through(&self, check: &Relocation, home: &Path) -> BTreeSet<PathBuf> {
+        if !check.from.exists() {
+            return BTreeSet::new();
+        }
+        let rel = check.from.strip_prefix(home).unwrap_or(Path::new(""));
+        let alone = tempfile::tempdir().expect("temporary directory");
+        let alone_from = alone.path().join(rel);
+        let _writers = materialize_home(&check.from, &alone_from).expect("copy the store");
+        let moved: Vec<PathBuf> =
+            check.moved.iter().map(|m| alone_from.join(m.strip_prefix(&check.from).unwrap_or(Path::new("")))).collect();
+        let found = |env: &StoreEnv| -> BTreeSet<PathBuf> {
+            self.format
+                .discover(env)
+                .sources
+                .iter()
+                .filter(|s| moved.iter().any(|m| s.path.starts_with(m)))
+                .filter_map(|s| s.path.strip_prefix(&alone_from).ok().map(Path::to_path_buf))
+                .collect()
+        };
+        let env = StoreEnv::with_home(alone.path());
+        if !check.derived {
+            return found(&env);
+        }
+        let nowhere = alone.path().join("deja-kit-nowhere");
+        std::fs::create_dir_all(&nowhere).expect("mkdir");
+        let without = found(&env.clone().set(&check.var, nowhere.display().to_string()));
+        found(&env).difference(&without).cloned().collect()
     }
 
     /// A session written by the synthetic writer comes back through discovery and parsing.
@@ -473,6 +558,73 @@ impl Kit {
             );
         }
     }
+}
+
+/// One store-override check: `var` set to a copy of `from` should find there the
+/// fixture sources under `moved`, and only those.
+struct Relocation {
+    var: String,
+    from: PathBuf,
+    moved: Vec<PathBuf>,
+    /// Fail when no fixture source lies under `moved` (the sessions root, and every
+    /// relocation listed by hand), rather than skip.
+    required: bool,
+    /// Derived from the spec: count only what the variable accounts for (see
+    /// [`Kit::found_through`]). A relocation listed by hand says itself what moves.
+    derived: bool,
+}
+
+/// The relocations a declared spec implies (see [`Kit::check_store_overrides`]).
+fn derived_relocations(id: &str, spec: &crate::store::StoreSpec, home: &Path, baseline: &[SourceRef]) -> Vec<Relocation> {
+    use crate::store::{default_level, names_var};
+    let env = StoreEnv::with_home(home);
+    let has_sources = |dir: &Path| baseline.iter().any(|s| s.path.starts_with(dir));
+    let with_aliases = |var: String| -> Vec<String> {
+        let old = spec.aliases.iter().filter(|(_, now)| *now == var).map(|(old, _)| old.to_string()).collect::<Vec<_>>();
+        std::iter::once(var).chain(old).collect()
+    };
+    let mut out = Vec::new();
+    for store in spec.stores {
+        let prefix = store.prefix(id);
+        let roots: Vec<PathBuf> = spec.roots(id, store, &env);
+        let used: Vec<&PathBuf> = roots.iter().filter(|r| has_sources(r)).collect();
+        let required = store.name.is_empty();
+        if used.is_empty() && required {
+            out.push(Relocation {
+                var: format!("{prefix}_ROOT"),
+                from: roots.first().cloned().unwrap_or_default(),
+                moved: roots.clone(),
+                required,
+                derived: true,
+            });
+        }
+        for root in &used {
+            for var in with_aliases(format!("{prefix}_ROOT")).into_iter().chain(with_aliases(format!("{prefix}_ROOTS"))) {
+                out.push(Relocation { var, from: root.to_path_buf(), moved: vec![root.to_path_buf()], required, derived: true });
+            }
+            if let (Some(file), Some(db_var)) = (store.database(), spec.db_var(id, store)) {
+                for var in with_aliases(db_var) {
+                    out.push(Relocation { var, from: root.to_path_buf(), moved: vec![root.join(file)], required, derived: true });
+                }
+            }
+        }
+    }
+    let mut vars: Vec<&str> = Vec::new();
+    for root in spec.stores.iter().flat_map(|s| s.os_roots()) {
+        for var in spec.env_vars() {
+            if names_var(root.path, var) && !vars.contains(&var) {
+                vars.push(var);
+            }
+        }
+    }
+    for var in vars {
+        let template = spec.stores.iter().flat_map(|s| s.os_roots()).map(|r| r.path).find(|t| names_var(t, var));
+        let Some(from) = template.and_then(|t| default_level(t, var, home)) else { continue };
+        // Everything under the level moves: a walk may read beside its root (an archive
+        // next to the sessions directory).
+        out.push(Relocation { var: var.to_string(), from: from.clone(), moved: vec![from], required: false, derived: true });
+    }
+    out
 }
 
 /// The source's path (and key) relative to the home, for names and reports.
@@ -511,6 +663,40 @@ pub fn read_all(format: &dyn HarnessFormat, env: &StoreEnv, opts: &ParseOptions)
         }
     }
     out
+}
+
+/// [`read_all`] for a fixture home that plants sources which must fail to parse (a
+/// torn document, a file that is not the format): what the readable ones give.
+pub fn read_readable(format: &dyn HarnessFormat, env: &StoreEnv, opts: &ParseOptions) -> Vec<Session> {
+    let mut out = Vec::new();
+    for src in format.discover(env).sources {
+        // An error is the planted source's; the test asserts on the sessions, not on it.
+        let _ = format.parse(&src, opts, &mut out);
+    }
+    out
+}
+
+/// Every session `format` reads in the home directory `home` (only `HOME` set), with the
+/// default options: what most adapter tests start from.
+pub fn sessions(format: &dyn HarnessFormat, home: &Path) -> Vec<Session> {
+    read_all(format, &StoreEnv::with_home(home), &ParseOptions::default())
+}
+
+/// The session of this id among `all`; a test fails naming the id (and the ids there)
+/// when there is none.
+pub fn session<'a>(all: &'a [Session], id: &str) -> &'a Session {
+    all.iter().find(|s| s.id == id).unwrap_or_else(|| {
+        let ids: Vec<&str> = all.iter().map(|s| s.id.as_str()).collect();
+        panic!("no session {id} among {ids:?}")
+    })
+}
+
+/// The checked-in fixture home of the crate the test is in, `tests/fixtures/home/`.
+#[macro_export]
+macro_rules! fixture_home {
+    () => {
+        ::std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home")
+    };
 }
 
 /// Every file under `dir` with its length, mtime and xxh3 of its bytes.
@@ -579,6 +765,16 @@ mod tests {
         assert!(wal.len() > 0);
         let blob: Vec<u8> = writers[0].query_row("SELECT x FROM t", [], |r| r.get(0)).expect("row");
         assert_eq!(zstd::decode_all(&blob[..]).expect("zstd"), b"hello");
+    }
+
+    #[test]
+    fn a_fixture_names_a_family_schema_once() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let conn = sqlite_fixture(&tmp.path().join("oc.db"), "-- schema: opencode\nINSERT INTO message VALUES ('m', 's', 1, 1, '{}');")
+            .expect("the schema is included");
+        let n: i64 = conn.query_row("SELECT count(*) FROM message", [], |r| r.get(0)).expect("count");
+        assert_eq!(n, 1);
+        assert!(sqlite_fixture(&tmp.path().join("x.db"), "-- schema: nothing").is_err(), "an unknown schema is named");
     }
 
     #[test]

@@ -219,14 +219,14 @@ mod tests {
         assert!(lib.contains("const ID: &str = \"foo-bar\";"));
         assert!(lib.contains("name: \"Foo \\\"Bar\\\" Code\","), "name is a Rust string literal");
         assert!(lib.contains("pub struct FooBarFormat;"));
-        assert!(lib.contains("deja_vars: &[\"DEJA_FOO_BAR_ROOT\"]"));
+        assert!(lib.contains("roots: &[Root::any(\"~/.foo-bar/sessions\")]"), "the store is declared, not discovered by hand");
         assert!(lib.contains("injected: &InjectedText::NONE"), "the harness's injected-text rules start empty");
         assert!(lib.contains("| record / field | Turn | rule |"));
         assert!(!lib.contains("__"), "every placeholder is filled:\n{lib}");
 
         let tests = read(root, "adapters/foo-bar/tests/adapter.rs");
         assert!(tests.contains("use deja_adapter_foo_bar::FooBarFormat;"));
-        assert!(tests.contains("deja_core::conformance!(") && tests.contains("relocate \"DEJA_FOO_BAR_ROOT\" => \".foo-bar/sessions\""));
+        assert!(tests.contains("deja_core::conformance!(FooBarFormat);"));
         assert!(tests.contains("t.role == Role::User"), "the scaffold's test fails until a user turn is parsed");
         assert!(!tests.contains("__"));
         for line in read(root, "adapters/foo-bar/tests/fixtures/home/.foo-bar/sessions/basic.jsonl").lines() {

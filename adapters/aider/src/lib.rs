@@ -10,12 +10,11 @@
 //! * `~/.aider.chat.history.md` (sessions launched from the home directory);
 //! * `$AIDER_CHAT_HISTORY_FILE` (aider's `--chat-history-file`; a directory there means
 //!   the history file inside it);
-//! * each entry of `DEJA_AIDER_ROOTS` (the platform path list) and of `DEJA_AIDER_ROOT`:
-//!   `<root>/.aider.chat.history.md`, `<root>/*/…` and `<root>/*/*/…` (two levels, as
-//!   the page bounds it);
-//! * the same two-level scan of the conventional project roots `~/src`, `~/code`,
-//!   `~/projects`, `~/dev`, `~/repos`, `~/work`, `~/git` (a choice of this adapter: the
-//!   page names none, and scanning all of `$HOME` is too slow).
+//! * the conventional project roots `~/src`, `~/code`, `~/projects`, `~/dev`, `~/repos`,
+//!   `~/work`, `~/git` (a choice of this adapter: the page names none, and scanning all of
+//!   `$HOME` is too slow): `<root>/.aider.chat.history.md`, `<root>/*/…` and `<root>/*/*/…`
+//!   (two levels, as the page bounds it); `DEJA_AIDER_ROOT` and the path list
+//!   `DEJA_AIDER_ROOTS` replace them, each a root of that kind;
 //!
 //! * every working directory another indexed harness recorded a session in
 //!   ([`StoreEnv::work_dirs`]: the directory itself, no descent). The adapter says
@@ -23,9 +22,6 @@
 //!   other harnesses' sources are parsed and a project first seen in the same run counts;
 //!   the index keeps the most recent few thousand such directories, so a refresh stays
 //!   a bounded number of stats.
-//!
-//! `DEJA_AIDER_ROOT` names one more sessions root of the kind above (a directory the
-//! history files sit in or under), not a file.
 //!
 //! State machine over lines (trailing spaces and CR stripped, so aider's two-space hard
 //! breaks go), with a code-fence flag:
@@ -56,23 +52,21 @@
 //! `.aider.input.history` (the prompt history beside it) is not read: the Markdown
 //! already holds every prompt, and 0.86.2 writes each prompt there twice.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use deja_core::discover::find_files;
 use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::read::read_source;
 pub mod wiring;
+use deja_core::store::{Files, Layout, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, Role,
-    SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolUse, Turn,
+    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, Role,
+    SessionBuilder, SessionSink, SourceRef, StoreEnv, Timestamp, ToolUse, Turn,
 };
 
 const ID: &str = "aider";
 const FILE: &str = ".aider.chat.history.md";
 const HEADER: &str = "# aider chat started at ";
 const FENCE: &str = "```";
-/// Directories under the home where projects conventionally live (see the module doc).
-const PROJECT_ROOTS: &[&str] = &["src", "code", "projects", "dev", "repos", "work", "git"];
 
 /// The aider adapter.
 pub struct AiderFormat;
@@ -83,12 +77,22 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "aider",
     container: "append-only Markdown, one file per launch directory, one session per launch",
-    stores: &[
-        StorePath { os: Os::Any, path: "~/.aider.chat.history.md" },
-        StorePath { os: Os::Any, path: "<launch dir>/.aider.chat.history.md" },
-    ],
-    env_vars: &["AIDER_CHAT_HISTORY_FILE"],
-    deja_vars: &["DEJA_AIDER_ROOT", "DEJA_AIDER_ROOTS"],
+    store: StoreSpec::new(&[
+        // Directories under the home where projects conventionally live (see the module doc).
+        Store {
+            name: "",
+            roots: &[Root::any("~/{src,code,projects,dev,repos,work,git}")],
+            layout: Layout::Files(Files::new("**/.aider.chat.history.md").depth(2)),
+        },
+        // aider launched in the home directory itself.
+        Store { name: "home", roots: &[Root::any("~")], layout: Layout::Files(Files::new(".aider.chat.history.md")) },
+        // The file aider was told to write (a directory means the history file in it).
+        Store {
+            name: "file",
+            roots: &[Root::any("${AIDER_CHAT_HISTORY_FILE}")],
+            layout: Layout::Custom { shape: "", walk: Some(walk_history_file) },
+        },
+    ]),
     needs: &[],
     format_summary: "aider appends to `.aider.chat.history.md` in the directory it was launched from: each launch opens \
         with `# aider chat started at <local time>`, prompts are `#### ` lines, the answer is the plain Markdown after \
@@ -110,6 +114,14 @@ static INFO: HarnessInfo = HarnessInfo {
     },
 };
 
+/// The history file aider was told to write, or the one in the directory named.
+fn walk_history_file(root: &Path, _env: &StoreEnv, found: &mut Discovery) {
+    let file = if root.is_dir() { root.join(FILE) } else { root.to_path_buf() };
+    if file.is_file() {
+        found.sources.push(SourceRef::file(file));
+    }
+}
+
 impl HarnessFormat for AiderFormat {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
@@ -119,42 +131,20 @@ impl HarnessFormat for AiderFormat {
         Some(&wiring::AiderWiring)
     }
 
+    /// The spec's stores, then the working directories other harnesses' sessions ran in;
+    /// each file once, however many roots reach it.
     fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let mut files = Vec::new();
-        let home_file = env.home().join(FILE);
-        if found.looked_at(&home_file) && home_file.is_file() {
-            files.push(home_file);
-        }
-        if let Some(p) = env.path_var("AIDER_CHAT_HISTORY_FILE") {
-            let p = if p.is_dir() { p.join(FILE) } else { p };
-            if found.looked_at(&p) && p.is_file() {
-                files.push(p);
-            }
-        }
-        let mut roots: Vec<PathBuf> = Vec::new();
-        for var in ["DEJA_AIDER_ROOT", "DEJA_AIDER_ROOTS"] {
-            if let Some(list) = env.var(var) {
-                roots.extend(std::env::split_paths(list).filter(|p| !p.as_os_str().is_empty()).map(|p| env.expand(&p.to_string_lossy())));
-            }
-        }
-        roots.extend(PROJECT_ROOTS.iter().map(|r| env.home().join(r)));
-        for root in roots {
-            if found.looked_at(&root) {
-                files.extend(find_files(&root, 2, &|name| name == FILE));
-            }
-        }
-        // Every directory another harness recorded a session in: aider writes its
-        // history where it was launched, and that is usually a project some other agent
-        // also worked in. The index bounds the list (newest first), so this is at most a
-        // few thousand stats; the directory itself only, no descent.
+        let mut found = deja_core::store::discover(ID, &INFO.store, env);
+        let mut files: Vec<PathBuf> = found.sources.drain(..).map(|s| s.path).collect();
+        // aider writes its history where it was launched, and that is usually a project
+        // some other agent also worked in. The index bounds the list (newest first), so
+        // this is at most a few thousand stats; the directory itself only, no descent.
         for dir in env.work_dirs() {
             let p = dir.join(FILE);
             if p.is_file() {
                 files.push(p);
             }
         }
-        // Each file once, however many roots reach it.
         let mut seen = std::collections::HashSet::new();
         files.retain(|p| seen.insert(std::fs::canonicalize(p).unwrap_or_else(|_| p.clone())));
         found.sources = files.into_iter().map(SourceRef::file).collect();

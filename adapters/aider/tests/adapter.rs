@@ -1,29 +1,21 @@
 //! Every test of deja-adapter-aider, in one test binary: the conformance kit, then the rules
 //! that matter most for aider's Markdown history.
 
-use std::path::Path;
-
 use deja_adapter_aider::{sha1_hex, AiderFormat};
 use deja_core::{HarnessFormat, ParseOptions, Role, Session, StoreEnv};
 
 deja_core::conformance!(
     AiderFormat,
-    relocate "DEJA_AIDER_ROOT" => "src",
-    relocate "DEJA_AIDER_ROOTS" => "projects",
     relocate "AIDER_CHAT_HISTORY_FILE" => "src/app",
     wires "XDG_CONFIG_HOME" => ".config"
 );
 
 fn home() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home")
+    deja_core::fixture_home!()
 }
 
 fn sessions_in(env: &StoreEnv) -> Vec<Session> {
-    let mut out = Vec::new();
-    for src in AiderFormat.discover(env).sources {
-        AiderFormat.parse(&src, &ParseOptions::default(), &mut out).expect("a fixture parses");
-    }
-    out
+    deja_core::testkit::read_all(&AiderFormat, env, &ParseOptions::default())
 }
 
 fn texts(s: &Session) -> Vec<(Role, &str)> {

@@ -24,16 +24,14 @@
 //! epoch or ISO); a message with neither inherits the previous message's time, the first
 //! one `created`.
 
-use std::path::PathBuf;
-
-use deja_core::discover::find_files;
 use deja_core::family::json_docs::{call_turn, first_str, json_arg, ToolKeys};
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::patch::parse_apply_patch;
 use deja_core::read::{at, parse_json_document, read_source, str_at};
+use deja_core::store::{Files, Layout, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, ExitStatus, FileAction, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions,
-    ParseStats, Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolMap, Turn,
+    Capabilities, Capability, ExitStatus, FileAction, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats,
+    Role, SessionBuilder, SessionSink, SourceRef, Timestamp, ToolMap, Turn,
 };
 use serde_json::Value;
 
@@ -50,13 +48,11 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Amp",
     container: "JSON, one document per thread",
-    stores: &[
-        StorePath { os: Os::Linux, path: "~/.local/share/amp/threads/<id>.json" },
-        StorePath { os: Os::MacOs, path: "~/.local/share/amp/threads/<id>.json" },
-        StorePath { os: Os::Windows, path: "~/.local/share/amp/threads/<id>.json" },
-    ],
-    env_vars: &["XDG_DATA_HOME", "AMP_DATA_HOME"],
-    deja_vars: &["DEJA_AMP_ROOT"],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        roots: &[Root::any("${AMP_DATA_HOME:-${XDG_DATA_HOME:-~/.local/share}/amp}/threads")],
+        layout: Layout::Files(Files::new("**/*.json")),
+    }]),
     needs: &[],
     format_summary: "One JSON object per thread in `${XDG_DATA_HOME:-~/.local/share}/amp/threads/` (`id`, `title`, `created` \
         in Unix ms, `env.initial.trees[].uri` for the working directory, `messages[]`), rewritten on change. Messages \
@@ -99,16 +95,6 @@ impl HarnessFormat for AmpFormat {
         &INFO
     }
 
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let root = threads_root(env);
-        if found.looked_at(&root) {
-            found.sources = find_files(&root, 8, &|name| name.ends_with(".json")).into_iter().map(SourceRef::file).collect();
-            Discovery::sort_sources(&mut found.sources);
-        }
-        found
-    }
-
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
         let mut stats = ParseStats::default();
         let bytes = read_source(&src.path, &mut stats)?.bytes;
@@ -144,13 +130,6 @@ impl HarnessFormat for AmpFormat {
         }
         Ok(stats)
     }
-}
-
-/// `DEJA_AMP_ROOT`, else `${AMP_DATA_HOME}/threads`, else `${XDG_DATA_HOME:-~/.local/share}/amp/threads`.
-fn threads_root(env: &StoreEnv) -> PathBuf {
-    env.deja_root(ID)
-        .or_else(|| env.path_var("AMP_DATA_HOME").map(|d| d.join("threads")))
-        .unwrap_or_else(|| env.xdg_data_home().join("amp/threads"))
 }
 
 /// `%XX` escapes of a `file://` URI path decoded (invalid ones kept as written).

@@ -28,7 +28,7 @@ impl Wiring for AmpWiring {
     }
 
     fn present(&self, env: &StoreEnv) -> bool {
-        settings(env).is_file() || env.xdg_config_home().join("amp").is_dir() || env.xdg_data_home().join("amp").is_dir()
+        settings(env).is_file() || env.xdg_config_home().join("amp").is_dir() || crate::INFO.store.present(crate::ID, env)
     }
 
     fn plain(&self, cx: &WireContext) -> Vec<Edit> {

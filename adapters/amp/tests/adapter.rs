@@ -4,27 +4,17 @@
 use std::path::Path;
 
 use deja_adapter_amp::AmpFormat;
+use deja_core::testkit::session;
 use deja_core::{ExitStatus, FileAction, HarnessFormat, ParseOptions, Role, Session, StoreEnv, Timestamp};
 
 deja_core::conformance!(
     AmpFormat,
-    relocate "DEJA_AMP_ROOT" => ".local/share/amp/threads",
-    relocate "AMP_DATA_HOME" => ".local/share/amp",
-    relocate "XDG_DATA_HOME" => ".local/share",
     wires "XDG_CONFIG_HOME" => ".config"
 );
 
 fn sessions(opts: &ParseOptions) -> Vec<Session> {
-    let home = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home");
-    let mut out = Vec::new();
-    for src in AmpFormat.discover(&StoreEnv::with_home(&home)).sources {
-        let _ = AmpFormat.parse(&src, opts, &mut out);
-    }
-    out
-}
-
-fn session<'a>(all: &'a [Session], id: &str) -> &'a Session {
-    all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("session {id}"))
+    let home = deja_core::fixture_home!();
+    deja_core::testkit::read_readable(&AmpFormat, &StoreEnv::with_home(&home), opts)
 }
 
 fn call<'a>(s: &'a Session, id: &str) -> &'a deja_core::Turn {

@@ -30,13 +30,14 @@
 //! project is that full directory (DESIGN's `project`), where the page names its
 //! basename.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::read::{for_each_json_line, read_source};
+use deja_core::store::{Files, Layout, Part, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions,
-    ParseStats, Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolUse, Turn,
+    Capabilities, Capability, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, Role,
+    SessionBuilder, SessionSink, SourceRef, Timestamp, ToolUse, Turn,
 };
 use serde_json::Value;
 
@@ -51,13 +52,13 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Antigravity",
     container: "JSONL, one transcript per conversation (re-read whole)",
-    stores: &[
-        StorePath { os: Os::Any, path: "~/.gemini/antigravity*/brain/<conversation-id>/.system_generated/logs/transcript.jsonl" },
-        StorePath { os: Os::Any, path: "~/.gemini/antigravity*/cache/conversation_metadata.json" },
-        StorePath { os: Os::Any, path: "~/.gemini/antigravity*/cache/last_conversations.json" },
-    ],
-    env_vars: &[],
-    deja_vars: &["DEJA_ANTIGRAVITY_ROOT"],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        // Every edition's directory (`antigravity`, `antigravity-beta`, …).
+        roots: &[Root::any("~/.gemini/antigravity*/brain")],
+        // The project comes from the cache files beside `brain/`: they are part of each source.
+        layout: Layout::Files(Files::new("*/.system_generated/logs/transcript.jsonl").parts(&[Part::BesideRoot("cache")])),
+    }]),
     needs: &[],
     format_summary: "Antigravity (IDE and `agy` CLI) writes one JSONL transcript per conversation under \
         `~/.gemini/antigravity*/brain/<conversation-id>/.system_generated/logs/`, each line a step `{source, type, created_at, \
@@ -81,28 +82,6 @@ static INFO: HarnessInfo = HarnessInfo {
     },
 };
 
-/// The sessions roots: `DEJA_ANTIGRAVITY_ROOT`, else `brain/` of every
-/// `~/.gemini/antigravity*` directory (sorted).
-pub fn sessions_roots(env: &StoreEnv) -> Vec<PathBuf> {
-    if let Some(root) = env.deja_root(ID) {
-        return vec![root];
-    }
-    let gemini = env.home().join(".gemini");
-    let mut roots: Vec<PathBuf> = std::fs::read_dir(&gemini)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| e.file_name().to_str().is_some_and(|n| n.starts_with("antigravity")) && e.path().is_dir())
-        .map(|e| e.path().join("brain"))
-        .collect();
-    roots.sort();
-    if roots.is_empty() {
-        // Report the default root as looked at, even when absent.
-        roots.push(gemini.join("antigravity/brain"));
-    }
-    roots
-}
-
 impl HarnessFormat for AntigravityFormat {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
@@ -110,25 +89,6 @@ impl HarnessFormat for AntigravityFormat {
 
     fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
         Some(&wiring::AntigravityWiring)
-    }
-
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut d = Discovery::default();
-        for brain in sessions_roots(env) {
-            if !d.looked_at(&brain) {
-                continue;
-            }
-            let cache = brain.parent().map(|r| r.join("cache")).unwrap_or_default();
-            for conv in std::fs::read_dir(&brain).into_iter().flatten().flatten() {
-                let file = conv.path().join(".system_generated/logs/transcript.jsonl");
-                if std::fs::metadata(&file).is_ok_and(|m| m.is_file()) {
-                    // The project comes from the cache files: they are part of the source.
-                    d.sources.push(SourceRef::file(file).with_part(&cache));
-                }
-            }
-        }
-        Discovery::sort_sources(&mut d.sources);
-        d
     }
 
     fn parse(&self, src: &SourceRef, _opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {

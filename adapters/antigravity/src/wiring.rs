@@ -32,7 +32,7 @@ impl Wiring for AntigravityWiring {
     }
 
     fn present(&self, env: &StoreEnv) -> bool {
-        config_dir(env).is_dir() || !super::sessions_roots(env).is_empty()
+        config_dir(env).is_dir() || crate::INFO.store.present(crate::ID, env)
     }
 
     fn plain(&self, cx: &WireContext) -> Vec<Edit> {

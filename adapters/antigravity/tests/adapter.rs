@@ -1,24 +1,14 @@
 //! Every test of deja-adapter-antigravity, in one test binary: the conformance kit, then
 //! the rules that matter most for Antigravity's step transcripts.
 
-use std::path::Path;
-
 use deja_adapter_antigravity::AntigravityFormat;
-use deja_core::{FileAction, HarnessFormat, ParseOptions, Role, Session, StoreEnv};
+use deja_core::testkit::session;
+use deja_core::{FileAction, Role, Session};
 
-deja_core::conformance!(AntigravityFormat, relocate "DEJA_ANTIGRAVITY_ROOT" => ".gemini/antigravity/brain");
+deja_core::conformance!(AntigravityFormat);
 
 fn sessions() -> Vec<Session> {
-    let env = StoreEnv::with_home(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home"));
-    let mut out = Vec::new();
-    for src in AntigravityFormat.discover(&env).sources {
-        AntigravityFormat.parse(&src, &ParseOptions::default(), &mut out).expect("a fixture parses");
-    }
-    out
-}
-
-fn session<'a>(all: &'a [Session], id: &str) -> &'a Session {
-    all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("session {id}"))
+    deja_core::testkit::sessions(&AntigravityFormat, &deja_core::fixture_home!())
 }
 
 fn texts(s: &Session, role: Role) -> Vec<&str> {

@@ -44,18 +44,18 @@ use std::path::Path;
 use aes_gcm::aead::{Aead, KeyInit};
 use aes_gcm::{Aes256Gcm, Nonce};
 use base64::Engine;
-use deja_core::discover::{find_files, is_dir_entry};
+use deja_core::discover::{find_files, subdirs};
 use deja_core::family::json_docs::first_str;
 use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::read::{at, parse_json_document, read_source, str_at};
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Locked, Os, ParseOptions, ParseStats, Role,
-    SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolUse, Turn,
+    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Locked, ParseOptions, ParseStats, Role,
+    SessionBuilder, SessionSink, SourceRef, StoreEnv, Timestamp, ToolUse, Turn,
 };
 use serde_json::Value;
 
 const ID: &str = "chatgpt";
-const APP_DIR: &str = "Library/Application Support/com.openai.chat";
 const MAX_BYTES: u64 = 100 << 20;
 /// The variable holding the base64 key of the encrypted generations.
 pub const KEY_VAR: &str = "DEJA_CHATGPT_KEY";
@@ -69,13 +69,18 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "ChatGPT desktop app",
     container: "JSON, one conversation per file (v2/v3 AES-256-GCM encrypted); account export: one conversations.json array",
-    stores: &[
-        StorePath { os: Os::MacOs, path: "~/Library/Application Support/com.openai.chat/conversations-<uuid>/*.json" },
-        StorePath { os: Os::MacOs, path: "~/Library/Application Support/com.openai.chat/conversations-v{2,3}-<uuid>/*.data" },
-        StorePath { os: Os::Any, path: "<export dir>/conversations.json" },
-    ],
-    env_vars: &[],
-    deja_vars: &["DEJA_CHATGPT_ROOT", "DEJA_CHATGPT_EXPORT", "DEJA_CHATGPT_KEY"],
+    store: StoreSpec::new(&[
+        Store {
+            name: "",
+            roots: &[Root::any("~/Library/Application Support/com.openai.chat")],
+            layout: Layout::Custom { shape: "conversations-<uuid>/*.json, conversations-v{2,3}-<uuid>/*.data", walk: Some(walk_app) },
+        },
+        // A `conversations.json` export (the file, or the folder of its parts); it has no
+        // default place.
+        Store { name: "export", roots: &[], layout: Layout::Custom { shape: "conversations.json", walk: Some(walk_export) } },
+    ])
+    .deja_vars(&[KEY_VAR])
+    .aliases(&[("DEJA_CHATGPT_EXPORT", "DEJA_CHATGPT_EXPORT_ROOT")]),
     needs: &["the v2/v3 encryption key, exported from the Keychain by the user, in DEJA_CHATGPT_KEY (base64)"],
     format_summary: "The macOS app keeps each conversation as a JSON object (`id`, `title`, `create_time`, `mapping` of \
         tree nodes `{parent, children, message}`, `current_node`) in `conversations-<uuid>/`; the v2 and v3 directory \
@@ -92,46 +97,39 @@ static INFO: HarnessInfo = HarnessInfo {
     launch: Launch { resume: Resume::Unknown, handoff: Handoff::Paste("no start-with-prompt command is known") },
 };
 
+/// The app's conversation folders: each generation's files, an encrypted one without
+/// the key counted as locked (not retried on every refresh; setting the key makes it a
+/// new source).
+fn walk_app(root: &Path, env: &StoreEnv, found: &mut Discovery) {
+    let have_key = env.var(KEY_VAR).is_some_and(|k| !k.trim().is_empty());
+    for dir in subdirs(root) {
+        let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let Some(generation) = dir_generation(&name) else { continue };
+        for f in find_files(&dir, 0, &|n| n.ends_with(".json") || n.ends_with(".data")) {
+            if generation >= 2 && !have_key && !starts_as_json(&f) {
+                let reason = format!("encrypted (conversations-v{generation}); set {KEY_VAR} to the base64 key exported from the Keychain");
+                found.locked.push(Locked { path: f, reason });
+                continue;
+            }
+            let mut src = SourceRef::file(f);
+            src.generation = Some(generation);
+            found.sources.push(src);
+        }
+    }
+}
+
+/// An export: the `conversations.json` file named, or the parts in a folder.
+fn walk_export(root: &Path, _env: &StoreEnv, found: &mut Discovery) {
+    if root.is_dir() {
+        found.sources.extend(find_files(root, 0, &is_export_part).into_iter().map(SourceRef::file));
+    } else if root.is_file() {
+        found.sources.push(SourceRef::file(root));
+    }
+}
+
 impl HarnessFormat for ChatGptFormat {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
-    }
-
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let root = env.deja_root(ID).unwrap_or_else(|| env.home().join(APP_DIR));
-        let have_key = env.var(KEY_VAR).is_some_and(|k| !k.trim().is_empty());
-        if found.looked_at(&root) {
-            if let Some(entries) = deja_core::discover::read_dir(&root) {
-                for entry in entries.flatten().filter(is_dir_entry) {
-                    let name = entry.file_name().to_string_lossy().into_owned();
-                    let Some(generation) = dir_generation(&name) else { continue };
-                    for f in find_files(&entry.path(), 0, &|n| n.ends_with(".json") || n.ends_with(".data")) {
-                        // Without the key an encrypted file cannot be read: it is
-                        // counted, not retried on every refresh; setting the key makes
-                        // it a new source.
-                        if generation >= 2 && !have_key && !starts_as_json(&f) {
-                            let reason = format!(
-                                "encrypted (conversations-v{generation}); set {KEY_VAR} to the base64 key exported from the Keychain"
-                            );
-                            found.locked.push(Locked { path: f, reason });
-                            continue;
-                        }
-                        let mut src = SourceRef::file(f);
-                        src.generation = Some(generation);
-                        found.sources.push(src);
-                    }
-                }
-            }
-        }
-        if let Some(export) = env.path_var("DEJA_CHATGPT_EXPORT") {
-            if found.looked_at(&export) {
-                let files = if export.is_dir() { find_files(&export, 0, &is_export_part) } else { vec![export] };
-                found.sources.extend(files.into_iter().map(SourceRef::file));
-            }
-        }
-        Discovery::sort_sources(&mut found.sources);
-        found
     }
 
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {

@@ -2,14 +2,14 @@
 //! rules that matter most: the active branch, injected context skipped, encrypted
 //! generations counted without a key and read with one, the account export.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use deja_adapter_chatgpt::{parse_with_key, ChatGptFormat};
+use deja_core::testkit::session;
 use deja_core::{HarnessFormat, ParseOptions, Role, Session, SourceRef, StoreEnv};
 
 deja_core::conformance!(
     ChatGptFormat,
-    relocate "DEJA_CHATGPT_ROOT" => "Library/Application Support/com.openai.chat",
     switch "DEJA_CHATGPT_EXPORT",
     switch "DEJA_CHATGPT_KEY"
 );
@@ -18,7 +18,7 @@ deja_core::conformance!(
 const KEY: &str = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
 
 fn home() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home")
+    deja_core::fixture_home!()
 }
 
 fn read(env: &StoreEnv, key: Option<&str>) -> (Vec<Session>, Vec<String>) {
@@ -35,10 +35,6 @@ fn read(env: &StoreEnv, key: Option<&str>) -> (Vec<Session>, Vec<String>) {
         }
     }
     (out, errors)
-}
-
-fn session<'a>(all: &'a [Session], id: &str) -> &'a Session {
-    all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("session {id}"))
 }
 
 #[test]

@@ -15,9 +15,10 @@
 //!   dsh with `DSH_HOME=<app>/Data/Agents/.dsh`), read by `deja_core::family::dsh_log`, the
 //!   deepseek adapter's reader; the newest generation of each session directory is read.
 //!
-//! `DEJA_CHERRYSTUDIO_ROOTS` (the OS path list) replaces every root; `DEJA_CHERRYSTUDIO_ROOT`
-//! names one sessions root (a `projects` or `sessions` directory) and replaces them too.
-//! Under an override a file's runtime is told by its name and first line (dsh logs are
+//! `DEJA_CHERRYSTUDIO_ROOT` (and the path list `DEJA_CHERRYSTUDIO_ROOTS`) names a sessions
+//! root read for the Claude and dsh runtimes (a `projects` or `sessions` directory) in
+//! place of the Claude ones; `DEJA_CHERRYSTUDIO_PI_ROOT` and `DEJA_CHERRYSTUDIO_DSH_ROOT`
+//! move the other two. Under an override a file's runtime is told by its name and first line (dsh logs are
 //! `session[.vN].jsonl[.zstd]`, a pi file opens with its `session` header), not by the
 //! directory it sits in.
 //!
@@ -29,22 +30,23 @@
 
 mod wiring;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use deja_core::family::claude_jsonl::{self, ClaudeDialect, FileHints, CLAUDE_INJECTED, CLAUDE_TOOLS};
 use deja_core::family::dsh_log;
 use deja_core::family::pi_jsonl::{self, DirProject, PiDialect, MAX_WALK_DEPTH};
 use deja_core::launch::{Handoff, Launch, Resume};
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, Os, ParseOptions, ParseStats, Role, Session, SessionSink,
-    SourceRef, StoreEnv, StorePath,
+    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, ParseOptions, ParseStats, Role, Session, SessionSink,
+    SourceRef, StoreEnv,
 };
 
 const ID: &str = "cherrystudio";
 
 /// The claude-code runtime's transcripts in the Claude-shaped family.
 pub const CLAUDE_DIALECT: ClaudeDialect =
-    ClaudeDialect { harness: ID, config_dir: ".config/CherryStudio/Data/Agents/.claude", config_var: None, tools: CLAUDE_TOOLS };
+    ClaudeDialect { harness: ID, config_dir: ".config/CherryStudio/Data/Agents/.claude", tools: CLAUDE_TOOLS };
 
 /// The pi runtime's sessions: flat store, so only the header `cwd` names the project.
 pub const PI_DIALECT: PiDialect = PiDialect { harness: ID, dir_project: DirProject::None, ..PiDialect::BASE };
@@ -58,23 +60,42 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Cherry Studio",
     container: "Claude Code JSONL, pi session JSONL and DeepSeek Harness logs, per agent runtime",
-    stores: &[
-        StorePath { os: Os::MacOs, path: "~/Library/Application Support/CherryStudio/Data/Agents/.claude/projects/<workspace>/<session>.jsonl" },
-        StorePath { os: Os::MacOs, path: "~/Library/Application Support/CherryStudio/.claude/projects/<workspace>/<session>.jsonl" },
-        StorePath { os: Os::MacOs, path: "~/Library/Application Support/CherryStudio/Data/Agents/.pi/sessions/<ts>_<id>.jsonl" },
-        StorePath { os: Os::MacOs, path: "~/Library/Application Support/CherryStudio/Data/Agents/.dsh/sessions/<slug>/session-<uuid>/session*.jsonl*" },
-        StorePath { os: Os::Windows, path: "%APPDATA%\\CherryStudio\\Data\\Agents\\.claude\\projects\\<workspace>\\<session>.jsonl" },
-        StorePath { os: Os::Windows, path: "%APPDATA%\\CherryStudio\\.claude\\projects\\<workspace>\\<session>.jsonl" },
-        StorePath { os: Os::Windows, path: "%APPDATA%\\CherryStudio\\Data\\Agents\\.pi\\sessions\\<ts>_<id>.jsonl" },
-        StorePath { os: Os::Windows, path: "%APPDATA%\\CherryStudio\\Data\\Agents\\.dsh\\sessions\\<slug>\\session-<uuid>\\session*.jsonl*" },
-        StorePath { os: Os::Linux, path: "${XDG_CONFIG_HOME:-~/.config}/CherryStudio/Data/Agents/.claude/projects/<workspace>/<session>.jsonl" },
-        StorePath { os: Os::Linux, path: "${XDG_CONFIG_HOME:-~/.config}/CherryStudio/.claude/projects/<workspace>/<session>.jsonl" },
-        StorePath { os: Os::Linux, path: "${XDG_CONFIG_HOME:-~/.config}/CherryStudio/Data/Agents/.pi/sessions/<ts>_<id>.jsonl" },
-        StorePath { os: Os::Linux, path: "${XDG_CONFIG_HOME:-~/.config}/CherryStudio/Data/Agents/.dsh/sessions/<slug>/session-<uuid>/session*.jsonl*" },
-        StorePath { os: Os::Any, path: "<each app.user_data_path in ~/.cherrystudio/boot-config.json>/… (the same roots)" },
-    ],
-    env_vars: &["XDG_CONFIG_HOME", "APPDATA"],
-    deja_vars: &["DEJA_CHERRYSTUDIO_ROOT", "DEJA_CHERRYSTUDIO_ROOTS", "DEJA_INCLUDE_SUBAGENTS"],
+    store: StoreSpec::new(&[
+        // The Claude runtime's projects (and, under a root deja is pointed at, the dsh and
+        // pi logs beside them), in the app's default data folder and every folder its
+        // boot config moved it to.
+        Store {
+            name: "",
+            roots: &[
+                Root::macos("~/Library/Application Support/CherryStudio/{Data/Agents/.claude,.claude}/projects"),
+                Root::linux("${XDG_CONFIG_HOME:-~/.config}/CherryStudio/{Data/Agents/.claude,.claude}/projects"),
+                Root::windows("${APPDATA:-~/AppData/Roaming}/CherryStudio/{Data/Agents/.claude,.claude}/projects"),
+                Root::any("<~/.cherrystudio/boot-config.json#/app.user_data_path/*>/{Data/Agents/.claude,.claude}/projects"),
+            ],
+            layout: Layout::Custom { shape: "<workspace>/<session>.jsonl", walk: Some(walk_claude) },
+        },
+        Store {
+            name: "pi",
+            roots: &[
+                Root::macos("~/Library/Application Support/CherryStudio/Data/Agents/.pi/sessions"),
+                Root::linux("${XDG_CONFIG_HOME:-~/.config}/CherryStudio/Data/Agents/.pi/sessions"),
+                Root::windows("${APPDATA:-~/AppData/Roaming}/CherryStudio/Data/Agents/.pi/sessions"),
+                Root::any("<~/.cherrystudio/boot-config.json#/app.user_data_path/*>/Data/Agents/.pi/sessions"),
+            ],
+            layout: Layout::Custom { shape: "<ts>_<id>.jsonl", walk: Some(walk_pi) },
+        },
+        Store {
+            name: "dsh",
+            roots: &[
+                Root::macos("~/Library/Application Support/CherryStudio/Data/Agents/.dsh/sessions"),
+                Root::linux("${XDG_CONFIG_HOME:-~/.config}/CherryStudio/Data/Agents/.dsh/sessions"),
+                Root::windows("${APPDATA:-~/AppData/Roaming}/CherryStudio/Data/Agents/.dsh/sessions"),
+                Root::any("<~/.cherrystudio/boot-config.json#/app.user_data_path/*>/Data/Agents/.dsh/sessions"),
+            ],
+            layout: Layout::Custom { shape: "<slug>/session-<uuid>/session*.jsonl*", walk: Some(walk_dsh) },
+        },
+    ])
+    .deja_vars(&["DEJA_INCLUDE_SUBAGENTS"]),
     needs: &["import the deja MCP server once (Settings → MCP → Import from JSON)", "a Claude account in the app before it writes any transcript"],
     format_summary: "Cherry Studio's agents run on runtimes that write their stock transcripts under the app-data dir: \
         the claude-code runtime Claude Code's JSONL (`user`/`assistant` records chained by `uuid`/`parentUuid`, \
@@ -95,12 +116,23 @@ static INFO: HarnessInfo = HarnessInfo {
     launch: Launch { resume: Resume::Unsupported("sessions are picked in the app's UI"), handoff: Handoff::Paste("an app with no start-with-prompt command") },
 };
 
-/// Which runtime's reader a root is walked and a file is read with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Runtime {
-    Claude,
-    Pi,
-    Dsh,
+/// The Claude runtime's transcripts under a root, read whole (a later append can still
+/// grow a reply stored half-way), and the dsh logs a root deja is pointed at may hold
+/// (newest generation only, from the dsh walk).
+fn walk_claude(root: &Path, env: &StoreEnv, found: &mut Discovery) {
+    let claude = claude_jsonl::discover_projects(root, env.include_subagents()).into_iter().filter(|s| !is_dsh_log(&s.path));
+    found.sources.extend(claude.map(|s| SourceRef::file(s.path)));
+    found.sources.extend(dsh_log::discover_sessions(root));
+}
+
+/// The pi runtime's sessions.
+fn walk_pi(root: &Path, env: &StoreEnv, found: &mut Discovery) {
+    found.sources.extend(pi_jsonl::sessions_under(&PI_DIALECT, root, MAX_WALK_DEPTH, env.include_subagents()));
+}
+
+/// The dsh runtime's sessions, each in its newest generation.
+fn walk_dsh(root: &Path, _env: &StoreEnv, found: &mut Discovery) {
+    found.sources.extend(dsh_log::discover_sessions(root));
 }
 
 impl HarnessFormat for CherrystudioFormat {
@@ -110,41 +142,6 @@ impl HarnessFormat for CherrystudioFormat {
 
     fn info(&self) -> &'static HarnessInfo {
         &INFO
-    }
-
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let include = env.include_subagents();
-        let mut sources = Vec::new();
-        for (root, runtime) in roots(env) {
-            match runtime {
-                Runtime::Pi => {
-                    let mut pi = Discovery::default();
-                    pi_jsonl::discover_sessions(&PI_DIALECT, &root, MAX_WALK_DEPTH, include, &mut pi);
-                    found.looked_at(&root);
-                    sources.extend(pi.sources);
-                }
-                Runtime::Dsh => {
-                    if found.looked_at(&root) {
-                        sources.extend(dsh_log::discover_sessions(&root));
-                    }
-                }
-                Runtime::Claude => {
-                    if found.looked_at(&root) {
-                        // Read whole: a later append can still grow a reply stored half-way.
-                        // dsh logs under an override root come from the dsh walk (newest
-                        // generation only), not from here.
-                        let claude = claude_jsonl::discover_projects(&root, include).into_iter().filter(|s| !is_dsh_log(&s.path));
-                        sources.extend(claude.map(|s| SourceRef::file(s.path)));
-                    }
-                }
-            }
-        }
-        sources.sort_by(|a, b| a.path.cmp(&b.path));
-        sources.dedup_by(|a, b| a.path == b.path);
-        found.sources = sources;
-        Discovery::sort_sources(&mut found.sources);
-        found
     }
 
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
@@ -161,62 +158,6 @@ impl HarnessFormat for CherrystudioFormat {
     fn synthetic(&self) -> Option<&dyn deja_core::SynthWriter> {
         Some(self)
     }
-}
-
-/// Every root to walk, moved app dirs before the default one (a move can leave the old
-/// dir behind); only the override's when one is set.
-fn roots(env: &StoreEnv) -> Vec<(PathBuf, Runtime)> {
-    let mut overridden = Vec::new();
-    if let Some(list) = env.var("DEJA_CHERRYSTUDIO_ROOTS") {
-        overridden.extend(std::env::split_paths(list).filter(|p| !p.as_os_str().is_empty()));
-    }
-    if let Some(root) = env.deja_root(ID) {
-        overridden.push(root);
-    }
-    if !overridden.is_empty() {
-        // A pi store is flat, so the Claude walk (every `*.jsonl`) finds its files too;
-        // the parse tells the runtimes apart by the first line.
-        return overridden.into_iter().flat_map(|p| [(p.clone(), Runtime::Claude), (p, Runtime::Dsh)]).collect();
-    }
-    let mut apps = moved_app_dirs(env);
-    apps.push(default_app_dir(env));
-    let mut out = Vec::new();
-    for app in apps {
-        out.push((app.join("Data/Agents/.claude/projects"), Runtime::Claude));
-        out.push((app.join(".claude/projects"), Runtime::Claude));
-        out.push((app.join("Data/Agents/.pi/sessions"), Runtime::Pi));
-        out.push((app.join("Data/Agents/.dsh/sessions"), Runtime::Dsh));
-    }
-    out
-}
-
-/// The app-data dir the app uses when it was never moved.
-fn default_app_dir(env: &StoreEnv) -> PathBuf {
-    if cfg!(target_os = "macos") {
-        env.home().join("Library/Application Support/CherryStudio")
-    } else if cfg!(windows) {
-        env.path_var("APPDATA").unwrap_or_else(|| env.home().join("AppData/Roaming")).join("CherryStudio")
-    } else {
-        env.xdg_config_home().join("CherryStudio")
-    }
-}
-
-/// Every absolute `app.user_data_path` value in `~/.cherrystudio/boot-config.json`, but not
-/// the home directory (there `.claude/projects` is Claude Code's own store).
-fn moved_app_dirs(env: &StoreEnv) -> Vec<PathBuf> {
-    let Ok(bytes) = std::fs::read(env.home().join(".cherrystudio/boot-config.json")) else { return Vec::new() };
-    moved_dirs_in(&bytes, env.home())
-}
-
-/// [`moved_app_dirs`] from the file's bytes.
-pub fn moved_dirs_in(bytes: &[u8], home: &Path) -> Vec<PathBuf> {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    let Ok(v) = serde_json::from_slice::<serde_json::Value>(bytes) else { return Vec::new() };
-    let Some(map) = v.get("app.user_data_path").and_then(|m| m.as_object()) else { return Vec::new() };
-    let mut dirs: Vec<PathBuf> = map.values().filter_map(|d| d.as_str()).map(PathBuf::from).filter(|p| p.is_absolute()).collect();
-    dirs.retain(|p| p != home);
-    dirs.dedup();
-    dirs
 }
 
 /// Whether the file is a dsh generation log (`session.jsonl`, `session.vN.jsonl`, `.zstd`).

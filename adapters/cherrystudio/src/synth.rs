@@ -14,6 +14,12 @@ const LAYOUT: PiLayout = PiLayout { sessions_dir: "", project_dir: ProjectDir::F
 
 /// Writes `s` where discovery finds it with only `HOME` set and returns the file.
 pub fn write(home: &Path, s: &SynthSession) -> std::io::Result<PathBuf> {
-    let sessions = super::default_app_dir(&StoreEnv::with_home(home)).join("Data/Agents/.pi/sessions");
+    let env = StoreEnv::with_home(home);
+    let sessions = super::INFO
+        .store
+        .roots_of(super::ID, "pi", &env)
+        .into_iter()
+        .next()
+        .ok_or_else(|| std::io::Error::other("no Cherry Studio store on this OS"))?;
     pi_synth::write_at(&LAYOUT, &sessions, s)
 }

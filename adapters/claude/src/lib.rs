@@ -9,10 +9,11 @@
 
 mod wiring;
 
-use deja_core::family::claude_jsonl::{ClaudeAdapter, ClaudeDialect, CLAUDE_INJECTED, CLAUDE_TOOLS};
+use deja_core::family::claude_jsonl::{self, ClaudeAdapter, ClaudeDialect, CLAUDE_INJECTED, CLAUDE_TOOLS};
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::model::SessionMeta;
-use deja_core::{Capabilities, Capability, HarnessInfo, Os, StorePath};
+use deja_core::store::{Layout, Root, Store, StoreSpec};
+use deja_core::{Capabilities, Capability, HarnessInfo};
 
 const ID: &str = "claude";
 
@@ -20,12 +21,11 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Claude Code",
     container: "JSONL, one file per session (+ sub-agent sidechain files)",
-    stores: &[
-        StorePath { os: Os::Unix, path: "~/.claude/projects/<encoded-cwd>/<session-id>.jsonl" },
-        StorePath { os: Os::Windows, path: "~/.claude/projects/<encoded-cwd>/<session-id>.jsonl" },
-    ],
-    env_vars: &["CLAUDE_CONFIG_DIR"],
-    deja_vars: &["DEJA_CLAUDE_ROOT", "DEJA_INCLUDE_SUBAGENTS"],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        roots: &[Root::any("${CLAUDE_CONFIG_DIR:-~/.claude}/projects")],
+        layout: Layout::Files(claude_jsonl::TRANSCRIPTS),
+    }]),
     needs: &[],
     format_summary: "Append-only UTF-8 JSONL, one object per line, under `${CLAUDE_CONFIG_DIR:-~/.claude}/projects/<encoded-cwd>/`. \
         `user` and `assistant` records form a chain via `uuid`/`parentUuid` and carry the working directory in `cwd`; \
@@ -46,8 +46,7 @@ static INFO: HarnessInfo = HarnessInfo {
 };
 
 /// Claude Code in the Claude-shaped JSONL family.
-pub const DIALECT: ClaudeDialect =
-    ClaudeDialect { harness: ID, config_dir: ".claude", config_var: Some("CLAUDE_CONFIG_DIR"), tools: CLAUDE_TOOLS };
+pub const DIALECT: ClaudeDialect = ClaudeDialect { harness: ID, config_dir: ".claude", tools: CLAUDE_TOOLS };
 
 /// The claude adapter: the Claude-shaped family's whole adapter with this harness's
 /// metadata and dialect.

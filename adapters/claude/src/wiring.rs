@@ -19,7 +19,7 @@ pub struct ClaudeWiring;
 
 /// `${CLAUDE_CONFIG_DIR:-~/.claude}`.
 fn config_dir(env: &StoreEnv) -> PathBuf {
-    env.path_var("CLAUDE_CONFIG_DIR").unwrap_or_else(|| env.home().join(".claude"))
+    crate::INFO.store.dir_of(env, "CLAUDE_CONFIG_DIR")
 }
 
 /// `.claude.json`: inside `CLAUDE_CONFIG_DIR` when set, else in the home directory.

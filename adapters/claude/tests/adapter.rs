@@ -3,9 +3,6 @@
 
 deja_core::conformance!(
     deja_adapter_claude::FORMAT,
-    relocate "DEJA_CLAUDE_ROOT" => ".claude/projects",
-    relocate "CLAUDE_CONFIG_DIR" => ".claude",
-    switch "DEJA_INCLUDE_SUBAGENTS",
     wires "CLAUDE_CONFIG_DIR" => ".claude"
 );
 

@@ -320,7 +320,7 @@ fn release_2_1_332_subagent() {
 /// The `.meta.json` sidecar beside a sub-agent transcript is not a transcript.
 #[test]
 fn subagent_meta_sidecar_is_not_discovered() {
-    let env = deja_core::StoreEnv::with_home(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home"));
+    let env = deja_core::StoreEnv::with_home(deja_core::fixture_home!());
     let found = FORMAT.discover(&env);
     assert!(found.sources.iter().all(|s| s.path.extension().is_some_and(|e| e == "jsonl")));
 }

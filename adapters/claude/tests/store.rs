@@ -252,7 +252,7 @@ fn registered_and_described() {
     let f = deja_core::lookup("claude").expect("registered");
     let info = f.info();
     assert_eq!(info.id, "claude");
-    assert!(info.deja_vars.contains(&"DEJA_CLAUDE_ROOT"));
-    assert!(info.env_vars.contains(&"CLAUDE_CONFIG_DIR"));
+    assert!(info.deja_overrides().iter().any(|(v, _)| v == "DEJA_CLAUDE_ROOT"));
+    assert!(info.harness_vars().contains(&"CLAUDE_CONFIG_DIR"));
     assert!(info.capabilities.named().iter().all(|(_, c)| c.status() != "works"));
 }

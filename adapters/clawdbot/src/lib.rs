@@ -2,7 +2,8 @@
 //! that predate the rename keep history in `~/.clawdbot/sessions/**/*.jsonl` (any depth),
 //! and newer Clawdbot builds may already use OpenClaw's
 //! `~/.clawdbot/agents/<agentId>/sessions/<uuid>.jsonl`; both are read.
-//! `DEJA_CLAWDBOT_ROOT` names the `sessions` directory and is then the only root read.
+//! `DEJA_CLAWDBOT_ROOT` names the `sessions` directory, `DEJA_CLAWDBOT_AGENTS_ROOT` the
+//! `agents` one.
 //!
 //! The reader is `deja_core::family::pi_jsonl` (its module doc has the record → role
 //! table), because a Clawdbot file is either OpenClaw's pi-lineage lines (detected per
@@ -21,10 +22,11 @@ use std::path::Path;
 use deja_core::family::pi_jsonl::{self, DirProject, PiDialect, MAX_WALK_DEPTH};
 use deja_core::family::pi_synth::{ExitReport, FileName, PiLayout, PiSynth, PiTools, ProjectDir};
 use deja_core::launch::{Handoff, Launch, Resume};
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::SynthWriter;
 use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, SessionSink,
-    SourceRef, StoreEnv, StorePath, ToolMap,
+    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, SessionSink,
+    SourceRef, StoreEnv, ToolMap,
 };
 
 const ID: &str = "clawdbot";
@@ -51,12 +53,20 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Clawdbot",
     container: "JSONL: flat role/content lines, or OpenClaw's pi-lineage lines, one file per session",
-    stores: &[
-        StorePath { os: Os::Any, path: "~/.clawdbot/sessions/**/*.jsonl" },
-        StorePath { os: Os::Any, path: "~/.clawdbot/agents/<agentId>/sessions/<uuid>.jsonl" },
-    ],
-    env_vars: &[],
-    deja_vars: &["DEJA_CLAWDBOT_ROOT", "DEJA_INCLUDE_SUBAGENTS"],
+    store: StoreSpec::new(&[
+        Store {
+            name: "",
+            roots: &[Root::any("~/.clawdbot/sessions")],
+            layout: Layout::Custom { shape: "**/*.jsonl", walk: Some(walk_sessions) },
+        },
+        // OpenClaw's layout, which newer Clawdbot releases write.
+        Store {
+            name: "agents",
+            roots: &[Root::any("~/.clawdbot/agents")],
+            layout: Layout::Custom { shape: "<agentId>/sessions/<uuid>.jsonl", walk: Some(walk_agents) },
+        },
+    ])
+    .deja_vars(&["DEJA_INCLUDE_SUBAGENTS"]),
     needs: &[],
     format_summary: "Clawdbot, OpenClaw's former name, wrote JSONL under `~/.clawdbot/sessions/` in a flat shape: one \
         `{\"role\", \"content\", \"timestamp\"}` object per line (`system` lines skipped, a missing role is the \
@@ -73,28 +83,20 @@ static INFO: HarnessInfo = HarnessInfo {
     launch: Launch { resume: Resume::Unknown, handoff: Handoff::Paste("no start-with-prompt command is known") },
 };
 
+/// Every transcript under the flat sessions root.
+fn walk_sessions(root: &Path, env: &StoreEnv, found: &mut Discovery) {
+    found.sources.extend(pi_jsonl::sessions_under(&DIALECT, root, MAX_WALK_DEPTH, env.include_subagents()));
+}
+
+/// OpenClaw's layout: transcripts are exactly `<agentId>/sessions/<file>`.
+fn walk_agents(root: &Path, env: &StoreEnv, found: &mut Discovery) {
+    let sources = pi_jsonl::sessions_under(&DIALECT, root, MAX_WALK_DEPTH, env.include_subagents());
+    found.sources.extend(sources.into_iter().filter(|s| in_agent_sessions(root, &s.path)));
+}
+
 impl HarnessFormat for ClawdbotFormat {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
-    }
-
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let include = env.include_subagents();
-        if let Some(root) = env.deja_root(ID) {
-            pi_jsonl::discover_sessions(&DIALECT, &root, MAX_WALK_DEPTH, include, &mut found);
-            return found;
-        }
-        let home = env.home().join(".clawdbot");
-        pi_jsonl::discover_sessions(&DIALECT, &home.join("sessions"), MAX_WALK_DEPTH, include, &mut found);
-        let agents = home.join("agents");
-        let mut layout = Discovery::default();
-        pi_jsonl::discover_sessions(&DIALECT, &agents, MAX_WALK_DEPTH, include, &mut layout);
-        // OpenClaw's layout: transcripts are exactly `<agentId>/sessions/<file>`.
-        found.sources.extend(layout.sources.into_iter().filter(|s| in_agent_sessions(&agents, &s.path)));
-        found.roots.extend(layout.roots);
-        Discovery::sort_sources(&mut found.sources);
-        found
     }
 
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {

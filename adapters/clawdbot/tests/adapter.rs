@@ -2,28 +2,17 @@
 //! (snapshots of every source in `tests/fixtures/home/`, arbitrary bytes, mutated
 //! fixtures, store overrides), then the rules that matter most for Clawdbot.
 
-use std::path::Path;
-
 use deja_adapter_clawdbot::ClawdbotFormat;
-use deja_core::{ExitStatus, HarnessFormat, ParseOptions, Role, Session, StoreEnv};
+use deja_core::testkit::session;
+use deja_core::{ExitStatus, Role, Session};
 
 deja_core::conformance!(
     ClawdbotFormat,
-    relocate "DEJA_CLAWDBOT_ROOT" => ".clawdbot/sessions",
     switch "DEJA_INCLUDE_SUBAGENTS"
 );
 
 fn sessions() -> Vec<Session> {
-    let env = StoreEnv::with_home(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home"));
-    let mut out = Vec::new();
-    for src in ClawdbotFormat.discover(&env).sources {
-        ClawdbotFormat.parse(&src, &ParseOptions::default(), &mut out).expect("a fixture parses");
-    }
-    out
-}
-
-fn session<'a>(all: &'a [Session], id: &str) -> &'a Session {
-    all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("session {id}"))
+    deja_core::testkit::sessions(&ClawdbotFormat, &deja_core::fixture_home!())
 }
 
 #[test]

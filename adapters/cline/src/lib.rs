@@ -5,13 +5,15 @@
 //! * **modern** (Cline CLI/SDK): `<sessions>/<id>/<id>.messages.json` beside the manifest
 //!   `<id>.json`, where `<sessions>` is `$CLINE_SESSION_DATA_DIR`, else `<data dir>/sessions`
 //!   with `<data dir>` = `$CLINE_DATA_DIR`, else `$CLINE_DIR/data`, else `~/.cline/data`.
-//!   `DEJA_CLINE_ROOT` names this sessions directory and wins over all of them.
+//!   Its variables place it, as the store spec says.
 //! * **legacy** (the `saoudrizwan.claude-dev` VS Code extension):
 //!   `<root>/tasks/<taskId>/api_conversation_history.json` with titles and working
 //!   directories in `<root>/state/taskHistory.json`, one root per editor host's global
 //!   storage (`Code`, `Code - Insiders`, `VSCodium`, `Cursor`, `Windsurf`; macOS
 //!   `~/Library/Application Support`, Windows `%APPDATA%`, else `${XDG_CONFIG_HOME:-~/.config}`).
-//!   `DEJA_CLINE_ROOTS` (a path list of extension roots) replaces those roots.
+//!
+//! `DEJA_CLINE_ROOT` and the path list `DEJA_CLINE_ROOTS` replace every root of both
+//! kinds: each root is read by what it holds (`tasks/`: an extension's; else the CLI's).
 //!
 //! A task present in both generations (a task id used as a session id) is read once, from
 //! the modern store. Roo Code writes the same legacy file name under its own extension
@@ -32,16 +34,15 @@
 //! its sub-agent edges point at sub-agent transcripts the page says to skip), and the
 //! legacy `ui_messages.json` (a fingerprint part only).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use deja_core::family::cline_tasks::{
-    self, global_storage_roots, legacy_sources, modern_sources, newest_generation_per_task, path_list, ClineDialect, TASK_INJECTED,
-};
+use deja_core::family::cline_tasks::{self, legacy_sources, modern_sources, newest_generation_per_task, ClineDialect, TASK_INJECTED};
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::model::SessionMeta;
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, Os, ParseOptions, ParseStats, SessionSink, SourceRef,
-    StoreEnv, StorePath, ToolMap,
+    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, ParseOptions, ParseStats, SessionSink, SourceRef,
+    StoreEnv, ToolMap,
 };
 
 mod wiring;
@@ -70,23 +71,29 @@ static INFO: HarnessInfo = HarnessInfo {
     name: "Cline",
     container: "whole-file JSON, two generations: CLI/SDK session folders (transcript + manifest) and the VS Code \
         extension's task folders",
-    stores: &[
-        StorePath { os: Os::Any, path: "~/.cline/data/sessions/<id>/<id>.messages.json (+ <id>.json manifest)" },
-        StorePath {
-            os: Os::MacOs,
-            path: "~/Library/Application Support/<host>/User/globalStorage/saoudrizwan.claude-dev/tasks/<taskId>/api_conversation_history.json",
+    store: StoreSpec::new(&[Store {
+        name: "",
+        roots: &[
+            // The CLI's sessions directory.
+            Root::any("${CLINE_SESSION_DATA_DIR:-${CLINE_DATA_DIR:-${CLINE_DIR:-~/.cline}/data}/sessions}"),
+            // The VS Code extension's folder under every editor host's globalStorage.
+            Root::linux(
+                "${XDG_CONFIG_HOME:-~/.config}/{Code,Code - Insiders,VSCodium,Cursor,Windsurf}/User/globalStorage/saoudrizwan.claude-dev",
+            ),
+            Root::macos(
+                "~/Library/Application Support/{Code,Code - Insiders,VSCodium,Cursor,Windsurf}/User/globalStorage/saoudrizwan.claude-dev",
+            ),
+            Root::windows(
+                "${APPDATA:-~/AppData/Roaming}/{Code,Code - Insiders,VSCodium,Cursor,Windsurf}/User/globalStorage/saoudrizwan.claude-dev",
+            ),
+        ],
+        layout: Layout::Custom {
+            shape: "<id>/<id>.messages.json (+ <id>.json), or tasks/<taskId>/api_conversation_history.json under the extension's folder",
+            walk: Some(walk_root),
         },
-        StorePath {
-            os: Os::Windows,
-            path: "%APPDATA%\\<host>\\User\\globalStorage\\saoudrizwan.claude-dev\\tasks\\<taskId>\\api_conversation_history.json",
-        },
-        StorePath {
-            os: Os::Linux,
-            path: "${XDG_CONFIG_HOME:-~/.config}/<host>/User/globalStorage/saoudrizwan.claude-dev/tasks/<taskId>/api_conversation_history.json",
-        },
-    ],
-    env_vars: &["CLINE_SESSION_DATA_DIR", "CLINE_DATA_DIR", "CLINE_DIR", "CLINE_MCP_SETTINGS_PATH", "XDG_CONFIG_HOME", "APPDATA"],
-    deja_vars: &["DEJA_CLINE_ROOT", "DEJA_CLINE_ROOTS"],
+    }])
+    // The MCP settings file `deja install` edits.
+    .harness_vars(&["CLINE_MCP_SETTINGS_PATH"]),
     needs: &[],
     format_summary: "Cline keeps two generations of task history, both whole JSON documents rewritten on change. The \
         CLI/SDK writes `<sessions>/<id>/<id>.messages.json` (`{version, agent, sessionId, messages[{role, content, ts}], \
@@ -111,8 +118,24 @@ static INFO: HarnessInfo = HarnessInfo {
         skill: Capability::Planned("inside the plugin: `~/.cline/plugins/deja/skills/deja-history/SKILL.md` (with the plugin only)"),
         command: Capability::Planned("`/deja` registered by the plugin (`api.registerCommand`)"),
     },
-    launch: Launch { resume: Resume::PerSession { doc: "modern sessions: `cline --id <id>`; legacy `cline-task-*` reopen only from the extension's history UI", pick: resume_modern }, handoff: Handoff::Exec(&["cline", "{prompt}"]) },
+    launch: Launch {
+        resume: Resume::PerSession {
+            doc: "modern sessions: `cline --id <id>`; legacy `cline-task-*` reopen only from the extension's history UI",
+            pick: resume_modern,
+        },
+        handoff: Handoff::Exec(&["cline", "{prompt}"]),
+    },
 };
+
+/// One root read by what it holds: the extension's folder (its `tasks/`) as legacy
+/// tasks, else the CLI's sessions directory.
+fn walk_root(root: &Path, _env: &StoreEnv, found: &mut Discovery) {
+    if root.join("tasks").is_dir() {
+        found.sources.extend(legacy_sources(root));
+    } else {
+        found.sources.extend(modern_sources(root));
+    }
+}
 
 impl HarnessFormat for ClineFormat {
     fn info(&self) -> &'static HarnessInfo {
@@ -123,19 +146,11 @@ impl HarnessFormat for ClineFormat {
         Some(&wiring::ClineWiring)
     }
 
+    /// The spec's stores, then one source per task: a task the CLI migrated from the
+    /// extension is read in its newest generation only.
     fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let mut sources = Vec::new();
-        let sessions = sessions_dir(env);
-        if found.looked_at(&sessions) {
-            sources.extend(modern_sources(&sessions));
-        }
-        for root in legacy_roots(env) {
-            if found.looked_at(&root) {
-                sources.extend(legacy_sources(&root));
-            }
-        }
-        found.sources = newest_generation_per_task(sources);
+        let mut found = deja_core::store::discover(ID, &INFO.store, env);
+        found.sources = newest_generation_per_task(std::mem::take(&mut found.sources));
         Discovery::sort_sources(&mut found.sources);
         found
     }
@@ -145,22 +160,9 @@ impl HarnessFormat for ClineFormat {
     }
 }
 
-/// The modern sessions directory: `DEJA_CLINE_ROOT`, `CLINE_SESSION_DATA_DIR`, else
-/// `<data dir>/sessions`.
-fn sessions_dir(env: &StoreEnv) -> PathBuf {
-    env.deja_root(ID).or_else(|| env.path_var("CLINE_SESSION_DATA_DIR")).unwrap_or_else(|| data_dir(env).join("sessions"))
-}
-
-/// `CLINE_DATA_DIR`, else `$CLINE_DIR/data`, else `~/.cline/data`.
+/// `${CLINE_DATA_DIR:-${CLINE_DIR:-~/.cline}/data}`, as the store spec places it.
 fn data_dir(env: &StoreEnv) -> PathBuf {
-    env.path_var("CLINE_DATA_DIR")
-        .or_else(|| env.path_var("CLINE_DIR").map(|d| d.join("data")))
-        .unwrap_or_else(|| env.home().join(".cline").join("data"))
-}
-
-/// The legacy extension roots: `DEJA_CLINE_ROOTS`, else every editor host's global storage.
-fn legacy_roots(env: &StoreEnv) -> Vec<PathBuf> {
-    path_list(env, "DEJA_CLINE_ROOTS").unwrap_or_else(|| global_storage_roots(env, EXTENSION_ID))
+    INFO.store.dir_of(env, "CLINE_DATA_DIR")
 }
 
 /// Legacy extension tasks (`cline-task-*`) reopen only from the extension's history UI.

@@ -2,41 +2,24 @@
 //! every source in `tests/fixtures/home/`, arbitrary bytes, mutated fixtures, store
 //! overrides), then the rules that matter most for Cline's two generations.
 
-use std::path::Path;
-
 use deja_adapter_cline::ClineFormat;
+use deja_core::testkit::session;
 use deja_core::{FileAction, FileTouch, HarnessFormat, ParseOptions, Role, Session, StoreEnv, Timestamp};
 
 deja_core::conformance!(
     ClineFormat,
-    relocate "DEJA_CLINE_ROOT" => ".cline/data/sessions",
-    relocate "CLINE_SESSION_DATA_DIR" => ".cline/data/sessions",
-    relocate "CLINE_DATA_DIR" => ".cline/data",
-    relocate "CLINE_DIR" => ".cline",
-    relocate "DEJA_CLINE_ROOTS" => ".config/Code/User/globalStorage/saoudrizwan.claude-dev",
-    relocate "XDG_CONFIG_HOME" => ".config",
     // The MCP settings file `deja install` would edit: not a store location.
     switch "CLINE_MCP_SETTINGS_PATH",
-    // Moves the legacy roots on Windows only; on the OS the kit runs on it moves nothing.
-    switch "APPDATA",
     wires "CLINE_DATA_DIR" => ".cline/data",
     wires "CLINE_DIR" => ".cline"
 );
 
 fn home() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home")
+    deja_core::fixture_home!()
 }
 
 fn parse_all(opts: &ParseOptions) -> Vec<Session> {
-    let mut out = Vec::new();
-    for src in ClineFormat.discover(&StoreEnv::with_home(home())).sources {
-        let _ = ClineFormat.parse(&src, opts, &mut out);
-    }
-    out
-}
-
-fn session<'s>(all: &'s [Session], id: &str) -> &'s Session {
-    all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("no session {id}"))
+    deja_core::testkit::read_readable(&ClineFormat, &StoreEnv::with_home(home()), opts)
 }
 
 fn roles(s: &Session) -> Vec<Role> {
@@ -132,10 +115,7 @@ fn newest_generation_wins_per_task() {
         r#"[{"role":"user","content":"<task>\ntidy the notes index\n</task>"},{"role":"assistant","content":"Sorted (legacy copy)."}]"#,
     )
     .unwrap();
-    let mut all = Vec::new();
-    for src in ClineFormat.discover(&StoreEnv::with_home(tmp.path())).sources {
-        let _ = ClineFormat.parse(&src, &ParseOptions::default(), &mut all);
-    }
+    let all = deja_core::testkit::read_readable(&ClineFormat, &StoreEnv::with_home(tmp.path()), &ParseOptions::default());
     let tidy: Vec<&Session> = all.iter().filter(|s| s.id.ends_with("1780000000000")).collect();
     assert_eq!(tidy.len(), 1, "one task, two generations, read once");
     assert_eq!(tidy[0].id, "1780000000000");

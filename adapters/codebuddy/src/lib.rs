@@ -44,16 +44,17 @@
 
 use std::path::{Path, PathBuf};
 
-use deja_core::discover::find_files;
+use deja_core::exit::{split_exit, ExitLine};
 use deja_core::family::claude_jsonl::{tool_call_turn, CLAUDE_INJECTED};
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::model::SessionMeta;
 use deja_core::project::{dash_fallback_name, decode_dash_path};
 use deja_core::read::for_each_source_line;
+use deja_core::store::{Files, Layout, Root, Store, StoreSpec};
 use deja_core::work::ToolMap;
 use deja_core::{
-    Capabilities, Capability, Discovery, ExitStatus, FormatError, HarnessFormat, HarnessInfo, Os, ParseOptions, ParseStats, Role,
-    SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, SynthSession, SynthTurn, SynthWriter, TailState, Timestamp, TitleBy, Turn,
+    Capabilities, Capability, ExitStatus, FormatError, HarnessFormat, HarnessInfo, ParseOptions, ParseStats, Role, SessionBuilder,
+    SessionSink, SourceRef, SynthSession, SynthTurn, SynthWriter, TailState, Timestamp, TitleBy, Turn,
 };
 use serde_json::{json, Value};
 
@@ -77,13 +78,15 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "CodeBuddy Code",
     container: "JSONL, one Responses-style item per line, one file per session (+ sub-agent files)",
-    stores: &[
-        StorePath { os: Os::Any, path: "~/.codebuddy/projects/<mangled-cwd>/<session-id>.jsonl" },
-        StorePath { os: Os::Any, path: "~/.workbuddy/projects/<mangled-cwd>/<session-id>.jsonl" },
-        StorePath { os: Os::Any, path: "~/.workbuddy-ai/projects/<mangled-cwd>/<session-id>.jsonl" },
-    ],
-    env_vars: &["CODEBUDDY_CONFIG_DIR", "WORKBUDDY_CONFIG_DIR"],
-    deja_vars: &["DEJA_CODEBUDDY_ROOT", "DEJA_CODEBUDDY_ROOTS", "DEJA_INCLUDE_SUBAGENTS"],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        roots: &[
+            Root::any("${CODEBUDDY_CONFIG_DIR:-~/.codebuddy}/projects"),
+            // WorkBuddy, CodeBuddy's desktop sibling; its variable replaces both defaults.
+            Root::any("${WORKBUDDY_CONFIG_DIR:-~/{.workbuddy,.workbuddy-ai}}/projects"),
+        ],
+        layout: Layout::Files(Files::new("**/*.jsonl").depth(MAX_DEPTH).append_only().subagents("subagents")),
+    }]),
     needs: &[],
     format_summary: "CodeBuddy Code (and WorkBuddy, which bundles it) writes one append-only JSONL file per session under \
         `${CODEBUDDY_CONFIG_DIR:-~/.codebuddy}/projects/<mangled-cwd>/` (WorkBuddy: `${WORKBUDDY_CONFIG_DIR:-~/.workbuddy}` \
@@ -123,25 +126,6 @@ impl HarnessFormat for CodeBuddyFormat {
 
     fn info(&self) -> &'static HarnessInfo {
         &INFO
-    }
-
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        for root in roots(env) {
-            if !found.looked_at(&root) {
-                continue;
-            }
-            for path in find_files(&root, MAX_DEPTH, &|name| name.ends_with(".jsonl")) {
-                let rel = path.strip_prefix(&root).unwrap_or(&path);
-                if !env.include_subagents() && rel.components().any(|c| c.as_os_str() == "subagents") {
-                    continue;
-                }
-                found.sources.push(SourceRef::file(path).append_only());
-            }
-        }
-        Discovery::sort_sources(&mut found.sources);
-        found.sources.dedup_by(|a, b| a.path == b.path);
-        found
     }
 
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
@@ -205,31 +189,10 @@ impl SynthWriter for CodeBuddyFormat {
     }
 }
 
-/// `DEJA_CODEBUDDY_ROOTS` (a path list), else `DEJA_CODEBUDDY_ROOT`, else CodeBuddy's
-/// projects root and WorkBuddy's (its variable, else both of its default homes).
-fn roots(env: &StoreEnv) -> Vec<PathBuf> {
-    if let Some(list) = env.var("DEJA_CODEBUDDY_ROOTS") {
-        return std::env::split_paths(list).filter(|p| !p.as_os_str().is_empty()).map(|p| env.expand(&p.to_string_lossy())).collect();
-    }
-    if let Some(root) = env.deja_root(ID) {
-        return vec![root];
-    }
-    let home = env.home();
-    let mut roots = vec![env.path_var("CODEBUDDY_CONFIG_DIR").unwrap_or_else(|| home.join(".codebuddy")).join("projects")];
-    match env.path_var("WORKBUDDY_CONFIG_DIR") {
-        Some(dir) => roots.push(dir.join("projects")),
-        None => {
-            roots.push(home.join(".workbuddy").join("projects"));
-            roots.push(home.join(".workbuddy-ai").join("projects"));
-        }
-    }
-    roots
-}
-
-/// Which title item a title came from, in CodeBuddy's order of preference.
 /// The tail state's mark once an `ai-title` or `custom-title` was read.
 const MARK_TITLED: &str = "titled";
 
+/// Which title item a title came from, in CodeBuddy's order of preference.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum TitleRank {
     Topic,
@@ -443,14 +406,10 @@ fn is_injected_item(t: &str) -> bool {
 /// A last line `Exit Code: N` (the shell tool's footer) and the output without it;
 /// `Exit Code: (none)` (a signal ended the command) gives no code but is cut too.
 fn split_exit_footer(output: &str) -> (Option<ExitStatus>, &str) {
-    let trimmed = output.trim_end();
-    let (head, last) = match trimmed.rsplit_once('\n') {
-        Some((h, l)) => (h, l),
-        None => ("", trimmed),
-    };
-    let Some(code) = last.trim().strip_prefix("Exit Code:") else { return (None, output) };
-    let exit = code.trim().parse::<i64>().ok().map(ExitStatus::Code);
-    (exit, head.trim_end())
+    match split_exit(output, &[ExitLine::last("Exit Code:")]) {
+        Some((code, rest)) => (code.map(ExitStatus::Code), rest),
+        None => (None, output),
+    }
 }
 
 /// `-r` finds a session only from its own folder, so an unknown or missing folder is

@@ -20,7 +20,7 @@ pub struct CodebuddyWiring;
 
 /// `${CODEBUDDY_CONFIG_DIR:-~/.codebuddy}`.
 fn config_dir(env: &StoreEnv) -> PathBuf {
-    env.path_var("CODEBUDDY_CONFIG_DIR").unwrap_or_else(|| env.home().join(".codebuddy"))
+    crate::INFO.store.dir_of(env, "CODEBUDDY_CONFIG_DIR")
 }
 
 /// The MCP file CodeBuddy reads: the first of its three that exists, else a new

@@ -1,31 +1,22 @@
 //! Every test of deja-adapter-codebuddy, in one test binary: the conformance kit, then the
 //! rules that matter most for CodeBuddy's Responses-style items.
 
-use std::path::Path;
-
 use deja_adapter_codebuddy::CodeBuddyFormat;
+use deja_core::testkit::session as by_id;
 use deja_core::{ExitStatus, HarnessFormat, ParseOptions, Role, Session, StoreEnv};
 
 deja_core::conformance!(
     CodeBuddyFormat,
-    relocate "DEJA_CODEBUDDY_ROOT" => ".codebuddy/projects",
-    relocate "DEJA_CODEBUDDY_ROOTS" => ".workbuddy/projects",
-    relocate "CODEBUDDY_CONFIG_DIR" => ".codebuddy",
-    relocate "WORKBUDDY_CONFIG_DIR" => ".workbuddy",
     switch "DEJA_INCLUDE_SUBAGENTS",
     wires "CODEBUDDY_CONFIG_DIR" => ".codebuddy"
 );
 
 fn home() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home")
+    deja_core::fixture_home!()
 }
 
 fn sessions_with(opts: &ParseOptions) -> Vec<Session> {
     deja_core::testkit::read_all(&CodeBuddyFormat, &StoreEnv::with_home(home()), opts)
-}
-
-fn by_id<'a>(sessions: &'a [Session], id: &str) -> &'a Session {
-    sessions.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("session {id}"))
 }
 
 #[test]
@@ -73,10 +64,7 @@ fn the_synthetic_writer_round_trips_the_exit_status() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let sample = deja_core::testkit::sample_session();
     CodeBuddyFormat.write_synthetic(tmp.path(), &sample).expect("write");
-    let mut out: Vec<Session> = Vec::new();
-    for src in CodeBuddyFormat.discover(&StoreEnv::with_home(tmp.path())).sources {
-        CodeBuddyFormat.parse(&src, &ParseOptions::default(), &mut out).expect("parse");
-    }
+    let out = deja_core::testkit::read_all(&CodeBuddyFormat, &StoreEnv::with_home(tmp.path()), &ParseOptions::default());
     let s = out.iter().find(|s| s.id == sample.id).expect("the sample session");
     assert_eq!(s.project.as_deref(), Some(sample.project.as_str()));
     let shell = s.turns.iter().find(|t| t.role == Role::ToolCall).expect("the shell call");

@@ -27,21 +27,20 @@
 //! directory name), never before a moment already reached within the same minute, and
 //! rolls to the next day when the clock wraps. Without one, the directory's timestamp.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use deja_core::discover::is_dir_entry;
 use deja_core::family::json_docs::first_str;
 use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::model::{cap_text, MAX_EDIT_BYTES};
 use deja_core::read::{parse_json_document, read_source, str_at};
+use deja_core::store::{Files, Layout, Part, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, Edit, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os,
-    ParseOptions, ParseStats, Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolUse, Turn,
+    Capabilities, Capability, Edit, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats,
+    Role, SessionBuilder, SessionSink, SourceRef, Timestamp, ToolUse, Turn,
 };
 use serde_json::Value;
 
 const ID: &str = "codebuff";
-const MESSAGES: &str = "chat-messages.json";
 const RUN_STATE: &str = "run-state.json";
 const META: &str = "chat-meta.json";
 const DAY_MS: i64 = 86_400_000;
@@ -55,9 +54,11 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Codebuff",
     container: "JSON, one directory per session (chat-messages.json + run-state.json)",
-    stores: &[StorePath { os: Os::Any, path: "~/.config/manicode/projects/<project>/chats/<timestamp>/chat-messages.json" }],
-    env_vars: &[],
-    deja_vars: &["DEJA_CODEBUFF_ROOT"],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        roots: &[Root::any("~/.config/manicode/projects")],
+        layout: Layout::Files(Files::new("*/chats/*/chat-messages.json").parts(&[Part::Sibling(RUN_STATE), Part::Sibling(META)])),
+    }]),
     needs: &[],
     format_summary: "One directory per session under `~/.config/manicode/projects/<project>/chats/<timestamp>/` (Codebuff and \
         Freebuff alike): `chat-messages.json`, an array of messages with a `variant` (`user`, `ai`, `error`), rewritten \
@@ -78,23 +79,6 @@ static INFO: HarnessInfo = HarnessInfo {
 impl HarnessFormat for CodebuffFormat {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
-    }
-
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let root = env.deja_root(ID).unwrap_or_else(|| env.home().join(".config/manicode/projects"));
-        if found.looked_at(&root) {
-            for project in subdirs(&root) {
-                for chat in subdirs(&project.join("chats")) {
-                    let messages = chat.join(MESSAGES);
-                    if messages.is_file() {
-                        found.sources.push(SourceRef::file(messages).with_part(chat.join(RUN_STATE)).with_part(chat.join(META)));
-                    }
-                }
-            }
-            Discovery::sort_sources(&mut found.sources);
-        }
-        found
     }
 
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
@@ -132,12 +116,6 @@ impl HarnessFormat for CodebuffFormat {
         }
         Ok(stats)
     }
-}
-
-/// The subdirectories of `dir`, symlinks to directories included.
-fn subdirs(dir: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
-    entries.flatten().filter(is_dir_entry).map(|e| e.path()).collect()
 }
 
 fn name_of(p: &Path) -> String {

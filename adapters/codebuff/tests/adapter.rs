@@ -1,24 +1,15 @@
 //! Every test of deja-adapter-codebuff, in one test binary: the conformance kit, then the
 //! rules that matter most for Codebuff's session directories.
 
-use std::path::Path;
-
 use deja_adapter_codebuff::CodebuffFormat;
-use deja_core::{FileAction, HarnessFormat, ParseOptions, Role, Session, StoreEnv, Timestamp};
+use deja_core::testkit::session;
+use deja_core::{FileAction, ParseOptions, Role, Session, StoreEnv, Timestamp};
 
-deja_core::conformance!(CodebuffFormat, relocate "DEJA_CODEBUFF_ROOT" => ".config/manicode/projects");
+deja_core::conformance!(CodebuffFormat);
 
 fn sessions(opts: &ParseOptions) -> Vec<Session> {
-    let home = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home");
-    let mut out = Vec::new();
-    for src in CodebuffFormat.discover(&StoreEnv::with_home(&home)).sources {
-        let _ = CodebuffFormat.parse(&src, opts, &mut out);
-    }
-    out
-}
-
-fn session<'a>(all: &'a [Session], id: &str) -> &'a Session {
-    all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("session {id}"))
+    let home = deja_core::fixture_home!();
+    deja_core::testkit::read_readable(&CodebuffFormat, &StoreEnv::with_home(&home), opts)
 }
 
 #[test]

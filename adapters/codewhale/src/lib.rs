@@ -33,14 +33,16 @@ mod wiring;
 use std::path::{Path, PathBuf};
 
 use deja_core::discover::find_files;
+use deja_core::exit::ExitLine;
 use deja_core::family::json_docs::{call_turn, first_str, json_arg, text_blocks, ToolKeys};
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::model::{cap_text, MAX_EDIT_BYTES};
 use deja_core::patch::join_cwd;
 use deja_core::read::{parse_json_document, read_source, str_at};
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
     Capabilities, Capability, Discovery, Edit, ExitStatus, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText,
-    Os, ParseOptions, ParseStats, Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolMap, Turn,
+    ParseOptions, ParseStats, Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, Timestamp, ToolMap, Turn,
 };
 use serde_json::Value;
 
@@ -62,12 +64,15 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "CodeWhale",
     container: "JSON, one document per session",
-    stores: &[
-        StorePath { os: Os::Any, path: "~/.codewhale/sessions/<id>.json" },
-        StorePath { os: Os::Any, path: "~/.deepseek/sessions/<id>.json (pre-rebrand, until migrated)" },
-    ],
-    env_vars: &["CODEWHALE_HOME"],
-    deja_vars: &["DEJA_CODEWHALE_ROOT"],
+    store: StoreSpec::new(&[
+        Store {
+            name: "",
+            roots: &[Root::any("${CODEWHALE_HOME:-~/.codewhale}/sessions")],
+            layout: Layout::Custom { shape: "<id>.json", walk: None },
+        },
+        // Before the rebrand, until CodeWhale migrates it; never read while CODEWHALE_HOME is set.
+        Store { name: "legacy", roots: &[Root::any("~/.deepseek/sessions")], layout: Layout::Custom { shape: "<id>.json", walk: None } },
+    ]),
     needs: &[],
     format_summary: "Pretty-printed JSON documents `{schema_version, metadata, messages}` directly in \
         `${CODEWHALE_HOME:-~/.codewhale}/sessions/` (and the legacy `~/.deepseek/sessions/` until CodeWhale migrates \
@@ -122,17 +127,22 @@ impl HarnessFormat for CodeWhaleFormat {
 
     fn discover(&self, env: &StoreEnv) -> Discovery {
         let mut found = Discovery::default();
-        let current = env.deja_root(ID).unwrap_or_else(|| codewhale_home(env).join("sessions"));
         let mut names = Vec::new();
-        if found.looked_at(&current) {
-            for p in session_files(&current) {
-                names.extend(p.file_name().map(|n| n.to_os_string()));
-                found.sources.push(SourceRef::file(p));
+        for current in INFO.store.roots_of(ID, "", env) {
+            if found.looked_at(&current) {
+                for p in session_files(&current) {
+                    names.extend(p.file_name().map(|n| n.to_os_string()));
+                    found.sources.push(SourceRef::file(p));
+                }
             }
         }
-        // CODEWHALE_HOME is an isolation boundary in CodeWhale: it never reads ~/.deepseek then.
-        if env.var("CODEWHALE_HOME").is_none() {
-            let legacy = env.home().join(".deepseek/sessions");
+        // CODEWHALE_HOME is an isolation boundary in CodeWhale: it never reads ~/.deepseek
+        // then. A session already migrated is read from the current store only.
+        if env.var("CODEWHALE_HOME").is_some() {
+            Discovery::sort_sources(&mut found.sources);
+            return found;
+        }
+        for legacy in INFO.store.roots_of(ID, "legacy", env) {
             if found.looked_at(&legacy) {
                 found.sources.extend(
                     session_files(&legacy)
@@ -181,11 +191,6 @@ impl HarnessFormat for CodeWhaleFormat {
         }
         Ok(stats)
     }
-}
-
-/// `${CODEWHALE_HOME:-~/.codewhale}`.
-fn codewhale_home(env: &StoreEnv) -> PathBuf {
-    env.path_var("CODEWHALE_HOME").unwrap_or_else(|| env.home().join(".codewhale"))
 }
 
 /// Session documents directly in `dir` (no recursion: subdirectories are bookkeeping).
@@ -300,10 +305,7 @@ impl Parser<'_> {
 /// `Command exited with code N` on the last line of a failed shell result (also wrapped
 /// as `Error: …`).
 fn exit_code(output: &str) -> Option<i64> {
-    let last = output.lines().rev().map(str::trim).find(|l| !l.is_empty())?;
-    let i = last.find("Command exited with code ")?;
-    let digits: String = last[i + 25..].chars().take_while(|c| c.is_ascii_digit() || *c == '-').collect();
-    digits.parse().ok()
+    deja_core::exit::exit_code(output, &[ExitLine::last("Command exited with code ").inline()])
 }
 
 /// The `edit` tool's span: `edits[{oldText,newText}]` (an array, or one as a JSON

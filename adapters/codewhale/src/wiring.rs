@@ -21,7 +21,7 @@ pub struct CodewhaleWiring;
 
 /// `${CODEWHALE_HOME:-~/.codewhale}`.
 fn codewhale_home(env: &StoreEnv) -> PathBuf {
-    env.path_var("CODEWHALE_HOME").unwrap_or_else(|| env.home().join(".codewhale"))
+    crate::INFO.store.dir_of(env, "CODEWHALE_HOME")
 }
 
 /// `/deja` without frontmatter.

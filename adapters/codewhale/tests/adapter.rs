@@ -4,32 +4,21 @@
 use std::path::Path;
 
 use deja_adapter_codewhale::CodeWhaleFormat;
+use deja_core::testkit::session;
 use deja_core::{ExitStatus, FileAction, HarnessFormat, ParseOptions, Role, Session, StoreEnv, Timestamp};
 
-deja_core::conformance!(
-    CodeWhaleFormat,
-    relocate "DEJA_CODEWHALE_ROOT" => ".codewhale/sessions",
-    relocate "CODEWHALE_HOME" => ".codewhale"
-);
+deja_core::conformance!(CodeWhaleFormat);
 
 fn home() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home")
+    deja_core::fixture_home!()
 }
 
 fn sessions_with(env: &StoreEnv, opts: &ParseOptions) -> Vec<Session> {
-    let mut out = Vec::new();
-    for src in CodeWhaleFormat.discover(env).sources {
-        let _ = CodeWhaleFormat.parse(&src, opts, &mut out);
-    }
-    out
+    deja_core::testkit::read_readable(&CodeWhaleFormat, env, opts)
 }
 
 fn fixture_sessions() -> Vec<Session> {
     sessions_with(&StoreEnv::with_home(home()), &ParseOptions::default())
-}
-
-fn session<'a>(all: &'a [Session], id: &str) -> &'a Session {
-    all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("session {id}"))
 }
 
 #[test]

@@ -50,10 +50,11 @@ use std::path::{Path, PathBuf};
 
 use deja_core::family::codex_rollout::{self, CodexDialect, RolloutStore, CODEX_TOOLS};
 use deja_core::family::codex_synth::{self, RolloutLayout};
-use deja_core::format::{Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, Os, ParseOptions, ParseStats};
-use deja_core::format::{SessionSink, StorePath};
+use deja_core::format::SessionSink;
+use deja_core::format::{Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, ParseOptions, ParseStats};
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::model::SessionMeta;
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{InjectedText, SourceRef, StoreEnv, SynthSession, SynthWriter};
 
 /// The adapter id.
@@ -68,13 +69,14 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Codex CLI",
     container: "JSONL rollouts (one per thread) + history.jsonl",
-    stores: &[
-        StorePath { os: Os::Any, path: "~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl" },
-        StorePath { os: Os::Any, path: "~/.codex/archived_sessions/rollout-*.jsonl" },
-        StorePath { os: Os::Any, path: "~/.codex/history.jsonl" },
-    ],
-    env_vars: &["CODEX_HOME"],
-    deja_vars: &["DEJA_CODEX_ROOT"],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        roots: &[Root::any("${CODEX_HOME:-~/.codex}/sessions")],
+        layout: Layout::Custom {
+            shape: "YYYY/MM/DD/rollout-*.jsonl, ../archived_sessions/rollout-*.jsonl, ../history.jsonl",
+            walk: Some(walk_rollouts),
+        },
+    }]),
     needs: &[],
     format_summary: "Codex writes one append-only JSONL rollout per thread under `sessions/YYYY/MM/DD/`, each line \
         `{timestamp, type, payload}`. A `session_meta` line gives the thread id and working directory; roled `response_item` \
@@ -118,12 +120,13 @@ pub static INJECTED: InjectedText = InjectedText {
 /// Codex CLI in the Codex-rollout family.
 pub static DIALECT: CodexDialect = CodexDialect { harness: ID, tools: CODEX_TOOLS, titles: Some("state_5.sqlite") };
 
-/// The sessions root to read: `DEJA_CODEX_ROOT`, else `${CODEX_HOME:-~/.codex}/sessions`.
-/// Archived rollouts and `history.jsonl` are read from beside it.
-pub fn store(env: &StoreEnv) -> RolloutStore {
-    let sessions =
-        env.deja_root(ID).unwrap_or_else(|| env.path_var("CODEX_HOME").unwrap_or_else(|| env.home().join(".codex")).join("sessions"));
-    RolloutStore::at(sessions).with_titles(&DIALECT)
+/// The rollouts of the sessions root and of `archived_sessions/` beside it, and the
+/// history file, titles named by the side database.
+fn walk_rollouts(root: &Path, _env: &StoreEnv, found: &mut Discovery) {
+    let d = RolloutStore::at(root.to_path_buf()).with_titles(&DIALECT).discover();
+    found.sources.extend(d.sources);
+    // The sessions root is looked at already; the archive beside it is reported here.
+    found.roots.extend(d.roots.into_iter().filter(|(p, _)| p != root));
 }
 
 impl HarnessFormat for CodexFormat {
@@ -133,10 +136,6 @@ impl HarnessFormat for CodexFormat {
 
     fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
         Some(&wiring::CodexWiring)
-    }
-
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        store(env).discover()
     }
 
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {

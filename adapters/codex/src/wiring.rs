@@ -16,7 +16,7 @@ use deja_core::StoreEnv;
 pub struct CodexWiring;
 
 fn codex_home(env: &StoreEnv) -> PathBuf {
-    env.path_var("CODEX_HOME").unwrap_or_else(|| env.home().join(".codex"))
+    crate::INFO.store.dir_of(env, "CODEX_HOME")
 }
 
 impl Wiring for CodexWiring {

@@ -3,8 +3,6 @@
 
 deja_core::conformance!(
     deja_adapter_codex::CodexFormat,
-    relocate "DEJA_CODEX_ROOT" => ".codex/sessions",
-    relocate "CODEX_HOME" => ".codex",
     wires "CODEX_HOME" => ".codex"
 );
 

@@ -106,8 +106,8 @@ fn registered_with_honest_info() {
     let f = deja_core::lookup("codex").expect("registered through inventory");
     let info = f.info();
     assert_eq!(info.id, "codex");
-    assert!(info.deja_vars.contains(&"DEJA_CODEX_ROOT"));
-    assert!(info.env_vars.contains(&"CODEX_HOME"));
+    assert!(info.deja_overrides().iter().any(|(v, _)| v == "DEJA_CODEX_ROOT"));
+    assert!(info.harness_vars().contains(&"CODEX_HOME"));
     for (name, cap) in info.capabilities.named() {
         assert_ne!(cap.status(), "works", "{name}: nothing provides it yet");
         assert!(!cap.reason().is_empty(), "{name} needs a reason");

@@ -41,17 +41,17 @@
 
 use std::path::{Path, PathBuf};
 
-use deja_core::discover::find_files;
+use deja_core::exit::{split_exit_code, ExitLine};
 use deja_core::family::claude_jsonl::tool_call_turn;
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::project::{dash_fallback_name, decode_dash_path};
 use deja_core::read::for_each_source_line;
+use deja_core::store::{Files, Layout, Root, Store, StoreSpec};
 use deja_core::synth::dash_encode;
 use deja_core::work::ToolMap;
 use deja_core::{
-    Capabilities, Capability, Discovery, ExitStatus, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os,
-    ParseOptions, ParseStats, Role, Session, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, SynthSession, SynthTurn,
-    SynthWriter, TailState, Timestamp, Turn,
+    Capabilities, Capability, ExitStatus, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions,
+    ParseStats, Role, Session, SessionBuilder, SessionSink, SourceRef, SynthSession, SynthTurn, SynthWriter, TailState, Timestamp, Turn,
 };
 use serde_json::{json, Value};
 
@@ -79,9 +79,14 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Command Code",
     container: "JSONL, one file per session (v3: header + message envelopes; v2: flat lines)",
-    stores: &[StorePath { os: Os::Any, path: "~/.commandcode/projects/<encoded-cwd>/<session>.jsonl" }],
-    env_vars: &[],
-    deja_vars: &["DEJA_COMMANDCODE_ROOT"],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        roots: &[Root::any("~/.commandcode/projects")],
+        // The client's own transcript filter (`isSessionTranscriptFileName`).
+        layout: Layout::Files(
+            Files::new("**/*.jsonl").depth(MAX_DEPTH).exclude(&["*.checkpoints.*", "*.prompts.*", "*.v2.bak*"]).append_only(),
+        ),
+    }]),
     needs: &[],
     format_summary: "Command Code writes one JSONL transcript per session under `~/.commandcode/projects/<encoded-cwd>/`. \
         v3 files (client 1.73+) open with a `session` header (`id`, `cwd`) followed by `message` lines wrapping \
@@ -109,20 +114,6 @@ impl HarnessFormat for CommandCodeFormat {
 
     fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
         Some(&wiring::CommandCodeWiring)
-    }
-
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let root = env.deja_root(ID).unwrap_or_else(|| env.home().join(".commandcode").join("projects"));
-        if found.looked_at(&root) {
-            // The client's own transcript filter (`isSessionTranscriptFileName`).
-            let keep = |name: &str| {
-                name.ends_with(".jsonl") && !name.contains(".checkpoints.") && !name.contains(".prompts.") && !name.contains(".v2.bak")
-            };
-            found.sources = find_files(&root, MAX_DEPTH, &keep).into_iter().map(|p| SourceRef::file(p).append_only()).collect();
-            Discovery::sort_sources(&mut found.sources);
-        }
-        found
     }
 
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
@@ -384,16 +375,6 @@ fn is_absolute(p: &str) -> bool {
 
 /// A leading `Exit code: N` or `Exit code: N (<meaning>)` line and the text after it.
 fn split_exit_line(text: &str) -> (Option<ExitStatus>, &str) {
-    let t = text.trim_start();
-    let (first, rest) = t.split_once('\n').unwrap_or((t, ""));
-    let code = first
-        .trim()
-        .strip_prefix("Exit code:")
-        .map(str::trim)
-        .and_then(|c| c.split_whitespace().next())
-        .and_then(|n| n.parse::<i64>().ok());
-    match code {
-        Some(n) => (Some(ExitStatus::Code(n)), rest),
-        None => (None, text),
-    }
+    let (code, rest) = split_exit_code(text, &[ExitLine::first("Exit code:")]);
+    (code.map(ExitStatus::Code), rest)
 }

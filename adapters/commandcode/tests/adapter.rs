@@ -1,15 +1,13 @@
 //! Every test of deja-adapter-commandcode, in one test binary: the conformance kit, then
 //! the rules that matter most for Command Code's two generations and tool dialect.
 
-use std::path::Path;
-
 use deja_adapter_commandcode::CommandCodeFormat;
 use deja_core::{ExitStatus, FileAction, HarnessFormat, ParseOptions, Role, Session, StoreEnv};
 
-deja_core::conformance!(CommandCodeFormat, relocate "DEJA_COMMANDCODE_ROOT" => ".commandcode/projects");
+deja_core::conformance!(CommandCodeFormat);
 
 fn sessions() -> Vec<Session> {
-    let home = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home");
+    let home = deja_core::fixture_home!();
     let mut out = Vec::new();
     let found = CommandCodeFormat.discover(&StoreEnv::with_home(&home)).sources;
     assert_eq!(found.len(), 3, "checkpoints, prompts, backups and meta files are not transcripts: {found:?}");
@@ -58,10 +56,7 @@ fn the_synthetic_writer_round_trips_the_exit_status() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let sample = deja_core::testkit::sample_session();
     CommandCodeFormat.write_synthetic(tmp.path(), &sample).expect("write");
-    let mut out: Vec<Session> = Vec::new();
-    for src in CommandCodeFormat.discover(&StoreEnv::with_home(tmp.path())).sources {
-        CommandCodeFormat.parse(&src, &ParseOptions::default(), &mut out).expect("parse");
-    }
+    let out = deja_core::testkit::read_all(&CommandCodeFormat, &StoreEnv::with_home(tmp.path()), &ParseOptions::default());
     let s = out.iter().find(|s| s.id == sample.id).expect("the sample session");
     assert_eq!(s.project.as_deref(), Some(sample.project.as_str()));
     let shell = s.turns.iter().find(|t| t.role == Role::ToolCall).expect("the shell call");

@@ -25,15 +25,15 @@
 //! mtime; history item `i` is placed at start + `i` seconds so order survives.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use deja_core::discover::find_files;
 use deja_core::family::json_docs::{call_turn, file_mtime, json_arg, text_blocks, ToolKeys};
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::read::{parse_json_document, read_source, str_at};
+use deja_core::store::{Files, Layout, Part, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, Role,
-    SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolMap, Turn,
+    Capabilities, Capability, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, Role, SessionBuilder,
+    SessionSink, SourceRef, Timestamp, ToolMap, Turn,
 };
 use serde_json::Value;
 mod wiring;
@@ -50,9 +50,12 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Continue",
     container: "JSON, one document per session + a sessions.json list",
-    stores: &[StorePath { os: Os::Any, path: "~/.continue/sessions/<sessionId>.json" }],
-    env_vars: &["CONTINUE_GLOBAL_DIR"],
-    deja_vars: &["DEJA_CONTINUE_ROOT"],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        roots: &[Root::any("${CONTINUE_GLOBAL_DIR:-~/.continue}/sessions")],
+        // `sessions.json` lists every session's title: a part of each, never one itself.
+        layout: Layout::Files(Files::new("*.json").exclude(&[LIST]).parts(&[Part::InRoot(LIST)])),
+    }]),
     needs: &[],
     format_summary: "Whole-file JSON documents under `${CONTINUE_GLOBAL_DIR:-~/.continue}/sessions/`, one per session \
         (`sessionId`, `title`, `workspaceDirectory`, `history[]`), rewritten on change, plus `sessions.json`, the list of \
@@ -96,20 +99,6 @@ impl HarnessFormat for ContinueFormat {
 
     fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
         Some(&wiring::ContinueWiring)
-    }
-
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let root = sessions_root(env);
-        if found.looked_at(&root) {
-            let list = root.join(LIST);
-            found.sources = find_files(&root, 0, &|name| is_session_file(name))
-                .into_iter()
-                .map(|p| SourceRef::file(p).with_part(list.clone()))
-                .collect();
-            Discovery::sort_sources(&mut found.sources);
-        }
-        found
     }
 
     fn parse(&self, src: &SourceRef, _opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
@@ -156,12 +145,6 @@ impl HarnessFormat for ContinueFormat {
         }
         Ok(stats)
     }
-}
-
-/// A session document: `*.json` (any case) directly in `sessions/`, not the list.
-fn is_session_file(name: &str) -> bool {
-    let lower = name.to_ascii_lowercase();
-    lower.ends_with(".json") && lower != LIST
 }
 
 /// One history item: its message as speech, then its tool calls with their outputs.
@@ -226,10 +209,4 @@ fn list_entry(doc_path: &Path, id: &str) -> Option<Value> {
 fn is_real_title(title: &str, first_user_line: Option<&str>) -> bool {
     let lower = title.to_ascii_lowercase();
     !title.is_empty() && lower != "new session" && lower != "untitled session" && Some(title) != first_user_line
-}
-
-/// `DEJA_CONTINUE_ROOT` (the sessions directory), else `${CONTINUE_GLOBAL_DIR:-~/.continue}/sessions`.
-fn sessions_root(env: &StoreEnv) -> PathBuf {
-    env.deja_root(ID)
-        .unwrap_or_else(|| env.path_var("CONTINUE_GLOBAL_DIR").unwrap_or_else(|| env.home().join(".continue")).join("sessions"))
 }

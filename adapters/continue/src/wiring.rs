@@ -19,7 +19,7 @@ use deja_core::StoreEnv;
 pub struct ContinueWiring;
 
 fn continue_home(env: &StoreEnv) -> PathBuf {
-    env.path_var("CONTINUE_GLOBAL_DIR").unwrap_or_else(|| env.home().join(".continue"))
+    crate::INFO.store.dir_of(env, "CONTINUE_GLOBAL_DIR")
 }
 
 impl Wiring for ContinueWiring {

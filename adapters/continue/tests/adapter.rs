@@ -2,29 +2,18 @@
 //! every source in `tests/fixtures/home/`, arbitrary bytes, mutated fixtures, store
 //! overrides), then the rules that matter most for Continue's documents.
 
-use std::path::Path;
-
 use deja_adapter_continue::ContinueFormat;
+use deja_core::testkit::session;
 use deja_core::{FileAction, HarnessFormat, ParseOptions, Role, Session, SourceRef, StoreEnv, Timestamp};
 
 deja_core::conformance!(
     ContinueFormat,
-    relocate "DEJA_CONTINUE_ROOT" => ".continue/sessions",
-    relocate "CONTINUE_GLOBAL_DIR" => ".continue",
     wires "CONTINUE_GLOBAL_DIR" => ".continue"
 );
 
 fn fixture_sessions() -> Vec<Session> {
-    let home = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home");
-    let mut out = Vec::new();
-    for src in ContinueFormat.discover(&StoreEnv::with_home(&home)).sources {
-        let _ = ContinueFormat.parse(&src, &ParseOptions::default(), &mut out);
-    }
-    out
-}
-
-fn session<'a>(all: &'a [Session], id: &str) -> &'a Session {
-    all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("session {id}"))
+    let home = deja_core::fixture_home!();
+    deja_core::testkit::read_readable(&ContinueFormat, &StoreEnv::with_home(&home), &ParseOptions::default())
 }
 
 #[test]

@@ -19,8 +19,8 @@
 //! label, is never read).
 //!
 //! `DEJA_COPILOT_CHAT_ROOT` names one sessions root — a `User` folder (or any folder holding
-//! chat files, which is walked) — and replaces everything else; `DEJA_COPILOT_CHAT_ROOTS` (a
-//! path list of `User` folders) replaces the products' folders. Every source is a whole
+//! chat files, which is walked) — and `DEJA_COPILOT_CHAT_ROOTS` a path list of them; either
+//! replaces the products' folders. Every source is a whole
 //! document or a log replayed from its start (the mutation log is compacted by rewriting,
 //! a transcript takes its id from its first line), so none is marked append-only. Not
 //! read: `globalStorage/github.copilot-chat/session-store.db` (every id in it also exists
@@ -30,9 +30,10 @@ mod wiring;
 
 use deja_core::family::vscode_chat::{self, VscodeChatDialect, COPILOT_TOOLS};
 use deja_core::launch::{Handoff, Launch, Resume};
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, SessionSink,
-    SourceRef, StoreEnv, StorePath,
+    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, SessionSink,
+    SourceRef, StoreEnv,
 };
 
 const ID: &str = "copilot-chat";
@@ -43,52 +44,27 @@ pub struct CopilotChatFormat;
 deja_core::inventory::submit!(deja_core::Registration(&CopilotChatFormat));
 
 /// Copilot Chat in the VS Code chat family.
-pub static DIALECT: VscodeChatDialect = VscodeChatDialect {
-    harness: ID,
-    tools: COPILOT_TOOLS,
-    injected: &InjectedText::NONE,
-    products: &["Code", "Code - Insiders", "VSCodium"],
-    transcripts: true,
-};
+pub static DIALECT: VscodeChatDialect =
+    VscodeChatDialect { harness: ID, tools: COPILOT_TOOLS, injected: &InjectedText::NONE, transcripts: true };
 
 static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "VS Code Copilot Chat",
     container: "JSONL mutation log (`kind` 0–3) or JSON state per chat; plus `type`-event JSONL transcripts",
-    stores: &[
-        StorePath {
-            os: Os::MacOs,
-            path: "~/Library/Application Support/<host>/User/{,profiles/*/}workspaceStorage/*/chatSessions/*.{jsonl,json}",
+    store: StoreSpec::new(&[Store {
+        name: "",
+        // Each product's `User` folder.
+        roots: &[
+            Root::macos("~/Library/Application Support/{Code,Code - Insiders,VSCodium}/User"),
+            Root::linux("${XDG_CONFIG_HOME:-~/.config}/{Code,Code - Insiders,VSCodium}/User"),
+            Root::windows("${APPDATA:-~/AppData/Roaming}/{Code,Code - Insiders,VSCodium}/User"),
+        ],
+        layout: Layout::Custom {
+            shape: "{,profiles/*/}workspaceStorage/*/{chatSessions/*.{jsonl,json},GitHub.copilot-chat/transcripts/*.jsonl}, \
+                {,profiles/*/}globalStorage/emptyWindowChatSessions/*",
+            walk: Some(walk_user_folder),
         },
-        StorePath {
-            os: Os::MacOs,
-            path: "~/Library/Application Support/<host>/User/{,profiles/*/}workspaceStorage/*/GitHub.copilot-chat/transcripts/*.jsonl",
-        },
-        StorePath {
-            os: Os::MacOs,
-            path: "~/Library/Application Support/<host>/User/{,profiles/*/}globalStorage/emptyWindowChatSessions/*",
-        },
-        StorePath { os: Os::Windows, path: "%APPDATA%\\<host>\\User\\{,profiles\\*\\}workspaceStorage\\*\\chatSessions\\*.{jsonl,json}" },
-        StorePath {
-            os: Os::Windows,
-            path: "%APPDATA%\\<host>\\User\\{,profiles\\*\\}workspaceStorage\\*\\GitHub.copilot-chat\\transcripts\\*.jsonl",
-        },
-        StorePath { os: Os::Windows, path: "%APPDATA%\\<host>\\User\\{,profiles\\*\\}globalStorage\\emptyWindowChatSessions\\*" },
-        StorePath {
-            os: Os::Linux,
-            path: "${XDG_CONFIG_HOME:-~/.config}/<host>/User/{,profiles/*/}workspaceStorage/*/chatSessions/*.{jsonl,json}",
-        },
-        StorePath {
-            os: Os::Linux,
-            path: "${XDG_CONFIG_HOME:-~/.config}/<host>/User/{,profiles/*/}workspaceStorage/*/GitHub.copilot-chat/transcripts/*.jsonl",
-        },
-        StorePath {
-            os: Os::Linux,
-            path: "${XDG_CONFIG_HOME:-~/.config}/<host>/User/{,profiles/*/}globalStorage/emptyWindowChatSessions/*",
-        },
-    ],
-    env_vars: &["XDG_CONFIG_HOME", "APPDATA"],
-    deja_vars: &["DEJA_COPILOT_CHAT_ROOT", "DEJA_COPILOT_CHAT_ROOTS"],
+    }]),
     needs: &[],
     format_summary: "VS Code keeps each Copilot chat in the `User` folder of VS Code, VS Code Insiders or VSCodium (and of \
         every profile): `workspaceStorage/<hash>/chatSessions/<id>.jsonl` is a mutation log (`kind` 0 replaces the state, \
@@ -117,6 +93,11 @@ static INFO: HarnessInfo = HarnessInfo {
     },
 };
 
+/// Every chat source of one `User` folder (or of any folder holding chat files).
+fn walk_user_folder(root: &std::path::Path, _env: &StoreEnv, found: &mut Discovery) {
+    found.sources.extend(vscode_chat::discover_sources(&DIALECT, root));
+}
+
 impl HarnessFormat for CopilotChatFormat {
     fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
         Some(&wiring::CopilotChatWiring)
@@ -124,10 +105,6 @@ impl HarnessFormat for CopilotChatFormat {
 
     fn info(&self) -> &'static HarnessInfo {
         &INFO
-    }
-
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        vscode_chat::discover(&DIALECT, env, "DEJA_COPILOT_CHAT_ROOT", "DEJA_COPILOT_CHAT_ROOTS")
     }
 
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {

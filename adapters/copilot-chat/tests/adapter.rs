@@ -2,35 +2,23 @@
 //! (snapshots of every source in `tests/fixtures/home/`, arbitrary bytes, mutated
 //! fixtures, store overrides), then the rules that matter most for Copilot Chat's stores.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use deja_adapter_copilot_chat::CopilotChatFormat;
+use deja_core::testkit::session;
 use deja_core::{FileAction, HarnessFormat, ParseOptions, Role, Session, StoreEnv};
 
 deja_core::conformance!(
     CopilotChatFormat,
-    relocate "DEJA_COPILOT_CHAT_ROOT" => ".config/Code/User",
-    relocate "DEJA_COPILOT_CHAT_ROOTS" => ".config/Code - Insiders/User",
-    relocate "XDG_CONFIG_HOME" => ".config",
-    // Moves the User folders on Windows only; on the OS the kit runs on it moves nothing.
-    switch "APPDATA",
     wires "XDG_CONFIG_HOME" => ".config"
 );
 
 fn home() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home")
+    deja_core::fixture_home!()
 }
 
 fn parse_all(opts: &ParseOptions) -> Vec<Session> {
-    let mut out = Vec::new();
-    for src in CopilotChatFormat.discover(&StoreEnv::with_home(home())).sources {
-        let _ = CopilotChatFormat.parse(&src, opts, &mut out);
-    }
-    out
-}
-
-fn session<'s>(all: &'s [Session], id: &str) -> &'s Session {
-    all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("no session {id}"))
+    deja_core::testkit::read_readable(&CopilotChatFormat, &StoreEnv::with_home(home()), opts)
 }
 
 fn said(s: &Session) -> Vec<(Role, &str)> {

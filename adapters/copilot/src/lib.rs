@@ -30,16 +30,16 @@
 //! (all with `arguments.path`). Other tools (`todo`…) keep only their name and result.
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use deja_core::discover::find_files;
+use deja_core::exit::ExitLine;
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::model::{cap_text, MAX_EDIT_BYTES};
 use deja_core::read::for_each_source_line;
+use deja_core::store::{Files, Layout, Part, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, Edit, ExitStatus, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText,
-    NodeRef, Os, ParseOptions, ParseStats, Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, TailState, Timestamp,
-    TitleBy, ToolMap, ToolUse, Turn,
+    Capabilities, Capability, Edit, ExitStatus, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText, NodeRef,
+    ParseOptions, ParseStats, Role, SessionBuilder, SessionSink, SourceRef, TailState, Timestamp, TitleBy, ToolMap, ToolUse, Turn,
 };
 use serde_json::Value;
 
@@ -64,9 +64,11 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Copilot CLI",
     container: "JSONL event log, one directory per session",
-    stores: &[StorePath { os: Os::Any, path: "~/.copilot/session-state/<session-dir>/events.jsonl" }],
-    env_vars: &["COPILOT_HOME"],
-    deja_vars: &["DEJA_COPILOT_ROOT"],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        roots: &[Root::any("${COPILOT_HOME:-~/.copilot}/session-state")],
+        layout: Layout::Files(Files::new("**/events.jsonl").depth(MAX_DEPTH).append_only().parts(&[Part::Sibling("workspace.yaml")])),
+    }]),
     needs: &[],
     format_summary: "Copilot CLI keeps one directory per session under `${COPILOT_HOME:-~/.copilot}/session-state/`, each with an \
         append-only `events.jsonl`: `{type, data, id, timestamp, parentId}` events whose ids chain into a tree. `session.start` gives \
@@ -99,19 +101,6 @@ impl HarnessFormat for CopilotFormat {
         Some(&wiring::CopilotWiring)
     }
 
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let root = sessions_root(env);
-        if found.looked_at(&root) {
-            for path in find_files(&root, MAX_DEPTH, &|name| name == "events.jsonl") {
-                let workspace = path.with_file_name("workspace.yaml");
-                found.sources.push(SourceRef::file(path).append_only().with_part(workspace));
-            }
-            Discovery::sort_sources(&mut found.sources);
-        }
-        found
-    }
-
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
         let mut stats = ParseStats::default();
         let mut file = EventLog::new(src, opts.include_reasoning);
@@ -130,11 +119,6 @@ impl HarnessFormat for CopilotFormat {
     fn synthetic(&self) -> Option<&dyn deja_core::SynthWriter> {
         Some(self)
     }
-}
-
-/// `DEJA_COPILOT_ROOT`, else `${COPILOT_HOME:-~/.copilot}/session-state`.
-fn sessions_root(env: &StoreEnv) -> PathBuf {
-    env.deja_root(ID).unwrap_or_else(|| env.path_var("COPILOT_HOME").unwrap_or_else(|| env.home().join(".copilot")).join("session-state"))
 }
 
 /// `workspace.yaml`'s `name` when its `user_named` is true: a title the user gave the
@@ -337,14 +321,8 @@ fn call_turn(name: &str, args: &Value, time: Option<Timestamp>) -> Turn {
 /// A `bash` result ends with `<shellId: N completed with exit code N>`: the status is in
 /// `shellExecution.exitCode`, so the marker line is not output.
 fn strip_shell_marker(output: &str) -> &str {
-    let trimmed = output.trim_end();
-    let (head, last) = trimmed.rsplit_once('\n').unwrap_or(("", trimmed));
-    let last = last.trim();
-    if last.starts_with("<shellId:") && last.ends_with('>') && last.contains("exit code") {
-        head
-    } else {
-        output
-    }
+    const MARKER: [ExitLine; 1] = [ExitLine::last("completed with exit code ").inline().closed(">")];
+    deja_core::exit::split_exit(output, &MARKER).map_or(output, |(_, head)| head)
 }
 
 /// A non-empty string field.

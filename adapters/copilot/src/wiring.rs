@@ -15,9 +15,9 @@ use deja_core::StoreEnv;
 
 pub struct CopilotWiring;
 
-/// `${COPILOT_HOME:-~/.copilot}`.
+/// `${COPILOT_HOME:-~/.copilot}`, as the store spec places it.
 fn copilot_home(env: &StoreEnv) -> PathBuf {
-    env.path_var("COPILOT_HOME").unwrap_or_else(|| env.home().join(".copilot"))
+    crate::INFO.store.dir_of(env, "COPILOT_HOME")
 }
 
 impl Wiring for CopilotWiring {

@@ -3,12 +3,11 @@
 //! overrides), then the rules that matter most for Copilot CLI's event logs.
 
 use deja_adapter_copilot::CopilotFormat;
+use deja_core::testkit::session;
 use deja_core::{ExitStatus, FileAction, HarnessFormat, ParseOptions, Role, Session, StoreEnv};
 
 deja_core::conformance!(
     CopilotFormat,
-    relocate "DEJA_COPILOT_ROOT" => ".copilot/session-state",
-    relocate "COPILOT_HOME" => ".copilot",
     wires "COPILOT_HOME" => ".copilot"
 );
 
@@ -17,7 +16,7 @@ fn fixture_sessions() -> Vec<Session> {
 }
 
 fn sessions_with(opts: &ParseOptions) -> Vec<Session> {
-    let home = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home");
+    let home = deja_core::fixture_home!();
     let mut out = Vec::new();
     let found = CopilotFormat.discover(&StoreEnv::with_home(&home)).sources;
     assert_eq!(found.len(), 4, "a session directory without events.jsonl is no source");
@@ -25,10 +24,6 @@ fn sessions_with(opts: &ParseOptions) -> Vec<Session> {
         CopilotFormat.parse(&src, opts, &mut out).expect("a fixture parses");
     }
     out
-}
-
-fn session<'a>(all: &'a [Session], id: &str) -> &'a Session {
-    all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("session {id}"))
 }
 
 #[test]

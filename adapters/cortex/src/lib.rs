@@ -26,13 +26,13 @@
 
 use std::path::{Path, PathBuf};
 
-use deja_core::discover::find_files;
 use deja_core::family::json_docs::{call_turn, first_str, json_arg, text_blocks, ToolKeys};
 use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::read::{for_each_json_line, parse_json_document, read_source, str_at};
+use deja_core::store::{Files, Layout, Part, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, Role,
-    SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolMap, Turn,
+    Capabilities, Capability, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, Role, SessionBuilder,
+    SessionSink, SourceRef, Timestamp, ToolMap, Turn,
 };
 use serde_json::Value;
 
@@ -52,12 +52,12 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Cortex Code",
     container: "JSON, one document per session (+ a .history.jsonl companion for long sessions)",
-    stores: &[
-        StorePath { os: Os::Any, path: "~/.snowflake/cortex/conversations/<session-uuid>.json" },
-        StorePath { os: Os::Any, path: "~/.snowflake/cortex/conversations/<session-uuid>.history.jsonl" },
-    ],
-    env_vars: &[],
-    deja_vars: &["DEJA_CORTEX_ROOT"],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        roots: &[Root::any("~/.snowflake/cortex/conversations")],
+        // `<uuid>.json` holds the session, `<uuid>.history.jsonl` its messages; `.back.` files are backups.
+        layout: Layout::Files(Files::new("*.json").exclude(&["*.back.*"]).parts(&[Part::Extension("history.jsonl")])),
+    }]),
     needs: &[],
     format_summary: "One JSON document per session in `~/.snowflake/cortex/conversations/` (`session_id`, `title`, \
         `working_directory`, `git_root`, `git_branch`, `created_at`, `last_updated`, and `history[]` until the session \
@@ -89,22 +89,6 @@ const KEYS: ToolKeys = ToolKeys {
 impl HarnessFormat for CortexFormat {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
-    }
-
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let root = env.deja_root(ID).unwrap_or_else(|| env.home().join(".snowflake/cortex/conversations"));
-        if found.looked_at(&root) {
-            found.sources = find_files(&root, 0, &|name| is_session_file(name))
-                .into_iter()
-                .map(|p| {
-                    let history = history_path(&p);
-                    SourceRef::file(p).with_part(history)
-                })
-                .collect();
-            Discovery::sort_sources(&mut found.sources);
-        }
-        found
     }
 
     fn parse(&self, src: &SourceRef, _opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
@@ -139,11 +123,6 @@ impl HarnessFormat for CortexFormat {
         }
         Ok(stats)
     }
-}
-
-/// `<uuid>.json`: not a backup (`.back.`), not the companion.
-fn is_session_file(name: &str) -> bool {
-    name.ends_with(".json") && !name.contains(".back.") && !name.ends_with(HISTORY)
 }
 
 /// `<uuid>.json` → `<uuid>.history.jsonl`.

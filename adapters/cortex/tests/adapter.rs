@@ -1,15 +1,14 @@
 //! Every test of deja-adapter-cortex, in one test binary: the conformance kit, then the
 //! rules that matter most for Cortex Code's two generations.
 
-use std::path::Path;
-
 use deja_adapter_cortex::CortexFormat;
+use deja_core::testkit::session;
 use deja_core::{FileAction, HarnessFormat, ParseOptions, Role, Session, StoreEnv};
 
-deja_core::conformance!(CortexFormat, relocate "DEJA_CORTEX_ROOT" => ".snowflake/cortex/conversations");
+deja_core::conformance!(CortexFormat);
 
 fn fixture_sessions() -> Vec<Session> {
-    let home = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home");
+    let home = deja_core::fixture_home!();
     let mut out = Vec::new();
     let sources = CortexFormat.discover(&StoreEnv::with_home(&home)).sources;
     assert!(!sources.iter().any(|s| s.path.to_string_lossy().contains(".back.")), "backups are not sessions");
@@ -17,10 +16,6 @@ fn fixture_sessions() -> Vec<Session> {
         CortexFormat.parse(&src, &ParseOptions::default(), &mut out).expect("a fixture parses");
     }
     out
-}
-
-fn session<'a>(all: &'a [Session], id: &str) -> &'a Session {
-    all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("session {id}"))
 }
 
 #[test]

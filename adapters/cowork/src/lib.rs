@@ -27,9 +27,10 @@ use deja_core::discover::find_files;
 use deja_core::family::claude_jsonl::{self, discover_projects, ClaudeDialect, CLAUDE_INJECTED, CLAUDE_TOOLS};
 use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::read::{for_each_json_line, read_source};
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, Os, ParseOptions, ParseStats, Session, SessionSink,
-    SourceRef, StoreEnv, StorePath, SynthSession, SynthWriter, Timestamp,
+    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, ParseOptions, ParseStats, Session, SessionSink,
+    SourceRef, StoreEnv, SynthSession, SynthWriter, Timestamp,
 };
 use serde_json::Value;
 
@@ -48,26 +49,25 @@ pub struct CoworkFormat;
 deja_core::inventory::submit!(deja_core::Registration(&CoworkFormat));
 
 /// Cowork in the Claude-shaped JSONL family.
-pub static DIALECT: ClaudeDialect = ClaudeDialect { harness: ID, config_dir: ".claude", config_var: None, tools: CLAUDE_TOOLS };
+pub static DIALECT: ClaudeDialect = ClaudeDialect { harness: ID, config_dir: ".claude", tools: CLAUDE_TOOLS };
 
 static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Claude Cowork",
     container: "metadata JSON per session + a Claude Code JSONL transcript in its working directory",
-    stores: &[
-        StorePath {
-            os: Os::MacOs,
-            path: "~/Library/Application Support/Claude/local-agent-mode-sessions/<orgId>/<workspaceId>/local_<uuid>.json",
-        },
-        StorePath { os: Os::Linux, path: "~/.config/Claude/local-agent-mode-sessions/<orgId>/<workspaceId>/local_<uuid>.json" },
-        StorePath {
-            os: Os::Windows,
-            path: "%LOCALAPPDATA%\\Packages\\Claude_pzs8sxrjxfjjc\\LocalCache\\Roaming\\Claude\\local-agent-mode-sessions\\",
-        },
-        StorePath { os: Os::Windows, path: "%APPDATA%\\Claude\\local-agent-mode-sessions\\" },
-    ],
-    env_vars: &[],
-    deja_vars: &["DEJA_COWORK_ROOT", "DEJA_INCLUDE_SUBAGENTS"],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        roots: &[
+            Root::macos("~/Library/Application Support/Claude/local-agent-mode-sessions"),
+            Root::linux("${XDG_CONFIG_HOME:-~/.config}/Claude/local-agent-mode-sessions"),
+            Root::windows(
+                "${LOCALAPPDATA:-~/AppData/Local}/Packages/Claude_pzs8sxrjxfjjc/LocalCache/Roaming/Claude/local-agent-mode-sessions",
+            ),
+            Root::windows("${APPDATA:-~/AppData/Roaming}/Claude/local-agent-mode-sessions"),
+        ],
+        layout: Layout::Custom { shape: "<orgId>/<workspaceId>/local_<uuid>.json and the transcripts it names", walk: Some(walk_metadata) },
+    }])
+    .deja_vars(&["DEJA_INCLUDE_SUBAGENTS"]),
     needs: &[],
     format_summary: "Claude Desktop's local agent mode keeps each session as `local_<uuid>.json` metadata (`cliSessionId`, \
         `title`, `userSelectedFolders`, `createdAt`/`lastActivityAt` in epoch ms) beside a private working directory \
@@ -87,25 +87,17 @@ static INFO: HarnessInfo = HarnessInfo {
     },
 };
 
+/// Every session's metadata file under the root, with the transcripts it names.
+fn walk_metadata(root: &Path, env: &StoreEnv, found: &mut Discovery) {
+    let is_meta = |name: &str| name.starts_with("local_") && name.ends_with(".json");
+    for meta in find_files(root, METADATA_DEPTH, &is_meta) {
+        found.sources.extend(transcripts(&meta, env.include_subagents()));
+    }
+}
+
 impl HarnessFormat for CoworkFormat {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
-    }
-
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        for root in roots(env) {
-            if !found.looked_at(&root) {
-                continue;
-            }
-            let is_meta = |name: &str| name.starts_with("local_") && name.ends_with(".json");
-            for meta in find_files(&root, METADATA_DEPTH, &is_meta) {
-                found.sources.extend(transcripts(&meta, env.include_subagents()));
-            }
-        }
-        Discovery::sort_sources(&mut found.sources);
-        found.sources.dedup_by(|a, b| a.path == b.path);
-        found
     }
 
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
@@ -137,24 +129,6 @@ impl SynthWriter for CoworkFormat {
         // The transcript's cwd is the private VM directory, as Cowork writes it.
         let vm = SynthSession { project: "/sessions/synthetic".to_string(), ..session.clone() };
         claude_jsonl::write_synthetic(&DIALECT, &workspace.join(&local), &vm)
-    }
-}
-
-/// `DEJA_COWORK_ROOT`, else the `local-agent-mode-sessions` directories of this OS.
-fn roots(env: &StoreEnv) -> Vec<PathBuf> {
-    if let Some(root) = env.deja_root(ID) {
-        return vec![root];
-    }
-    const DIR: &str = "local-agent-mode-sessions";
-    let home = env.home();
-    if cfg!(target_os = "macos") {
-        vec![home.join("Library/Application Support/Claude").join(DIR)]
-    } else if cfg!(windows) {
-        let local = env.path_var("LOCALAPPDATA").unwrap_or_else(|| home.join("AppData").join("Local"));
-        let roaming = env.path_var("APPDATA").unwrap_or_else(|| home.join("AppData").join("Roaming"));
-        vec![local.join("Packages/Claude_pzs8sxrjxfjjc/LocalCache/Roaming/Claude").join(DIR), roaming.join("Claude").join(DIR)]
-    } else {
-        vec![env.xdg_config_home().join("Claude").join(DIR)]
     }
 }
 

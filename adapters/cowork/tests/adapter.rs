@@ -1,19 +1,16 @@
 //! Every test of deja-adapter-cowork, in one test binary: the conformance kit, then the
 //! rules that matter most for Cowork's metadata over Claude Code transcripts.
 
-use std::path::Path;
-
 use deja_adapter_cowork::CoworkFormat;
 use deja_core::{ExitStatus, HarnessFormat, ParseOptions, Role, Session, StoreEnv};
 
 deja_core::conformance!(
     CoworkFormat,
-    relocate "DEJA_COWORK_ROOT" => ".config/Claude/local-agent-mode-sessions",
     switch "DEJA_INCLUDE_SUBAGENTS"
 );
 
 fn sessions() -> Vec<Session> {
-    let home = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home");
+    let home = deja_core::fixture_home!();
     let mut out = Vec::new();
     let found = CoworkFormat.discover(&StoreEnv::with_home(&home)).sources;
     assert_eq!(found.len(), 3, "two transcripts and one sub-agent run: {found:?}");

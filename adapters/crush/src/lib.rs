@@ -24,10 +24,12 @@
 //! `subagent`). Times are documented as milliseconds, but v0.92.0 writes seconds: both
 //! are accepted by magnitude.
 //!
-//! **Cursor.** `{"updated": U, "rowid": R}`: the newest `updated_at` of a session or
-//! message row and the highest `messages` rowid. Given it, only sessions updated after
-//! `U` or owning a row above `R` are re-read, whole. (Crush stamps whole seconds, so an
-//! update within the same second as the last read waits for the session's next change.)
+//! **Cursor.** Core's `RowCursor`: the newest `updated_at` of a session or message row,
+//! the highest `messages` rowid, and the state (newest update, message count) of the
+//! sessions updated within the slack of the newest. Given it, only sessions updated since
+//! and not as recorded, or owning a row above the rowid, are re-read, whole. (Crush
+//! stamps whole seconds; the recorded states catch a second change within the same
+//! second, which the older `{"updated", "rowid"}` cursor left for the session's next one.)
 //!
 //! **Variables.** `DEJA_CRUSH_ROOT` names Crush's data home (the directory holding
 //! `projects.json`), else `$XDG_DATA_HOME/crush`, else `~/.local/share/crush`. A relative
@@ -36,15 +38,16 @@
 
 mod wiring;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
 
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::read::parse_json_document;
-use deja_core::sqlite::{self, Snapshot};
+use deja_core::sqlite::{self, RowCursor};
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
     Capabilities, Capability, Discovery, Edit, ExitStatus, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText,
-    Os, ParseOptions, ParseStats, Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolKind, ToolMap, ToolUse,
-    Turn,
+    ParseOptions, ParseStats, Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, Timestamp, ToolKind, ToolMap, ToolUse, Turn,
 };
 use serde_json::Value;
 
@@ -66,13 +69,11 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Crush",
     container: "SQLite (WAL), one `crush.db` per project, found through the `projects.json` registry",
-    stores: &[
-        StorePath { os: Os::Linux, path: "${XDG_DATA_HOME:-~/.local/share}/crush/projects.json → <project>/.crush/crush.db" },
-        StorePath { os: Os::MacOs, path: "${XDG_DATA_HOME:-~/.local/share}/crush/projects.json → <project>/.crush/crush.db" },
-        StorePath { os: Os::Windows, path: "${XDG_DATA_HOME:-~/.local/share}/crush/projects.json → <project>\\.crush\\crush.db" },
-    ],
-    env_vars: &["XDG_DATA_HOME"],
-    deja_vars: &["DEJA_CRUSH_ROOT"],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        roots: &[Root::any("${XDG_DATA_HOME:-~/.local/share}/crush")],
+        layout: Layout::Registry { file: "projects.json", read: read_registry },
+    }]),
     needs: &[],
     format_summary: "Crush keeps each project's history in that project's own SQLite database (`<project>/.crush/crush.db` \
         or the registered `data_dir`), listed in `projects.json` in its data home. `sessions` rows carry the title and \
@@ -103,6 +104,36 @@ static INFO: HarnessInfo = HarnessInfo {
     },
 };
 
+/// The projects `projects.json` names, each project's `crush.db` (in its `.crush`, or
+/// the data directory the entry gives) with its `-wal`.
+fn read_registry(registry: &Path, _env: &StoreEnv, found: &mut Discovery) {
+    // Paths in the registry are relative to its directory when not absolute.
+    let home = registry.parent().unwrap_or(Path::new(""));
+    let mut stats = ParseStats::default();
+    let Ok(bytes) = deja_core::read::read_source(registry, &mut stats) else { return };
+    let Ok(doc) = parse_json_document(&bytes.bytes, registry) else { return };
+    let mut seen = HashSet::new();
+    for project in doc.get("projects").and_then(Value::as_array).into_iter().flatten() {
+        let Some(path) = project.get("path").and_then(Value::as_str).filter(|p| !p.trim().is_empty()) else { continue };
+        let path = home.join(path);
+        let custom = project.get("data_dir").and_then(Value::as_str).filter(|d| !d.trim().is_empty()).map(|d| home.join(d));
+        let data_dir = custom.clone().unwrap_or_else(|| path.join(".crush"));
+        let db = data_dir.join("crush.db");
+        // A deleted project leaves its registry entry: skipped without a word.
+        if !seen.insert(db.clone()) || !std::fs::metadata(&db).is_ok_and(|m| m.is_file() && m.len() > 0) {
+            continue;
+        }
+        found.looked_at(&db);
+        let mut src = SourceRef::file(&db);
+        // The project is the directory above `.crush`, unless the store lives elsewhere.
+        if custom.is_some_and(|d| d != path.join(".crush")) {
+            src = src.keyed(format!("{PROJECT_KEY}{}", path.display()));
+        }
+        src = sqlite::parts(&db).into_iter().fold(src, SourceRef::with_part);
+        found.sources.push(src);
+    }
+}
+
 impl HarnessFormat for CrushFormat {
     fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
         Some(&wiring::CrushWiring)
@@ -110,40 +141,6 @@ impl HarnessFormat for CrushFormat {
 
     fn info(&self) -> &'static HarnessInfo {
         &INFO
-    }
-
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let home = env.deja_root(ID).unwrap_or_else(|| env.xdg_data_home().join("crush"));
-        let registry = home.join("projects.json");
-        if !found.looked_at(&registry) {
-            return found;
-        }
-        let mut stats = ParseStats::default();
-        let Ok(bytes) = deja_core::read::read_source(&registry, &mut stats) else { return found };
-        let Ok(doc) = parse_json_document(&bytes.bytes, &registry) else { return found };
-        let mut seen = HashSet::new();
-        for project in doc.get("projects").and_then(Value::as_array).into_iter().flatten() {
-            let Some(path) = project.get("path").and_then(Value::as_str).filter(|p| !p.trim().is_empty()) else { continue };
-            let path = home.join(path);
-            let custom = project.get("data_dir").and_then(Value::as_str).filter(|d| !d.trim().is_empty()).map(|d| home.join(d));
-            let data_dir = custom.clone().unwrap_or_else(|| path.join(".crush"));
-            let db = data_dir.join("crush.db");
-            // A deleted project leaves its registry entry: skipped without a word.
-            if !seen.insert(db.clone()) || !std::fs::metadata(&db).is_ok_and(|m| m.is_file() && m.len() > 0) {
-                continue;
-            }
-            found.looked_at(&db);
-            let mut src = SourceRef::file(&db);
-            // The project is the directory above `.crush`, unless the store lives elsewhere.
-            if custom.is_some_and(|d| d != path.join(".crush")) {
-                src = src.keyed(format!("{PROJECT_KEY}{}", path.display()));
-            }
-            src = sqlite::parts(&db).into_iter().fold(src, SourceRef::with_part);
-            found.sources.push(src);
-        }
-        Discovery::sort_sources(&mut found.sources);
-        found
     }
 
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
@@ -168,64 +165,45 @@ struct SessionRow {
 
 fn parse_db(src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
     let db = src.path.as_path();
-    let snapshot = Snapshot::open(db)?;
-    let mut stats = ParseStats { bytes_read: snapshot.bytes, ..ParseStats::default() };
-    let conn = snapshot.conn();
-    let sql_err = |e: rusqlite::Error| FormatError::corrupt(db, format!("query failed (schema changed?): {e}"));
-    let scols: HashSet<String> = sqlite::table_columns(conn, "sessions").map_err(sql_err)?.into_iter().collect();
-    let mcols: HashSet<String> = sqlite::table_columns(conn, "messages").map_err(sql_err)?.into_iter().collect();
-    let missing: Vec<String> = ["id"]
-        .iter()
-        .filter(|c| !scols.contains(**c))
-        .map(|c| format!("sessions.{c}"))
-        .chain(["session_id", "role", "parts"].iter().filter(|c| !mcols.contains(**c)).map(|c| format!("messages.{c}")))
-        .collect();
-    if !missing.is_empty() {
-        return Err(FormatError::corrupt(db, format!("not a Crush store (lacks {}); schema changed?", missing.join(", "))));
-    }
-    let scol = |n: &str| if scols.contains(n) { format!("\"{n}\"") } else { "NULL".to_string() };
-    let mcol = |n: &str| if mcols.contains(n) { format!("m.\"{n}\"") } else { "NULL".to_string() };
+    let (store, mut stats) = sqlite::Db::open(src)?;
+    let conn = store.conn();
+    let sql_err = |e: rusqlite::Error| store.err(e);
+    let scols = store.columns("sessions", &["id"], "a Crush store")?;
+    let mcols = store.columns("messages", &["session_id", "role", "parts"], "a Crush store")?;
+    let scol = |n: &str| scols.col(n);
+    let mcol = |n: &str| mcols.qualified("m", n);
 
-    // The cursor: the newest update time (raw, seconds or ms as the store writes them)
-    // and the highest message rowid.
-    let newest: Option<f64> = conn
-        .query_row(
-            &format!(
-                "SELECT max(coalesce((SELECT max({0}) FROM sessions), 0), coalesce((SELECT max({1}) FROM messages m), 0))",
-                scol("updated_at"),
-                mcol("updated_at")
-            ),
-            [],
-            |r| r.get::<_, Option<f64>>(0),
-        )
-        .map_err(sql_err)?;
-    let max_rowid = sqlite::max_rowid(conn, "messages").map_err(sql_err)?;
-    let previous = stats.previous_cursor(src, |c| {
-        serde_json::from_str::<Value>(c).ok().and_then(|v| Some((v.get("updated")?.as_f64()?, v.get("rowid")?.as_i64()?)))
-    });
-    // Fewer rows than last time: rows were deleted or the store replaced; read it all.
-    let previous = previous.filter(|(_, r)| max_rowid.is_some_and(|m| m >= *r));
-    stats.cursor = Some(serde_json::json!({ "updated": newest.unwrap_or(0.0), "rowid": max_rowid.unwrap_or(0) }).to_string());
-    let wanted: Option<HashSet<String>> = match previous {
-        Some((updated, rowid)) => {
-            let sql = format!(
-                "SELECT id FROM sessions WHERE {0} > ?1 UNION SELECT m.session_id FROM messages m WHERE {1} > ?1 OR m.rowid > ?2",
-                scol("updated_at"),
-                mcol("updated_at")
-            );
-            let mut stmt = conn.prepare(&sql).map_err(sql_err)?;
-            let ids = stmt
-                .query_map(rusqlite::params![updated, rowid], |r| Ok(sqlite::value_text(r.get_ref(0)?).ok().flatten()))
-                .map_err(sql_err)?;
-            Some(ids.filter_map(|r| r.ok().flatten()).collect())
+    // Each session's state for the cursor: its newest update (its row's or a message's;
+    // seconds or ms as the store writes them) and its message count. Crush stamps whole
+    // seconds, so the state of the sessions updated within the slack tells a second
+    // change in the same second from none.
+    let mut states: HashMap<String, sqlite::SessionState> = HashMap::new();
+    {
+        let sql = format!(
+            "SELECT s.id, s.{}, g.mu, coalesce(g.n, 0) FROM sessions s LEFT JOIN \
+             (SELECT m.session_id AS sid, max({}) AS mu, count(*) AS n FROM messages m GROUP BY m.session_id) g ON g.sid = s.id",
+            scol("updated_at"),
+            mcol("updated_at")
+        );
+        let mut stmt = conn.prepare(&sql).map_err(sql_err)?;
+        let mut rows = stmt.query([]).map_err(sql_err)?;
+        while let Some(row) = rows.next().map_err(sql_err)? {
+            let Ok(Some(id)) = sqlite::column_text(row, 0) else { continue };
+            let time = |i: usize| row.get_ref(i).ok().and_then(sqlite::value_timestamp).map(|t| t.0);
+            let newest = time(1).max(time(2));
+            states.insert(id, (newest, row.get_ref(3).ok().and_then(sqlite::value_i64).unwrap_or(0), 0));
         }
-        None => None,
-    };
+    }
+    let newest = states.values().filter_map(|s| s.0).max();
+    let max_rowid = sqlite::max_rowid(conn, "messages").map_err(sql_err)?;
+    let previous = RowCursor::previous(&mut stats, src, newest, max_rowid);
+    stats.cursor = RowCursor::after(&states, max_rowid);
+    let wanted = RowCursor::wanted(previous.as_ref(), conn, &states, "messages", "session_id").map_err(sql_err)?;
     if wanted.as_ref().is_some_and(HashSet::is_empty) {
         return Ok(stats);
     }
 
-    let mut sessions = std::collections::HashMap::new();
+    let mut sessions = HashMap::new();
     {
         let sql = format!("SELECT id, {}, {} FROM sessions", scol("title"), scol("parent_session_id"));
         let mut stmt = conn.prepare(&sql).map_err(sql_err)?;
@@ -379,12 +357,7 @@ fn result_text(content: &str) -> (String, Option<ExitStatus>) {
         }
     }
     let text = text.trim_end().to_string();
-    let exit = text
-        .lines()
-        .last()
-        .and_then(|l| l.trim().strip_prefix("Exit code "))
-        .and_then(|n| n.trim().parse::<i64>().ok())
-        .map(ExitStatus::Code);
+    let exit = deja_core::exit::exit_code(&text, &[deja_core::exit::ExitLine::last("Exit code ")]).map(ExitStatus::Code);
     (text, exit)
 }
 

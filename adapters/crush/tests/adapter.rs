@@ -10,23 +10,17 @@ use deja_core::{Edit, ExitStatus, FileAction, FileTouch, HarnessFormat, ParseOpt
 
 deja_core::conformance!(
     CrushFormat,
-    relocate "DEJA_CRUSH_ROOT" => ".local/share/crush",
-    relocate "XDG_DATA_HOME" => ".local/share",
     wires "XDG_CONFIG_HOME" => ".config"
 );
 
 fn fixture_home() -> (tempfile::TempDir, Vec<rusqlite::Connection>) {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let writers = materialize_home(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home"), tmp.path()).expect("fixture home");
+    let writers = materialize_home(&deja_core::fixture_home!(), tmp.path()).expect("fixture home");
     (tmp, writers)
 }
 
 fn parse_all(home: &Path, opts: &ParseOptions) -> Vec<Session> {
-    let mut out = Vec::new();
-    for src in CrushFormat.discover(&StoreEnv::with_home(home)).sources {
-        CrushFormat.parse(&src, opts, &mut out).expect("the fixture parses");
-    }
-    out
+    deja_core::testkit::read_all(&CrushFormat, &StoreEnv::with_home(home), opts)
 }
 
 const MAIN: &str = "942c0d6e-0000-4000-8000-000000000001";

@@ -44,16 +44,16 @@
 //!
 //! **Variables.** IDE: `DEJA_CURSOR_ROOT` replaces the `User` folder entirely; else
 //! macOS `~/Library/Application Support/Cursor/User`, Windows `%APPDATA%\Cursor\User`,
-//! elsewhere `$XDG_CONFIG_HOME/Cursor/User` if that directory exists, else
-//! `~/.config/Cursor/User`. CLI: `DEJA_CURSOR_CLI_ROOT`, else `CURSOR_CONFIG_DIR`, else
+//! elsewhere `$XDG_CONFIG_HOME/Cursor/User` and `~/.config/Cursor/User` (Cursor falls back
+//! to the latter). CLI: `DEJA_CURSOR_CLI_ROOT`, else `CURSOR_CONFIG_DIR`, else
 //! `~/.cursor`. Transcripts under a `subagents` directory are read only with
 //! `DEJA_INCLUDE_SUBAGENTS=1` (off by default here, as the page says; no parent edge is
 //! derived).
 //!
-//! **Row cursor (IDE).** A parse of a database returns the newest composer
-//! `lastUpdatedAt` / bubble `timestamp` (ms) and the row state (newest time, bubble
-//! count) of the composers touched within [`CURSOR_SLACK_MS`] of it; given
-//! `SourceRef::cursor`, only composers changed since (minus the slack, not exactly as
+//! **Row cursor (IDE).** Core's `RowCursor`, on times alone: a parse of a database
+//! returns the newest composer `lastUpdatedAt` / bubble `timestamp` (ms) and the row
+//! state (newest time, bubble count) of the composers touched within the slack of it;
+//! given `SourceRef::cursor`, only composers changed since (minus the slack, not exactly as
 //! recorded) have their bubbles' text read and are emitted, each whole. Bubbles without
 //! a timestamp still count in the bubble count.
 
@@ -68,19 +68,17 @@ use deja_core::model::SessionMeta;
 use deja_core::model::{cap_text, MAX_EDIT_BYTES};
 use deja_core::project::{dash_fallback_name, decode_dash_path};
 use deja_core::read::{for_each_json_line, read_source};
-use deja_core::sqlite::{self, Snapshot};
+use deja_core::sqlite::{self, RowCursor};
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, Edit, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os,
-    ParseOptions, ParseStats, Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolUse, Turn,
+    Capabilities, Capability, Discovery, Edit, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions,
+    ParseStats, Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, Timestamp, ToolUse, Turn,
 };
 use serde_json::Value;
 
 mod wiring;
 
 const ID: &str = "cursor";
-
-/// Composer rows updated this much before the cursor are still looked at.
-pub const CURSOR_SLACK_MS: i64 = 30_000;
 
 /// Cursor wraps each CLI prompt in `<user_query>…</user_query>` (tags go, content stays)
 /// and may put a `<timestamp>…</timestamp>` block before it (removed when leading).
@@ -95,14 +93,27 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Cursor",
     container: "IDE: SQLite key-value `state.vscdb` (`cursorDiskKV` composers and bubbles); CLI: JSONL transcripts",
-    stores: &[
-        StorePath { os: Os::MacOs, path: "~/Library/Application Support/Cursor/User/{globalStorage,workspaceStorage/*}/state.vscdb" },
-        StorePath { os: Os::Linux, path: "${XDG_CONFIG_HOME:-~/.config}/Cursor/User/{globalStorage,workspaceStorage/*}/state.vscdb" },
-        StorePath { os: Os::Windows, path: "%APPDATA%\\Cursor\\User\\{globalStorage,workspaceStorage\\*}\\state.vscdb" },
-        StorePath { os: Os::Any, path: "${CURSOR_CONFIG_DIR:-~/.cursor}/projects/<encoded-cwd>/agent-transcripts/**/*.jsonl" },
-    ],
-    env_vars: &["CURSOR_CONFIG_DIR", "XDG_CONFIG_HOME", "APPDATA"],
-    deja_vars: &["DEJA_CURSOR_ROOT", "DEJA_CURSOR_CLI_ROOT", "DEJA_INCLUDE_SUBAGENTS"],
+    store: StoreSpec::new(&[
+        // The IDE's `User` folder (its state.vscdb databases). On Linux the XDG place and
+        // ~/.config are both looked at: Cursor falls back to the latter.
+        Store {
+            name: "",
+            roots: &[
+                Root::macos("~/Library/Application Support/Cursor/User"),
+                Root::linux("${XDG_CONFIG_HOME:-~/.config}/Cursor/User"),
+                Root::linux("~/.config/Cursor/User"),
+                Root::windows("${APPDATA:-~/AppData/Roaming}/Cursor/User"),
+            ],
+            layout: Layout::Custom { shape: "{globalStorage,workspaceStorage/*}/state.vscdb", walk: Some(walk_ide) },
+        },
+        // cursor-agent's transcripts.
+        Store {
+            name: "cli",
+            roots: &[Root::any("${CURSOR_CONFIG_DIR:-~/.cursor}")],
+            layout: Layout::Custom { shape: "projects/<encoded-cwd>/agent-transcripts/**/*.jsonl", walk: Some(walk_cli) },
+        },
+    ])
+    .deja_vars(&["DEJA_INCLUDE_SUBAGENTS"]),
     needs: &[],
     format_summary: "Cursor's IDE keeps chats in VS Code-style SQLite key-value databases (`state.vscdb` in \
         `globalStorage` and, in older versions, each `workspaceStorage/<hash>`): table `cursorDiskKV`, a composer \
@@ -136,6 +147,33 @@ static INFO: HarnessInfo = HarnessInfo {
     },
 };
 
+/// The IDE's state databases under a `User` folder: its `globalStorage` and every
+/// `workspaceStorage/*`, or any `state.vscdb` a few levels under a root laid out otherwise.
+fn walk_ide(root: &Path, _env: &StoreEnv, found: &mut Discovery) {
+    let dbs = if root.join("globalStorage").is_dir() || root.join("workspaceStorage").is_dir() {
+        vscdb::state_dbs(root, Scopes { global: true, workspaces: true })
+    } else {
+        find_files(root, 3, &|name| name == vscdb::STATE_DB)
+    };
+    found.sources.extend(dbs.iter().map(|db| vscdb::db_source(db)));
+}
+
+/// cursor-agent's transcripts under `projects/`: the files in an `agent-transcripts`
+/// directory, a sub-agent's only when `DEJA_INCLUDE_SUBAGENTS` is on (off unless asked
+/// for, as the page says, for size).
+fn walk_cli(root: &Path, env: &StoreEnv, found: &mut Discovery) {
+    let projects = root.join("projects");
+    let subagents = env.switch("DEJA_INCLUDE_SUBAGENTS", false);
+    for path in find_files(&projects, 12, &|name| name.to_ascii_lowercase().ends_with(".jsonl")) {
+        let Ok(rel) = path.strip_prefix(&projects) else { continue };
+        let dirs: Vec<&str> = rel.parent().into_iter().flat_map(|p| p.iter()).filter_map(|c| c.to_str()).collect();
+        if !dirs.contains(&"agent-transcripts") || (!subagents && dirs.contains(&"subagents")) {
+            continue;
+        }
+        found.sources.push(SourceRef::file(path));
+    }
+}
+
 impl HarnessFormat for CursorFormat {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
@@ -143,34 +181,6 @@ impl HarnessFormat for CursorFormat {
 
     fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
         Some(&wiring::CursorWiring)
-    }
-
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let user = ide_root(env);
-        if found.looked_at(&user) {
-            let dbs = if user.join("globalStorage").is_dir() || user.join("workspaceStorage").is_dir() {
-                vscdb::state_dbs(&user, Scopes { global: true, workspaces: true })
-            } else {
-                find_files(&user, 3, &|name| name == vscdb::STATE_DB)
-            };
-            found.sources.extend(dbs.iter().map(|db| vscdb::db_source(db)));
-        }
-        let projects = cli_root(env).join("projects");
-        if found.looked_at(&projects) {
-            // Off unless asked for, as the page says (for size).
-            let subagents = env.switch("DEJA_INCLUDE_SUBAGENTS", false);
-            for path in find_files(&projects, 12, &|name| name.to_ascii_lowercase().ends_with(".jsonl")) {
-                let Ok(rel) = path.strip_prefix(&projects) else { continue };
-                let dirs: Vec<&str> = rel.parent().into_iter().flat_map(|p| p.iter()).filter_map(|c| c.to_str()).collect();
-                if !dirs.contains(&"agent-transcripts") || (!subagents && dirs.contains(&"subagents")) {
-                    continue;
-                }
-                found.sources.push(SourceRef::file(path));
-            }
-        }
-        Discovery::sort_sources(&mut found.sources);
-        found
     }
 
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
@@ -182,58 +192,8 @@ impl HarnessFormat for CursorFormat {
     }
 }
 
-/// `DEJA_CURSOR_ROOT`, else the OS's Cursor `User` folder.
-fn ide_root(env: &StoreEnv) -> PathBuf {
-    if let Some(root) = env.deja_root(ID) {
-        return root;
-    }
-    if cfg!(target_os = "macos") {
-        env.home().join("Library/Application Support/Cursor/User")
-    } else if cfg!(windows) {
-        env.path_var("APPDATA").unwrap_or_else(|| env.home().join("AppData/Roaming")).join("Cursor/User")
-    } else {
-        let default = env.home().join(".config/Cursor/User");
-        env.path_var("XDG_CONFIG_HOME").map(|x| x.join("Cursor/User")).filter(|p| p.is_dir()).unwrap_or(default)
-    }
-}
-
-/// `DEJA_CURSOR_CLI_ROOT`, else `CURSOR_CONFIG_DIR`, else `~/.cursor`.
-fn cli_root(env: &StoreEnv) -> PathBuf {
-    env.path_var("DEJA_CURSOR_CLI_ROOT").or_else(|| env.path_var("CURSOR_CONFIG_DIR")).unwrap_or_else(|| env.home().join(".cursor"))
-}
-
 // ---------------------------------------------------------------------------------------
 // IDE
-
-/// `(newest ms, bubbles)` of one composer.
-type ComposerState = (Option<i64>, i64);
-
-/// `{"newest": ms, "recent": [[id, ms, bubbles], …]}`.
-#[derive(Debug, PartialEq)]
-struct Cursor {
-    newest: i64,
-    recent: Vec<(String, ComposerState)>,
-}
-
-impl Cursor {
-    const MAX_RECENT: usize = 64;
-
-    fn parse(text: &str) -> Option<Cursor> {
-        let v: Value = serde_json::from_str(text).ok()?;
-        let recent = v
-            .get("recent")?
-            .as_array()?
-            .iter()
-            .filter_map(|r| Some((r.get(0)?.as_str()?.to_string(), (r.get(1)?.as_i64(), r.get(2)?.as_i64()?))))
-            .collect();
-        Some(Cursor { newest: v.get("newest")?.as_i64()?, recent })
-    }
-
-    fn to_text(&self) -> String {
-        let recent: Vec<Value> = self.recent.iter().map(|(id, (t, n))| serde_json::json!([id, t, n])).collect();
-        serde_json::json!({"newest": self.newest, "recent": recent}).to_string()
-    }
-}
 
 #[derive(Default)]
 struct Composer {
@@ -249,15 +209,14 @@ const COMPOSER_PREFIX: &str = "composerData:";
 const BUBBLE_PREFIX: &str = "bubbleId:";
 
 fn parse_ide(src: &SourceRef, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
-    let db = src.path.as_path();
-    let snapshot = Snapshot::open(db)?;
-    let conn = snapshot.conn();
-    let mut stats = ParseStats { bytes_read: snapshot.bytes, ..ParseStats::default() };
+    let _db = src.path.as_path();
+    let (store, mut stats) = sqlite::Db::open(src)?;
+    let conn = store.conn();
     if !vscdb::has_table(conn, vscdb::CURSOR_DISK_KV) {
         // A state database without Cursor's table (most workspace databases): no chats.
         return Ok(stats);
     }
-    let sql_err = |e: rusqlite::Error| FormatError::corrupt(db, format!("query failed (schema changed?): {e}"));
+    let sql_err = |e: rusqlite::Error| store.err(e);
 
     let mut composers: HashMap<String, Composer> = HashMap::new();
     vscdb::for_each_prefixed(
@@ -276,12 +235,12 @@ fn parse_ide(src: &SourceRef, out: &mut dyn SessionSink) -> Result<ParseStats, F
         },
     )
     .map_err(sql_err)?;
-    // Bubble times alone, for the row state of every composer.
-    let mut states: HashMap<String, ComposerState> =
-        composers.iter().map(|(id, c)| (id.clone(), (c.updated.or(c.created).map(|t| t.0), 0))).collect();
+    // Bubble times alone, for the row state of every composer: `(newest ms, bubbles, 0)`.
+    let mut states: HashMap<String, sqlite::SessionState> =
+        composers.iter().map(|(id, c)| (id.clone(), (c.updated.or(c.created).map(|t| t.0), 0, 0))).collect();
     vscdb::for_each_prefixed(conn, vscdb::CURSOR_DISK_KV, BUBBLE_PREFIX, "json_extract(value, '$.timestamp')", true, |key, row| {
         let Some((composer, _)) = key[BUBBLE_PREFIX.len()..].split_once(':') else { return };
-        let state = states.entry(composer.to_string()).or_insert((None, 0));
+        let state = states.entry(composer.to_string()).or_insert((None, 0, 0));
         state.1 += 1;
         if let Some(t) = row.get_ref(1).ok().and_then(sqlite::value_timestamp) {
             state.0 = Some(state.0.map_or(t.0, |s| s.max(t.0)));
@@ -289,24 +248,13 @@ fn parse_ide(src: &SourceRef, out: &mut dyn SessionSink) -> Result<ParseStats, F
     })
     .map_err(sql_err)?;
 
+    // Core's row cursor on times alone: a key-value table has no mark a composer's rows
+    // share (every state it needs is the composers' own).
     let newest = states.values().filter_map(|s| s.0).max();
-    let previous = stats.previous_cursor(src, Cursor::parse).filter(|c| newest.is_some_and(|n| n >= c.newest));
-    let wanted: Option<HashSet<String>> = previous.map(|c| {
-        let since = c.newest.saturating_sub(CURSOR_SLACK_MS);
-        let recent: HashMap<&str, ComposerState> = c.recent.iter().map(|(id, s)| (id.as_str(), *s)).collect();
-        states
-            .iter()
-            .filter(|(id, s)| s.0.is_none_or(|t| t >= since) && recent.get(id.as_str()) != Some(*s))
-            .map(|(id, _)| id.clone())
-            .collect()
-    });
-    if let Some(newest) = newest {
-        let window = newest.saturating_sub(CURSOR_SLACK_MS);
-        let mut recent: Vec<(String, ComposerState)> =
-            states.iter().filter(|(_, s)| s.0.is_some_and(|t| t >= window)).map(|(id, s)| (id.clone(), *s)).collect();
-        recent.sort();
-        recent.truncate(Cursor::MAX_RECENT);
-        stats.cursor = Some(Cursor { newest, recent }.to_text());
+    let previous = RowCursor::previous(&mut stats, src, newest, Some(0));
+    let wanted: Option<HashSet<String>> = previous.map(|c| c.touched_since(&states));
+    if newest.is_some() {
+        stats.cursor = RowCursor::after(&states, Some(0));
     }
 
     let mut ids: Vec<&String> = states.keys().filter(|id| wanted.as_ref().is_none_or(|w| w.contains(*id))).collect();

@@ -22,7 +22,7 @@ pub struct CursorWiring;
 
 /// `${CURSOR_CONFIG_DIR:-~/.cursor}`.
 fn config_dir(env: &StoreEnv) -> PathBuf {
-    env.path_var("CURSOR_CONFIG_DIR").unwrap_or_else(|| env.home().join(".cursor"))
+    crate::INFO.store.dir_of(env, "CURSOR_CONFIG_DIR")
 }
 
 impl Wiring for CursorWiring {
@@ -31,7 +31,7 @@ impl Wiring for CursorWiring {
     }
 
     fn present(&self, env: &StoreEnv) -> bool {
-        config_dir(env).is_dir() || super::ide_root(env).is_dir()
+        config_dir(env).is_dir() || crate::INFO.store.present(crate::ID, env)
     }
 
     fn plain(&self, cx: &WireContext) -> Vec<Edit> {

@@ -2,27 +2,19 @@
 //! of the fixture databases and transcript, arbitrary bytes, mutated fixtures, store
 //! overrides), then the rules that matter most for both stores, and the IDE row cursor.
 
-use std::path::Path;
-
 use deja_adapter_cursor::CursorFormat;
 use deja_core::testkit::materialize_home;
 use deja_core::{Edit, FileAction, FileTouch, HarnessFormat, ParseOptions, ParseStats, Role, Session, SourceRef, StoreEnv};
 
 deja_core::conformance!(
     CursorFormat,
-    relocate "DEJA_CURSOR_ROOT" => ".config/Cursor/User",
-    relocate "XDG_CONFIG_HOME" => ".config",
-    relocate "DEJA_CURSOR_CLI_ROOT" => ".cursor",
-    relocate "CURSOR_CONFIG_DIR" => ".cursor",
-    // Windows only: where %APPDATA% points there.
-    switch "APPDATA",
     switch "DEJA_INCLUDE_SUBAGENTS",
     wires "CURSOR_CONFIG_DIR" => ".cursor"
 );
 
 fn fixture_home() -> (tempfile::TempDir, Vec<rusqlite::Connection>) {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let writers = materialize_home(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home"), tmp.path()).expect("fixture home");
+    let writers = materialize_home(&deja_core::fixture_home!(), tmp.path()).expect("fixture home");
     (tmp, writers)
 }
 

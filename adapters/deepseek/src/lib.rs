@@ -44,9 +44,10 @@ use std::path::{Path, PathBuf};
 
 use deja_core::family::dsh_log;
 mod wiring;
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, SessionSink,
-    SourceRef, StoreEnv, StorePath, SynthSession, SynthWriter,
+    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, SessionSink,
+    SourceRef, StoreEnv, SynthSession, SynthWriter,
 };
 
 /// The adapter id.
@@ -61,9 +62,11 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "DeepSeek Harness (dsh)",
     container: "JSONL (zstd-framed by default), one directory per session, one log per format generation",
-    stores: &[StorePath { os: Os::Any, path: "~/.dsh/sessions/<workspace-slug>/session-<uuid>/session.vN.jsonl.zstd" }],
-    env_vars: &["DSH_HOME"],
-    deja_vars: &["DEJA_DEEPSEEK_ROOT"],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        roots: &[Root::any("${DSH_HOME:-~/.dsh}/sessions")],
+        layout: Layout::Custom { shape: "<workspace-slug>/session-<uuid>/session.vN.jsonl.zstd", walk: Some(walk_sessions) },
+    }]),
     needs: &[],
     format_summary: "dsh keeps one directory per session under `${DSH_HOME:-~/.dsh}/sessions/<workspace-slug>/session-<uuid>/`, \
         with one JSONL event log per format generation (`session.jsonl.zstd`, `session.v3.jsonl.zstd`, `session.v4.jsonl.zstd`, …), \
@@ -100,6 +103,11 @@ static INFO: HarnessInfo = HarnessInfo {
     },
 };
 
+/// Every session directory's newest log generation (dsh's own layout).
+fn walk_sessions(root: &Path, _env: &StoreEnv, found: &mut Discovery) {
+    found.sources.extend(dsh_log::discover_sessions(root));
+}
+
 impl HarnessFormat for DeepSeek {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
@@ -107,15 +115,6 @@ impl HarnessFormat for DeepSeek {
 
     fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
         Some(&wiring::DeepSeekWiring)
-    }
-
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let root = sessions_root(env);
-        if found.looked_at(&root) {
-            found.sources = dsh_log::discover_sessions(&root);
-        }
-        found
     }
 
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
@@ -131,14 +130,6 @@ impl SynthWriter for DeepSeek {
     fn write(&self, home: &Path, session: &SynthSession) -> std::io::Result<PathBuf> {
         synth::write(home, session)
     }
-}
-
-/// `DEJA_DEEPSEEK_ROOT`, else `${DSH_HOME:-~/.dsh}/sessions`.
-pub fn sessions_root(env: &StoreEnv) -> PathBuf {
-    if let Some(root) = env.deja_root(ID) {
-        return root;
-    }
-    env.path_var("DSH_HOME").unwrap_or_else(|| env.home().join(".dsh")).join("sessions")
 }
 
 /// The workspace slug dsh names a project directory with: the cwd with `/` written as

@@ -3,8 +3,6 @@
 
 deja_core::conformance!(
     deja_adapter_deepseek::DeepSeek,
-    relocate "DEJA_DEEPSEEK_ROOT" => ".dsh/sessions",
-    relocate "DSH_HOME" => ".dsh",
     wires "DSH_HOME" => ".dsh"
 );
 

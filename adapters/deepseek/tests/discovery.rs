@@ -146,8 +146,8 @@ fn committed_store_yields_one_source_per_session_directory() {
 fn info_names_the_relocation_variables() {
     let info = DeepSeek.info();
     assert_eq!(info.id, "deepseek");
-    assert!(info.env_vars.contains(&"DSH_HOME"));
-    assert!(info.deja_vars.contains(&"DEJA_DEEPSEEK_ROOT"));
+    assert!(info.harness_vars().contains(&"DSH_HOME"));
+    assert!(info.deja_overrides().iter().any(|(v, _)| v == "DEJA_DEEPSEEK_ROOT"));
     assert!(info.capabilities.named().iter().all(|(_, c)| c.status() != "works"));
     assert!(deja_core::lookup("deepseek").is_some(), "registered with inventory");
 }

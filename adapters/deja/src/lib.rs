@@ -30,9 +30,10 @@ use std::path::{Path, PathBuf};
 use deja_core::launch::{Handoff, Launch, Resume};
 pub use deja_core::model::{NOTE_BY_AGENT, NOTE_BY_PERSON, NOTE_UNSOURCED};
 use deja_core::read::{for_each_json_line, read_source};
+use deja_core::store::{Files, Layout, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, Role,
-    Session, SessionSink, SourceRef, StoreEnv, StorePath, SynthSession, SynthTurn, SynthWriter, Timestamp, Turn,
+    Capabilities, Capability, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, Role, Session, SessionSink,
+    SourceRef, StoreEnv, SynthSession, SynthTurn, SynthWriter, Timestamp, Turn,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -87,9 +88,15 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "deja notes",
     container: "JSONL, one note per line, one file",
-    stores: &[StorePath { os: Os::Any, path: "${XDG_DATA_HOME:-~/.local/share}/deja/notes.jsonl" }],
-    env_vars: &["XDG_DATA_HOME"],
-    deja_vars: &["DEJA_DEJA_ROOT", "DEJA_DATA_DIR"],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        // deja's own data directory (DEJA_DATA_DIR moves all of deja's data).
+        roots: &[Root::any("${DEJA_DATA_DIR:-${XDG_DATA_HOME:-~/.local/share}/deja}")],
+        // Not append-only for the indexer: one file holds many sessions, and it is small,
+        // so it is read whole when it changes.
+        layout: Layout::Files(Files::new(NOTES_FILE)),
+    }])
+    .deja_vars(&["DEJA_DATA_DIR"]),
     needs: &[],
     format_summary: "Durable notes written by `deja remember` and the MCP `remember` mode: one JSON object per line \
         (`id`, `time`, `text`, optional `project`, `tags` and `source`: `cli` or `mcp`) in \
@@ -165,9 +172,10 @@ impl Note {
     }
 }
 
-/// `DEJA_DEJA_ROOT` (a directory holding notes.jsonl), else deja's data directory.
+/// Where the store spec puts the notes: `DEJA_DEJA_ROOT` (a directory holding
+/// notes.jsonl), else deja's data directory.
 pub fn notes_dir(env: &StoreEnv) -> PathBuf {
-    env.deja_root(ID).unwrap_or_else(|| env.data_dir())
+    INFO.store.root(ID, env).unwrap_or_else(|| env.data_dir())
 }
 
 pub fn notes_path(env: &StoreEnv) -> PathBuf {
@@ -221,20 +229,6 @@ pub fn remove_notes(path: &Path, ids: &std::collections::HashSet<String>) -> std
 impl HarnessFormat for DejaNotes {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
-    }
-
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let dir = notes_dir(env);
-        if found.looked_at(&dir) {
-            let path = dir.join(NOTES_FILE);
-            if path.is_file() {
-                // Not append-only for the indexer: one file holds many sessions, and it
-                // is small, so it is read whole when it changes.
-                found.sources.push(SourceRef::file(path));
-            }
-        }
-        found
     }
 
     fn parse(&self, src: &SourceRef, _opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {

@@ -3,9 +3,7 @@
 
 deja_core::conformance!(
     deja_adapter_deja::DejaNotes,
-    relocate "DEJA_DEJA_ROOT" => ".local/share/deja",
-    relocate "DEJA_DATA_DIR" => ".local/share/deja",
-    relocate "XDG_DATA_HOME" => ".local/share"
+    relocate "DEJA_DATA_DIR" => ".local/share/deja"
 );
 
 mod properties;

@@ -8,11 +8,7 @@ use deja_adapter_deja::{
 use deja_core::{HarnessFormat, ParseOptions, StoreEnv, SynthSession, SynthTurn, Timestamp};
 
 fn parse_all(env: &StoreEnv) -> Vec<deja_core::Session> {
-    let mut out = Vec::new();
-    for src in DejaNotes.discover(env).sources {
-        DejaNotes.parse(&src, &ParseOptions::default(), &mut out).expect("parse");
-    }
-    out
+    deja_core::testkit::read_all(&DejaNotes, env, &ParseOptions::default())
 }
 
 #[test]

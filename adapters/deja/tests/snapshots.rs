@@ -2,13 +2,13 @@
 //! per note, a later line with the same id replaces the note, bad lines are counted,
 //! the session kind says who wrote the note.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use deja_adapter_deja::DejaNotes;
 use deja_core::{HarnessFormat, ParseOptions, ParseStats, Role, Session, StoreEnv};
 
 fn home() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home")
+    deja_core::fixture_home!()
 }
 
 fn parse() -> (Vec<Session>, ParseStats) {

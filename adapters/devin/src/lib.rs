@@ -48,13 +48,13 @@
 //! not scaled); transcript times are ISO-8601. The model has no place in the Session
 //! model and is not kept. A transcript with no row in the database is read as well.
 //!
-//! **Cursor.** `{"activity": max last_activity_at, "row_id": max message_nodes.row_id,
-//! "mtime": newest transcript mtime (ms)}`: given it, only sessions active since, with
-//! newer nodes or with a rewritten transcript are re-read, each whole.
+//! **Cursor.** Core's `RowCursor`: each session's newest activity or transcript mtime,
+//! the highest `message_nodes.row_id`, and the recent sessions' states; given it, only
+//! sessions active since (and not as recorded), with newer nodes or with a rewritten
+//! transcript are re-read, each whole.
 //!
 //! **Variables.** Devin has no known relocation variable. `DEJA_DEVIN_ROOT` names the
-//! sessions root, the `cli` directory holding `sessions.db` and `transcripts/` (the page's
-//! `<root>`, the directory containing `cli/`, is accepted too); `XDG_DATA_HOME` moves the
+//! sessions root, the `cli` directory holding `sessions.db` and `transcripts/`; `XDG_DATA_HOME` moves the
 //! Linux root (an assumption on the page). Without `sessions.db`, each transcript is a
 //! source of its own.
 //!
@@ -64,12 +64,14 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
+use deja_core::discover::find_files;
 use deja_core::family::json_docs::{self, call_turn, first_str, json_arg, text_blocks, COMMON_KEYS};
 use deja_core::launch::{Handoff, Launch, Resume};
-use deja_core::sqlite::{self, Snapshot};
+use deja_core::sqlite::{self, RowCursor};
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, Role,
-    SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolMap, Turn,
+    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, Role,
+    SessionBuilder, SessionSink, SourceRef, StoreEnv, Timestamp, ToolMap, Turn,
 };
 use rusqlite::types::ValueRef;
 use rusqlite::Connection;
@@ -93,14 +95,12 @@ static INFO: HarnessInfo = HarnessInfo {
     name: "Devin CLI",
     container: "SQLite (WAL) session index `cli/sessions.db` (`sessions`, `message_nodes`) plus one whole ATIF JSON \
         transcript per session, `cli/transcripts/<id>.json`",
-    stores: &[
-        StorePath { os: Os::MacOs, path: "~/Library/Application Support/devin/cli/sessions.db" },
-        StorePath { os: Os::MacOs, path: "~/Library/Application Support/devin/cli/transcripts/<session-id>.json" },
-        StorePath { os: Os::Linux, path: "${XDG_DATA_HOME:-~/.local/share}/devin/cli/sessions.db" },
-        StorePath { os: Os::Linux, path: "${XDG_DATA_HOME:-~/.local/share}/devin/cli/transcripts/<session-id>.json" },
-    ],
-    env_vars: &["XDG_DATA_HOME"],
-    deja_vars: &["DEJA_DEVIN_ROOT"],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        // Both places on every OS, as Devin's CLI may be either.
+        roots: &[Root::any("~/Library/Application Support/devin/cli"), Root::any("${XDG_DATA_HOME:-~/.local/share}/devin/cli")],
+        layout: Layout::Custom { shape: "sessions.db, transcripts/<session-id>.json", walk: Some(walk_cli) },
+    }]),
     needs: &[],
     format_summary: "The Devin CLI keeps a SQLite index `cli/sessions.db` (WAL mode: `sessions` with title, working \
         directory, epoch-second times and a `hidden` flag for internal sessions; `message_nodes` with one chat-message \
@@ -121,29 +121,14 @@ static INFO: HarnessInfo = HarnessInfo {
     launch: Launch { resume: Resume::Unknown, handoff: Handoff::Paste("the page gives no start-with-prompt command") },
 };
 
+/// One CLI directory as its sources (see [`add_store`]).
+fn walk_cli(root: &Path, _env: &StoreEnv, found: &mut Discovery) {
+    add_store(root, found);
+}
+
 impl HarnessFormat for DevinFormat {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
-    }
-
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let dirs = match env.deja_root(ID) {
-            // The sessions root is `cli/`; the page's `<root>` (its parent) is accepted too.
-            Some(root) if !root.join(DB_NAME).exists() && !root.join(TRANSCRIPTS).exists() && root.join("cli").is_dir() => {
-                vec![root.join("cli")]
-            }
-            Some(root) => vec![root],
-            None => {
-                let data = env.path_var("XDG_DATA_HOME").unwrap_or_else(|| env.home().join(".local").join("share"));
-                vec![env.home().join("Library/Application Support/devin/cli"), data.join("devin").join("cli")]
-            }
-        };
-        for dir in dirs {
-            add_store(&dir, &mut found);
-        }
-        Discovery::sort_sources(&mut found.sources);
-        found
     }
 
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
@@ -156,13 +141,7 @@ impl HarnessFormat for DevinFormat {
 
 /// The transcripts in `dir/transcripts`, sorted.
 fn transcripts(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join(TRANSCRIPTS))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json") && p.is_file())
-        .collect();
+    let mut files = find_files(&dir.join(TRANSCRIPTS), 0, &|n| n.ends_with(".json"));
     files.sort();
     files
 }
@@ -170,9 +149,6 @@ fn transcripts(dir: &Path) -> Vec<PathBuf> {
 /// One source for the `cli/` directory: the database with its `-wal` and every
 /// transcript as parts; without a database, one source per transcript.
 fn add_store(dir: &Path, found: &mut Discovery) {
-    if !found.looked_at(dir) {
-        return;
-    }
     let db = dir.join(DB_NAME);
     let files = transcripts(dir);
     if std::fs::metadata(&db).is_ok_and(|m| m.is_file() && m.len() > 0) {
@@ -196,19 +172,6 @@ struct SessionRow {
     hidden: bool,
 }
 
-/// The cursor: newest activity (epoch seconds), node row and transcript mtime (ms).
-#[derive(Default, Clone, Copy)]
-struct Mark {
-    activity: i64,
-    row_id: i64,
-    mtime: i64,
-}
-
-fn parse_cursor(text: &str) -> Option<Mark> {
-    let v: Value = serde_json::from_str(text).ok()?;
-    Some(Mark { activity: v.get("activity")?.as_i64()?, row_id: v.get("row_id")?.as_i64()?, mtime: v.get("mtime")?.as_i64()? })
-}
-
 /// Epoch seconds from SQLite; a value only sensible as milliseconds is dropped, not scaled.
 fn epoch_secs(v: ValueRef<'_>) -> Option<i64> {
     sqlite::value_i64(v).filter(|n| *n > 0 && *n < 100_000_000_000)
@@ -224,10 +187,9 @@ fn secs_time(v: ValueRef<'_>) -> Option<Timestamp> {
 fn parse_db(src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
     let db = src.path.as_path();
     let dir = db.parent().unwrap_or(Path::new("."));
-    let snapshot = Snapshot::open(db)?;
-    let mut stats = ParseStats { bytes_read: snapshot.bytes, ..ParseStats::default() };
-    let conn = snapshot.conn();
-    let sql_err = |e: rusqlite::Error| FormatError::corrupt(db, format!("query failed (schema changed?): {e}"));
+    let (store, mut stats) = sqlite::Db::open(src)?;
+    let conn = store.conn();
+    let sql_err = |e: rusqlite::Error| store.err(e);
     let sessions = read_sessions(conn)
         .map_err(sql_err)?
         .ok_or_else(|| FormatError::corrupt(db, "not a Devin store (no sessions.id); schema changed?"))?;
@@ -243,32 +205,31 @@ fn parse_db(src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> 
             Some((id, p, mtime))
         })
         .collect();
-    let max_row: i64 = if has_nodes && node_cols.contains("row_id") {
-        conn.query_row("SELECT coalesce(max(row_id), 0) FROM message_nodes", [], |r| r.get(0)).map_err(sql_err)?
-    } else {
-        0
-    };
-    let now = Mark {
-        activity: sessions.values().filter_map(|s| s.activity).max().unwrap_or(0),
-        row_id: max_row,
-        mtime: files.iter().map(|f| f.2).max().unwrap_or(0),
-    };
-    let previous = stats.previous_cursor(src, parse_cursor);
-    // A cursor past everything here means another store stands in its place: read it all.
-    let previous = previous.filter(|p| p.row_id <= now.row_id && p.activity <= now.activity);
-    stats.cursor = Some(serde_json::json!({ "activity": now.activity, "row_id": now.row_id, "mtime": now.mtime }).to_string());
-
     let mut ids: BTreeSet<String> = sessions.keys().cloned().collect();
     ids.extend(files.iter().map(|f| f.0.clone()));
-    if let Some(mark) = previous {
-        let mut changed: HashSet<String> =
-            sessions.iter().filter(|(_, s)| s.activity.is_some_and(|a| a >= mark.activity)).map(|(id, _)| id.clone()).collect();
-        changed.extend(files.iter().filter(|f| f.2 > mark.mtime).map(|f| f.0.clone()));
-        if has_nodes && node_cols.contains("row_id") {
-            let mut stmt = conn.prepare("SELECT DISTINCT session_id FROM message_nodes WHERE row_id > ?1").map_err(sql_err)?;
-            let rows = stmt.query_map([mark.row_id], |r| Ok(sqlite::value_text(r.get_ref(0)?).ok().flatten())).map_err(sql_err)?;
-            changed.extend(rows.filter_map(|r| r.ok().flatten()));
-        }
+    // Each session's state for core's row cursor: its newest activity (seconds, in ms) or
+    // its transcript's mtime, whichever is later, and the transcript's mtime (a rewritten
+    // transcript changes it). `message_nodes.row_id` is the rowid: the mark.
+    let states: HashMap<String, sqlite::SessionState> = ids
+        .iter()
+        .map(|id| {
+            let activity = sessions.get(id).and_then(|s| s.activity).map(|a| a * 1000);
+            let mtime = files.iter().find(|f| f.0 == *id).map(|f| f.2);
+            (id.clone(), (activity.max(mtime), mtime.unwrap_or(0), 0))
+        })
+        .collect();
+    let newest = states.values().filter_map(|s| s.0).max();
+    // No usable mark without the table (or in a table without rowids): times alone.
+    let node_mark = if has_nodes { sqlite::max_rowid(conn, "message_nodes").ok() } else { None };
+    let max_row = node_mark.unwrap_or(Some(0));
+    let previous = RowCursor::previous(&mut stats, src, newest, max_row);
+    stats.cursor = RowCursor::after(&states, max_row);
+    let wanted = if node_mark.is_some() {
+        RowCursor::wanted(previous.as_ref(), conn, &states, "message_nodes", "session_id").map_err(sql_err)?
+    } else {
+        previous.map(|c| c.touched_since(&states))
+    };
+    if let Some(changed) = wanted {
         ids.retain(|id| changed.contains(id));
     }
     ids.retain(|id| !sessions.get(id).is_some_and(|s| s.hidden));

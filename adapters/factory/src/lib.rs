@@ -31,17 +31,17 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use deja_core::discover::find_files;
+use deja_core::exit::{split_exit_code, ExitLine};
 use deja_core::family::claude_jsonl::tool_call_turn_with;
 use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::project::{dash_fallback_name, decode_dash_path};
 use deja_core::read::for_each_source_line;
+use deja_core::store::{Files, Layout, Part, Root, Store, StoreSpec};
 use deja_core::synth::dash_encode;
 use deja_core::work::ToolMap;
 use deja_core::{
-    Capabilities, Capability, Discovery, ExitStatus, FormatError, HarnessFormat, HarnessInfo, InjectedText, NodeRef, Os, ParseOptions,
-    ParseStats, Role, Session, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, SynthSession, SynthTurn, SynthWriter,
-    TailState, Timestamp, Turn,
+    Capabilities, Capability, ExitStatus, FormatError, HarnessFormat, HarnessInfo, InjectedText, NodeRef, ParseOptions, ParseStats, Role,
+    Session, SessionBuilder, SessionSink, SourceRef, SynthSession, SynthTurn, SynthWriter, TailState, Timestamp, Turn,
 };
 use serde_json::{json, Value};
 
@@ -70,9 +70,12 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Factory Droid",
     container: "JSONL, one file per session (+ `.settings.json` sidecar)",
-    stores: &[StorePath { os: Os::Any, path: "~/.factory/sessions/<workspace-slug>/<session-uuid>.jsonl" }],
-    env_vars: &["FACTORY_HOME_OVERRIDE"],
-    deja_vars: &["DEJA_FACTORY_ROOT"],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        roots: &[Root::any("${FACTORY_HOME_OVERRIDE:-~}/.factory/sessions")],
+        // Each transcript's `<id>.settings.json` sidecar names its working directory.
+        layout: Layout::Files(Files::new("**/*.jsonl").depth(MAX_DEPTH).append_only().parts(&[Part::Extension("settings.json")])),
+    }]),
     needs: &[],
     format_summary: "Factory's droid CLI writes one append-only JSONL transcript per session under \
         `~/.factory/sessions/<workspace-slug>/` (the slug is Claude's dash encoding of the cwd), with a \
@@ -98,19 +101,6 @@ impl HarnessFormat for FactoryFormat {
 
     fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
         Some(&wiring::FactoryWiring)
-    }
-
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let root = sessions_root(env);
-        if found.looked_at(&root) {
-            for path in find_files(&root, MAX_DEPTH, &|name| name.ends_with(".jsonl")) {
-                let sidecar = path.with_extension("settings.json");
-                found.sources.push(SourceRef::file(&path).append_only().with_part(sidecar));
-            }
-            Discovery::sort_sources(&mut found.sources);
-        }
-        found
     }
 
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
@@ -188,13 +178,6 @@ impl Render {
         self.message("assistant", time, json!([{"type": "tool_use", "id": id, "name": name, "input": input}]));
         self.message("user", time, json!([{"type": "tool_result", "tool_use_id": id, "is_error": false, "content": result}]));
     }
-}
-
-/// `DEJA_FACTORY_ROOT`, else `${FACTORY_HOME_OVERRIDE:-~}/.factory/sessions`.
-fn sessions_root(env: &StoreEnv) -> PathBuf {
-    env.deja_root(ID).unwrap_or_else(|| {
-        env.path_var("FACTORY_HOME_OVERRIDE").unwrap_or_else(|| env.home().to_path_buf()).join(".factory").join("sessions")
-    })
 }
 
 /// What the `session_start` header says.
@@ -395,13 +378,9 @@ fn text<'v>(v: &'v Value, key: &str) -> Option<&'v str> {
 /// `Execute`'s footer, a last line `[Process exited with code N]`: the exit and the
 /// output without it.
 fn split_exit_footer(output: &str) -> (Option<ExitStatus>, &str) {
-    let trimmed = output.trim_end();
-    let (head, last) = trimmed.rsplit_once('\n').unwrap_or(("", trimmed));
-    let code =
-        last.trim().strip_prefix("[Process exited with code ").and_then(|r| r.strip_suffix(']')).and_then(|n| n.trim().parse::<i64>().ok());
-    match code {
-        Some(n) => (Some(ExitStatus::Code(n)), strip_failure_lead(head.trim_end(), n)),
-        None => (None, output),
+    match split_exit_code(output, &[ExitLine::last("[Process exited with code ").closed("]")]) {
+        (Some(n), head) => (Some(ExitStatus::Code(n)), strip_failure_lead(head, n)),
+        (None, _) => (None, output),
     }
 }
 

@@ -18,7 +18,7 @@ pub struct FactoryWiring;
 /// `${FACTORY_HOME_OVERRIDE:-~}/.factory`: the variable replaces the home directory
 /// droid looks for `.factory` in.
 fn factory_dir(env: &StoreEnv) -> PathBuf {
-    env.path_var("FACTORY_HOME_OVERRIDE").unwrap_or_else(|| env.home().to_path_buf()).join(".factory")
+    crate::INFO.store.dir_of(env, "FACTORY_HOME_OVERRIDE").join(".factory")
 }
 
 impl Wiring for FactoryWiring {

@@ -1,15 +1,11 @@
 //! Every test of deja-adapter-factory, in one test binary: the conformance kit, then the
 //! rules that matter most for droid's transcripts.
 
-use std::path::Path;
-
 use deja_adapter_factory::FactoryFormat;
 use deja_core::{ExitStatus, HarnessFormat, ParseOptions, Role, Session, StoreEnv};
 
 deja_core::conformance!(
     FactoryFormat,
-    relocate "DEJA_FACTORY_ROOT" => ".factory/sessions",
-    relocate "FACTORY_HOME_OVERRIDE" => "",
     wires "FACTORY_HOME_OVERRIDE" => ""
 );
 
@@ -18,7 +14,7 @@ fn sessions() -> Vec<Session> {
 }
 
 fn sessions_with(opts: &ParseOptions) -> Vec<Session> {
-    let home = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home");
+    let home = deja_core::fixture_home!();
     let mut out = Vec::new();
     let found = FactoryFormat.discover(&StoreEnv::with_home(&home)).sources;
     assert_eq!(found.len(), 3, "sidecars and their backups are not transcripts");
@@ -60,10 +56,7 @@ fn the_synthetic_writer_round_trips_the_exit_status() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let sample = deja_core::testkit::sample_session();
     FactoryFormat.write_synthetic(tmp.path(), &sample).expect("write");
-    let mut out: Vec<Session> = Vec::new();
-    for src in FactoryFormat.discover(&StoreEnv::with_home(tmp.path())).sources {
-        FactoryFormat.parse(&src, &ParseOptions::default(), &mut out).expect("parse");
-    }
+    let out = deja_core::testkit::read_all(&FactoryFormat, &StoreEnv::with_home(tmp.path()), &ParseOptions::default());
     let s = out.iter().find(|s| s.id == sample.id).expect("the sample session");
     let shell = s.turns.iter().find(|t| t.role == Role::ToolCall).expect("the shell call");
     assert_eq!(shell.tool.as_ref().and_then(|t| t.exit.clone()), Some(ExitStatus::Code(101)));

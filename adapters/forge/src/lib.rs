@@ -20,23 +20,24 @@
 //! | `usage`, row `metrics` | skipped | accounting |
 //! | row whose `context` is not JSON | skipped | counted in the parse stats |
 //!
-//! **Row cursor.** `updated_at` changes whenever the context is rewritten, so a parse
-//! returns the newest `updated_at` (ms) and the `(updated, length)` of the rows within
-//! [`CURSOR_SLACK_MS`] of it; given `SourceRef::cursor`, only rows updated since (minus
-//! the slack, and not exactly as recorded) are re-read, each emitted whole. A database
-//! without `updated_at` (an older schema) is read whole each time and returns no cursor.
+//! **Row cursor.** Core's `RowCursor`: `updated_at` changes whenever the context is
+//! rewritten, so a parse returns the newest `updated_at` (ms), the highest rowid and the
+//! `(updated, length)` of the rows within `CURSOR_SLACK_MS` of the newest; given
+//! `SourceRef::cursor`, only rows updated since (minus the slack, and not exactly as
+//! recorded) or added since are re-read, each emitted whole. A database without
+//! `updated_at` (an older schema) has rows without a time, which are always re-read.
 
-use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
+use std::collections::HashMap;
 
 use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::model::{cap_text, MAX_EDIT_BYTES};
 use deja_core::patch::join_cwd;
 use deja_core::read::{at, str_at};
-use deja_core::sqlite::{self, Snapshot};
+use deja_core::sqlite::{self, RowCursor};
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, Edit, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os,
-    ParseOptions, ParseStats, Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolUse, Turn,
+    Capabilities, Capability, Edit, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats,
+    Role, SessionBuilder, SessionSink, SourceRef, Timestamp, ToolUse, Turn,
 };
 use serde_json::Value;
 
@@ -44,10 +45,6 @@ const ID: &str = "forge";
 const DB_NAME: &str = ".forge.db";
 const CWD_OPEN: &str = "<current_working_directory>";
 const CWD_CLOSE: &str = "</current_working_directory>";
-
-/// Rows updated this much before the cursor are still looked at: a transaction stamped
-/// earlier may commit later.
-pub const CURSOR_SLACK_MS: i64 = 30_000;
 
 /// The Forge adapter.
 pub struct ForgeFormat;
@@ -62,9 +59,7 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Forge",
     container: "SQLite (WAL), one database for every conversation: a `conversations` row per session with the whole context as JSON",
-    stores: &[StorePath { os: Os::Any, path: "~/.forge/.forge.db" }],
-    env_vars: &[],
-    deja_vars: &["DEJA_FORGE_ROOT"],
+    store: StoreSpec::new(&[Store { name: "", roots: &[Root::any("~/.forge")], layout: Layout::Database(DB_NAME) }]),
     needs: &[],
     format_summary: "Forge keeps every conversation in one SQLite database, `~/.forge/.forge.db`: a `conversations` row \
         (`conversation_id`, `title`, `created_at`, `updated_at`) whose `context` column is the whole conversation as JSON, \
@@ -90,69 +85,21 @@ impl HarnessFormat for ForgeFormat {
         &INFO
     }
 
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let db = db_path(env);
-        sqlite::discover_database(&mut found, &db);
-        found
-    }
-
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
         parse_db(src, opts, out)
     }
 }
 
-/// `DEJA_FORGE_ROOT/.forge.db`, else `~/.forge/.forge.db`.
-fn db_path(env: &StoreEnv) -> PathBuf {
-    env.deja_root(ID).unwrap_or_else(|| env.home().join(".forge")).join(DB_NAME)
-}
-
-/// `(updated ms, context length)` of one row: equal states mean an unchanged row.
-type RowState = (i64, i64);
-
-/// What a parse returns as `ParseStats::cursor`: `{"newest": ms, "recent": [[id, ms, len], …]}`.
-#[derive(Debug, PartialEq)]
-struct Cursor {
-    newest: i64,
-    recent: Vec<(String, RowState)>,
-}
-
-impl Cursor {
-    const MAX_RECENT: usize = 64;
-
-    fn parse(text: &str) -> Option<Cursor> {
-        let v: Value = serde_json::from_str(text).ok()?;
-        let newest = v.get("newest")?.as_i64()?;
-        let recent = v
-            .get("recent")?
-            .as_array()?
-            .iter()
-            .filter_map(|r| Some((r.get(0)?.as_str()?.to_string(), (r.get(1)?.as_i64()?, r.get(2)?.as_i64()?))))
-            .collect();
-        Some(Cursor { newest, recent })
-    }
-
-    fn to_text(&self) -> String {
-        let recent: Vec<Value> = self.recent.iter().map(|(id, (t, n))| serde_json::json!([id, t, n])).collect();
-        serde_json::json!({"newest": self.newest, "recent": recent}).to_string()
-    }
-}
-
 fn parse_db(src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
-    let db = src.path.as_path();
-    let snapshot = Snapshot::open(db)?;
-    let conn = snapshot.conn();
-    let mut stats = ParseStats { bytes_read: snapshot.bytes, ..ParseStats::default() };
-    let sql_err = |e: rusqlite::Error| FormatError::corrupt(db, format!("query failed (schema changed?): {e}"));
-    let cols = sqlite::table_columns(conn, "conversations").map_err(sql_err)?;
-    let has = |c: &str| cols.iter().any(|x| x == c);
-    if !has("conversation_id") || !has("context") {
-        return Err(FormatError::corrupt(db, "no `conversations(conversation_id, context)` table: not a Forge database"));
-    }
-    let col = |c: &str| if has(c) { c.to_string() } else { format!("NULL AS {c}") };
+    let (store, mut stats) = sqlite::Db::open(src)?;
+    let conn = store.conn();
+    let sql_err = |e: rusqlite::Error| store.err(e);
+    let cols = store.columns("conversations", &["conversation_id", "context"], "a Forge database")?;
+    let col = |c: &str| if cols.has(c) { c.to_string() } else { format!("NULL AS {c}") };
 
-    // Row states, for the cursor and for choosing what to re-read.
-    let mut states: HashMap<String, Option<RowState>> = HashMap::new();
+    // Row states for the cursor: `(updated ms, context length, 0)`; equal states mean an
+    // unchanged row.
+    let mut states: HashMap<String, sqlite::SessionState> = HashMap::new();
     {
         let mut stmt = conn
             .prepare(&format!(
@@ -165,35 +112,16 @@ fn parse_db(src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> 
             let Ok(Some(id)) = sqlite::column_text(row, 0) else { continue };
             let updated = sqlite::value_timestamp(row.get_ref(1).map_err(sql_err)?).map(|t| t.0);
             let len = sqlite::value_i64(row.get_ref(2).map_err(sql_err)?).unwrap_or(0);
-            states.insert(id, updated.map(|t| (t, len)));
+            states.insert(id, (updated, len, 0));
         }
     }
-    let newest = states.values().filter_map(|s| s.map(|(t, _)| t)).max();
-    let previous = stats
-        .previous_cursor(src, Cursor::parse)
-        // A cursor newer than every row was taken from another database: read everything.
-        .filter(|c| newest.is_some_and(|n| n >= c.newest));
-    let wanted: Option<HashSet<&str>> = previous.as_ref().map(|c| {
-        let since = c.newest.saturating_sub(CURSOR_SLACK_MS);
-        let recent: HashMap<&str, RowState> = c.recent.iter().map(|(id, s)| (id.as_str(), *s)).collect();
-        states
-            .iter()
-            .filter(|(id, state)| match state {
-                // No readable update time: nothing says it is unchanged.
-                None => true,
-                Some(s) => s.0 >= since && recent.get(id.as_str()) != Some(s),
-            })
-            .map(|(id, _)| id.as_str())
-            .collect()
-    });
-    if let Some(newest) = newest.filter(|_| has("updated_at")) {
-        let window = newest.saturating_sub(CURSOR_SLACK_MS);
-        let mut recent: Vec<(String, RowState)> =
-            states.iter().filter_map(|(id, s)| s.filter(|s| s.0 >= window).map(|s| (id.clone(), s))).collect();
-        recent.sort();
-        recent.truncate(Cursor::MAX_RECENT);
-        stats.cursor = Some(Cursor { newest, recent }.to_text());
-    }
+    // A rewritten context keeps its row (and rowid) and moves `updated_at`; a new row gets
+    // a higher rowid whatever time it carries.
+    let newest = states.values().filter_map(|s| s.0).max();
+    let max_rowid = sqlite::max_rowid(conn, "conversations").map_err(sql_err)?;
+    let previous = RowCursor::previous(&mut stats, src, newest, max_rowid);
+    stats.cursor = RowCursor::after(&states, max_rowid);
+    let wanted = RowCursor::wanted(previous.as_ref(), conn, &states, "conversations", "conversation_id").map_err(sql_err)?;
 
     let parents = sub_agent_parents(conn).map_err(sql_err)?;
     let mut stmt = conn
@@ -212,7 +140,7 @@ fn parse_db(src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> 
             stats.skip(|| "a conversation row without a readable id".into());
             continue;
         };
-        if wanted.as_ref().is_some_and(|w| !w.contains(id.as_str())) {
+        if wanted.as_ref().is_some_and(|w| !w.contains(&id)) {
             continue;
         }
         stats.records += 1;

@@ -8,11 +8,11 @@ use deja_adapter_forge::ForgeFormat;
 use deja_core::testkit::materialize_home;
 use deja_core::{Edit, FileAction, FileTouch, HarnessFormat, ParseOptions, Role, Session, SourceRef, StoreEnv, Timestamp};
 
-deja_core::conformance!(ForgeFormat, relocate "DEJA_FORGE_ROOT" => ".forge");
+deja_core::conformance!(ForgeFormat);
 
 fn fixture_home() -> (tempfile::TempDir, Vec<rusqlite::Connection>) {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let writers = materialize_home(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home"), tmp.path()).expect("fixture home");
+    let writers = materialize_home(&deja_core::fixture_home!(), tmp.path()).expect("fixture home");
     (tmp, writers)
 }
 

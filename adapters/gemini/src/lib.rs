@@ -43,13 +43,14 @@ mod wiring;
 
 use std::path::{Path, PathBuf};
 
-use deja_core::discover::find_files;
+use deja_core::discover::{find_files, subdirs};
 use deja_core::family::gemini_chat::{self, GeminiDialect, GEMINI_TOOLS};
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::read::{for_each_json_line, parse_json_document, read_source};
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, ExitStatus, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats,
-    Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, Turn,
+    Capabilities, Capability, Discovery, ExitStatus, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, Role,
+    SessionBuilder, SessionSink, SourceRef, StoreEnv, Timestamp, Turn,
 };
 use serde_json::Value;
 
@@ -67,14 +68,15 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Gemini CLI",
     container: "JSON (legacy) or replayable JSONL, one chat file per session",
-    stores: &[
-        StorePath { os: Os::Any, path: "~/.gemini/tmp/<project-id>/chats/session-*.jsonl" },
-        StorePath { os: Os::Any, path: "~/.gemini/tmp/<project-id>/chats/session-*.json" },
-        StorePath { os: Os::Any, path: "~/.gemini/tmp/<project-id>/chats/<parent>/<sid>.jsonl" },
-        StorePath { os: Os::Any, path: "~/.gemini/projects.json" },
-    ],
-    env_vars: &["GEMINI_CLI_HOME"],
-    deja_vars: &["DEJA_GEMINI_ROOT", "DEJA_INCLUDE_SUBAGENTS"],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        roots: &[Root::any("${GEMINI_CLI_HOME:-~}/.gemini/tmp")],
+        layout: Layout::Custom {
+            shape: "<project-id>/chats/session-*.{jsonl,json}, <project-id>/chats/<parent>/<sid>.jsonl",
+            walk: Some(walk_projects),
+        },
+    }])
+    .deja_vars(&["DEJA_INCLUDE_SUBAGENTS"]),
     needs: &[],
     format_summary: "Gemini CLI keeps one chat per session under `~/.gemini/tmp/<project-id>/chats/`: legacy whole-session \
         JSON (`{sessionId, startTime, lastUpdated, messages}`) or, since the JSONL generation, a header line followed by \
@@ -115,14 +117,33 @@ pub static INJECTED: InjectedText = InjectedText {
     not_titles: &[],
 };
 
-/// The sessions root: `DEJA_GEMINI_ROOT`, else `<home>/tmp` with `<home>` =
-/// `$GEMINI_CLI_HOME/.gemini` or `~/.gemini`.
-pub fn sessions_root(env: &StoreEnv) -> PathBuf {
-    env.deja_root(ID).unwrap_or_else(|| env.path_var("GEMINI_CLI_HOME").unwrap_or_else(|| env.home().to_path_buf()).join(".gemini/tmp"))
-}
-
 fn is_chat_name(name: &str) -> bool {
     name.ends_with(".json") || name.ends_with(".jsonl")
+}
+
+/// Every project's chats: `chats/session-*.jsonl` (and the legacy `.json`), and a
+/// sub-agent's `chats/<parent>/<sid>.jsonl` only with `DEJA_INCLUDE_SUBAGENTS` on.
+fn walk_projects(root: &Path, env: &StoreEnv, found: &mut Discovery) {
+    let subagents = env.include_subagents();
+    for project in subdirs(root) {
+        let chats = project.join("chats");
+        if !chats.is_dir() {
+            continue;
+        }
+        for f in find_files(&chats, 3, &is_chat_name) {
+            let nested = f.parent().is_some_and(|p| p != chats);
+            if nested && !subagents {
+                continue;
+            }
+            let src = SourceRef::file(&f);
+            // A legacy `.json` yields nothing once a `.jsonl` of its session sits beside it.
+            let src = match (f.extension().is_some_and(|e| e == "json"), f.parent()) {
+                (true, Some(dir)) => src.with_part(dir),
+                _ => src,
+            };
+            found.sources.push(src);
+        }
+    }
 }
 
 impl HarnessFormat for GeminiFormat {
@@ -132,37 +153,6 @@ impl HarnessFormat for GeminiFormat {
 
     fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
         Some(&wiring::GeminiWiring)
-    }
-
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut d = Discovery::default();
-        let root = sessions_root(env);
-        if !d.looked_at(&root) {
-            return d;
-        }
-        let subagents = env.include_subagents();
-        let Ok(projects) = std::fs::read_dir(&root) else { return d };
-        for project in projects.flatten() {
-            let chats = project.path().join("chats");
-            if !chats.is_dir() {
-                continue;
-            }
-            for f in find_files(&chats, 3, &is_chat_name) {
-                let nested = f.parent().is_some_and(|p| p != chats);
-                if nested && !subagents {
-                    continue;
-                }
-                let src = SourceRef::file(&f);
-                // A legacy `.json` yields nothing once a `.jsonl` of its session sits beside it.
-                let src = match (f.extension().is_some_and(|e| e == "json"), f.parent()) {
-                    (true, Some(dir)) => src.with_part(dir),
-                    _ => src,
-                };
-                d.sources.push(src);
-            }
-        }
-        Discovery::sort_sources(&mut d.sources);
-        d
     }
 
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
@@ -319,22 +309,23 @@ const HEAD_BYTES: u64 = 64 << 10;
 /// Whether a `.jsonl` beside this legacy file holds the same session.
 fn resumed_as_jsonl(path: &Path, id: &str) -> bool {
     let Some(dir) = path.parent() else { return false };
-    let Ok(entries) = std::fs::read_dir(dir) else { return false };
-    entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "jsonl") && p.is_file()).any(|p| {
-        // The header is the first line with a sessionId; it sits at the top, so only the
-        // file's head is read.
-        let mut bytes = Vec::new();
-        let Ok(file) = std::fs::File::open(&p) else { return false };
-        if std::io::Read::read_to_end(&mut std::io::Read::take(file, HEAD_BYTES), &mut bytes).is_err() {
-            return false;
-        }
-        bytes
-            .split(|b| *b == b'\n')
-            .take(8)
-            .filter_map(|l| serde_json::from_slice::<Value>(l.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(l)).ok())
-            .find_map(|v| v.get("sessionId").and_then(Value::as_str).map(str::to_string))
-            .is_some_and(|s| s == id)
-    })
+    deja_core::discover::list(dir).into_iter().map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "jsonl") && p.is_file()).any(
+        |p| {
+            // The header is the first line with a sessionId; it sits at the top, so only the
+            // file's head is read.
+            let mut bytes = Vec::new();
+            let Ok(file) = std::fs::File::open(&p) else { return false };
+            if std::io::Read::read_to_end(&mut std::io::Read::take(file, HEAD_BYTES), &mut bytes).is_err() {
+                return false;
+            }
+            bytes
+                .split(|b| *b == b'\n')
+                .take(8)
+                .filter_map(|l| serde_json::from_slice::<Value>(l.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(l)).ok())
+                .find_map(|v| v.get("sessionId").and_then(Value::as_str).map(str::to_string))
+                .is_some_and(|s| s == id)
+        },
+    )
 }
 
 /// The project-id directory a chat file belongs to (`tmp/<project-id>/chats/…`) and,

@@ -21,7 +21,7 @@ use deja_core::StoreEnv;
 pub struct GeminiWiring;
 
 fn gemini_home(env: &StoreEnv) -> PathBuf {
-    env.path_var("GEMINI_CLI_HOME").unwrap_or_else(|| env.home().to_path_buf()).join(".gemini")
+    crate::INFO.store.dir_of(env, "GEMINI_CLI_HOME").join(".gemini")
 }
 
 fn command_toml(cx: &WireContext) -> String {

@@ -1,21 +1,18 @@
 //! Every test of deja-adapter-gemini, in one test binary: the conformance kit, then the
 //! rules that matter most for Gemini's chat replay.
 
-use std::path::Path;
-
 use deja_adapter_gemini::GeminiFormat;
+use deja_core::testkit::session;
 use deja_core::{ExitStatus, HarnessFormat, ParseOptions, Role, Session, StoreEnv};
 
 deja_core::conformance!(
     GeminiFormat,
-    relocate "DEJA_GEMINI_ROOT" => ".gemini/tmp",
-    relocate "GEMINI_CLI_HOME" => "",
     switch "DEJA_INCLUDE_SUBAGENTS",
     wires "GEMINI_CLI_HOME" => ""
 );
 
 fn env() -> StoreEnv {
-    StoreEnv::with_home(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home"))
+    StoreEnv::with_home(deja_core::fixture_home!())
 }
 
 fn sessions_with(env: &StoreEnv, opts: &ParseOptions) -> Vec<Session> {
@@ -24,10 +21,6 @@ fn sessions_with(env: &StoreEnv, opts: &ParseOptions) -> Vec<Session> {
 
 fn sessions() -> Vec<Session> {
     sessions_with(&env(), &ParseOptions::default())
-}
-
-fn session<'a>(all: &'a [Session], id: &str) -> &'a Session {
-    all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("session {id}"))
 }
 
 fn texts(s: &Session, role: Role) -> Vec<&str> {

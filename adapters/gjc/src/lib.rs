@@ -18,15 +18,16 @@
 
 mod wiring;
 
-use std::path::PathBuf;
+use std::path::Path;
 
 use deja_core::family::pi_jsonl::{self, PiDialect, MAX_WALK_DEPTH};
 use deja_core::family::pi_synth::{PiLayout, PiSynth, ProjectDir};
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::SynthWriter;
 use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, SessionSink,
-    SourceRef, StoreEnv, StorePath,
+    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, SessionSink,
+    SourceRef, StoreEnv,
 };
 
 const ID: &str = "gjc";
@@ -46,13 +47,12 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "gajae-code",
     container: "JSONL, one append-only file per session (pi's format), sub-agent passes one directory deeper",
-    stores: &[
-        StorePath { os: Os::Any, path: "~/.gjc/agent/sessions/<project>/<session>.jsonl" },
-        StorePath { os: Os::Any, path: "~/.gjc/agent/sessions/<project>/<session>/N-<agent>.jsonl" },
-        StorePath { os: Os::Any, path: "$GJC_CODING_AGENT_DIR/sessions/<project>/<session>.jsonl" },
-    ],
-    env_vars: &["GJC_CODING_AGENT_DIR"],
-    deja_vars: &["DEJA_GJC_ROOT", "DEJA_INCLUDE_SUBAGENTS"],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        roots: &[Root::any("${GJC_CODING_AGENT_DIR:-~/.gjc/agent}/sessions")],
+        layout: Layout::Custom { shape: "<project>/<session>.jsonl, <project>/<session>/N-<agent>.jsonl", walk: Some(walk_sessions) },
+    }])
+    .deja_vars(&["DEJA_INCLUDE_SUBAGENTS"]),
     needs: &[],
     format_summary: "gjc writes pi's session JSONL: a `session` header (id, cwd, optional title), then `message` entries \
         chained by `id`/`parentId` with user text, assistant text, thinking and `toolCall` blocks, and `toolResult` messages \
@@ -77,6 +77,12 @@ static INFO: HarnessInfo = HarnessInfo {
     },
 };
 
+/// The transcripts under the sessions root (sub-agent pass files only with
+/// `DEJA_INCLUDE_SUBAGENTS` on).
+fn walk_sessions(root: &Path, env: &StoreEnv, found: &mut Discovery) {
+    found.sources.extend(pi_jsonl::sessions_under(&DIALECT, root, MAX_WALK_DEPTH, env.include_subagents()));
+}
+
 impl HarnessFormat for GjcFormat {
     fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
         Some(&wiring::GjcWiring)
@@ -86,12 +92,6 @@ impl HarnessFormat for GjcFormat {
         &INFO
     }
 
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        pi_jsonl::discover_sessions(&DIALECT, &sessions_root(env), MAX_WALK_DEPTH, env.include_subagents(), &mut found);
-        found
-    }
-
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
         pi_jsonl::parse(&DIALECT, src, opts, out)
     }
@@ -99,13 +99,6 @@ impl HarnessFormat for GjcFormat {
     fn synthetic(&self) -> Option<&dyn SynthWriter> {
         Some(&SYNTH)
     }
-}
-
-/// `DEJA_GJC_ROOT`, else `$GJC_CODING_AGENT_DIR/sessions`, else `~/.gjc/agent/sessions`.
-fn sessions_root(env: &StoreEnv) -> PathBuf {
-    env.deja_root(ID)
-        .or_else(|| env.path_var("GJC_CODING_AGENT_DIR").map(|d| d.join("sessions")))
-        .unwrap_or_else(|| env.home().join(".gjc/agent/sessions"))
 }
 
 /// The synthetic writer: gjc: `-<cwd>` project directories under `~/.gjc/agent/sessions`, pi's file names

@@ -19,7 +19,7 @@ pub struct GjcWiring;
 
 /// `${GJC_CODING_AGENT_DIR:-~/.gjc/agent}`.
 fn agent_dir(env: &StoreEnv) -> PathBuf {
-    env.path_var("GJC_CODING_AGENT_DIR").unwrap_or_else(|| env.home().join(".gjc/agent"))
+    crate::INFO.store.dir_of(env, "GJC_CODING_AGENT_DIR")
 }
 
 impl Wiring for GjcWiring {

@@ -2,33 +2,22 @@
 //! every source in `tests/fixtures/home/`, arbitrary bytes, mutated fixtures, store
 //! overrides), then the rules that matter most for gjc.
 
-use std::path::Path;
-
 use deja_adapter_gjc::GjcFormat;
-use deja_core::{ExitStatus, FileAction, HarnessFormat, ParseOptions, Role, Session, StoreEnv};
+use deja_core::testkit::session;
+use deja_core::{ExitStatus, FileAction, ParseOptions, Role, Session, StoreEnv};
 
 deja_core::conformance!(
     GjcFormat,
-    relocate "DEJA_GJC_ROOT" => ".gjc/agent/sessions",
-    relocate "GJC_CODING_AGENT_DIR" => ".gjc/agent",
     switch "DEJA_INCLUDE_SUBAGENTS",
     wires "GJC_CODING_AGENT_DIR" => ".gjc/agent"
 );
 
 fn sessions(env: &StoreEnv) -> Vec<Session> {
-    let mut out = Vec::new();
-    for src in GjcFormat.discover(env).sources {
-        GjcFormat.parse(&src, &ParseOptions::default(), &mut out).expect("a fixture parses");
-    }
-    out
+    deja_core::testkit::read_all(&GjcFormat, env, &ParseOptions::default())
 }
 
 fn env() -> StoreEnv {
-    StoreEnv::with_home(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home"))
-}
-
-fn session<'a>(all: &'a [Session], id: &str) -> &'a Session {
-    all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("session {id}"))
+    StoreEnv::with_home(deja_core::fixture_home!())
 }
 
 #[test]

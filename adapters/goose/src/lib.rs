@@ -26,7 +26,8 @@
 //! on from the working directory the read before kept (`TailState::cwd`).
 //!
 //! **Cursor.** `messages.id` is `AUTOINCREMENT`: the highest id read is the cursor
-//! (`{"max_id": N}`); given it, only sessions owning a newer row are re-read, whole.
+//! (core's `RowCursor`, its mark only); given it, only sessions owning a newer row are
+//! re-read, whole.
 //!
 //! **Variables.** The data directory is `DEJA_GOOSE_ROOT` (the sessions root's parent:
 //! the directory holding `sessions/`), else `$GOOSE_PATH_ROOT/data`, else on Windows
@@ -34,17 +35,16 @@
 //! (macOS too). `DEJA_GOOSE_DB` names the database file (a directory: its `sessions.db`)
 //! and replaces the database found in the data directory.
 
-use std::collections::HashSet;
-use std::path::PathBuf;
+use std::collections::{HashMap, HashSet};
 
-use deja_core::discover::find_files;
 use deja_core::family::claude_jsonl::tool_call_turn_with;
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::read::for_each_source_line;
-use deja_core::sqlite::{self, Snapshot};
+use deja_core::sqlite::{self, RowCursor};
+use deja_core::store::{Files, Layout, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, Edit, ExitStatus, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions,
-    ParseStats, Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, TailState, Timestamp, ToolMap, Turn,
+    Capabilities, Capability, Edit, ExitStatus, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, Role,
+    SessionBuilder, SessionSink, SourceRef, TailState, Timestamp, ToolMap, Turn,
 };
 use serde_json::Value;
 pub mod wiring;
@@ -61,17 +61,19 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Goose",
     container: "JSONL, one append-only file per session (before 1.10.0), and SQLite (WAL) `sessions.db` (1.10.0+), side by side",
-    stores: &[
-        StorePath { os: Os::Linux, path: "${XDG_DATA_HOME:-~/.local/share}/goose/sessions/*.jsonl" },
-        StorePath { os: Os::Linux, path: "${XDG_DATA_HOME:-~/.local/share}/goose/sessions/sessions.db" },
-        StorePath { os: Os::MacOs, path: "~/.local/share/goose/sessions/*.jsonl" },
-        StorePath { os: Os::MacOs, path: "~/.local/share/goose/sessions/sessions.db" },
-        StorePath { os: Os::Windows, path: "%APPDATA%\\Block\\goose\\data\\sessions\\*.jsonl" },
-        StorePath { os: Os::Windows, path: "%APPDATA%\\Block\\goose\\data\\sessions\\sessions.db" },
-        StorePath { os: Os::Any, path: "$GOOSE_PATH_ROOT/data/sessions/" },
-    ],
-    env_vars: &["GOOSE_PATH_ROOT", "XDG_DATA_HOME", "APPDATA"],
-    deja_vars: &["DEJA_GOOSE_ROOT", "DEJA_GOOSE_DB"],
+    store: StoreSpec::new(&[
+        Store {
+            name: "",
+            // Goose's data directory: GOOSE_PATH_ROOT's `data`, else the platform's.
+            roots: &[
+                Root::unix("${GOOSE_PATH_ROOT}/data|${XDG_DATA_HOME:-~/.local/share}/goose"),
+                Root::windows("${GOOSE_PATH_ROOT}/data|${APPDATA:-~/AppData/Roaming}/Block/goose/data"),
+            ],
+            layout: Layout::Files(Files::new("sessions/**/*.jsonl").depth(5).append_only()),
+        },
+        // The sessions database beside the older JSONL logs: it moves with the data directory.
+        Store { name: "db", roots: &[Root::any("@/sessions")], layout: Layout::Database(DB_NAME) },
+    ]),
     needs: &[],
     format_summary: "Goose writes two generations into `<data>/sessions/`, both read: before 1.10.0 one JSONL file per \
         session (line 1 metadata: `id`, `description`, `working_dir`; then messages with `role`, epoch-second `created` \
@@ -109,24 +111,6 @@ impl HarnessFormat for GooseFormat {
         Some(&wiring::GooseWiring)
     }
 
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let data = data_dir(env);
-        let sessions = data.join("sessions");
-        if found.looked_at(&sessions) {
-            let files = find_files(&sessions, 4, &|name| name.ends_with(".jsonl"));
-            found.sources.extend(files.into_iter().filter(|p| p.is_file()).map(|p| SourceRef::file(p).append_only()));
-        }
-        let db = match env.path_var("DEJA_GOOSE_DB") {
-            Some(p) if p.is_dir() => p.join(DB_NAME),
-            Some(p) => p,
-            None => sessions.join(DB_NAME),
-        };
-        sqlite::discover_database(&mut found, &db);
-        Discovery::sort_sources(&mut found.sources);
-        found
-    }
-
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
         if src.path.extension().is_some_and(|e| e == "jsonl") {
             parse_jsonl(src, opts, out)
@@ -134,23 +118,6 @@ impl HarnessFormat for GooseFormat {
             parse_db(src, out)
         }
     }
-}
-
-/// Goose's data directory, in the page's order of precedence.
-fn data_dir(env: &StoreEnv) -> PathBuf {
-    if let Some(root) = env.deja_root(ID) {
-        return root;
-    }
-    if let Some(root) = env.path_var("GOOSE_PATH_ROOT") {
-        return root.join("data");
-    }
-    if cfg!(windows) {
-        if let Some(appdata) = env.path_var("APPDATA") {
-            return appdata.join("Block/goose/data");
-        }
-        return env.home().join("AppData/Roaming/Block/goose/data");
-    }
-    env.xdg_data_home().join("goose")
 }
 
 /// A message's text: each block's string `text` (or string `content`), joined by newlines;
@@ -283,46 +250,26 @@ fn metadata(b: &mut SessionBuilder, v: &Value, set_id: bool) {
 }
 
 fn parse_db(src: &SourceRef, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
-    let db = src.path.as_path();
-    let snapshot = Snapshot::open(db)?;
-    let mut stats = ParseStats { bytes_read: snapshot.bytes, ..ParseStats::default() };
-    let conn = snapshot.conn();
-    let sql_err = |e: rusqlite::Error| FormatError::corrupt(db, format!("query failed (schema changed?): {e}"));
-    let scols: HashSet<String> = sqlite::table_columns(conn, "sessions").map_err(sql_err)?.into_iter().collect();
-    let mcols: HashSet<String> = sqlite::table_columns(conn, "messages").map_err(sql_err)?.into_iter().collect();
-    let missing: Vec<String> = ["id"]
-        .iter()
-        .filter(|c| !scols.contains(**c))
-        .map(|c| format!("sessions.{c}"))
-        .chain(["session_id", "role", "content_json"].iter().filter(|c| !mcols.contains(**c)).map(|c| format!("messages.{c}")))
-        .collect();
-    if !missing.is_empty() {
-        return Err(FormatError::corrupt(db, format!("not a Goose store (lacks {}); schema changed?", missing.join(", "))));
-    }
-    let scol = |n: &str| if scols.contains(n) { format!("s.\"{n}\"") } else { "NULL".to_string() };
-    let mcol = |n: &str| if mcols.contains(n) { format!("m.\"{n}\"") } else { "NULL".to_string() };
+    let (store, mut stats) = sqlite::Db::open(src)?;
+    let conn = store.conn();
+    let sql_err = |e: rusqlite::Error| store.err(e);
+    let scols = store.columns("sessions", &["id"], "a Goose store")?;
+    let mcols = store.columns("messages", &["session_id", "role", "content_json"], "a Goose store")?;
+    let scol = |n: &str| scols.qualified("s", n);
+    let mcol = |n: &str| mcols.qualified("m", n);
 
+    // `messages.id` is AUTOINCREMENT: the sessions with a row past the last read's highest
+    // id are the ones to re-read.
     let max_id = sqlite::max_rowid(conn, "messages").map_err(sql_err)?;
-    let previous =
-        stats.previous_cursor(src, |c| serde_json::from_str::<Value>(c).ok().and_then(|v| v.get("max_id").and_then(Value::as_i64)));
-    // A cursor above every row means another database now stands here: read it all.
-    let previous = previous.filter(|p| max_id.is_some_and(|m| m >= *p));
-    if let Some(m) = max_id {
-        stats.cursor = Some(serde_json::json!({ "max_id": m }).to_string());
-    }
-    let wanted: Option<HashSet<String>> = match previous {
-        Some(mark) => Some(sqlite::keys_after(conn, "messages", "session_id", mark, sqlite::key_text).map_err(sql_err)?),
-        None => None,
-    };
+    let previous = RowCursor::previous(&mut stats, src, None, max_id);
+    stats.cursor = RowCursor::after(&HashMap::new(), max_id);
+    let wanted = RowCursor::wanted(previous.as_ref(), conn, &HashMap::new(), "messages", "session_id").map_err(sql_err)?;
     if wanted.as_ref().is_some_and(HashSet::is_empty) {
         return Ok(stats);
     }
     // Probed first: naming a missing `session_type` would fail the whole query.
-    let user_only = if scols.contains("session_type") {
-        " WHERE (s.session_type IS NULL OR s.session_type = '' OR s.session_type = 'user')"
-    } else {
-        ""
-    };
+    let user_only =
+        if scols.has("session_type") { " WHERE (s.session_type IS NULL OR s.session_type = '' OR s.session_type = 'user')" } else { "" };
     // Row order, not the page's `created_timestamp` order: Goose appends messages in
     // order, and a NULL `created_timestamp` would sort before the session's first prompt.
     let sql = format!(

@@ -6,39 +6,22 @@ use std::path::Path;
 
 use deja_adapter_goose::GooseFormat;
 use deja_core::testkit::materialize_home;
+use deja_core::testkit::session;
 use deja_core::{HarnessFormat, ParseOptions, Role, Session, SourceRef, StoreEnv, Timestamp};
 
 deja_core::conformance!(
     GooseFormat,
-    relocate "DEJA_GOOSE_ROOT" => ".local/share/goose",
-    relocate "XDG_DATA_HOME" => ".local/share",
-    // Names one database file (the legacy files beside it are not its business), so the
-    // kit's move of a whole directory cannot check it; `the_db_variable_names_the_database` does.
-    switch "DEJA_GOOSE_DB",
-    // `$GOOSE_PATH_ROOT/data` has no counterpart in the default layout the kit moves;
-    // `goose_path_root_moves_the_data_directory` below checks it.
-    switch "GOOSE_PATH_ROOT",
-    // Moves the data directory on Windows only; on the OS the kit runs on it moves nothing.
-    switch "APPDATA",
     wires "XDG_CONFIG_HOME" => ".config"
 );
 
 fn fixture_home() -> (tempfile::TempDir, Vec<rusqlite::Connection>) {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let writers = materialize_home(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home"), tmp.path()).expect("fixture home");
+    let writers = materialize_home(&deja_core::fixture_home!(), tmp.path()).expect("fixture home");
     (tmp, writers)
 }
 
 fn parse_env(env: &StoreEnv) -> Vec<Session> {
-    let mut out = Vec::new();
-    for src in GooseFormat.discover(env).sources {
-        GooseFormat.parse(&src, &ParseOptions::default(), &mut out).expect("the fixture parses");
-    }
-    out
-}
-
-fn session<'a>(all: &'a [Session], id: &str) -> &'a Session {
-    all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("session {id}"))
+    deja_core::testkit::read_all(&GooseFormat, env, &ParseOptions::default())
 }
 
 #[test]

@@ -23,21 +23,18 @@
 //! UTC. A read of a tail goes on from the working directory the read before found
 //! (`TailState::cwd`).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use deja_core::discover::is_dir_entry;
 use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::read::for_each_source_line;
+use deja_core::store::{Files, Layout, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, Role,
-    SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolUse, Turn,
+    Capabilities, Capability, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, Role, SessionBuilder,
+    SessionSink, SourceRef, Timestamp, ToolUse, Turn,
 };
 use serde_json::Value;
 
 const ID: &str = "gptme";
-
-/// The transcript inside a conversation directory.
-const CONVERSATION: &str = "conversation.jsonl";
 
 /// The gptme adapter.
 pub struct GptmeFormat;
@@ -48,9 +45,11 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "gptme",
     container: "JSONL, one append-only conversation.jsonl per conversation directory",
-    stores: &[StorePath { os: Os::Any, path: "~/.local/share/gptme/logs/<conversation-name>/conversation.jsonl" }],
-    env_vars: &["XDG_DATA_HOME"],
-    deja_vars: &["DEJA_GPTME_ROOT"],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        roots: &[Root::any("${XDG_DATA_HOME:-~/.local/share}/gptme/logs")],
+        layout: Layout::Files(Files::new("*/conversation.jsonl").append_only()),
+    }]),
     needs: &[],
     format_summary: "gptme keeps one directory per conversation under `${XDG_DATA_HOME:-~/.local/share}/gptme/logs/`, named \
         `YYYY-MM-DD[-HHMMSS]-<topic-words>`, with an append-only `conversation.jsonl` of `{role, content, timestamp}` \
@@ -74,21 +73,6 @@ impl HarnessFormat for GptmeFormat {
         &INFO
     }
 
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let root = logs_root(env);
-        if found.looked_at(&root) {
-            for entry in std::fs::read_dir(&root).into_iter().flatten().flatten().filter(is_dir_entry) {
-                let log = entry.path().join(CONVERSATION);
-                if log.is_file() {
-                    found.sources.push(SourceRef::file(log).append_only());
-                }
-            }
-            Discovery::sort_sources(&mut found.sources);
-        }
-        found
-    }
-
     fn parse(&self, src: &SourceRef, _opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
         let mut stats = ParseStats::default();
         let name = src.path.parent().and_then(Path::file_name).and_then(|n| n.to_str()).unwrap_or(ID).to_string();
@@ -109,11 +93,6 @@ impl HarnessFormat for GptmeFormat {
     fn synthetic(&self) -> Option<&dyn deja_core::SynthWriter> {
         Some(self)
     }
-}
-
-/// `DEJA_GPTME_ROOT`, else `${XDG_DATA_HOME:-~/.local/share}/gptme/logs`.
-fn logs_root(env: &StoreEnv) -> PathBuf {
-    env.deja_root(ID).unwrap_or_else(|| env.xdg_data_home().join("gptme/logs"))
 }
 
 fn message(b: &mut SessionBuilder, cwd: &mut Option<String>, v: &Value) {

@@ -14,7 +14,8 @@ use serde_json::json;
 
 /// Writes `s` where discovery finds it with only `HOME` set and returns the log.
 pub fn write(home: &Path, s: &SynthSession) -> std::io::Result<PathBuf> {
-    let root = super::logs_root(&StoreEnv::with_home(home));
+    let root =
+        super::INFO.store.root(super::ID, &StoreEnv::with_home(home)).ok_or_else(|| std::io::Error::other("no gptme store on this OS"))?;
     let stamp = s.started.to_datetime().map_or_else(|| "1970-01-01-000000".to_string(), |d| d.format("%Y-%m-%d-%H%M%S").to_string());
     let topic: String = s
         .project

@@ -5,14 +5,10 @@
 use deja_adapter_gptme::{shell_blocks, topic_label, GptmeFormat};
 use deja_core::{HarnessFormat, ParseOptions, Role, Session, StoreEnv};
 
-deja_core::conformance!(
-    GptmeFormat,
-    relocate "DEJA_GPTME_ROOT" => ".local/share/gptme/logs",
-    relocate "XDG_DATA_HOME" => ".local/share"
-);
+deja_core::conformance!(GptmeFormat);
 
 fn fixture_sessions() -> Vec<Session> {
-    let home = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home");
+    let home = deja_core::fixture_home!();
     let mut out = Vec::new();
     let found = GptmeFormat.discover(&StoreEnv::with_home(&home)).sources;
     assert_eq!(found.len(), 3, "a directory without conversation.jsonl is no source");

@@ -45,18 +45,19 @@
 //! **Incremental reads.** A log is not marked append-only: a rewind truncates and
 //! regrows it, `summary.json` and `.cwd` (parts of the source) change without the log
 //! growing, and chunks join across any resume point, so a changed log is re-read whole.
-//! The database returns a cursor `{"created_at": <ms>}`: given it, only sessions with a
-//! message at or after that time are re-emitted, each whole.
+//! The database returns core's `RowCursor` (newest message time, highest rowid, recent
+//! sessions' states): given it, only sessions with a message added or changed since are
+//! re-emitted, each whole.
 //!
 //! **Variables.** The home is `GROK_HOME`, else `~/.grok`. `DEJA_GROK_ROOT` names the
-//! sessions root (the directory the encoded-cwd directories sit in; a directory holding
-//! `sessions/` or `grok.db` is taken as the page's meaning, a whole home).
-//! `DEJA_GROK_DB` names the database file (a directory means the `grok.db` in it).
+//! sessions root (the directory the encoded-cwd directories sit in), `DEJA_GROK_DB` the
+//! database file (a directory means the `grok.db` in it), `DEJA_GROK_DB_ROOT` the
+//! directory holding it.
 //!
 //! **Injected text.** ACP updates carry only what the user and agent said; grok-dev's
 //! `system` rows are never read. So `injected` is `InjectedText::NONE`.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
 use deja_core::discover::find_files;
@@ -64,10 +65,11 @@ use deja_core::family::json_docs::text_blocks;
 use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::model::{cap_text, MAX_MESSAGE_BYTES};
 use deja_core::read::{for_each_json_line, read_source};
-use deja_core::sqlite::{self, Snapshot};
+use deja_core::sqlite::{self, RowCursor};
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, Role,
-    SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, Turn,
+    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, Role,
+    SessionBuilder, SessionSink, SourceRef, StoreEnv, Timestamp, Turn,
 };
 use serde_json::Value;
 
@@ -87,16 +89,14 @@ static INFO: HarnessInfo = HarnessInfo {
     name: "Grok Build",
     container: "JSONL of ACP session updates, `sessions/<url-encoded cwd>/<id>/updates.jsonl` with `summary.json` \
         (Grok Build), and SQLite `grok.db` (grok-dev), both under `${GROK_HOME:-~/.grok}`",
-    stores: &[
-        StorePath { os: Os::Linux, path: "${GROK_HOME:-~/.grok}/sessions/<url-encoded cwd>/<session-id>/updates.jsonl" },
-        StorePath { os: Os::Linux, path: "${GROK_HOME:-~/.grok}/grok.db" },
-        StorePath { os: Os::MacOs, path: "${GROK_HOME:-~/.grok}/sessions/<url-encoded cwd>/<session-id>/updates.jsonl" },
-        StorePath { os: Os::MacOs, path: "${GROK_HOME:-~/.grok}/grok.db" },
-        StorePath { os: Os::Windows, path: "${GROK_HOME:-~\\.grok}\\sessions\\<url-encoded cwd>\\<session-id>\\updates.jsonl" },
-        StorePath { os: Os::Windows, path: "${GROK_HOME:-~\\.grok}\\grok.db" },
-    ],
-    env_vars: &["GROK_HOME"],
-    deja_vars: &["DEJA_GROK_ROOT", "DEJA_GROK_DB"],
+    store: StoreSpec::new(&[
+        Store {
+            name: "",
+            roots: &[Root::any("${GROK_HOME:-~/.grok}/sessions")],
+            layout: Layout::Custom { shape: "<url-encoded cwd>/<session-id>/updates.jsonl", walk: Some(walk_sessions) },
+        },
+        Store { name: "db", roots: &[Root::any("${GROK_HOME:-~/.grok}")], layout: Layout::Database(DB_NAME) },
+    ]),
     needs: &[],
     format_summary: "Grok Build logs each session as ACP `session/update` notifications in \
         `sessions/<url-encoded cwd>/<id>/updates.jsonl`, with a `summary.json` beside it (id, cwd, generated title, \
@@ -129,6 +129,22 @@ static INFO: HarnessInfo = HarnessInfo {
     launch: Launch { resume: Resume::Unknown, handoff: Handoff::Exec(&["grok", "{prompt}"]) },
 };
 
+/// Every session's `updates.jsonl`, with its `summary.json` and its project's `.cwd`
+/// where they exist.
+fn walk_sessions(root: &Path, _env: &StoreEnv, found: &mut Discovery) {
+    for log in find_files(root, 3, &|name| name == LOG_NAME) {
+        let mut src = SourceRef::file(&log);
+        let summary = log.with_file_name("summary.json");
+        let cwd_file = log.parent().and_then(Path::parent).map(|d| d.join(".cwd"));
+        for part in std::iter::once(summary).chain(cwd_file) {
+            if part.is_file() {
+                src = src.with_part(part);
+            }
+        }
+        found.sources.push(src);
+    }
+}
+
 impl HarnessFormat for GrokFormat {
     fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
         Some(&wiring::GrokWiring)
@@ -136,43 +152,6 @@ impl HarnessFormat for GrokFormat {
 
     fn info(&self) -> &'static HarnessInfo {
         &INFO
-    }
-
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let home = env.path_var("GROK_HOME").unwrap_or_else(|| env.home().join(".grok"));
-        let (sessions, db_home) = match env.deja_root(ID) {
-            // The page's meaning: a whole home holding `sessions/` or `grok.db`.
-            Some(root) if root.join("sessions").is_dir() || root.join(DB_NAME).is_file() => (root.join("sessions"), root),
-            Some(root) => (root, home),
-            None => (home.join("sessions"), home),
-        };
-        if found.looked_at(&sessions) {
-            let mut logs = find_files(&sessions, 3, &|name| name == LOG_NAME);
-            logs.sort();
-            for log in logs {
-                if !std::fs::metadata(&log).is_ok_and(|m| m.is_file()) {
-                    continue;
-                }
-                let mut src = SourceRef::file(&log);
-                let summary = log.with_file_name("summary.json");
-                let cwd_file = log.parent().and_then(Path::parent).map(|d| d.join(".cwd"));
-                for part in std::iter::once(summary).chain(cwd_file) {
-                    if part.is_file() {
-                        src = src.with_part(part);
-                    }
-                }
-                found.sources.push(src);
-            }
-        }
-        let db = match env.path_var("DEJA_GROK_DB") {
-            Some(p) if p.is_dir() => p.join(DB_NAME),
-            Some(p) => p,
-            None => db_home.join(DB_NAME),
-        };
-        sqlite::discover_database(&mut found, &db);
-        Discovery::sort_sources(&mut found.sources);
-        found
     }
 
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
@@ -344,10 +323,6 @@ fn parse_log(src: &SourceRef, out: &mut dyn SessionSink) -> Result<ParseStats, F
     Ok(stats)
 }
 
-fn parse_cursor(text: &str) -> Option<i64> {
-    serde_json::from_str::<Value>(text).ok()?.get("created_at")?.as_i64()
-}
-
 /// One `messages` row as read.
 struct Message {
     role: String,
@@ -357,17 +332,12 @@ struct Message {
 
 fn parse_db(src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
     let db = src.path.as_path();
-    let snapshot = Snapshot::open(db)?;
-    let mut stats = ParseStats { bytes_read: snapshot.bytes, ..ParseStats::default() };
-    let conn = snapshot.conn();
-    let sql_err = |e: rusqlite::Error| FormatError::corrupt(db, format!("query failed (schema changed?): {e}"));
-    let cols: HashSet<String> = sqlite::table_columns(conn, "messages").map_err(sql_err)?.into_iter().collect();
-    let missing: Vec<&str> = ["session_id", "role", "message_json"].into_iter().filter(|c| !cols.contains(*c)).collect();
-    if !missing.is_empty() {
-        return Err(FormatError::corrupt(db, format!("not a grok-dev store (messages lacks {}); schema changed?", missing.join(", "))));
-    }
-    let col = |name: &str| if cols.contains(name) { format!("\"{name}\"") } else { "NULL".to_string() };
-    let seq = if cols.contains("seq") { "seq, rowid" } else { "rowid" };
+    let (store, mut stats) = sqlite::Db::open(src)?;
+    let conn = store.conn();
+    let sql_err = |e: rusqlite::Error| store.err(e);
+    let cols = store.columns("messages", &["session_id", "role", "message_json"], "a grok-dev store")?;
+    let col = |name: &str| cols.col(name);
+    let seq = if cols.has("seq") { "seq, rowid" } else { "rowid" };
 
     // Every row, grouped by session (times are text in two shapes, so they are compared
     // as parsed times, not as strings).
@@ -391,20 +361,19 @@ fn parse_db(src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> 
             });
         }
     }
-    let newest = sessions.values().flatten().filter_map(|m| m.time).map(|t| t.0).max();
-    let previous = stats.previous_cursor(src, parse_cursor);
-    // A cursor past every row means another database now stands here: read it all.
-    let previous = previous.filter(|p| newest.is_some_and(|n| n >= *p));
-    if let Some(n) = newest {
-        stats.cursor = Some(serde_json::json!({ "created_at": n }).to_string());
-    }
+    // Each session's state for the cursor: its newest message time and message count.
+    let states: HashMap<String, sqlite::SessionState> =
+        sessions.iter().map(|(id, ms)| (id.clone(), (ms.iter().filter_map(|m| m.time).map(|t| t.0).max(), ms.len() as i64, 0))).collect();
+    let newest = states.values().filter_map(|s| s.0).max();
+    let max_rowid = sqlite::max_rowid(conn, "messages").map_err(sql_err)?;
+    let previous = RowCursor::previous(&mut stats, src, newest, max_rowid);
+    stats.cursor = RowCursor::after(&states, max_rowid);
+    let wanted = RowCursor::wanted(previous.as_ref(), conn, &states, "messages", "session_id").map_err(sql_err)?;
     let meta = read_sessions(conn).map_err(sql_err)?;
 
     for (id, messages) in sessions {
-        if let Some(mark) = previous {
-            if !messages.iter().any(|m| m.time.is_some_and(|t| t.0 >= mark)) {
-                continue;
-            }
+        if wanted.as_ref().is_some_and(|w| !w.contains(&id)) {
+            continue;
         }
         let mut b = SessionBuilder::new(ID, id.clone(), src.clone());
         if let Some((cwd, title)) = meta.iter().find(|(sid, _, _)| *sid == id).map(|(_, c, t)| (c.clone(), t.clone())) {

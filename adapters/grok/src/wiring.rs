@@ -22,7 +22,7 @@ pub struct GrokWiring;
 
 /// `${GROK_HOME:-~/.grok}`.
 fn grok_home(env: &StoreEnv) -> PathBuf {
-    env.path_var("GROK_HOME").unwrap_or_else(|| env.home().join(".grok"))
+    crate::INFO.store.dir_of(env, "GROK_HOME")
 }
 
 const GUIDANCE_START: &str = "<!-- deja guidance:start -->";

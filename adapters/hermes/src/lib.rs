@@ -26,23 +26,27 @@
 //! `continuation`. Times are REAL epoch seconds with a fraction (kept to the millisecond).
 //!
 //! **Cursor.** `messages.id` is `AUTOINCREMENT`, so the highest id read is the cursor
-//! (`{"max_id": N}`); given it, only the sessions owning a row above it are re-read, each
-//! whole. A store whose highest id is below the cursor was replaced: everything is read.
+//! (core's `RowCursor`, its mark only); given it, only the sessions owning a row above it
+//! are re-read, each whole. A store whose highest id is below the cursor was replaced:
+//! everything is read.
 //!
-//! **Variables.** `DEJA_HERMES_DB` pins one database file (a directory means the
-//! `state.db` in it). Otherwise the home is `DEJA_HERMES_ROOT` (the sessions root: the
-//! directory holding `state.db`), else `DEJA_HERMES_HOME`, else `HERMES_HOME`, else
-//! `~/.hermes`; `DEJA_HERMES_PROFILES_ROOT` replaces its `profiles` directory. Hermes'
-//! PostgreSQL backend (`DEJA_HERMES_PG_DSN` on the page) is not read.
+//! **Variables.** The home is `${HERMES_HOME:-~/.hermes}`; the spec's overrides follow
+//! deja's rule: `DEJA_HERMES_ROOT` (its older name `DEJA_HERMES_HOME` too) names the
+//! directory holding `state.db`, `DEJA_HERMES_DB` that database file (a directory means
+//! the `state.db` in it), and `DEJA_HERMES_PROFILES_ROOT` the `profiles` directory, which
+//! otherwise moves with the home. Hermes' PostgreSQL backend (`DEJA_HERMES_PG_DSN` on the
+//! page) is not read.
 
-use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
 
+use deja_core::discover::subdirs;
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
-use deja_core::sqlite::{self, Snapshot};
+use deja_core::sqlite::{self, RowCursor};
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, ExitStatus, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats,
-    Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolMap, ToolUse, Turn,
+    Capabilities, Capability, Discovery, ExitStatus, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, Role,
+    SessionBuilder, SessionSink, SourceRef, StoreEnv, Timestamp, ToolMap, ToolUse, Turn,
 };
 use deja_core::{Edit, FileAction, FileTouch};
 use rusqlite::Connection;
@@ -72,16 +76,16 @@ static INFO: HarnessInfo = HarnessInfo {
     name: "Hermes",
     container: "SQLite (WAL): `state.db` at the Hermes home and one per profile in older builds; a flat `messages` table, \
         plus a `sessions` table since 0.19",
-    stores: &[
-        StorePath { os: Os::Linux, path: "${HERMES_HOME:-~/.hermes}/state.db" },
-        StorePath { os: Os::Linux, path: "${HERMES_HOME:-~/.hermes}/profiles/<profile>/state.db" },
-        StorePath { os: Os::MacOs, path: "${HERMES_HOME:-~/.hermes}/state.db" },
-        StorePath { os: Os::MacOs, path: "${HERMES_HOME:-~/.hermes}/profiles/<profile>/state.db" },
-        StorePath { os: Os::Windows, path: "${HERMES_HOME:-%LOCALAPPDATA%\\hermes}\\state.db" },
-        StorePath { os: Os::Windows, path: "${HERMES_HOME:-%LOCALAPPDATA%\\hermes}\\profiles\\<profile>\\state.db" },
-    ],
-    env_vars: &["HERMES_HOME"],
-    deja_vars: &["DEJA_HERMES_ROOT", "DEJA_HERMES_HOME", "DEJA_HERMES_PROFILES_ROOT", "DEJA_HERMES_DB"],
+    store: StoreSpec::new(&[
+        Store { name: "", roots: &[Root::any("${HERMES_HOME:-~/.hermes}")], layout: Layout::Database(DB_NAME) },
+        // One database per profile, under the home (wherever deja's override puts it).
+        Store {
+            name: "profiles",
+            roots: &[Root::any("@/profiles")],
+            layout: Layout::Custom { shape: "<profile>/state.db", walk: Some(walk_profiles) },
+        },
+    ])
+    .aliases(&[("DEJA_HERMES_HOME", "DEJA_HERMES_ROOT")]),
     needs: &[],
     format_summary: "Hermes keeps its sessions in SQLite (`state.db`, WAL mode) at the root of its home and, in older \
         builds, one per profile under `profiles/<profile>/`. One `messages` row per message (`session_id`, `role`, \
@@ -112,6 +116,14 @@ static INFO: HarnessInfo = HarnessInfo {
     },
 };
 
+/// Each profile's database, keyed by the profile's name.
+fn walk_profiles(root: &Path, _env: &StoreEnv, found: &mut Discovery) {
+    for dir in subdirs(root) {
+        let name = dir.file_name().map(|n| n.to_string_lossy().into_owned());
+        add_db(&dir.join(DB_NAME), name.as_deref(), found);
+    }
+}
+
 impl HarnessFormat for HermesFormat {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
@@ -119,33 +131,6 @@ impl HarnessFormat for HermesFormat {
 
     fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
         Some(&wiring::HermesWiring)
-    }
-
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        if let Some(pinned) = env.path_var("DEJA_HERMES_DB") {
-            let db = if pinned.is_dir() { pinned.join(DB_NAME) } else { pinned };
-            add_db(&db, None, &mut found);
-            return found;
-        }
-        let home = env
-            .deja_root(ID)
-            .or_else(|| env.path_var("DEJA_HERMES_HOME"))
-            .or_else(|| env.path_var("HERMES_HOME"))
-            .unwrap_or_else(|| env.home().join(".hermes"));
-        add_db(&home.join(DB_NAME), None, &mut found);
-        let profiles = env.path_var("DEJA_HERMES_PROFILES_ROOT").unwrap_or_else(|| home.join("profiles"));
-        if found.looked_at(&profiles) {
-            let mut dirs: Vec<PathBuf> =
-                std::fs::read_dir(&profiles).into_iter().flatten().flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
-            dirs.sort();
-            for dir in dirs {
-                let name = dir.file_name().map(|n| n.to_string_lossy().into_owned());
-                add_db(&dir.join(DB_NAME), name.as_deref(), &mut found);
-            }
-        }
-        Discovery::sort_sources(&mut found.sources);
-        found
     }
 
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
@@ -180,28 +165,18 @@ struct SessionRow {
 
 fn parse_db(src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
     let db = src.path.as_path();
-    let snapshot = Snapshot::open(db)?;
-    let mut stats = ParseStats { bytes_read: snapshot.bytes, ..ParseStats::default() };
-    let conn = snapshot.conn();
-    let sql_err = |e: rusqlite::Error| FormatError::corrupt(db, format!("query failed (schema changed?): {e}"));
-    let cols: HashSet<String> = sqlite::table_columns(conn, "messages").map_err(sql_err)?.into_iter().collect();
-    let missing: Vec<&str> = ["session_id", "role", "content", "timestamp"].into_iter().filter(|c| !cols.contains(*c)).collect();
-    if !missing.is_empty() {
-        return Err(FormatError::corrupt(db, format!("not a Hermes store (messages lacks {}); schema changed?", missing.join(", "))));
-    }
-    let col = |name: &str| if cols.contains(name) { format!("\"{name}\"") } else { "NULL".to_string() };
+    let (store, mut stats) = sqlite::Db::open(src)?;
+    let conn = store.conn();
+    let sql_err = |e: rusqlite::Error| store.err(e);
+    let cols = store.columns("messages", &["session_id", "role", "content", "timestamp"], "a Hermes store")?;
+    let col = |name: &str| cols.col(name);
 
+    // Messages are only ever added: the sessions with a row past the last read's highest
+    // id are the ones to re-read.
     let max_id = sqlite::max_rowid(conn, "messages").map_err(sql_err)?;
-    let previous = stats.previous_cursor(src, parse_cursor);
-    // A cursor above every row means another database now stands here: read it all.
-    let previous = previous.filter(|p| max_id.is_some_and(|m| m >= *p));
-    if let Some(m) = max_id {
-        stats.cursor = Some(serde_json::json!({ "max_id": m }).to_string());
-    }
-    let wanted: Option<HashSet<String>> = match previous {
-        Some(mark) => Some(sqlite::keys_after(conn, "messages", "session_id", mark, sqlite::key_text).map_err(sql_err)?),
-        None => None,
-    };
+    let previous = RowCursor::previous(&mut stats, src, None, max_id);
+    stats.cursor = RowCursor::after(&HashMap::new(), max_id);
+    let wanted = RowCursor::wanted(previous.as_ref(), conn, &HashMap::new(), "messages", "session_id").map_err(sql_err)?;
     if wanted.as_ref().is_some_and(HashSet::is_empty) {
         return Ok(stats);
     }
@@ -209,7 +184,7 @@ fn parse_db(src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> 
     let sessions = read_sessions(conn).map_err(sql_err)?;
     let profile = src.key.as_deref().and_then(|k| k.strip_prefix(PROFILE_KEY));
     let fallback_project = profile.unwrap_or(ID);
-    let reasoning = match (cols.contains("reasoning"), cols.contains("reasoning_content")) {
+    let reasoning = match (cols.has("reasoning"), cols.has("reasoning_content")) {
         (true, true) => "coalesce(\"reasoning\", \"reasoning_content\")".to_string(),
         (true, false) => "\"reasoning\"".to_string(),
         (false, true) => "\"reasoning_content\"".to_string(),
@@ -303,10 +278,6 @@ fn emit(b: SessionBuilder, out: &mut dyn SessionSink) {
     if let Some(s) = b.finish() {
         out.session(s);
     }
-}
-
-fn parse_cursor(text: &str) -> Option<i64> {
-    serde_json::from_str::<Value>(text).ok()?.get("max_id")?.as_i64()
 }
 
 /// The `sessions` table, when the store has one (Hermes 0.19+), as `(id, row)` pairs.

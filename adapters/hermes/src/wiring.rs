@@ -15,7 +15,7 @@ use deja_core::StoreEnv;
 pub struct HermesWiring;
 
 fn hermes_home(env: &StoreEnv) -> PathBuf {
-    env.path_var("HERMES_HOME").unwrap_or_else(|| env.home().join(".hermes"))
+    crate::INFO.store.dir_of(env, "HERMES_HOME")
 }
 
 const PLUGIN_YAML: &str = "name: deja\nversion: 1.0.0\ndescription: Recall from past coding-agent sessions on this machine (deja)\n\

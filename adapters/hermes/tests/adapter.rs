@@ -6,35 +6,22 @@ use std::path::Path;
 
 use deja_adapter_hermes::HermesFormat;
 use deja_core::testkit::materialize_home;
+use deja_core::testkit::session;
 use deja_core::{ExitStatus, FileAction, HarnessFormat, ParseOptions, ParseStats, Role, Session, SourceRef, StoreEnv, Timestamp};
 
 deja_core::conformance!(
     HermesFormat,
-    relocate "DEJA_HERMES_ROOT" => ".hermes",
-    relocate "DEJA_HERMES_HOME" => ".hermes",
-    relocate "HERMES_HOME" => ".hermes",
-    relocate "DEJA_HERMES_PROFILES_ROOT" => ".hermes/profiles",
-    // A directory in DEJA_HERMES_DB means the state.db in it.
-    relocate "DEJA_HERMES_DB" => ".hermes/profiles/ops",
     wires "HERMES_HOME" => ".hermes"
 );
 
 fn fixture_home() -> (tempfile::TempDir, Vec<rusqlite::Connection>) {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let writers = materialize_home(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home"), tmp.path()).expect("fixture home");
+    let writers = materialize_home(&deja_core::fixture_home!(), tmp.path()).expect("fixture home");
     (tmp, writers)
 }
 
 fn parse_all(home: &Path, opts: &ParseOptions) -> Vec<Session> {
-    let mut out = Vec::new();
-    for src in HermesFormat.discover(&StoreEnv::with_home(home)).sources {
-        HermesFormat.parse(&src, opts, &mut out).expect("the fixture parses");
-    }
-    out
-}
-
-fn session<'a>(all: &'a [Session], id: &str) -> &'a Session {
-    all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("session {id}"))
+    deja_core::testkit::read_all(&HermesFormat, &StoreEnv::with_home(home), opts)
 }
 
 #[test]

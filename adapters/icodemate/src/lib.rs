@@ -23,27 +23,28 @@
 //! parts the family skips, and the writer appends sessions to `icodemate.db` in
 //! opencode 1.18's tables.
 
-use deja_core::family::opencode::{DbLocation, OpencodeAdapter, OpencodeDialect};
+use deja_core::family::opencode::{OpencodeAdapter, OpencodeDialect};
 use deja_core::launch::{Handoff, Launch, Resume};
-use deja_core::{Capabilities, Capability, HarnessInfo, InjectedText, Os, StorePath};
+use deja_core::store::{Layout, Root, Store, StoreSpec};
+use deja_core::{Capabilities, Capability, HarnessInfo, InjectedText};
 
 const ID: &str = "icodemate";
 
 /// opencode's dialect under ICodeMate's id.
 pub const DIALECT: OpencodeDialect = OpencodeDialect::new(ID);
 
-/// Where ICodeMate keeps its database and what moves it.
-pub const LOCATION: DbLocation =
-    DbLocation { harness: ID, data_dir: "icodemate", db_name: "icodemate.db", db_var: "DEJA_ICODEMATE_DB", xdg_confirmed: false };
-
 static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "ICodeMate",
     container: "SQLite (WAL), opencode's schema: one database for every session (legacy JSON storage not read)",
     // `~/.local/share/icodemate/` is looked at even with XDG_DATA_HOME set (unconfirmed).
-    stores: &[StorePath { os: Os::Any, path: "${XDG_DATA_HOME:-~/.local/share}/icodemate/icodemate.db" }],
-    env_vars: &["XDG_DATA_HOME"],
-    deja_vars: &["DEJA_ICODEMATE_ROOT", "DEJA_ICODEMATE_DB", "DEJA_INCLUDE_SUBAGENTS"],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        // The page only presumes XDG_DATA_HOME is followed: both places are looked at.
+        roots: &[Root::any("${XDG_DATA_HOME:-~/.local/share}/icodemate"), Root::any("~/.local/share/icodemate")],
+        layout: Layout::Database("icodemate.db"),
+    }])
+    .deja_vars(&["DEJA_INCLUDE_SUBAGENTS"]),
     needs: &[],
     format_summary: "ICodeMate, an opencode derivative, keeps opencode's SQLite store in its own directory: \
         `~/.local/share/icodemate/icodemate.db` with its `-wal`, `session` / `message` / `part` tables whose JSON \
@@ -63,7 +64,6 @@ static INFO: HarnessInfo = HarnessInfo {
 
 /// The icodemate adapter: the opencode family's whole adapter with this harness's metadata,
 /// dialect and store location.
-pub static FORMAT: OpencodeAdapter =
-    OpencodeAdapter { info: &INFO, dialect: DIALECT, location: LOCATION, synthetic_agent: "build", wiring: None };
+pub static FORMAT: OpencodeAdapter = OpencodeAdapter { info: &INFO, dialect: DIALECT, synthetic_agent: "build", wiring: None };
 
 deja_core::inventory::submit!(deja_core::Registration(&FORMAT));

@@ -10,10 +10,6 @@ use deja_core::{Edit, ExitStatus, FileAction, FileTouch, HarnessFormat, ParseOpt
 
 deja_core::conformance!(
     FORMAT,
-    relocate "DEJA_ICODEMATE_ROOT" => ".local/share/icodemate",
-    relocate "XDG_DATA_HOME" => ".local/share",
-    // A directory in DEJA_ICODEMATE_DB means the database in it; the file form is tested below.
-    relocate "DEJA_ICODEMATE_DB" => ".local/share/icodemate",
     switch "DEJA_INCLUDE_SUBAGENTS"
 );
 
@@ -58,7 +54,7 @@ fn the_session_reads_as_opencode_under_its_own_id() {
 #[test]
 fn the_db_variable_names_the_database_file() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let _writers = materialize_home(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home"), tmp.path()).expect("fixture home");
+    let _writers = materialize_home(&deja_core::fixture_home!(), tmp.path()).expect("fixture home");
     let db = tmp.path().join(".local/share/icodemate/icodemate.db");
     let moved = tmp.path().join("copy/store.db");
     std::fs::create_dir_all(moved.parent().unwrap()).unwrap();

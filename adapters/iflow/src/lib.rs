@@ -24,13 +24,13 @@
 
 use std::path::{Path, PathBuf};
 
-use deja_core::discover::find_files;
 use deja_core::family::claude_jsonl::{self, ClaudeDialect, ClaudeQuirks, FileHints};
 use deja_core::launch::{Handoff, Launch, Resume};
+use deja_core::store::{Files, Layout, Root, Store, StoreSpec};
 use deja_core::work::ToolMap;
 use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, Session,
-    SessionSink, SourceRef, StoreEnv, StorePath, SynthSession, SynthWriter,
+    Capabilities, Capability, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, Session, SessionSink,
+    SourceRef, SynthSession, SynthWriter,
 };
 
 const ID: &str = "iflow";
@@ -63,7 +63,7 @@ pub const IFLOW_QUIRKS: ClaudeQuirks = ClaudeQuirks {
 };
 
 /// iFlow in the Claude-shaped JSONL family.
-pub static DIALECT: ClaudeDialect = ClaudeDialect { harness: ID, config_dir: ".iflow", config_var: None, tools: IFLOW_TOOLS };
+pub static DIALECT: ClaudeDialect = ClaudeDialect { harness: ID, config_dir: ".iflow", tools: IFLOW_TOOLS };
 
 /// What iFlow injects into user records: Claude Code's reminders and caveats, and its own
 /// task notifications and stop-hook feedback.
@@ -86,9 +86,11 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "iFlow CLI",
     container: "Claude-shaped JSONL, one file per session",
-    stores: &[StorePath { os: Os::Any, path: "~/.iflow/projects/<project-dir>/session-<uuid>.jsonl" }],
-    env_vars: &[],
-    deja_vars: &["DEJA_IFLOW_ROOT"],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        roots: &[Root::any("~/.iflow/projects")],
+        layout: Layout::Files(Files::new("**/session-*.jsonl").depth(MAX_DEPTH).append_only()),
+    }]),
     needs: &[],
     format_summary: "iFlow CLI writes Claude-Code-shaped append-only JSONL under `~/.iflow/projects/<project-dir>/`, one \
         `session-<uuid>.jsonl` per session: `user`/`assistant` lines chained by `uuid`/`parentUuid` with Anthropic content \
@@ -109,17 +111,6 @@ static INFO: HarnessInfo = HarnessInfo {
 impl HarnessFormat for IflowFormat {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
-    }
-
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let root = env.deja_root(ID).unwrap_or_else(|| env.home().join(".iflow").join("projects"));
-        if found.looked_at(&root) {
-            let keep = |name: &str| name.starts_with("session-") && name.ends_with(".jsonl");
-            found.sources = find_files(&root, MAX_DEPTH, &keep).into_iter().map(|p| SourceRef::file(p).append_only()).collect();
-            Discovery::sort_sources(&mut found.sources);
-        }
-        found
     }
 
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {

@@ -1,20 +1,13 @@
 //! Every test of deja-adapter-iflow, in one test binary: the conformance kit, then the
 //! rules that matter most for iFlow's dialect of the Claude-shaped family.
 
-use std::path::Path;
-
 use deja_adapter_iflow::IflowFormat;
-use deja_core::{ExitStatus, HarnessFormat, ParseOptions, Role, Session, StoreEnv};
+use deja_core::{ExitStatus, Role, Session};
 
-deja_core::conformance!(IflowFormat, relocate "DEJA_IFLOW_ROOT" => ".iflow/projects");
+deja_core::conformance!(IflowFormat);
 
 fn sessions() -> Vec<Session> {
-    let home = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home");
-    let mut out = Vec::new();
-    for src in IflowFormat.discover(&StoreEnv::with_home(&home)).sources {
-        IflowFormat.parse(&src, &ParseOptions::default(), &mut out).expect("a fixture parses");
-    }
-    out
+    deja_core::testkit::sessions(&IflowFormat, &deja_core::fixture_home!())
 }
 
 #[test]

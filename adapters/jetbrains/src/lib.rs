@@ -54,13 +54,14 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use base64::Engine;
-use deja_core::discover::{find_files, is_dir_entry};
+use deja_core::discover::{find_files, subdirs};
 use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::patch::join_cwd;
 use deja_core::read::{read_source, str_at};
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
     Capabilities, Capability, Discovery, Edit, ExitStatus, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText,
-    Os, ParseOptions, ParseStats, Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolUse, Turn,
+    ParseOptions, ParseStats, Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, Timestamp, ToolUse, Turn,
 };
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::{Reader, XmlVersion};
@@ -87,14 +88,19 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "JetBrains AI Assistant",
     container: "XML workspace files (plain chats) + base64-JSONL .events block logs (agent chats)",
-    stores: &[
-        StorePath { os: Os::MacOs, path: "~/Library/Application Support/JetBrains/<Product><ver>/workspace/<wsid>.xml" },
-        StorePath { os: Os::Windows, path: "%APPDATA%\\JetBrains\\<Product><ver>\\workspace\\<wsid>.xml" },
-        StorePath { os: Os::Linux, path: "~/.config/JetBrains/<Product><ver>/workspace/<wsid>.xml" },
-        StorePath { os: Os::Any, path: "<JetBrains config>/<Product><ver>/aia-task-history/<uid>.events" },
-    ],
-    env_vars: &["XDG_CONFIG_HOME", "APPDATA"],
-    deja_vars: &["DEJA_JETBRAINS_ROOT"],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        // JetBrains' config directory; all three places are looked at on every OS.
+        roots: &[
+            Root::any("~/Library/Application Support/JetBrains"),
+            Root::any("${APPDATA:-~/AppData/Roaming}/JetBrains"),
+            Root::any("${XDG_CONFIG_HOME:-~/.config}/JetBrains"),
+        ],
+        layout: Layout::Custom {
+            shape: "<Product><ver>/workspace/<wsid>.xml, <Product><ver>/aia-task-history/<uid>.events",
+            walk: Some(walk_products),
+        },
+    }]),
     needs: &[],
     format_summary: "AI Assistant keeps plain chats in each project's IDE state file `workspace/<projectWorkspaceId>.xml` \
         under the product's config directory, as `SerializedChat` elements of the `ChatSessionStateTemp` component \
@@ -115,6 +121,26 @@ static INFO: HarnessInfo = HarnessInfo {
     },
 };
 
+/// Every product directory's workspace files, each with the product's recent projects
+/// and task history as parts.
+fn walk_products(root: &Path, _env: &StoreEnv, found: &mut Discovery) {
+    for dir in subdirs(root) {
+        let history = dir.join("aia-task-history");
+        let mut logs = find_files(&history, 0, &|n| n.ends_with(".events") || n.ends_with(".agentsession"));
+        logs.sort();
+        for xml in find_files(&dir.join("workspace"), 0, &|n| n.ends_with(".xml")) {
+            let mut src = SourceRef::file(xml).with_part(dir.join("options/recentProjects.xml"));
+            if history.is_dir() {
+                src = src.with_part(&history);
+                for log in &logs {
+                    src = src.with_part(log);
+                }
+            }
+            found.sources.push(src);
+        }
+    }
+}
+
 impl HarnessFormat for JetBrainsFormat {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
@@ -122,43 +148,6 @@ impl HarnessFormat for JetBrainsFormat {
 
     fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
         Some(&wiring::JetBrainsWiring)
-    }
-
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let roots = match env.deja_root(ID) {
-            Some(r) => vec![r],
-            None => vec![
-                env.home().join("Library/Application Support/JetBrains"),
-                env.path_var("APPDATA").unwrap_or_else(|| env.home().join("AppData/Roaming")).join("JetBrains"),
-                env.xdg_config_home().join("JetBrains"),
-            ],
-        };
-        for root in roots {
-            if !found.looked_at(&root) {
-                continue;
-            }
-            let Some(products) = deja_core::discover::read_dir(&root) else { continue };
-            for product in products.flatten().filter(is_dir_entry) {
-                let dir = product.path();
-                let history = dir.join("aia-task-history");
-                let mut logs = find_files(&history, 0, &|n| n.ends_with(".events") || n.ends_with(".agentsession"));
-                logs.sort();
-                for xml in find_files(&dir.join("workspace"), 0, &|n| n.ends_with(".xml")) {
-                    let mut src = SourceRef::file(xml).with_part(dir.join("options/recentProjects.xml"));
-                    if history.is_dir() {
-                        src = src.with_part(&history);
-                        for log in &logs {
-                            src = src.with_part(log);
-                        }
-                    }
-                    found.sources.push(src);
-                }
-            }
-        }
-        Discovery::sort_sources(&mut found.sources);
-        found.sources.dedup_by(|a, b| a.path == b.path);
-        found
     }
 
     fn parse(&self, src: &SourceRef, _opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {

@@ -1,32 +1,18 @@
 //! Every test of deja-adapter-jetbrains, in one test binary: the conformance kit, then the
 //! rules that matter most for AI Assistant's workspace XML and `.events` logs.
 
-use std::path::Path;
-
 use deja_adapter_jetbrains::JetBrainsFormat;
-use deja_core::{FileAction, HarnessFormat, ParseOptions, Role, Session, StoreEnv};
+use deja_core::testkit::session;
+use deja_core::{FileAction, ParseOptions, Role, Session, StoreEnv};
 
-deja_core::conformance!(
-    JetBrainsFormat,
-    relocate "DEJA_JETBRAINS_ROOT" => ".config/JetBrains",
-    relocate "XDG_CONFIG_HOME" => ".config",
-    switch "APPDATA"
-);
+deja_core::conformance!(JetBrainsFormat);
 
 fn home() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home")
+    deja_core::fixture_home!()
 }
 
 fn sessions() -> Vec<Session> {
-    let mut out = Vec::new();
-    for src in JetBrainsFormat.discover(&StoreEnv::with_home(home())).sources {
-        let _ = JetBrainsFormat.parse(&src, &ParseOptions::default(), &mut out);
-    }
-    out
-}
-
-fn session<'a>(all: &'a [Session], id: &str) -> &'a Session {
-    all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("session {id}"))
+    deja_core::testkit::read_readable(&JetBrainsFormat, &StoreEnv::with_home(home()), &ParseOptions::default())
 }
 
 #[test]

@@ -28,15 +28,15 @@
 //! Session: id = the session directory name; project = index `projectDir` (kept whole).
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use deja_core::discover::is_dir_entry;
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::model::{cap_text, MAX_EDIT_BYTES};
 use deja_core::read::{for_each_json_line, parse_json_document, read_source};
+use deja_core::store::{Files, Layout, Part, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, Edit, ExitStatus, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText,
-    Os, ParseOptions, ParseStats, Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolUse, Turn,
+    Capabilities, Capability, Edit, ExitStatus, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions,
+    ParseStats, Role, SessionBuilder, SessionSink, SourceRef, Timestamp, ToolUse, Turn,
 };
 use serde_json::Value;
 
@@ -55,9 +55,12 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Junie",
     container: "JSONL event log of UI blocks updated in place, one directory per session, plus a sessions index",
-    stores: &[StorePath { os: Os::Any, path: "~/.junie/sessions/<session-id>/events.jsonl" }],
-    env_vars: &["JUNIE_HOME"],
-    deja_vars: &["DEJA_JUNIE_ROOT"],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        roots: &[Root::any("${JUNIE_HOME:-~/.junie}/sessions")],
+        // `state.json` beside each log and the root's `index.jsonl` hold the title and project.
+        layout: Layout::Files(Files::new("*/events.jsonl").parts(&[Part::Sibling("state.json"), Part::InRoot("index.jsonl")])),
+    }]),
     needs: &[],
     format_summary: "Junie keeps `${JUNIE_HOME:-~/.junie}/sessions/index.jsonl` (session id, creation time, project dir, task \
         name) and one directory per session with `events.jsonl`: `UserPromptEvent` lines for prompts, and `SessionA2uxEvent` UI \
@@ -92,23 +95,6 @@ impl HarnessFormat for JunieFormat {
         Some(&wiring::JunieWiring)
     }
 
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let root = sessions_root(env);
-        if found.looked_at(&root) {
-            let index = root.join("index.jsonl");
-            for entry in std::fs::read_dir(&root).into_iter().flatten().flatten().filter(is_dir_entry) {
-                let dir = entry.path();
-                let events = dir.join("events.jsonl");
-                if events.is_file() {
-                    found.sources.push(SourceRef::file(events).with_part(dir.join("state.json")).with_part(index.clone()));
-                }
-            }
-            Discovery::sort_sources(&mut found.sources);
-        }
-        found
-    }
-
     fn parse(&self, src: &SourceRef, _opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
         let mut stats = ParseStats::default();
         let bytes = read_source(&src.path, &mut stats)?.bytes;
@@ -140,11 +126,6 @@ impl HarnessFormat for JunieFormat {
     fn synthetic(&self) -> Option<&dyn deja_core::SynthWriter> {
         Some(self)
     }
-}
-
-/// `DEJA_JUNIE_ROOT`, else `${JUNIE_HOME:-~/.junie}/sessions`.
-fn sessions_root(env: &StoreEnv) -> PathBuf {
-    env.deja_root(ID).unwrap_or_else(|| env.path_var("JUNIE_HOME").unwrap_or_else(|| env.home().join(".junie")).join("sessions"))
 }
 
 /// What `index.jsonl` says about one session.

@@ -20,9 +20,9 @@ use deja_core::StoreEnv;
 
 pub struct JunieWiring;
 
-/// `${JUNIE_HOME:-~/.junie}`.
+/// `${JUNIE_HOME:-~/.junie}`, as the store spec places it.
 fn junie_home(env: &StoreEnv) -> PathBuf {
-    env.path_var("JUNIE_HOME").unwrap_or_else(|| env.home().join(".junie"))
+    crate::INFO.store.dir_of(env, "JUNIE_HOME")
 }
 
 impl Wiring for JunieWiring {

@@ -4,17 +4,16 @@
 
 use deja_adapter_junie::{changed_run, JunieFormat};
 use deja_core::normalize::{normalize, NormalizeOptions};
+use deja_core::testkit::session;
 use deja_core::{ExitStatus, FileAction, HarnessFormat, ParseOptions, Role, Session, StoreEnv};
 
 deja_core::conformance!(
     JunieFormat,
-    relocate "DEJA_JUNIE_ROOT" => ".junie/sessions",
-    relocate "JUNIE_HOME" => ".junie",
     wires "JUNIE_HOME" => ".junie"
 );
 
 fn fixture_sessions() -> Vec<Session> {
-    let home = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home");
+    let home = deja_core::fixture_home!();
     let mut out = Vec::new();
     let found = JunieFormat.discover(&StoreEnv::with_home(&home)).sources;
     assert_eq!(found.len(), 2, "a session directory without events.jsonl is no source");
@@ -22,10 +21,6 @@ fn fixture_sessions() -> Vec<Session> {
         JunieFormat.parse(&src, &ParseOptions::default(), &mut out).expect("a fixture parses");
     }
     out
-}
-
-fn session<'a>(all: &'a [Session], id: &str) -> &'a Session {
-    all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("session {id}"))
 }
 
 #[test]

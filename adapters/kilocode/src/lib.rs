@@ -22,12 +22,12 @@
 //!    tasks; ids are the task folder names, unprefixed (the page names no prefix). A task
 //!    found under two hosts is read once (`newest_generation_per_task`).
 //!
-//! **Variables.** `DEJA_KILO_DB` names the CLI database (a directory: the `kilo.db` in it);
-//! `DEJA_KILO_ROOTS` (a path list) replaces the extension roots, each either an extension
-//! folder (`…/kilocode.kilo-code`, holding `tasks/`) or a `globalStorage` folder holding
-//! one. `DEJA_KILOCODE_ROOT` names a sessions root holding either store — `kilo.db` and/or
-//! an extension's `tasks/` — and replaces the default places of both (the two variables
-//! above still win for their store). `XDG_DATA_HOME` moves the CLI's data dir;
+//! **Variables.** `DEJA_KILOCODE_DB` names the CLI database (a directory: the `kilo.db` in
+//! it), `DEJA_KILOCODE_ROOT` the directory holding it; `DEJA_KILOCODE_EXTENSION_ROOT` and
+//! the path list `DEJA_KILOCODE_EXTENSION_ROOTS` replace the extension roots, each either
+//! an extension folder (`…/kilocode.kilo-code`, holding `tasks/`) or a `globalStorage`
+//! folder holding one. `DEJA_KILO_DB` and `DEJA_KILO_ROOTS` are their older names, still
+//! honoured. `XDG_DATA_HOME` moves the CLI's data dir;
 //! `XDG_CONFIG_HOME` moves the editors' `User` folders on Linux (macOS: `~/Library/
 //! Application Support`, Windows: `%APPDATA%`). The page gives `${XDG_DATA_HOME:-…}` with no
 //! OS restriction, so unlike opencode both `$XDG_DATA_HOME/kilo/` and `~/.local/share/kilo/`
@@ -62,12 +62,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use deja_core::family::cline_tasks::{self, ClineDialect, LEGACY_TRANSCRIPT, TASK_INJECTED};
-use deja_core::family::opencode::{self, DbLocation, OpencodeDialect, WITHOUT_SUBAGENTS_KEY};
+use deja_core::family::opencode::{self, OpencodeDialect, WITHOUT_SUBAGENTS_KEY};
 use deja_core::launch::{source_file, Handoff, Launch, Resume, ResumeSpec};
 use deja_core::model::SessionMeta;
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, Os, ParseOptions, ParseStats, Session, SessionSink,
-    SourceRef, StoreEnv, StorePath, SynthSession, SynthWriter, ToolMap,
+    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, ParseOptions, ParseStats, Session, SessionSink,
+    SourceRef, StoreEnv, SynthSession, SynthWriter, ToolMap,
 };
 
 const ID: &str = "kilocode";
@@ -106,31 +107,37 @@ pub static TASK_DIALECT: ClineDialect = ClineDialect {
     default_project: None,
 };
 
-/// Where the CLI keeps its database and what moves it.
-pub static LOCATION: DbLocation =
-    DbLocation { harness: ID, data_dir: "kilo", db_name: "kilo.db", db_var: "DEJA_KILO_DB", xdg_confirmed: false };
-
 static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Kilo Code",
     container: "CLI: SQLite (WAL) in opencode's schema, one database; VS Code extension: one JSON task transcript per task folder",
-    stores: &[
-        StorePath { os: Os::Any, path: "${XDG_DATA_HOME:-~/.local/share}/kilo/kilo.db" },
-        StorePath {
-            os: Os::Linux,
-            path: "${XDG_CONFIG_HOME:-~/.config}/<Code|Code - Insiders|VSCodium|Cursor|Windsurf>/User/globalStorage/kilocode.kilo-code/tasks/<taskId>/api_conversation_history.json",
+    store: StoreSpec::new(&[
+        // The CLI's database; the page only presumes XDG_DATA_HOME is followed, so both
+        // places are looked at.
+        Store {
+            name: "",
+            roots: &[Root::any("${XDG_DATA_HOME:-~/.local/share}/kilo"), Root::any("~/.local/share/kilo")],
+            layout: Layout::Database("kilo.db"),
         },
-        StorePath {
-            os: Os::MacOs,
-            path: "~/Library/Application Support/<host>/User/globalStorage/kilocode.kilo-code/tasks/<taskId>/api_conversation_history.json",
+        // The VS Code extension's task folders, under every editor host's globalStorage.
+        Store {
+            name: "extension",
+            roots: &[
+                Root::linux(
+                    "${XDG_CONFIG_HOME:-~/.config}/{Code,Code - Insiders,VSCodium,Cursor,Windsurf}/User/globalStorage/kilocode.kilo-code",
+                ),
+                Root::macos(
+                    "~/Library/Application Support/{Code,Code - Insiders,VSCodium,Cursor,Windsurf}/User/globalStorage/kilocode.kilo-code",
+                ),
+                Root::windows(
+                    "${APPDATA:-~/AppData/Roaming}/{Code,Code - Insiders,VSCodium,Cursor,Windsurf}/User/globalStorage/kilocode.kilo-code",
+                ),
+            ],
+            layout: Layout::Custom { shape: "tasks/<taskId>/api_conversation_history.json", walk: None },
         },
-        StorePath {
-            os: Os::Windows,
-            path: "%APPDATA%\\<host>\\User\\globalStorage\\kilocode.kilo-code\\tasks\\<taskId>\\api_conversation_history.json",
-        },
-    ],
-    env_vars: &["XDG_DATA_HOME", "XDG_CONFIG_HOME"],
-    deja_vars: &["DEJA_KILOCODE_ROOT", "DEJA_KILO_DB", "DEJA_KILO_ROOTS", "DEJA_INCLUDE_SUBAGENTS"],
+    ])
+    .deja_vars(&["DEJA_INCLUDE_SUBAGENTS"])
+    .aliases(&[("DEJA_KILO_DB", "DEJA_KILOCODE_DB"), ("DEJA_KILO_ROOTS", "DEJA_KILOCODE_EXTENSION_ROOTS")]),
     needs: &[],
     format_summary: "Kilo Code has two stores. The CLI (and the VS Code extension, which runs it as `kilo serve`) \
         keeps every session in `kilo.db`, opencode 1.18's SQLite schema in WAL mode (`session` / `message` / `part` \
@@ -157,7 +164,13 @@ static INFO: HarnessInfo = HarnessInfo {
         skill: Capability::Planned("`~/.kilocode/skills/deja-history/SKILL.md`"),
         command: Capability::Planned("`~/.config/kilo/commands/deja.md` → `/deja`"),
     },
-    launch: Launch { resume: Resume::PerSession { doc: "CLI sessions: `cd <dir> && kilo -s <id>`; extension tasks reopen from Kilo's history view", pick: resume_cli_sessions }, handoff: Handoff::Exec(&["kilo", "run", "{prompt}"]) },
+    launch: Launch {
+        resume: Resume::PerSession {
+            doc: "CLI sessions: `cd <dir> && kilo -s <id>`; extension tasks reopen from Kilo's history view",
+            pick: resume_cli_sessions,
+        },
+        handoff: Handoff::Exec(&["kilo", "run", "{prompt}"]),
+    },
 };
 
 impl HarnessFormat for KiloCodeFormat {
@@ -166,9 +179,11 @@ impl HarnessFormat for KiloCodeFormat {
     }
 
     fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = opencode::discover_store(&LOCATION, env);
+        let mut found = opencode::discover_databases(ID, &INFO.store, env);
         let mut tasks = Vec::new();
-        for root in extension_roots(env) {
+        for root in INFO.store.roots_of(ID, "extension", env) {
+            // A `globalStorage` folder holding the extension's folder means that folder.
+            let root = if !root.join("tasks").is_dir() && root.join(EXTENSION_ID).is_dir() { root.join(EXTENSION_ID) } else { root };
             if found.looked_at(&root) {
                 tasks.extend(cline_tasks::legacy_sources(&root));
             }
@@ -228,23 +243,6 @@ fn migrated_tasks(db: &Path) -> Option<Arc<HashSet<String>>> {
 /// An extension task transcript, as opposed to the CLI database.
 fn is_task(src: &SourceRef) -> bool {
     src.path.file_name().and_then(|n| n.to_str()) == Some(LEGACY_TRANSCRIPT)
-}
-
-/// The extension folders to look in: `DEJA_KILO_ROOTS`, else `DEJA_KILOCODE_ROOT`, else
-/// `kilocode.kilo-code` under every editor host's `globalStorage`.
-fn extension_roots(env: &StoreEnv) -> Vec<PathBuf> {
-    if let Some(list) = env.var("DEJA_KILO_ROOTS") {
-        // A `globalStorage` folder holding the extension's folder means that folder.
-        return std::env::split_paths(list)
-            .filter(|p| !p.as_os_str().is_empty())
-            .map(|p| p.to_str().map_or(p.clone(), |s| env.expand(s)))
-            .map(|p| if !p.join("tasks").is_dir() && p.join(EXTENSION_ID).is_dir() { p.join(EXTENSION_ID) } else { p })
-            .collect();
-    }
-    if let Some(root) = env.deja_root(ID) {
-        return vec![root];
-    }
-    cline_tasks::global_storage_roots(env, EXTENSION_ID)
 }
 
 /// Passes on the sessions that have no parent (`DEJA_INCLUDE_SUBAGENTS=0` for tasks).

@@ -51,7 +51,7 @@ impl Wiring for KiloWiring {
     }
 
     fn present(&self, env: &StoreEnv) -> bool {
-        config_dir(env).is_dir() || env.xdg_data_home().join("kilo").is_dir() || !extension_dirs(env).is_empty()
+        config_dir(env).is_dir() || crate::INFO.store.present(crate::ID, env)
     }
 
     fn plain(&self, cx: &WireContext) -> Vec<Edit> {

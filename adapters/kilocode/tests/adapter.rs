@@ -10,27 +10,17 @@ use deja_core::{Edit, ExitStatus, FileAction, FileTouch, HarnessFormat, ParseOpt
 
 deja_core::conformance!(
     KiloCodeFormat,
-    relocate "DEJA_KILOCODE_ROOT" => ".local/share/kilo",
-    relocate "XDG_DATA_HOME" => ".local/share",
-    relocate "XDG_CONFIG_HOME" => ".config",
-    // A directory in DEJA_KILO_DB means the database in it; the file form is tested below.
-    relocate "DEJA_KILO_DB" => ".local/share/kilo",
-    relocate "DEJA_KILO_ROOTS" => ".config/Code/User/globalStorage/kilocode.kilo-code",
     switch "DEJA_INCLUDE_SUBAGENTS",
     wires "XDG_CONFIG_HOME" => ".config"
 );
 
 /// The fixture home materialized into `to`; the returned writers keep the rows in the live WAL.
 fn fixture_home(to: &Path) -> impl Sized {
-    materialize_home(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home"), to).expect("fixture home")
+    materialize_home(&deja_core::fixture_home!(), to).expect("fixture home")
 }
 
 fn read_all(env: &StoreEnv) -> Vec<Session> {
-    let mut out = Vec::new();
-    for src in KiloCodeFormat.discover(env).sources {
-        KiloCodeFormat.parse(&src, &ParseOptions::default(), &mut out).expect("the fixture parses");
-    }
-    out
+    deja_core::testkit::read_all(&KiloCodeFormat, env, &ParseOptions::default())
 }
 
 fn fixture_sessions(set: &[(&str, &str)]) -> Vec<Session> {

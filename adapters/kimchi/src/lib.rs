@@ -18,15 +18,16 @@
 
 mod wiring;
 
-use std::path::PathBuf;
+use std::path::Path;
 
 use deja_core::family::pi_jsonl::{self, DirProject, PiDialect, MAX_WALK_DEPTH};
 use deja_core::family::pi_synth::{PiLayout, PiSynth};
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::SynthWriter;
 use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, SessionSink,
-    SourceRef, StoreEnv, StorePath,
+    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, SessionSink,
+    SourceRef, StoreEnv,
 };
 
 const ID: &str = "kimchi";
@@ -52,12 +53,12 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Kimchi Coding",
     container: "JSONL, one append-only file per session (pi's format)",
-    stores: &[
-        StorePath { os: Os::Any, path: "~/.config/kimchi/harness/sessions/--<encoded-cwd>--/<session>.jsonl" },
-        StorePath { os: Os::Any, path: "~/.config/kimchi/harness/sessions/<session>.jsonl" },
-    ],
-    env_vars: &[],
-    deja_vars: &["DEJA_KIMCHI_ROOT", "DEJA_INCLUDE_SUBAGENTS"],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        roots: &[Root::any("~/.config/kimchi/harness/sessions")],
+        layout: Layout::Custom { shape: "--<encoded-cwd>--/<session>.jsonl, <session>.jsonl", walk: Some(walk_sessions) },
+    }])
+    .deja_vars(&["DEJA_INCLUDE_SUBAGENTS"]),
     needs: &[],
     format_summary: "Kimchi writes pi's session JSONL: a `session` header (id, cwd, `parentSession` for forks and \
         sub-agents), then `message` entries chained by `id`/`parentId` with user text, assistant text, thinking and \
@@ -78,6 +79,14 @@ static INFO: HarnessInfo = HarnessInfo {
     launch: Launch { resume: Resume::Always(ResumeSpec::in_dir(&["kimchi", "--session", "{id}"])), handoff: Handoff::Exec(&["kimchi", "{prompt}"]) },
 };
 
+/// The transcripts under the sessions root; with `DEJA_INCLUDE_SUBAGENTS` off, not a
+/// sub-agent's, which sits beside its parent's and only its head tells apart.
+fn walk_sessions(root: &Path, env: &StoreEnv, found: &mut Discovery) {
+    let include = env.include_subagents();
+    let sources = pi_jsonl::sessions_under(&DIALECT, root, MAX_WALK_DEPTH, include);
+    found.sources.extend(sources.into_iter().filter(|s| include || !pi_jsonl::head_marks_subagent(&DIALECT, &s.path)));
+}
+
 impl HarnessFormat for KimchiFormat {
     fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
         Some(&wiring::KimchiWiring)
@@ -87,17 +96,6 @@ impl HarnessFormat for KimchiFormat {
         &INFO
     }
 
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let include = env.include_subagents();
-        pi_jsonl::discover_sessions(&DIALECT, &sessions_root(env), MAX_WALK_DEPTH, include, &mut found);
-        if !include {
-            // A sub-agent's file sits beside its parent's: only its head tells them apart.
-            found.sources.retain(|s| !pi_jsonl::head_marks_subagent(&DIALECT, &s.path));
-        }
-        found
-    }
-
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
         pi_jsonl::parse(&DIALECT, src, opts, out)
     }
@@ -105,12 +103,6 @@ impl HarnessFormat for KimchiFormat {
     fn synthetic(&self) -> Option<&dyn SynthWriter> {
         Some(&SYNTH)
     }
-}
-
-/// `DEJA_KIMCHI_ROOT`, else `~/.config/kimchi/harness/sessions` (literally under the home:
-/// Kimchi ignores `XDG_CONFIG_HOME`).
-fn sessions_root(env: &StoreEnv) -> PathBuf {
-    env.deja_root(ID).unwrap_or_else(|| env.home().join(".config/kimchi/harness/sessions"))
 }
 
 /// The synthetic writer: Kimchi: pi's `--<cwd>--` directories and file names under

@@ -2,31 +2,21 @@
 //! of every source in `tests/fixtures/home/`, arbitrary bytes, mutated fixtures, store
 //! overrides), then the rules that matter most for Kimchi.
 
-use std::path::Path;
-
 use deja_adapter_kimchi::KimchiFormat;
-use deja_core::{ExitStatus, HarnessFormat, ParseOptions, Role, Session, StoreEnv};
+use deja_core::testkit::session;
+use deja_core::{ExitStatus, ParseOptions, Role, Session, StoreEnv};
 
 deja_core::conformance!(
     KimchiFormat,
-    relocate "DEJA_KIMCHI_ROOT" => ".config/kimchi/harness/sessions",
     switch "DEJA_INCLUDE_SUBAGENTS"
 );
 
 fn env() -> StoreEnv {
-    StoreEnv::with_home(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home"))
+    StoreEnv::with_home(deja_core::fixture_home!())
 }
 
 fn sessions(env: &StoreEnv) -> Vec<Session> {
-    let mut out = Vec::new();
-    for src in KimchiFormat.discover(env).sources {
-        KimchiFormat.parse(&src, &ParseOptions::default(), &mut out).expect("a fixture parses");
-    }
-    out
-}
-
-fn session<'a>(all: &'a [Session], id: &str) -> &'a Session {
-    all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("session {id}"))
+    deja_core::testkit::read_all(&KimchiFormat, env, &ParseOptions::default())
 }
 
 #[test]

@@ -16,20 +16,18 @@
 //! - the session id is the `conv-<id>` directory name; `state.json` beside the `agents`
 //!   folder (or the legacy log) gives title, work dir and times when present.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use deja_core::discover::{find_files, is_dir_entry};
+use deja_core::discover::{find_files, subdirs};
 use deja_core::family::kimi_wire::{self, KimiWireDialect, KIMI_TOOLS};
 use deja_core::launch::{Handoff, Launch, Resume};
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, SessionSink,
-    SourceRef, StoreEnv, StorePath,
+    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, SessionSink,
+    SourceRef, StoreEnv,
 };
 
 const ID: &str = "kimi-work";
-
-/// The runtime's Kimi Code home inside the app's data directory, and its sessions folder.
-const RUNTIME_SESSIONS: &str = "kimi-desktop/daimon-share/daimon/runtime/kimi-code/home/sessions";
 
 /// The prefix of a user conversation's session directory.
 const CONVERSATION_PREFIX: &str = "conv-";
@@ -45,27 +43,16 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Kimi Work",
     container: "JSONL wire protocol (Kimi Code's) + state.json per conversation, in the desktop app's data directory",
-    stores: &[
-        StorePath {
-            os: Os::MacOs,
-            path: "~/Library/Application Support/kimi-desktop/daimon-share/daimon/runtime/kimi-code/home/sessions/wd_*/conv-*/agents/main/wire.jsonl",
-        },
-        StorePath {
-            os: Os::Linux,
-            path: "${XDG_CONFIG_HOME:-~/.config}/kimi-desktop/daimon-share/daimon/runtime/kimi-code/home/sessions/wd_*/conv-*/agents/main/wire.jsonl",
-        },
-        StorePath {
-            os: Os::Linux,
-            path: "${XDG_DATA_HOME:-~/.local/share}/kimi-desktop/daimon-share/daimon/runtime/kimi-code/home/sessions/wd_*/conv-*/agents/main/wire.jsonl",
-        },
-        StorePath {
-            os: Os::Windows,
-            path: "%APPDATA%\\kimi-desktop\\daimon-share\\daimon\\runtime\\kimi-code\\home\\sessions\\wd_*\\conv-*\\agents\\main\\wire.jsonl",
-        },
-        StorePath { os: Os::Any, path: "<sessions>/wd_*/conv-*/wire.jsonl (legacy layout)" },
-    ],
-    env_vars: &["XDG_CONFIG_HOME", "XDG_DATA_HOME", "APPDATA"],
-    deja_vars: &["DEJA_KIMI_WORK_ROOT"],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        roots: &[
+            Root::macos("~/Library/Application Support/kimi-desktop/daimon-share/daimon/runtime/kimi-code/home/sessions"),
+            Root::linux("${XDG_CONFIG_HOME:-~/.config}/kimi-desktop/daimon-share/daimon/runtime/kimi-code/home/sessions"),
+            Root::linux("${XDG_DATA_HOME:-~/.local/share}/kimi-desktop/daimon-share/daimon/runtime/kimi-code/home/sessions"),
+            Root::windows("${APPDATA:-~/AppData/Roaming}/kimi-desktop/daimon-share/daimon/runtime/kimi-code/home/sessions"),
+        ],
+        layout: Layout::Custom { shape: "wd_*/conv-*/agents/main/wire.jsonl, wd_*/conv-*/wire.jsonl (legacy)", walk: Some(walk_sessions) },
+    }]),
     needs: &[],
     format_summary: "The Kimi desktop app's local agent runs the Kimi Code kernel and keeps its sessions in the app's data \
         directory (`kimi-desktop/daimon-share/daimon/runtime/kimi-code/home/sessions/`): `wd_<workspace>_<hash>/conv-<id>/` \
@@ -80,24 +67,20 @@ static INFO: HarnessInfo = HarnessInfo {
         skill: Capability::Unknown,
         command: Capability::Unknown,
     },
-    launch: Launch { resume: Resume::Unsupported("conversations reopen in the desktop app only"), handoff: Handoff::Paste("a desktop app with no start-with-prompt command") },
+    launch: Launch {
+        resume: Resume::Unsupported("conversations reopen in the desktop app only"),
+        handoff: Handoff::Paste("a desktop app with no start-with-prompt command"),
+    },
 };
+
+/// The sessions of one root (see [`discover_in`]).
+fn walk_sessions(root: &Path, _env: &StoreEnv, found: &mut Discovery) {
+    discover_in(root, &mut found.sources);
+}
 
 impl HarnessFormat for KimiWorkFormat {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
-    }
-
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        for root in sessions_roots(env) {
-            if found.looked_at(&root) {
-                discover_in(&root, &mut found.sources);
-            }
-        }
-        Discovery::sort_sources(&mut found.sources);
-        found.sources.dedup_by(|a, b| a.path == b.path);
-        found
     }
 
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
@@ -109,21 +92,6 @@ impl HarnessFormat for KimiWorkFormat {
 
     fn synthetic(&self) -> Option<&dyn deja_core::SynthWriter> {
         Some(self)
-    }
-}
-
-/// `DEJA_KIMI_WORK_ROOT`, else the app's sessions folder on this OS (both Linux candidates).
-fn sessions_roots(env: &StoreEnv) -> Vec<PathBuf> {
-    if let Some(root) = env.deja_root(ID) {
-        return vec![root];
-    }
-    if cfg!(target_os = "macos") {
-        vec![env.home().join("Library/Application Support").join(RUNTIME_SESSIONS)]
-    } else if cfg!(windows) {
-        let appdata = env.path_var("APPDATA").unwrap_or_else(|| env.home().join("AppData").join("Roaming"));
-        vec![appdata.join(RUNTIME_SESSIONS)]
-    } else {
-        vec![env.xdg_config_home().join(RUNTIME_SESSIONS), env.xdg_data_home().join(RUNTIME_SESSIONS)]
     }
 }
 
@@ -146,11 +114,8 @@ fn is_conversation(dir: &Path) -> bool {
 /// Every conversation's main log under `root` (`<root>/wd_*/conv-*/…`). Internal helper
 /// sessions are never entered.
 fn discover_in(root: &Path, out: &mut Vec<SourceRef>) {
-    let Ok(workspaces) = std::fs::read_dir(root) else { return };
-    for ws in workspaces.flatten().filter(is_dir_entry) {
-        let Ok(sessions) = std::fs::read_dir(ws.path()) else { continue };
-        for conv in sessions.flatten().filter(is_dir_entry) {
-            let dir = conv.path();
+    for ws in subdirs(root) {
+        for dir in subdirs(&ws) {
             if !is_conversation(&dir) {
                 // ctitle-*, sklsum-*, dvlt-*: the app's own helper sessions.
                 continue;

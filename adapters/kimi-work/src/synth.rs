@@ -11,9 +11,8 @@ use deja_core::{StoreEnv, SynthSession};
 
 /// Writes `s` where discovery finds it with only `HOME` set and returns the wire log.
 pub fn write(home: &Path, s: &SynthSession) -> std::io::Result<PathBuf> {
-    let roots = super::sessions_roots(&StoreEnv::with_home(home));
-    let Some(sessions) = roots.first() else {
+    let Some(sessions) = super::INFO.store.root(super::ID, &StoreEnv::with_home(home)) else {
         return Err(std::io::Error::new(std::io::ErrorKind::NotFound, "no Kimi desktop sessions folder on this OS"));
     };
-    kimi_synth::write_session(sessions, &format!("{}{}", super::CONVERSATION_PREFIX, s.id), s)
+    kimi_synth::write_session(&sessions, &format!("{}{}", super::CONVERSATION_PREFIX, s.id), s)
 }

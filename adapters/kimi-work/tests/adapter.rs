@@ -5,17 +5,10 @@
 use deja_adapter_kimi_work::KimiWorkFormat;
 use deja_core::{HarnessFormat, ParseOptions, Role, Session, StoreEnv};
 
-deja_core::conformance!(
-    KimiWorkFormat,
-    relocate "DEJA_KIMI_WORK_ROOT" => ".config/kimi-desktop/daimon-share/daimon/runtime/kimi-code/home/sessions",
-    relocate "XDG_CONFIG_HOME" => ".config",
-    relocate "XDG_DATA_HOME" => ".local/share",
-    // Moves the store on Windows only; on the OS the kit runs on it moves nothing.
-    switch "APPDATA"
-);
+deja_core::conformance!(KimiWorkFormat);
 
 fn fixture_sessions() -> Vec<Session> {
-    let home = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home");
+    let home = deja_core::fixture_home!();
     let mut out = Vec::new();
     let found = KimiWorkFormat.discover(&StoreEnv::with_home(&home)).sources;
     assert_eq!(found.len(), 2, "conv-* main logs only: no sub-agent, no ctitle-/sklsum-/dvlt- session");

@@ -44,6 +44,7 @@ use std::collections::HashMap;
 use std::io::Read;
 use std::path::Path;
 
+use deja_core::exit::ExitLine;
 use deja_core::family::claude_jsonl::tool_call_turn_with;
 use deja_core::family::kimi_wire::content_text;
 use deja_core::model::Reopen;
@@ -251,10 +252,7 @@ fn split_status(text: &str) -> (Option<&str>, &str) {
 
 /// `… exit code: N.` in a status sentence.
 pub fn exit_from_status(status: &str) -> Option<i64> {
-    let i = status.find("exit code:")?;
-    let rest = status[i + "exit code:".len()..].trim_start();
-    let end = rest.char_indices().find(|&(j, c)| !(c.is_ascii_digit() || (j == 0 && c == '-'))).map_or(rest.len(), |(j, _)| j);
-    rest[..end].parse().ok()
+    deja_core::exit::exit_code(status, &[ExitLine::any("exit code:").inline()])
 }
 
 /// ``The current working directory is `<path>`.`` in the system prompt.

@@ -26,9 +26,10 @@ use std::path::{Path, PathBuf};
 use deja_core::discover::find_files;
 use deja_core::family::kimi_wire::{self, KimiWireDialect, KIMI_TOOLS};
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, SessionSink,
-    SourceRef, StoreEnv, StorePath,
+    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, SessionSink,
+    SourceRef, StoreEnv,
 };
 
 const ID: &str = "kimi";
@@ -59,12 +60,15 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Kimi Code",
     container: "JSONL wire protocol + state.json per session; legacy Kimi CLI: context.jsonl + wire.jsonl + state.json",
-    stores: &[
-        StorePath { os: Os::Any, path: "~/.kimi-code/sessions/<workDirKey>/<sessionId>/agents/main/wire.jsonl" },
-        StorePath { os: Os::Any, path: "~/.kimi/sessions/<md5 of work dir>/<session uuid>/{wire,context}.jsonl" },
-    ],
-    env_vars: &["KIMI_CODE_HOME", "KIMI_SHARE_DIR"],
-    deja_vars: &["DEJA_KIMI_ROOT"],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        // Kimi Code, then the older Kimi CLI: both are read, each session once.
+        roots: &[Root::any("${KIMI_CODE_HOME:-~/.kimi-code}/sessions"), Root::any("${KIMI_SHARE_DIR:-~/.kimi}/sessions")],
+        layout: Layout::Custom {
+            shape: "<workDirKey>/<sessionId>/agents/main/wire.jsonl, <md5 of work dir>/<session uuid>/{wire,context}.jsonl",
+            walk: Some(walk_sessions),
+        },
+    }]),
     needs: &[],
     format_summary: "Kimi Code keeps one directory per session under `${KIMI_CODE_HOME:-~/.kimi-code}/sessions/<workDirKey>/`, \
         with `state.json` (title, work dir, times) and the main agent's append-only `agents/main/wire.jsonl`: prompts arrive as \
@@ -93,6 +97,11 @@ static INFO: HarnessInfo = HarnessInfo {
     },
 };
 
+/// The sessions of one root (see [`discover_in`]).
+fn walk_sessions(root: &Path, _env: &StoreEnv, found: &mut Discovery) {
+    discover_in(root, &mut found.sources);
+}
+
 impl HarnessFormat for KimiFormat {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
@@ -100,25 +109,6 @@ impl HarnessFormat for KimiFormat {
 
     fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
         Some(&wiring::KimiWiring)
-    }
-
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let roots = match env.deja_root(ID) {
-            Some(root) => vec![root],
-            None => vec![
-                env.path_var("KIMI_CODE_HOME").unwrap_or_else(|| env.home().join(".kimi-code")).join("sessions"),
-                env.path_var("KIMI_SHARE_DIR").unwrap_or_else(|| env.home().join(".kimi")).join("sessions"),
-            ],
-        };
-        for root in roots {
-            if found.looked_at(&root) {
-                discover_in(&root, &mut found.sources);
-            }
-        }
-        Discovery::sort_sources(&mut found.sources);
-        found.sources.dedup_by(|a, b| a.path == b.path);
-        found
     }
 
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {

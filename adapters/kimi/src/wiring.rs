@@ -24,12 +24,12 @@ pub struct KimiWiring;
 
 /// `${KIMI_CODE_HOME:-~/.kimi-code}`.
 fn code_home(env: &StoreEnv) -> PathBuf {
-    env.path_var("KIMI_CODE_HOME").unwrap_or_else(|| env.home().join(".kimi-code"))
+    crate::INFO.store.dir_of(env, "KIMI_CODE_HOME")
 }
 
 /// `${KIMI_SHARE_DIR:-~/.kimi}`.
 fn share_dir(env: &StoreEnv) -> PathBuf {
-    env.path_var("KIMI_SHARE_DIR").unwrap_or_else(|| env.home().join(".kimi"))
+    crate::INFO.store.dir_of(env, "KIMI_SHARE_DIR")
 }
 
 impl Wiring for KimiWiring {

@@ -4,19 +4,17 @@
 
 use deja_adapter_kimi::legacy::{exit_from_status, md5_hex};
 use deja_adapter_kimi::KimiFormat;
+use deja_core::testkit::session;
 use deja_core::{ExitStatus, FileAction, HarnessFormat, ParseOptions, Role, Session, StoreEnv};
 
 deja_core::conformance!(
     KimiFormat,
-    relocate "DEJA_KIMI_ROOT" => ".kimi-code/sessions",
-    relocate "KIMI_CODE_HOME" => ".kimi-code",
-    relocate "KIMI_SHARE_DIR" => ".kimi",
     wires "KIMI_CODE_HOME" => ".kimi-code",
     wires "KIMI_SHARE_DIR" => ".kimi"
 );
 
 fn fixture_sessions(opts: &ParseOptions) -> Vec<Session> {
-    let home = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home");
+    let home = deja_core::fixture_home!();
     let mut out = Vec::new();
     let found = KimiFormat.discover(&StoreEnv::with_home(&home)).sources;
     assert_eq!(found.len(), 5, "two Kimi Code main agents, three legacy sessions; no sub-agent, no second file per session");
@@ -24,10 +22,6 @@ fn fixture_sessions(opts: &ParseOptions) -> Vec<Session> {
         KimiFormat.parse(&src, opts, &mut out).expect("a fixture parses");
     }
     out
-}
-
-fn session<'a>(all: &'a [Session], id: &str) -> &'a Session {
-    all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("session {id}"))
 }
 
 fn command<'a>(s: &'a Session, cmd: &str) -> &'a deja_core::Turn {

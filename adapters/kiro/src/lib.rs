@@ -18,8 +18,8 @@
 //!    `%LOCALAPPDATA%`), read through `deja_core::sqlite::Snapshot` as
 //!    `SourceRef::file(db).with_part(<db>-wal)`: table `conversations_v2`, one row per
 //!    conversation keyed by the directory it ran in (`key`), the conversation JSON (`value`,
-//!    holding `history`; a `history` column is read too). A row cursor (newest `updated_at`
-//!    and rowid) re-reads only the rows changed since, each whole.
+//!    holding `history`; a `history` column is read too). Core's row cursor (newest `updated_at`,
+//!    rowid, the state of recent rows) re-reads only the rows changed since, each whole.
 //!
 //! CLI JSONL (`{"kind", "data": {message_id?, content: [{kind, data}], meta: {timestamp}}}`,
 //! seconds; in 2.22.0 only `Prompt` carries one, so a record without takes the previous
@@ -81,17 +81,19 @@
 //! extensionless execution records): the page has no sample.
 
 use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use deja_core::discover::{find_files, is_dir_entry};
+use deja_core::discover::{find_files, subdirs};
+use deja_core::exit::{split_exit_code, ExitLine};
 use deja_core::launch::{source_file, Handoff, Launch, Resume, ResumeSpec};
 use deja_core::model::SessionMeta;
 use deja_core::model::{cap_text, MAX_EDIT_BYTES, MAX_MESSAGE_BYTES};
 use deja_core::read::{for_each_json_line, for_each_source_line, parse_json_document, read_source, str_at};
-use deja_core::sqlite::{self, Snapshot};
+use deja_core::sqlite::{self, RowCursor};
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
     Capabilities, Capability, Discovery, Edit, ExitStatus, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText,
-    Os, ParseOptions, ParseStats, Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolUse, Turn,
+    ParseOptions, ParseStats, Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, Timestamp, ToolUse, Turn,
 };
 use serde_json::Value;
 
@@ -103,9 +105,6 @@ pub const DB_NAME: &str = "data.sqlite3";
 /// A `sess_` session's transcript and header.
 const MESSAGES: &str = "messages.jsonl";
 const SESSION_JSON: &str = "session.json";
-/// Rows updated this long before the cursor are still re-read (a transaction stamped
-/// before another may commit after it).
-const CURSOR_SLACK_MS: i64 = 30_000;
 
 /// The Kiro adapter.
 pub struct KiroFormat;
@@ -116,16 +115,26 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Kiro",
     container: "CLI: JSON header + JSONL transcript per session; IDE / V3: `sess_` directories (session.json + messages.jsonl); headless CLI: SQLite `conversations_v2`",
-    stores: &[
-        StorePath { os: Os::Any, path: "~/.kiro/sessions/cli/<sessionId>.{json,jsonl}" },
-        StorePath { os: Os::Any, path: "~/.kiro/sessions/<workspace>/sess_<uuid>/{session.json,messages.jsonl}" },
-        StorePath { os: Os::Any, path: "~/.kiro/session-index/<workspace>.jsonl" },
-        StorePath { os: Os::Linux, path: "${XDG_DATA_HOME:-~/.local/share}/kiro-cli/data.sqlite3" },
-        StorePath { os: Os::MacOs, path: "~/Library/Application Support/kiro-cli/data.sqlite3" },
-        StorePath { os: Os::Windows, path: "%LOCALAPPDATA%\\kiro-cli\\data.sqlite3" },
-    ],
-    env_vars: &["XDG_DATA_HOME", "LOCALAPPDATA"],
-    deja_vars: &["DEJA_KIRO_ROOT", "DEJA_KIRO_DB"],
+    store: StoreSpec::new(&[
+        Store {
+            name: "",
+            roots: &[Root::any("~/.kiro/sessions")],
+            layout: Layout::Custom {
+                shape: "cli/<sessionId>.{json,jsonl}, <workspace>/sess_<uuid>/{session.json,messages.jsonl}, ../session-index/<workspace>.jsonl",
+                walk: Some(walk_sessions),
+            },
+        },
+        // kiro-cli's conversation database.
+        Store {
+            name: "db",
+            roots: &[
+                Root::linux("${XDG_DATA_HOME:-~/.local/share}/kiro-cli"),
+                Root::macos("~/Library/Application Support/kiro-cli"),
+                Root::windows("${LOCALAPPDATA:-~/AppData/Local}/kiro-cli"),
+            ],
+            layout: Layout::Database(DB_NAME),
+        },
+    ]),
     needs: &[],
     format_summary: "Kiro has three stores. The V2 TUI of `kiro-cli` writes `~/.kiro/sessions/cli/<id>.json` (header: \
         `session_id`, `cwd`) and `<id>.jsonl`: `Prompt`, `AssistantMessage` and `ToolResults` records of `{kind, data}` \
@@ -150,6 +159,35 @@ static INFO: HarnessInfo = HarnessInfo {
     launch: Launch { resume: Resume::PerSession { doc: "CLI: `cd <dir> && kiro-cli chat --resume-id <id>`; V3: `kiro-cli --v3 chat --resume-id sess_<uuid>`; IDE sessions reopen in the app", pick: resume_kiro }, handoff: Handoff::Paste("the page says exec but names no start-with-prompt argument") },
 };
 
+/// The sessions root: CLI transcripts under `cli/` (each with its `.json` header), and
+/// the IDE's `<workspace>/sess_<uuid>/messages.jsonl` with its `session.json` and the
+/// workspace's index in `session-index/` beside the root.
+fn walk_sessions(root: &Path, _env: &StoreEnv, found: &mut Discovery) {
+    let cli = root.join("cli");
+    for transcript in find_files(&cli, 1, &|name: &str| name.ends_with(".jsonl")) {
+        let header = transcript.with_extension("json");
+        found.sources.push(SourceRef::file(&transcript).with_part(header));
+    }
+    let index_dir = root.parent().map_or_else(|| root.join("session-index"), |p| p.join("session-index"));
+    for workspace in subdirs(root).into_iter().filter(|w| w.file_name().is_some_and(|n| n != "cli")) {
+        let index = workspace.file_name().map(|n| index_dir.join(format!("{}.jsonl", n.to_string_lossy())));
+        for dir in subdirs(&workspace) {
+            if !dir.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("sess_")) {
+                continue;
+            }
+            let messages = dir.join(MESSAGES);
+            if !std::fs::metadata(&messages).is_ok_and(|m| m.is_file()) {
+                continue;
+            }
+            let mut src = SourceRef::file(messages).append_only().with_part(dir.join(SESSION_JSON));
+            if let Some(index) = &index {
+                src = src.with_part(index);
+            }
+            found.sources.push(src);
+        }
+    }
+}
+
 impl HarnessFormat for KiroFormat {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
@@ -157,40 +195,6 @@ impl HarnessFormat for KiroFormat {
 
     fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
         Some(&wiring::KiroWiring)
-    }
-
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let root = sessions_root(env);
-        if found.looked_at(&root) {
-            let cli = root.join("cli");
-            for transcript in find_files(&cli, 1, &|name: &str| name.ends_with(".jsonl")) {
-                let header = transcript.with_extension("json");
-                found.sources.push(SourceRef::file(&transcript).with_part(header));
-            }
-            let index_dir = root.parent().map_or_else(|| root.join("session-index"), |p| p.join("session-index"));
-            for workspace in subdirs(&root).into_iter().filter(|w| w.file_name().is_some_and(|n| n != "cli")) {
-                let index = workspace.file_name().map(|n| index_dir.join(format!("{}.jsonl", n.to_string_lossy())));
-                for dir in subdirs(&workspace) {
-                    if !dir.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("sess_")) {
-                        continue;
-                    }
-                    let messages = dir.join(MESSAGES);
-                    if !std::fs::metadata(&messages).is_ok_and(|m| m.is_file()) {
-                        continue;
-                    }
-                    let mut src = SourceRef::file(messages).append_only().with_part(dir.join(SESSION_JSON));
-                    if let Some(index) = &index {
-                        src = src.with_part(index);
-                    }
-                    found.sources.push(src);
-                }
-            }
-        }
-        let db = db_path(env);
-        sqlite::discover_database(&mut found, &db);
-        Discovery::sort_sources(&mut found.sources);
-        found
     }
 
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
@@ -204,35 +208,6 @@ impl HarnessFormat for KiroFormat {
             parse_db(src, out)
         }
     }
-}
-
-/// `DEJA_KIRO_ROOT`, else `~/.kiro/sessions`.
-fn sessions_root(env: &StoreEnv) -> PathBuf {
-    env.deja_root(ID).unwrap_or_else(|| env.home().join(".kiro/sessions"))
-}
-
-/// `DEJA_KIRO_DB` (a directory: the `data.sqlite3` in it), else `kiro-cli/data.sqlite3` in
-/// the OS's local data directory.
-fn db_path(env: &StoreEnv) -> PathBuf {
-    if let Some(p) = env.path_var("DEJA_KIRO_DB") {
-        return if p.is_dir() { p.join(DB_NAME) } else { p };
-    }
-    let data = if cfg!(target_os = "macos") {
-        env.home().join("Library/Application Support")
-    } else if cfg!(windows) {
-        env.path_var("LOCALAPPDATA").unwrap_or_else(|| env.home().join("AppData/Local"))
-    } else {
-        env.xdg_data_home()
-    };
-    data.join("kiro-cli").join(DB_NAME)
-}
-
-/// The directories directly inside `dir` (sorted; none when it cannot be read).
-fn subdirs(dir: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
-    let mut dirs: Vec<PathBuf> = entries.filter_map(Result::ok).filter(is_dir_entry).map(|e| e.path()).collect();
-    dirs.sort();
-    dirs
 }
 
 /// A non-empty string field.
@@ -334,11 +309,8 @@ fn tool_turn(name: &str, input: &Value, failed: bool, time: Option<Timestamp>) -
 fn exit_status(v: &Value) -> Option<ExitStatus> {
     let code = match v {
         Value::Number(n) => n.as_i64(),
-        Value::String(s) => {
-            let s = s.trim();
-            let s = s.strip_prefix("exit status:").or_else(|| s.strip_prefix("exit code:")).unwrap_or(s);
-            s.trim().parse().ok()
-        }
+        Value::String(s) => deja_core::exit::exit_code(s, &[ExitLine::first("exit status:"), ExitLine::first("exit code:")])
+            .or_else(|| s.trim().parse().ok()),
         _ => None,
     }?;
     Some(ExitStatus::Code(code))
@@ -362,12 +334,8 @@ fn json_result(v: &Value, exit: &mut Option<ExitStatus>) -> String {
 
 /// A trailing `Exit Code: N` line (V3 results): the code and the text before it.
 fn trailing_exit_code(output: &str) -> (Option<ExitStatus>, &str) {
-    let trimmed = output.trim_end();
-    let (head, last) = trimmed.rsplit_once('\n').unwrap_or(("", trimmed));
-    match last.trim().strip_prefix("Exit Code:").and_then(|n| n.trim().parse::<i64>().ok()) {
-        Some(code) => (Some(ExitStatus::Code(code)), head),
-        None => (None, output),
-    }
+    let (code, rest) = split_exit_code(output, &[ExitLine::last("Exit Code:")]);
+    (code.map(ExitStatus::Code), rest)
 }
 
 /// Folds a result into its call, or keeps it as a `ToolOutput` turn remembering the id.
@@ -663,60 +631,60 @@ fn content_text(v: Option<&Value>) -> String {
 // ---------------------------------------------------------------------------------------
 // 3. The headless CLI database.
 
-/// The columns `conversations_v2` has in this database.
-struct Columns {
-    id: bool,
-    value: bool,
-    history: bool,
-    created: bool,
-    updated: bool,
-}
-
 fn parse_db(src: &SourceRef, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
     let db = src.path.as_path();
-    let snapshot = Snapshot::open(db)?;
-    let mut stats = ParseStats { bytes_read: snapshot.bytes, ..ParseStats::default() };
-    let conn = snapshot.conn();
-    let cols = sqlite::table_columns(conn, "conversations_v2").map_err(|e| FormatError::corrupt(db, format!("reading the schema: {e}")))?;
-    let has = |c: &str| cols.iter().any(|x| x == c);
-    if !has("key") || !(has("value") || has("history")) {
-        return Err(FormatError::corrupt(db, "no `conversations_v2(key, value)` table; schema changed?"));
+    let (store, mut stats) = sqlite::Db::open(src)?;
+    let conn = store.conn();
+    let sql_err = |e: rusqlite::Error| store.err(e);
+    let cols = store.columns("conversations_v2", &["key"], "a kiro-cli database")?;
+    if !cols.has("value") && !cols.has("history") {
+        return Err(FormatError::corrupt(db, "not a kiro-cli database (conversations_v2 lacks value); schema changed?"));
     }
-    let c = Columns {
-        id: has("conversation_id"),
-        value: has("value"),
-        history: has("history"),
-        created: has("created_at"),
-        updated: has("updated_at"),
-    };
-    let col = |present: bool, name: &str| if present { format!("\"{name}\"") } else { "NULL".to_string() };
-    let previous = stats.previous_cursor(src, DbCursor::parse);
-    let rowid = sqlite::max_rowid(conn, "conversations_v2").ok().flatten();
-    let newest: Option<i64> = if c.updated {
-        conn.query_row("SELECT max(updated_at) FROM conversations_v2", [], |r| Ok(sqlite::value_i64(r.get_ref(0)?))).ok().flatten()
-    } else {
-        None
-    };
-    // A cursor newer than every row, or rowids gone backwards: another database; read it all.
-    let previous = previous.filter(|p| newest.is_some_and(|n| n >= p.updated) && rowid.is_some_and(|r| r >= p.rowid));
-    let filter = match &previous {
-        Some(p) => format!("WHERE updated_at >= {} OR rowid > {}", p.updated.saturating_sub(CURSOR_SLACK_MS), p.rowid),
-        None => String::new(),
-    };
+
+    // Row states for the cursor, by `key` (the table's key: one conversation per
+    // directory): `(updated ms, payload length, 0)`. A rewritten conversation moves
+    // `updated_at`; a new row gets a higher rowid whatever time it carries.
+    let mut states: HashMap<String, sqlite::SessionState> = HashMap::new();
+    {
+        let payload = match (cols.has("value"), cols.has("history")) {
+            (true, true) => "coalesce(\"value\", \"history\")",
+            (true, false) => "\"value\"",
+            _ => "\"history\"",
+        };
+        let sql = format!("SELECT key, {}, length({payload}) FROM conversations_v2", cols.col("updated_at"));
+        let mut stmt = conn.prepare(&sql).map_err(sql_err)?;
+        let mut rows = stmt.query([]).map_err(sql_err)?;
+        while let Some(row) = rows.next().map_err(sql_err)? {
+            let Ok(Some(key)) = sqlite::column_text(row, 0) else { continue };
+            let updated = row.get_ref(1).ok().and_then(sqlite::value_i64);
+            states.insert(key, (updated, row.get_ref(2).ok().and_then(sqlite::value_i64).unwrap_or(0), 0));
+        }
+    }
+    let newest = states.values().filter_map(|s| s.0).max();
+    let max_rowid = sqlite::max_rowid(conn, "conversations_v2").ok().flatten();
+    let previous = RowCursor::previous(&mut stats, src, newest, max_rowid);
+    stats.cursor = RowCursor::after(&states, max_rowid);
+    let wanted = RowCursor::wanted(previous.as_ref(), conn, &states, "conversations_v2", "key").map_err(sql_err)?;
+
     let sql = format!(
-        "SELECT key, {}, {}, {}, {}, {} FROM conversations_v2 {filter} ORDER BY rowid",
-        col(c.id, "conversation_id"),
-        col(c.value, "value"),
-        col(c.history, "history"),
-        col(c.created, "created_at"),
-        col(c.updated, "updated_at"),
+        "SELECT key, {}, {}, {}, {}, {} FROM conversations_v2 ORDER BY rowid",
+        cols.col("conversation_id"),
+        cols.col("value"),
+        cols.col("history"),
+        cols.col("created_at"),
+        cols.col("updated_at"),
     );
-    let sql_err = |e: rusqlite::Error| FormatError::corrupt(db, format!("query failed (schema changed?): {e}"));
     let mut stmt = conn.prepare(&sql).map_err(sql_err)?;
     let mut rows = stmt.query([]).map_err(sql_err)?;
     while let Some(row) = rows.next().map_err(sql_err)? {
-        stats.records += 1;
         let key = sqlite::column_text(row, 0).ok().flatten().filter(|k| !k.trim().is_empty());
+        // Unchanged since the last read: not read again (a row without a key always is).
+        if let (Some(w), Some(k)) = (&wanted, &key) {
+            if !w.contains(k) {
+                continue;
+            }
+        }
+        stats.records += 1;
         let value = match sqlite::column_json(row, 2) {
             Ok(v) => v,
             Err(e) => {
@@ -753,9 +721,6 @@ fn parse_db(src: &SourceRef, out: &mut dyn SessionSink) -> Result<ParseStats, Fo
         if let Some(s) = b.finish() {
             out.session(s);
         }
-    }
-    if let (Some(updated), Some(rowid)) = (newest, rowid) {
-        stats.cursor = Some(DbCursor { updated, rowid }.to_string());
     }
     Ok(stats)
 }
@@ -826,26 +791,6 @@ fn db_result(b: &mut SessionBuilder, result: &Value, time: Option<Timestamp>) {
     }
     let is_error = str_at(result, &["status"]).is_some_and(|s| s.eq_ignore_ascii_case("error"));
     fold_result(b, call_id, &pieces.join("\n"), is_error, exit, time);
-}
-
-/// The database cursor: the newest `updated_at` (ms) and the highest rowid seen.
-/// Written as `{"updated": ms, "rowid": n}`.
-struct DbCursor {
-    updated: i64,
-    rowid: i64,
-}
-
-impl DbCursor {
-    fn parse(text: &str) -> Option<DbCursor> {
-        let v: Value = serde_json::from_str(text).ok()?;
-        Some(DbCursor { updated: v.get("updated")?.as_i64()?, rowid: v.get("rowid")?.as_i64()? })
-    }
-}
-
-impl std::fmt::Display for DbCursor {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", serde_json::json!({"updated": self.updated, "rowid": self.rowid}))
-    }
 }
 
 /// CLI transcripts and database rows reopen with `chat --resume-id`, V3 `sess_` sessions

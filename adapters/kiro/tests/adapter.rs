@@ -2,23 +2,14 @@
 //! every source in `tests/fixtures/home/`, arbitrary bytes, mutated fixtures, store
 //! overrides), then the rules that matter most for Kiro's three stores.
 
-use std::path::Path;
-
 use deja_adapter_kiro::KiroFormat;
 use deja_core::testkit::materialize_home;
+use deja_core::testkit::session;
 use deja_core::{
     Edit, ExitStatus, FileAction, FileTouch, HarnessFormat, ParseOptions, ParseStats, Role, Session, SourceRef, StoreEnv, Timestamp, Turn,
 };
 
-deja_core::conformance!(
-    KiroFormat,
-    relocate "DEJA_KIRO_ROOT" => ".kiro/sessions",
-    // A directory in DEJA_KIRO_DB means the `data.sqlite3` in it.
-    relocate "DEJA_KIRO_DB" => ".local/share/kiro-cli",
-    relocate "XDG_DATA_HOME" => ".local/share",
-    // Moves the data directory on Windows only; on the OS the kit runs on it moves nothing.
-    switch "LOCALAPPDATA"
-);
+deja_core::conformance!(KiroFormat);
 
 struct Fixture {
     _tmp: tempfile::TempDir,
@@ -29,7 +20,7 @@ struct Fixture {
 fn fixture() -> Fixture {
     let tmp = tempfile::tempdir().expect("tempdir");
     let home = tmp.path().join("home");
-    let writers = materialize_home(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home"), &home).expect("fixture home");
+    let writers = materialize_home(&deja_core::fixture_home!(), &home).expect("fixture home");
     Fixture { _tmp: tmp, writers, home }
 }
 
@@ -49,10 +40,6 @@ fn sessions() -> (Vec<Session>, Vec<(SourceRef, ParseStats)>) {
         stats.push((src, s));
     }
     (all, stats)
-}
-
-fn session<'a>(all: &'a [Session], id: &str) -> &'a Session {
-    all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("no session {id}: {:?}", all.iter().map(|s| &s.id).collect::<Vec<_>>()))
 }
 
 fn call<'a>(s: &'a Session, name: &str) -> Vec<&'a Turn> {

@@ -27,27 +27,28 @@
 //! parts the family skips, and the writer appends sessions to `mimocode.db` in
 //! opencode 1.18's tables.
 
-use deja_core::family::opencode::{DbLocation, OpencodeAdapter, OpencodeDialect};
+use deja_core::family::opencode::{OpencodeAdapter, OpencodeDialect};
 use deja_core::launch::{Handoff, Launch, Resume};
-use deja_core::{Capabilities, Capability, HarnessInfo, InjectedText, Os, StorePath};
+use deja_core::store::{Layout, Root, Store, StoreSpec};
+use deja_core::{Capabilities, Capability, HarnessInfo, InjectedText};
 
 const ID: &str = "mimocode";
 
 /// opencode's dialect under MiMo Code's id.
 pub const DIALECT: OpencodeDialect = OpencodeDialect::new(ID);
 
-/// Where MiMo Code keeps its database and what moves it.
-pub const LOCATION: DbLocation =
-    DbLocation { harness: ID, data_dir: "mimocode", db_name: "mimocode.db", db_var: "DEJA_MIMOCODE_DB", xdg_confirmed: false };
-
 static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "MiMo Code",
     container: "SQLite (WAL), opencode's schema: one database for every session (legacy JSON storage not read)",
     // `~/.local/share/mimocode/` is looked at even with XDG_DATA_HOME set (unconfirmed).
-    stores: &[StorePath { os: Os::Any, path: "${XDG_DATA_HOME:-~/.local/share}/mimocode/mimocode.db" }],
-    env_vars: &["XDG_DATA_HOME"],
-    deja_vars: &["DEJA_MIMOCODE_ROOT", "DEJA_MIMOCODE_DB", "DEJA_INCLUDE_SUBAGENTS"],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        // The page only presumes XDG_DATA_HOME is followed: both places are looked at.
+        roots: &[Root::any("${XDG_DATA_HOME:-~/.local/share}/mimocode"), Root::any("~/.local/share/mimocode")],
+        layout: Layout::Database("mimocode.db"),
+    }])
+    .deja_vars(&["DEJA_INCLUDE_SUBAGENTS"]),
     needs: &[],
     format_summary: "MiMo Code, a fork of opencode, writes opencode's SQLite store under its own name: \
         `~/.local/share/mimocode/mimocode.db` with its `-wal`, `session` / `message` / `part` tables whose JSON `data` \
@@ -67,7 +68,6 @@ static INFO: HarnessInfo = HarnessInfo {
 
 /// The mimocode adapter: the opencode family's whole adapter with this harness's metadata,
 /// dialect and store location.
-pub static FORMAT: OpencodeAdapter =
-    OpencodeAdapter { info: &INFO, dialect: DIALECT, location: LOCATION, synthetic_agent: "build", wiring: None };
+pub static FORMAT: OpencodeAdapter = OpencodeAdapter { info: &INFO, dialect: DIALECT, synthetic_agent: "build", wiring: None };
 
 deja_core::inventory::submit!(deja_core::Registration(&FORMAT));

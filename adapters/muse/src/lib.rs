@@ -37,15 +37,14 @@
 
 use std::path::{Path, PathBuf};
 
-use deja_core::discover::find_files;
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::model::SessionMeta;
 use deja_core::model::{cap_text, MAX_EDIT_BYTES};
 use deja_core::read::{for_each_json_line, read_source};
+use deja_core::store::{Files, Layout, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, Edit, ExitStatus, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText,
-    Os, ParseOptions, ParseStats, Role, Session, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, SynthSession, SynthTurn,
-    SynthWriter, Timestamp, ToolUse, Turn,
+    Capabilities, Capability, Edit, ExitStatus, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions,
+    ParseStats, Role, Session, SessionBuilder, SessionSink, SourceRef, SynthSession, SynthTurn, SynthWriter, Timestamp, ToolUse, Turn,
 };
 use serde_json::{json, Value};
 
@@ -68,9 +67,11 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Muse Code",
     container: "event-sourced JSONL, one directory per session (+ sub-agent children)",
-    stores: &[StorePath { os: Os::Any, path: "~/.local/share/muse/sessions/YYYY/MM/DD/<id>/session.jsonl" }],
-    env_vars: &["XDG_DATA_HOME"],
-    deja_vars: &["DEJA_MUSE_ROOT", "DEJA_MUSE_ROOTS", "DEJA_INCLUDE_SUBAGENTS"],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        roots: &[Root::any("${XDG_DATA_HOME:-~/.local/share}/muse/sessions")],
+        layout: Layout::Files(Files::new("**/session.jsonl").depth(MAX_DEPTH).subagents("subagent")),
+    }]),
     needs: &[],
     format_summary: "Muse Code writes one event-sourced JSONL log per session under \
         `${XDG_DATA_HOME:-~/.local/share}/muse/sessions/YYYY/MM/DD/<id>/session.jsonl`: event envelopes with a \
@@ -104,25 +105,6 @@ impl HarnessFormat for MuseFormat {
 
     fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
         Some(&wiring::MuseWiring)
-    }
-
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        for root in roots(env) {
-            if !found.looked_at(&root) {
-                continue;
-            }
-            for path in find_files(&root, MAX_DEPTH, &|name| name == "session.jsonl") {
-                let rel = path.strip_prefix(&root).unwrap_or(&path);
-                if !env.include_subagents() && rel.components().any(|c| c.as_os_str() == "subagent") {
-                    continue;
-                }
-                found.sources.push(SourceRef::file(path));
-            }
-        }
-        Discovery::sort_sources(&mut found.sources);
-        found.sources.dedup_by(|a, b| a.path == b.path);
-        found
     }
 
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
@@ -207,15 +189,6 @@ impl Render<'_> {
         let results = json!([{"tool_call_id": call_id, "text": result}]);
         self.run(time, json!({"kind": "tool_result_batch_committed", "results": results}));
     }
-}
-
-/// `DEJA_MUSE_ROOTS` (a path list), else `DEJA_MUSE_ROOT`, else
-/// `${XDG_DATA_HOME:-~/.local/share}/muse/sessions`.
-fn roots(env: &StoreEnv) -> Vec<PathBuf> {
-    if let Some(list) = env.var("DEJA_MUSE_ROOTS") {
-        return std::env::split_paths(list).filter(|p| !p.as_os_str().is_empty()).map(|p| env.expand(&p.to_string_lossy())).collect();
-    }
-    vec![env.deja_root(ID).unwrap_or_else(|| env.xdg_data_home().join("muse").join("sessions"))]
 }
 
 /// A line as records: itself, or the records its `retained_frame` children hold.

@@ -1,27 +1,17 @@
 //! Every test of deja-adapter-muse, in one test binary: the conformance kit, then the
 //! rules that matter most for Muse's event log.
 
-use std::path::Path;
-
 use deja_adapter_muse::MuseFormat;
 use deja_core::{ExitStatus, FileAction, HarnessFormat, ParseOptions, Role, Session, StoreEnv};
 
 deja_core::conformance!(
     MuseFormat,
-    relocate "DEJA_MUSE_ROOT" => ".local/share/muse/sessions",
-    relocate "DEJA_MUSE_ROOTS" => ".local/share/muse/sessions",
-    relocate "XDG_DATA_HOME" => ".local/share",
     switch "DEJA_INCLUDE_SUBAGENTS",
     wires "XDG_CONFIG_HOME" => ".config"
 );
 
 fn sessions() -> Vec<Session> {
-    let home = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home");
-    let mut out = Vec::new();
-    for src in MuseFormat.discover(&StoreEnv::with_home(&home)).sources {
-        MuseFormat.parse(&src, &ParseOptions::default(), &mut out).expect("a fixture parses");
-    }
-    out
+    deja_core::testkit::sessions(&MuseFormat, &deja_core::fixture_home!())
 }
 
 #[test]
@@ -56,10 +46,7 @@ fn the_synthetic_writer_round_trips_the_exit_status() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let sample = deja_core::testkit::sample_session();
     MuseFormat.write_synthetic(tmp.path(), &sample).expect("write");
-    let mut out: Vec<Session> = Vec::new();
-    for src in MuseFormat.discover(&StoreEnv::with_home(tmp.path())).sources {
-        MuseFormat.parse(&src, &ParseOptions::default(), &mut out).expect("parse");
-    }
+    let out = deja_core::testkit::read_all(&MuseFormat, &StoreEnv::with_home(tmp.path()), &ParseOptions::default());
     let s = out.iter().find(|s| s.id == sample.id).expect("the sample session");
     assert_eq!(s.project.as_deref(), Some(sample.project.as_str()));
     let shell = s.turns.iter().find(|t| t.role == Role::ToolCall).expect("the shell call");

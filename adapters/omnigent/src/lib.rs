@@ -40,14 +40,14 @@
 //! row, which the reader does not track: usage is not indexed.
 
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
 
 use deja_core::family::json_docs::{first_str, guessed_call_turn, json_arg};
 use deja_core::launch::{Handoff, Launch, Resume};
-use deja_core::sqlite::{self, RowCursor, Snapshot};
+use deja_core::sqlite::{self, RowCursor};
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, Role,
-    SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolUse, Turn,
+    Capabilities, Capability, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, Role, SessionBuilder,
+    SessionSink, SourceRef, Timestamp, ToolUse, Turn,
 };
 use rusqlite::types::ValueRef;
 use rusqlite::Connection;
@@ -66,9 +66,7 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Omnigent",
     container: "SQLite, one database for every conversation (and Omnigent's secrets): Responses-style conversation items",
-    stores: &[StorePath { os: Os::Any, path: "~/.omnigent/chat.db" }],
-    env_vars: &[],
-    deja_vars: &["DEJA_OMNIGENT_ROOT", "DEJA_OMNIGENT_DB"],
+    store: StoreSpec::new(&[Store { name: "", roots: &[Root::any("~/.omnigent")], layout: Layout::Database(DB_NAME) }]),
     needs: &[],
     format_summary: "Omnigent keeps every conversation in one SQLite database, `~/.omnigent/chat.db`, beside its \
         authentication secrets (never read: only the conversation tables are queried). A `conversations` row \
@@ -94,24 +92,9 @@ impl HarnessFormat for OmnigentFormat {
         &INFO
     }
 
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let db = db_path(env);
-        sqlite::discover_database(&mut found, &db);
-        found
-    }
-
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
         parse_db(src, opts, out)
     }
-}
-
-/// `DEJA_OMNIGENT_DB`, else `DEJA_OMNIGENT_ROOT/chat.db`, else `~/.omnigent/chat.db`.
-fn db_path(env: &StoreEnv) -> PathBuf {
-    if let Some(p) = env.path_var("DEJA_OMNIGENT_DB") {
-        return if p.is_dir() { p.join(DB_NAME) } else { p };
-    }
-    env.deja_root(ID).unwrap_or_else(|| env.home().join(".omnigent")).join(DB_NAME)
 }
 
 /// A conversation id as text: a 16-byte BLOB as a UUID, text as it is.
@@ -144,10 +127,9 @@ struct Conversation {
 
 fn parse_db(src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
     let db = src.path.as_path();
-    let snapshot = Snapshot::open(db)?;
-    let conn = snapshot.conn();
-    let mut stats = ParseStats { bytes_read: snapshot.bytes, ..ParseStats::default() };
-    let sql_err = |e: rusqlite::Error| FormatError::corrupt(db, format!("query failed (schema changed?): {e}"));
+    let (store, mut stats) = sqlite::Db::open(src)?;
+    let conn = store.conn();
+    let sql_err = |e: rusqlite::Error| store.err(e);
     let conv_cols = sqlite::table_columns(conn, "conversations").map_err(sql_err)?;
     if !conv_cols.iter().any(|c| c == "id") {
         return Err(FormatError::corrupt(db, "no `conversations(id, …)` table: not an Omnigent database"));

@@ -9,18 +9,13 @@ use deja_adapter_omnigent::OmnigentFormat;
 use deja_core::testkit::{materialize_home, sqlite_fixture};
 use deja_core::{Edit, FileAction, FileTouch, HarnessFormat, ParseOptions, ParseStats, Role, Session, SourceRef, StoreEnv};
 
-deja_core::conformance!(
-    OmnigentFormat,
-    relocate "DEJA_OMNIGENT_ROOT" => ".omnigent",
-    // A directory in DEJA_OMNIGENT_DB means the chat.db in it; the file form is tested below.
-    relocate "DEJA_OMNIGENT_DB" => ".omnigent"
-);
+deja_core::conformance!(OmnigentFormat);
 
 const MAIN: &str = "0190a1b2-c3d4-7e8f-9a0b-1c2d3e4f5061";
 
 fn fixture_home() -> (tempfile::TempDir, Vec<rusqlite::Connection>) {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let writers = materialize_home(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home"), tmp.path()).expect("fixture home");
+    let writers = materialize_home(&deja_core::fixture_home!(), tmp.path()).expect("fixture home");
     (tmp, writers)
 }
 

@@ -27,15 +27,16 @@
 
 mod wiring;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use deja_core::family::pi_jsonl::{self, PiDialect, MAX_WALK_DEPTH};
 use deja_core::family::pi_synth::{ExitReport, PiLayout, PiSynth, ProjectDir};
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::SynthWriter;
 use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, SessionSink,
-    SourceRef, StoreEnv, StorePath,
+    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, SessionSink,
+    SourceRef, StoreEnv,
 };
 
 const ID: &str = "omp";
@@ -63,14 +64,21 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "omp (Oh My Pi)",
     container: "JSONL, one append-only file per session (pi's format; omp 18 adds a fixed-width title slot line)",
-    stores: &[
-        StorePath { os: Os::Any, path: "~/.omp/agent/sessions/<encoded-cwd>/<ISO-timestamp>_<uuid>.jsonl" },
-        StorePath { os: Os::Any, path: "~/.omp/profiles/<name>/agent/sessions/<encoded-cwd>/<ISO-timestamp>_<uuid>.jsonl" },
-        StorePath { os: Os::Any, path: "$XDG_DATA_HOME/omp/sessions/<encoded-cwd>/<ISO-timestamp>_<uuid>.jsonl" },
-        StorePath { os: Os::Any, path: "$XDG_DATA_HOME/omp/profiles/<name>/sessions/<encoded-cwd>/<ISO-timestamp>_<uuid>.jsonl" },
-    ],
-    env_vars: &["XDG_DATA_HOME", "OMP_PROFILE", "PI_PROFILE"],
-    deja_vars: &["DEJA_OMP_ROOT", "DEJA_INCLUDE_SUBAGENTS"],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        // The default profile and every named one; the XDG places hold sessions only once
+        // omp has made its directory there.
+        roots: &[
+            Root::any("~/.omp/agent/sessions"),
+            Root::any("~/.omp/profiles/*/agent/sessions"),
+            Root::any("${XDG_DATA_HOME:-~/.local/share}/omp/sessions"),
+            Root::any("${XDG_DATA_HOME:-~/.local/share}/omp/profiles/*/sessions"),
+        ],
+        layout: Layout::Custom { shape: "<encoded-cwd>/<ISO-timestamp>_<uuid>.jsonl", walk: Some(walk_sessions) },
+    }])
+    // Every profile is read, so the variables naming omp's current one select nothing.
+    .harness_vars(&["OMP_PROFILE", "PI_PROFILE"])
+    .deja_vars(&["DEJA_INCLUDE_SUBAGENTS"]),
     needs: &[],
     format_summary: "omp writes pi's session JSONL: a `session` header (omp 18 puts a 256-byte `title` slot line, rewritten \
         in place, before it), then `message` entries chained by `id`/`parentId` with user text, assistant text, thinking \
@@ -95,6 +103,11 @@ static INFO: HarnessInfo = HarnessInfo {
     },
 };
 
+/// The transcripts under one sessions root.
+fn walk_sessions(root: &Path, env: &StoreEnv, found: &mut Discovery) {
+    found.sources.extend(pi_jsonl::sessions_under(&DIALECT, root, MAX_WALK_DEPTH, env.include_subagents()));
+}
+
 impl HarnessFormat for OmpFormat {
     fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
         Some(&wiring::OmpWiring)
@@ -104,14 +117,6 @@ impl HarnessFormat for OmpFormat {
         &INFO
     }
 
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        for root in sessions_roots(env) {
-            pi_jsonl::discover_sessions(&DIALECT, &root, MAX_WALK_DEPTH, env.include_subagents(), &mut found);
-        }
-        found
-    }
-
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
         pi_jsonl::parse(&DIALECT, src, opts, out)
     }
@@ -119,33 +124,6 @@ impl HarnessFormat for OmpFormat {
     fn synthetic(&self) -> Option<&dyn SynthWriter> {
         Some(&SYNTH)
     }
-}
-
-/// Every sessions root omp may have written to (see the module doc); `DEJA_OMP_ROOT`
-/// alone when set.
-fn sessions_roots(env: &StoreEnv) -> Vec<PathBuf> {
-    if let Some(root) = env.deja_root(ID) {
-        return vec![root];
-    }
-    let omp = env.home().join(".omp");
-    let mut roots = vec![omp.join("agent/sessions")];
-    roots.extend(subdirs(&omp.join("profiles")).into_iter().map(|p| p.join("agent/sessions")));
-    // The variable is set on most Linux desktops whether omp uses it or not: the XDG
-    // roots count only once omp has made its directory there.
-    let xdg = env.xdg_data_home().join("omp");
-    if xdg.is_dir() {
-        roots.push(xdg.join("sessions"));
-        roots.extend(subdirs(&xdg.join("profiles")).into_iter().map(|p| p.join("sessions")));
-    }
-    roots
-}
-
-/// The directories directly in `dir`, sorted (none when it is unreadable).
-fn subdirs(dir: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
-    let mut dirs: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.is_dir()).collect();
-    dirs.sort();
-    dirs
 }
 
 /// The synthetic writer: omp 18: `-<cwd>` directories, the 256-byte title slot before the header, a

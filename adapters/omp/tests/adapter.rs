@@ -2,15 +2,12 @@
 //! every source in `tests/fixtures/home/`, arbitrary bytes, mutated fixtures, store
 //! overrides), then the rules that matter most for omp.
 
-use std::path::Path;
-
 use deja_adapter_omp::OmpFormat;
+use deja_core::testkit::session;
 use deja_core::{ExitStatus, HarnessFormat, ParseOptions, Role, Session, StoreEnv};
 
 deja_core::conformance!(
     OmpFormat,
-    relocate "DEJA_OMP_ROOT" => ".omp/agent/sessions",
-    relocate "XDG_DATA_HOME" => ".local/share",
     // Every profile is read, so the variables naming omp's current one move nothing.
     switch "OMP_PROFILE",
     switch "PI_PROFILE",
@@ -18,19 +15,11 @@ deja_core::conformance!(
 );
 
 fn home() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home")
+    deja_core::fixture_home!()
 }
 
 fn sessions(env: &StoreEnv) -> Vec<Session> {
-    let mut out = Vec::new();
-    for src in OmpFormat.discover(env).sources {
-        OmpFormat.parse(&src, &ParseOptions::default(), &mut out).expect("a fixture parses");
-    }
-    out
-}
-
-fn session<'a>(all: &'a [Session], id: &str) -> &'a Session {
-    all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("session {id}"))
+    deja_core::testkit::read_all(&OmpFormat, env, &ParseOptions::default())
 }
 
 #[test]

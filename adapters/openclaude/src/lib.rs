@@ -15,24 +15,26 @@
 //! `mode` line (no timestamp) the family skips like the other control lines; each
 //! transcript has a `<session-id>.replay.json` step summary beside it, which is not read.
 
-use deja_core::family::claude_jsonl::{ClaudeAdapter, ClaudeDialect, CLAUDE_INJECTED, CLAUDE_TOOLS};
+use deja_core::family::claude_jsonl::{self, ClaudeAdapter, ClaudeDialect, CLAUDE_INJECTED, CLAUDE_TOOLS};
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::model::SessionMeta;
-use deja_core::{Capabilities, Capability, HarnessInfo, Os, StorePath};
+use deja_core::store::{Layout, Root, Store, StoreSpec};
+use deja_core::{Capabilities, Capability, HarnessInfo};
 
 const ID: &str = "openclaude";
 
 /// OpenClaude in the Claude-shaped JSONL family.
-pub const DIALECT: ClaudeDialect =
-    ClaudeDialect { harness: ID, config_dir: ".openclaude", config_var: Some("OPENCLAUDE_CONFIG_DIR"), tools: CLAUDE_TOOLS };
+pub const DIALECT: ClaudeDialect = ClaudeDialect { harness: ID, config_dir: ".openclaude", tools: CLAUDE_TOOLS };
 
 static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "OpenClaude",
     container: "Claude Code JSONL, one file per session (+ sub-agent sidechain files)",
-    stores: &[StorePath { os: Os::Any, path: "~/.openclaude/projects/<encoded-cwd>/<session-id>.jsonl" }],
-    env_vars: &["OPENCLAUDE_CONFIG_DIR"],
-    deja_vars: &["DEJA_OPENCLAUDE_ROOT", "DEJA_INCLUDE_SUBAGENTS"],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        roots: &[Root::any("${OPENCLAUDE_CONFIG_DIR:-~/.openclaude}/projects")],
+        layout: Layout::Files(claude_jsonl::TRANSCRIPTS),
+    }]),
     needs: &[],
     format_summary: "OpenClaude writes Claude Code's append-only JSONL transcripts under \
         `${OPENCLAUDE_CONFIG_DIR:-~/.openclaude}/projects/<encoded-cwd>/`: `user` and `assistant` records chained by \

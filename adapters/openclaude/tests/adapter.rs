@@ -1,27 +1,15 @@
 //! Every test of deja-adapter-openclaude, in one test binary: the conformance kit, then
 //! the rules that matter most for this dialect of the Claude-shaped family.
 
-use std::path::Path;
-
 use deja_adapter_openclaude::FORMAT;
 use deja_core::launch::{handoff_argv, resume_command, Handoff};
 use deja_core::model::SessionMeta;
 use deja_core::{ExitStatus, FileAction, HarnessFormat, ParseOptions, Role, Session, StoreEnv, Timestamp};
 
-deja_core::conformance!(
-    FORMAT,
-    relocate "DEJA_OPENCLAUDE_ROOT" => ".openclaude/projects",
-    relocate "OPENCLAUDE_CONFIG_DIR" => ".openclaude",
-    switch "DEJA_INCLUDE_SUBAGENTS"
-);
+deja_core::conformance!(FORMAT);
 
 fn fixture_sessions() -> Vec<Session> {
-    let home = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home");
-    let mut out = Vec::new();
-    for src in FORMAT.discover(&StoreEnv::with_home(&home)).sources {
-        FORMAT.parse(&src, &ParseOptions::default(), &mut out).expect("a fixture parses");
-    }
-    out
+    deja_core::testkit::sessions(&FORMAT, &deja_core::fixture_home!())
 }
 
 #[test]
@@ -58,7 +46,7 @@ const RELEASE_0_29_1: &str = "7e1c2a90-5b3d-4f6e-9a8b-0c1d2e3f4a5b";
 
 #[test]
 fn a_0_29_1_transcript_reads_both_runs_and_ignores_the_replay_sidecar() {
-    let home = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home");
+    let home = deja_core::fixture_home!();
     let dir = home.join(".openclaude/projects/-home-ana-ledger");
     let sources: Vec<_> = FORMAT.discover(&StoreEnv::with_home(&home)).sources.into_iter().filter(|s| s.path.starts_with(&dir)).collect();
     assert_eq!(sources.len(), 1, "the `.replay.json` beside the transcript is not a source: {sources:?}");

@@ -45,13 +45,15 @@ mod wiring;
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
+use deja_core::discover::subdirs;
 use deja_core::family::pi_jsonl::{self, DirProject, PiDialect, MAX_WALK_DEPTH};
 use deja_core::launch::{source_file, Handoff, Launch, Resume, ResumeSpec};
 use deja_core::model::SessionMeta;
-use deja_core::sqlite::{self, Snapshot};
+use deja_core::sqlite;
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, Session,
-    SessionSink, SourceRef, StoreEnv, StorePath, ToolMap,
+    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, Session,
+    SessionSink, SourceRef, StoreEnv, ToolMap,
 };
 use rusqlite::Connection;
 use serde_json::Value;
@@ -80,12 +82,14 @@ static INFO: HarnessInfo = HarnessInfo {
     name: "OpenClaw",
     container: "SQLite (WAL, 2026.9+): one `openclaw-agent.sqlite` per agent, pi-lineage events as `transcript_events` rows \
         (some zstd BLOBs); older releases: pi-lineage JSONL, one file per session",
-    stores: &[
-        StorePath { os: Os::Any, path: "${OPENCLAW_STATE_DIR:-~/.openclaw}/agents/<agentId>/agent/openclaw-agent.sqlite" },
-        StorePath { os: Os::Any, path: "${OPENCLAW_STATE_DIR:-~/.openclaw}/agents/<agentId>/sessions/<sessionId>.jsonl" },
-    ],
-    env_vars: &["OPENCLAW_STATE_DIR"],
-    deja_vars: &["DEJA_OPENCLAW_ROOT"],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        roots: &[Root::any("${OPENCLAW_STATE_DIR:-~/.openclaw}/agents")],
+        layout: Layout::Custom {
+            shape: "<agentId>/agent/openclaw-agent.sqlite, <agentId>/sessions/<sessionId>.jsonl",
+            walk: Some(walk_agents),
+        },
+    }]),
     needs: &[],
     format_summary: "OpenClaw 2026.9 keeps every session of an agent in one SQLite database, \
         `agents/<agentId>/agent/openclaw-agent.sqlite` (WAL mode): `transcript_events` has one row per pi-lineage event \
@@ -124,6 +128,40 @@ static INFO: HarnessInfo = HarnessInfo {
     },
 };
 
+/// Every agent's database under the agents root, and its older JSONL transcripts but
+/// for the sessions the database holds too (after an upgrade both generations may hold
+/// a session: the database wins).
+fn walk_agents(agents: &Path, env: &StoreEnv, found: &mut Discovery) {
+    let layout = pi_jsonl::sessions_under(&DIALECT, agents, MAX_WALK_DEPTH, env.include_subagents());
+    // Older transcripts are exactly `<agentId>/sessions/<file>`.
+    let jsonl: Vec<SourceRef> = layout.into_iter().filter(|s| in_agent_sessions(agents, &s.path)).collect();
+    let agent_dirs = subdirs(agents);
+    let mut in_db: HashSet<(PathBuf, String)> = HashSet::new();
+    for dir in &agent_dirs {
+        let db = dir.join("agent").join(DB_NAME);
+        if !std::fs::metadata(&db).is_ok_and(|m| m.is_file() && m.len() > 0) {
+            continue;
+        }
+        let src = sqlite::database_source(&db);
+        found.sources.push(src);
+        // After an upgrade both generations may hold a session: the database wins. The
+        // database is opened only when this agent also has JSONL files.
+        let sessions = dir.join("sessions");
+        if jsonl.iter().any(|s| s.path.parent() == Some(sessions.as_path())) {
+            for id in db_session_ids(&db).iter() {
+                in_db.insert((sessions.clone(), id.clone()));
+            }
+        }
+    }
+    for src in jsonl {
+        let dir = src.path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let stem = src.path.file_name().and_then(|n| n.to_str()).map(pi_jsonl::file_stem_id).unwrap_or("").to_string();
+        if !in_db.contains(&(dir, stem)) {
+            found.sources.push(src);
+        }
+    }
+}
+
 impl HarnessFormat for OpenclawFormat {
     fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
         Some(&wiring::OpenclawWiring)
@@ -131,47 +169,6 @@ impl HarnessFormat for OpenclawFormat {
 
     fn info(&self) -> &'static HarnessInfo {
         &INFO
-    }
-
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let agents = env
-            .deja_root(ID)
-            .unwrap_or_else(|| env.path_var("OPENCLAW_STATE_DIR").unwrap_or_else(|| env.home().join(".openclaw")).join("agents"));
-        let mut layout = Discovery::default();
-        pi_jsonl::discover_sessions(&DIALECT, &agents, MAX_WALK_DEPTH, env.include_subagents(), &mut layout);
-        found.roots.extend(layout.roots);
-        // Older transcripts are exactly `<agentId>/sessions/<file>`.
-        let jsonl: Vec<SourceRef> = layout.sources.into_iter().filter(|s| in_agent_sessions(&agents, &s.path)).collect();
-        let mut agent_dirs: Vec<PathBuf> =
-            std::fs::read_dir(&agents).into_iter().flatten().flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
-        agent_dirs.sort();
-        let mut in_db: HashSet<(PathBuf, String)> = HashSet::new();
-        for dir in &agent_dirs {
-            let db = dir.join("agent").join(DB_NAME);
-            if !std::fs::metadata(&db).is_ok_and(|m| m.is_file() && m.len() > 0) {
-                continue;
-            }
-            let src = sqlite::database_source(&db);
-            found.sources.push(src);
-            // After an upgrade both generations may hold a session: the database wins. The
-            // database is opened only when this agent also has JSONL files.
-            let sessions = dir.join("sessions");
-            if jsonl.iter().any(|s| s.path.parent() == Some(sessions.as_path())) {
-                for id in db_session_ids(&db).iter() {
-                    in_db.insert((sessions.clone(), id.clone()));
-                }
-            }
-        }
-        for src in jsonl {
-            let dir = src.path.parent().map(Path::to_path_buf).unwrap_or_default();
-            let stem = src.path.file_name().and_then(|n| n.to_str()).map(pi_jsonl::file_stem_id).unwrap_or("").to_string();
-            if !in_db.contains(&(dir, stem)) {
-                found.sources.push(src);
-            }
-        }
-        Discovery::sort_sources(&mut found.sources);
-        found
     }
 
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
@@ -203,19 +200,11 @@ fn db_session_ids(db: &Path) -> std::sync::Arc<Vec<String>> {
 
 fn parse_db(src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
     let db = src.path.as_path();
-    let snapshot = Snapshot::open(db)?;
-    let mut stats = ParseStats { bytes_read: snapshot.bytes, ..ParseStats::default() };
-    let conn = snapshot.conn();
-    let sql_err = |e: rusqlite::Error| FormatError::corrupt(db, format!("query failed (schema changed?): {e}"));
-    let cols: HashSet<String> = sqlite::table_columns(conn, "transcript_events").map_err(sql_err)?.into_iter().collect();
-    let missing: Vec<&str> = ["session_id", "seq", "event_json"].into_iter().filter(|c| !cols.contains(*c)).collect();
-    if !missing.is_empty() {
-        return Err(FormatError::corrupt(
-            db,
-            format!("not an OpenClaw agent store (transcript_events lacks {}); schema changed?", missing.join(", ")),
-        ));
-    }
-    let zstd_col = if cols.contains("event_zstd") { "event_zstd" } else { "NULL" };
+    let (store, mut stats) = sqlite::Db::open(src)?;
+    let conn = store.conn();
+    let sql_err = |e: rusqlite::Error| store.err(e);
+    let cols = store.columns("transcript_events", &["session_id", "seq", "event_json"], "an OpenClaw agent store")?;
+    let zstd_col = if cols.has("event_zstd") { "event_zstd" } else { "NULL" };
 
     // Every session's highest seq: the cursor, and what changed since the last one.
     let mut current: BTreeMap<String, i64> = BTreeMap::new();

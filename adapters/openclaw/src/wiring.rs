@@ -29,7 +29,7 @@ pub struct OpenclawWiring;
 
 /// `${OPENCLAW_STATE_DIR:-~/.openclaw}`.
 fn state_dir(env: &StoreEnv) -> PathBuf {
-    env.path_var("OPENCLAW_STATE_DIR").unwrap_or_else(|| env.home().join(".openclaw"))
+    crate::INFO.store.dir_of(env, "OPENCLAW_STATE_DIR")
 }
 
 const HOOK_MD: &str = "---\nname: deja-recall\ndescription: \"Hands the agent what was decided in this project before, from your past \

@@ -7,31 +7,22 @@ use std::path::Path;
 
 use deja_adapter_openclaw::OpenclawFormat;
 use deja_core::testkit::materialize_home;
+use deja_core::testkit::session;
 use deja_core::{ExitStatus, HarnessFormat, ParseOptions, Role, Session, SourceRef, StoreEnv};
 
 deja_core::conformance!(
     OpenclawFormat,
-    relocate "DEJA_OPENCLAW_ROOT" => ".openclaw/agents",
-    relocate "OPENCLAW_STATE_DIR" => ".openclaw",
     wires "OPENCLAW_STATE_DIR" => ".openclaw"
 );
 
 fn fixture_home() -> (tempfile::TempDir, Vec<rusqlite::Connection>) {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let writers = materialize_home(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home"), tmp.path()).expect("fixture home");
+    let writers = materialize_home(&deja_core::fixture_home!(), tmp.path()).expect("fixture home");
     (tmp, writers)
 }
 
 fn parse_all(home: &Path, opts: &ParseOptions) -> Vec<Session> {
-    let mut out = Vec::new();
-    for src in OpenclawFormat.discover(&StoreEnv::with_home(home)).sources {
-        OpenclawFormat.parse(&src, opts, &mut out).expect("the fixture parses");
-    }
-    out
-}
-
-fn session<'a>(all: &'a [Session], id: &str) -> &'a Session {
-    all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("session {id}"))
+    deja_core::testkit::read_all(&OpenclawFormat, &StoreEnv::with_home(home), opts)
 }
 
 #[test]

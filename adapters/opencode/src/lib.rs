@@ -40,30 +40,32 @@
 
 mod wiring;
 
-use deja_core::family::opencode::{DbLocation, OpencodeAdapter, OpencodeDialect};
+use deja_core::family::opencode::{OpencodeAdapter, OpencodeDialect};
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
-use deja_core::{Capabilities, Capability, HarnessInfo, InjectedText, Os, StorePath};
+use deja_core::store::{Layout, Root, Store, StoreSpec};
+use deja_core::{Capabilities, Capability, HarnessInfo, InjectedText};
 
 const ID: &str = "opencode";
 
 /// opencode's own dialect of its schema.
 pub const DIALECT: OpencodeDialect = OpencodeDialect::new(ID);
 
-/// Where opencode keeps its database and what moves it.
-pub const LOCATION: DbLocation =
-    DbLocation { harness: ID, data_dir: "opencode", db_name: "opencode.db", db_var: "DEJA_OPENCODE_DB", xdg_confirmed: true };
-
 static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "opencode",
     container: "SQLite (WAL), one database for every session: session / message / part tables with JSON data",
-    stores: &[
-        StorePath { os: Os::Linux, path: "${XDG_DATA_HOME:-~/.local/share}/opencode/opencode.db" },
-        StorePath { os: Os::MacOs, path: "~/.local/share/opencode/opencode.db" },
-        StorePath { os: Os::Windows, path: "~/.local/share/opencode/opencode.db" },
-    ],
-    env_vars: &["XDG_DATA_HOME"],
-    deja_vars: &["DEJA_OPENCODE_ROOT", "DEJA_OPENCODE_DB", "DEJA_INCLUDE_SUBAGENTS"],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        roots: &[
+            // opencode's xdg-basedir follows XDG_DATA_HOME on Linux only; elsewhere the
+            // store stays under ~/.local/share (a set variable is looked at too: one stat).
+            Root::any("${XDG_DATA_HOME:-~/.local/share}/opencode"),
+            Root::macos("~/.local/share/opencode"),
+            Root::windows("~/.local/share/opencode"),
+        ],
+        layout: Layout::Database("opencode.db"),
+    }])
+    .deja_vars(&["DEJA_INCLUDE_SUBAGENTS"]),
     needs: &[],
     format_summary: "opencode keeps every session in one SQLite database in WAL mode (most fresh rows sit in \
         `opencode.db-wal`): a `session` row (directory, title, `parent_id` for sub-agents), `message` rows whose JSON \
@@ -97,6 +99,6 @@ static INFO: HarnessInfo = HarnessInfo {
 /// The opencode adapter: the opencode family's whole adapter with this harness's metadata,
 /// dialect and store location.
 pub static FORMAT: OpencodeAdapter =
-    OpencodeAdapter { info: &INFO, dialect: DIALECT, location: LOCATION, synthetic_agent: "build", wiring: Some(&wiring::OpencodeWiring) };
+    OpencodeAdapter { info: &INFO, dialect: DIALECT, synthetic_agent: "build", wiring: Some(&wiring::OpencodeWiring) };
 
 deja_core::inventory::submit!(deja_core::Registration(&FORMAT));

@@ -42,7 +42,7 @@ impl Wiring for OpencodeWiring {
     }
 
     fn present(&self, env: &StoreEnv) -> bool {
-        config_dir(env).is_dir() || env.xdg_data_home().join("opencode").is_dir()
+        config_dir(env).is_dir() || crate::INFO.store.present(crate::ID, env)
     }
 
     fn plain(&self, cx: &WireContext) -> Vec<Edit> {

@@ -10,10 +10,6 @@ use deja_core::{Edit, ExitStatus, FileAction, FileTouch, HarnessFormat, ParseOpt
 
 deja_core::conformance!(
     FORMAT,
-    relocate "DEJA_OPENCODE_ROOT" => ".local/share/opencode",
-    relocate "XDG_DATA_HOME" => ".local/share",
-    // A directory in DEJA_OPENCODE_DB means the database in it; the file form is tested below.
-    relocate "DEJA_OPENCODE_DB" => ".local/share/opencode",
     switch "DEJA_INCLUDE_SUBAGENTS",
     wires "XDG_CONFIG_HOME" => ".config"
 );
@@ -98,7 +94,7 @@ fn reasoning_comes_only_on_request() {
 #[test]
 fn the_db_variable_names_the_database_file() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let _writers = materialize_home(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home"), tmp.path()).expect("fixture home");
+    let _writers = materialize_home(&deja_core::fixture_home!(), tmp.path()).expect("fixture home");
     let db = tmp.path().join(".local/share/opencode/opencode.db");
     let moved = tmp.path().join("copy/store.db");
     std::fs::create_dir_all(moved.parent().unwrap()).unwrap();

@@ -34,14 +34,15 @@
 
 use std::path::{Path, PathBuf};
 
-use deja_core::discover::{find_files, is_dir_entry};
+use deja_core::discover::{find_files, subdirs};
 use deja_core::family::json_docs::{first_str, json_arg, text_blocks};
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::model::{cap_text, MAX_EDIT_BYTES};
 use deja_core::read::{parse_json_document, read_source, str_at};
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
     Capabilities, Capability, Discovery, Edit, ExitStatus, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText,
-    Os, ParseOptions, ParseStats, Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolUse, Turn,
+    ParseOptions, ParseStats, Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, Timestamp, ToolUse, Turn,
 };
 use serde_json::Value;
 
@@ -59,9 +60,12 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "OpenHands CLI",
     container: "JSON, one directory per conversation: base_state.json + one file per event",
-    stores: &[StorePath { os: Os::Any, path: "~/.openhands/conversations/<conversation-id>/events/event-<NNNNN>-<uuid>.json" }],
-    env_vars: &["OPENHANDS_CONVERSATIONS_DIR", "OPENHANDS_PERSISTENCE_DIR"],
-    deja_vars: &["DEJA_OPENHANDS_ROOT", "DEJA_INCLUDE_SUBAGENTS"],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        roots: &[Root::any("${OPENHANDS_CONVERSATIONS_DIR:-${OPENHANDS_PERSISTENCE_DIR:-~/.openhands}/conversations}")],
+        layout: Layout::Custom { shape: "<conversation-id>/events/event-<NNNNN>-<uuid>.json", walk: Some(walk_conversations) },
+    }])
+    .deja_vars(&["DEJA_INCLUDE_SUBAGENTS"]),
     needs: &[],
     format_summary: "One directory per conversation under `~/.openhands/conversations/`: `base_state.json` (id, agent and LLM \
         config, workspace) and `events/event-<NNNNN>-<uuid>.json`, one JSON object per event, read in name order. \
@@ -82,23 +86,16 @@ static INFO: HarnessInfo = HarnessInfo {
     },
 };
 
+/// Every conversation directory under the root, with its sub-agent conversations.
+fn walk_conversations(root: &Path, env: &StoreEnv, found: &mut Discovery) {
+    for conv in subdirs(root) {
+        add_conversation(found, &conv, env.include_subagents(), 0);
+    }
+}
+
 impl HarnessFormat for OpenHandsFormat {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
-    }
-
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let root = conversations_root(env);
-        if found.looked_at(&root) {
-            if let Ok(entries) = std::fs::read_dir(&root) {
-                for entry in entries.flatten().filter(is_dir_entry) {
-                    add_conversation(&mut found, &entry.path(), env.include_subagents(), 0);
-                }
-            }
-            Discovery::sort_sources(&mut found.sources);
-        }
-        found
     }
 
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
@@ -158,10 +155,8 @@ fn add_conversation(found: &mut Discovery, conv: &Path, include_subagents: bool,
     if !include_subagents || depth >= MAX_SUBAGENT_DEPTH {
         return;
     }
-    if let Ok(entries) = std::fs::read_dir(conv.join(SUBAGENTS)) {
-        for entry in entries.flatten().filter(is_dir_entry) {
-            add_conversation(found, &entry.path(), include_subagents, depth + 1);
-        }
+    for sub in subdirs(&conv.join(SUBAGENTS)) {
+        add_conversation(found, &sub, include_subagents, depth + 1);
     }
 }
 
@@ -319,16 +314,4 @@ impl Parser<'_> {
             }
         }
     }
-}
-
-/// `DEJA_OPENHANDS_ROOT`, else where the CLI keeps them (`openhands_cli/locations.py`):
-/// `$OPENHANDS_CONVERSATIONS_DIR`, else `$OPENHANDS_PERSISTENCE_DIR/conversations`, else
-/// `~/.openhands/conversations`.
-fn conversations_root(env: &StoreEnv) -> PathBuf {
-    if let Some(root) = env.deja_root(ID) {
-        return root;
-    }
-    env.path_var("OPENHANDS_CONVERSATIONS_DIR")
-        .or_else(|| env.path_var("OPENHANDS_PERSISTENCE_DIR").map(|p| p.join("conversations")))
-        .unwrap_or_else(|| env.home().join(".openhands/conversations"))
 }

@@ -1,32 +1,20 @@
 //! Every test of deja-adapter-openhands, in one test binary: the conformance kit, then the
 //! rules that matter most for OpenHands conversation directories.
 
-use std::path::Path;
-
 use deja_adapter_openhands::OpenHandsFormat;
+use deja_core::testkit::session;
 use deja_core::{ExitStatus, FileAction, HarnessFormat, ParseOptions, Role, Session, StoreEnv};
 
 deja_core::conformance!(OpenHandsFormat,
-    relocate "DEJA_OPENHANDS_ROOT" => ".openhands/conversations",
-    relocate "OPENHANDS_CONVERSATIONS_DIR" => ".openhands/conversations",
-    relocate "OPENHANDS_PERSISTENCE_DIR" => ".openhands",
     switch "DEJA_INCLUDE_SUBAGENTS",
 );
 
 fn home() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home")
+    deja_core::fixture_home!()
 }
 
 fn sessions(opts: &ParseOptions) -> Vec<Session> {
-    let mut out = Vec::new();
-    for src in OpenHandsFormat.discover(&StoreEnv::with_home(home())).sources {
-        OpenHandsFormat.parse(&src, opts, &mut out).expect("a fixture parses");
-    }
-    out
-}
-
-fn session<'a>(all: &'a [Session], id: &str) -> &'a Session {
-    all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("session {id}"))
+    deja_core::testkit::read_all(&OpenHandsFormat, &StoreEnv::with_home(home()), opts)
 }
 
 #[test]

@@ -26,11 +26,11 @@ use std::path::{Path, PathBuf};
 use deja_core::family::pi_jsonl::{self, PiDialect, MAX_WALK_DEPTH};
 use deja_core::family::pi_synth::{self, PiLayout};
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, SessionSink,
-    SourceRef, StoreEnv, StorePath, SynthSession, SynthWriter,
+    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, SessionSink,
+    SourceRef, StoreEnv, SynthSession, SynthWriter,
 };
-use serde_json::Value;
 mod wiring;
 
 const ID: &str = "pi";
@@ -63,14 +63,16 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "pi",
     container: "JSONL, one append-only file per session (session header + id/parentId entry tree)",
-    stores: &[
-        StorePath { os: Os::Any, path: "~/.pi/agent/sessions/--<encoded-cwd>--/<ISO-timestamp>_<uuid>.jsonl" },
-        StorePath { os: Os::Any, path: "$PI_CODING_AGENT_DIR/sessions/--<encoded-cwd>--/<ISO-timestamp>_<uuid>.jsonl" },
-        StorePath { os: Os::Any, path: "$PI_CODING_AGENT_SESSION_DIR/--<encoded-cwd>--/<ISO-timestamp>_<uuid>.jsonl" },
-        StorePath { os: Os::Any, path: "<settings.json sessionDir>/--<encoded-cwd>--/<ISO-timestamp>_<uuid>.jsonl" },
-    ],
-    env_vars: &["PI_CODING_AGENT_DIR", "PI_CODING_AGENT_SESSION_DIR"],
-    deja_vars: &["DEJA_PI_ROOT"],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        // PI_CODING_AGENT_SESSION_DIR, else the `sessionDir` pi's settings name, else the
+        // agent directory's `sessions`.
+        roots: &[Root::any(
+            "${PI_CODING_AGENT_SESSION_DIR:-<${PI_CODING_AGENT_DIR:-~/.pi/agent}/settings.json#/sessionDir>|${PI_CODING_AGENT_DIR:-~/.pi/agent}/sessions}",
+        )],
+        layout: Layout::Custom { shape: "--<encoded-cwd>--/<ISO-timestamp>_<uuid>.jsonl", walk: Some(walk_sessions) },
+    }])
+    .deja_vars(&["DEJA_INCLUDE_SUBAGENTS"]),
     needs: &[],
     format_summary: "pi writes one append-only JSONL file per session: a `session` header (version 3, id, timestamp, cwd), \
         then typed entries chained by `id`/`parentId` into a tree. `message` entries carry the user prompt, the assistant's \
@@ -93,6 +95,11 @@ static INFO: HarnessInfo = HarnessInfo {
     },
 };
 
+/// The transcripts under the sessions root.
+fn walk_sessions(root: &Path, env: &StoreEnv, found: &mut Discovery) {
+    found.sources.extend(pi_jsonl::sessions_under(&DIALECT, root, MAX_WALK_DEPTH, env.include_subagents()));
+}
+
 impl HarnessFormat for PiFormat {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
@@ -102,12 +109,6 @@ impl HarnessFormat for PiFormat {
         Some(&wiring::PiWiring)
     }
 
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        pi_jsonl::discover_sessions(&DIALECT, &sessions_root(env), MAX_WALK_DEPTH, env.include_subagents(), &mut found);
-        found
-    }
-
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
         pi_jsonl::parse(&DIALECT, src, opts, out)
     }
@@ -115,28 +116,6 @@ impl HarnessFormat for PiFormat {
     fn synthetic(&self) -> Option<&dyn SynthWriter> {
         Some(self)
     }
-}
-
-/// `DEJA_PI_ROOT`, else `PI_CODING_AGENT_SESSION_DIR`, else the agent directory's
-/// `settings.json` `sessionDir`, else `<agent>/sessions`, the agent directory being
-/// `PI_CODING_AGENT_DIR` or `~/.pi/agent` (pi's own order: the session directory wins over
-/// the agent directory).
-fn sessions_root(env: &StoreEnv) -> PathBuf {
-    if let Some(root) = env.deja_root(ID).or_else(|| env.path_var("PI_CODING_AGENT_SESSION_DIR")) {
-        return root;
-    }
-    let agent = env.path_var("PI_CODING_AGENT_DIR").unwrap_or_else(|| env.home().join(".pi/agent"));
-    settings_session_dir(env, &agent).unwrap_or_else(|| agent.join("sessions"))
-}
-
-/// An absolute (or `~`) `sessionDir` in `<agent>/settings.json`; a relative one is left
-/// alone, since what pi resolves it against is not known.
-fn settings_session_dir(env: &StoreEnv, agent: &Path) -> Option<PathBuf> {
-    let text = std::fs::read_to_string(agent.join("settings.json")).ok()?;
-    let settings: Value = serde_json::from_str(&text).ok()?;
-    let dir = settings.get("sessionDir")?.as_str()?.trim();
-    let path = env.expand(dir);
-    (!dir.is_empty() && path.is_absolute()).then_some(path)
 }
 
 /// pi's directory name for a working directory: the leading separator dropped, every

@@ -17,7 +17,7 @@ use deja_core::StoreEnv;
 pub struct PiWiring;
 
 fn agent_dir(env: &StoreEnv) -> PathBuf {
-    env.path_var("PI_CODING_AGENT_DIR").unwrap_or_else(|| env.home().join(".pi/agent"))
+    crate::INFO.store.dir_of(env, "PI_CODING_AGENT_DIR")
 }
 
 fn extension(cx: &WireContext) -> String {

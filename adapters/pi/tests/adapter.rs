@@ -5,24 +5,18 @@
 use std::path::Path;
 
 use deja_adapter_pi::{encode_cwd, PiFormat};
+use deja_core::testkit::session;
 use deja_core::{ExitStatus, FileAction, HarnessFormat, ParseOptions, Role, Session, StoreEnv, SynthWriter};
 
 deja_core::conformance!(
     PiFormat,
-    relocate "DEJA_PI_ROOT" => ".pi/agent/sessions",
-    relocate "PI_CODING_AGENT_DIR" => ".pi/agent",
-    relocate "PI_CODING_AGENT_SESSION_DIR" => ".pi/agent/sessions",
     switch "DEJA_INCLUDE_SUBAGENTS",
     wires "PI_CODING_AGENT_DIR" => ".pi/agent"
 );
 
 fn sessions_with(opts: &ParseOptions) -> Vec<Session> {
-    let home = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home");
+    let home = deja_core::fixture_home!();
     deja_core::testkit::read_all(&PiFormat, &StoreEnv::with_home(&home), opts)
-}
-
-fn session<'a>(all: &'a [Session], id: &str) -> &'a Session {
-    all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("session {id}"))
 }
 
 /// Bug fixed: the project was the `--…--` directory decoded, which splits a name that

@@ -30,14 +30,14 @@
 //! re-read, each whole.
 
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
 
 use deja_core::family::json_docs::{guessed_call_turn, json_arg};
 use deja_core::launch::{Handoff, Launch, Resume};
-use deja_core::sqlite::{self, RowCursor, Snapshot};
+use deja_core::sqlite::{self, RowCursor};
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, NodeRef, Os, ParseOptions, ParseStats,
-    Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, Turn,
+    Capabilities, Capability, FormatError, HarnessFormat, HarnessInfo, InjectedText, NodeRef, ParseOptions, ParseStats, Role,
+    SessionBuilder, SessionSink, SourceRef, Timestamp, Turn,
 };
 use rusqlite::Connection;
 use serde_json::Value;
@@ -54,13 +54,16 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Piebald",
     container: "SQLite (normalised): chats, messages, message parts, text content nodes, tool-call rows",
-    stores: &[
-        StorePath { os: Os::Linux, path: "~/.local/share/piebald/app.db" },
-        StorePath { os: Os::MacOs, path: "~/Library/Application Support/piebald/app.db" },
-        StorePath { os: Os::Windows, path: "%APPDATA%\\piebald\\app.db" },
-    ],
-    env_vars: &[],
-    deja_vars: &["DEJA_PIEBALD_ROOT", "DEJA_PIEBALD_DB"],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        roots: &[
+            // Piebald's own data directory on Linux, not `$XDG_DATA_HOME`.
+            Root::linux("~/.local/share/piebald"),
+            Root::macos("~/Library/Application Support/piebald"),
+            Root::windows("${APPDATA:-~/AppData/Roaming}/piebald"),
+        ],
+        layout: Layout::Database(DB_NAME),
+    }]),
     needs: &[],
     format_summary: "Piebald keeps every chat in one SQLite database, `app.db`: a `chats` row (title, current directory \
         or worktree, project, `is_deleted`, `message_count`), `messages` rows (role, `enabled` on the active branch, \
@@ -85,34 +88,9 @@ impl HarnessFormat for PiebaldFormat {
         &INFO
     }
 
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let db = db_path(env);
-        sqlite::discover_database(&mut found, &db);
-        found
-    }
-
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
         parse_db(src, opts, out)
     }
-}
-
-/// `DEJA_PIEBALD_DB`, else `DEJA_PIEBALD_ROOT/app.db`, else the OS's data directory.
-fn db_path(env: &StoreEnv) -> PathBuf {
-    if let Some(p) = env.path_var("DEJA_PIEBALD_DB") {
-        return if p.is_dir() { p.join(DB_NAME) } else { p };
-    }
-    if let Some(root) = env.deja_root(ID) {
-        return root.join(DB_NAME);
-    }
-    let data = if cfg!(target_os = "macos") {
-        env.home().join("Library/Application Support")
-    } else if cfg!(windows) {
-        env.path_var("APPDATA").unwrap_or_else(|| env.home().join("AppData/Roaming"))
-    } else {
-        env.home().join(".local/share")
-    };
-    data.join("piebald").join(DB_NAME)
 }
 
 /// `(newest ms, message rows, 0)` of one chat: equal states mean an unchanged chat.
@@ -127,10 +105,9 @@ struct Chat {
 
 fn parse_db(src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
     let db = src.path.as_path();
-    let snapshot = Snapshot::open(db)?;
-    let conn = snapshot.conn();
-    let mut stats = ParseStats { bytes_read: snapshot.bytes, ..ParseStats::default() };
-    let sql_err = |e: rusqlite::Error| FormatError::corrupt(db, format!("query failed (schema changed?): {e}"));
+    let (store, mut stats) = sqlite::Db::open(src)?;
+    let conn = store.conn();
+    let sql_err = |e: rusqlite::Error| store.err(e);
     for table in ["chats", "messages", "message_parts"] {
         if sqlite::table_columns(conn, table).map_err(sql_err)?.is_empty() {
             return Err(FormatError::corrupt(db, format!("no `{table}` table: not a Piebald database")));

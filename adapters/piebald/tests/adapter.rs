@@ -8,16 +8,11 @@ use deja_adapter_piebald::PiebaldFormat;
 use deja_core::testkit::materialize_home;
 use deja_core::{Edit, FileAction, FileTouch, HarnessFormat, ParseOptions, ParseStats, Role, Session, SourceRef, StoreEnv};
 
-deja_core::conformance!(
-    PiebaldFormat,
-    relocate "DEJA_PIEBALD_ROOT" => ".local/share/piebald",
-    // A directory in DEJA_PIEBALD_DB means the app.db in it; the file form is tested below.
-    relocate "DEJA_PIEBALD_DB" => ".local/share/piebald"
-);
+deja_core::conformance!(PiebaldFormat);
 
 fn fixture_home() -> (tempfile::TempDir, Vec<rusqlite::Connection>) {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let writers = materialize_home(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home"), tmp.path()).expect("fixture home");
+    let writers = materialize_home(&deja_core::fixture_home!(), tmp.path()).expect("fixture home");
     (tmp, writers)
 }
 

@@ -3,7 +3,7 @@
 //! directory (macOS `~/Library/Application Support/poolside/trajectories`, Linux
 //! `~/.local/state/poolside/trajectories`, Windows `%APPDATA%\poolside\trajectories`).
 //! No harness relocation variable is known; `DEJA_POOLSIDE_ROOT` names the trajectories
-//! directory (or its parent, when that holds a `trajectories` directory).
+//! directory (or its parent: the files are looked for one level down).
 //!
 //! No family reader fits: each line is an event `{id, step_id, timestamp, type, <payload>}`
 //! whose payload key is the type with `.` → `_`, so this adapter reads the events itself.
@@ -28,14 +28,14 @@
 //! whose results have not come (`TailState::open_calls`, so those results are dropped too).
 
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use deja_core::discover::find_files;
 use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::read::{for_each_source_line, str_at};
+use deja_core::store::{Files, Layout, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, Role,
-    SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, TailState, Timestamp, ToolUse, Turn,
+    Capabilities, Capability, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, Role, SessionBuilder,
+    SessionSink, SourceRef, TailState, Timestamp, ToolUse, Turn,
 };
 use serde_json::Value;
 
@@ -57,13 +57,16 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Poolside Agent CLI",
     container: "NDJSON, one append-only trajectory (event stream) per session",
-    stores: &[
-        StorePath { os: Os::MacOs, path: "~/Library/Application Support/poolside/trajectories/trajectory-<type>_<uuid>.ndjson" },
-        StorePath { os: Os::Linux, path: "~/.local/state/poolside/trajectories/trajectory-<type>_<uuid>.ndjson" },
-        StorePath { os: Os::Windows, path: "%APPDATA%\\poolside\\trajectories\\trajectory-<type>_<uuid>.ndjson" },
-    ],
-    env_vars: &[],
-    deja_vars: &["DEJA_POOLSIDE_ROOT"],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        roots: &[
+            Root::macos("~/Library/Application Support/poolside/trajectories"),
+            Root::linux("~/.local/state/poolside/trajectories"),
+            Root::windows("${APPDATA:-~/AppData/Roaming}/poolside/trajectories"),
+        ],
+        // One level down, so a root naming poolside's state directory finds `trajectories/` in it.
+        layout: Layout::Files(Files::new("**/trajectory-*.ndjson").depth(1).append_only()),
+    }]),
     needs: &[],
     format_summary: "The `pool` CLI appends one event per line to `trajectory-<type>_<uuid>.ndjson`: `{id, step_id, \
         timestamp, type, <payload>}` with the payload under the type's name (`.` → `_`). `session.start` carries the \
@@ -85,19 +88,6 @@ impl HarnessFormat for PoolsideFormat {
         &INFO
     }
 
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let root = trajectories_dir(env);
-        if found.looked_at(&root) {
-            found.sources = find_files(&root, 1, &|name| name.starts_with("trajectory-") && name.ends_with(".ndjson"))
-                .into_iter()
-                .map(|p| SourceRef::file(p).append_only())
-                .collect();
-            Discovery::sort_sources(&mut found.sources);
-        }
-        found
-    }
-
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
         let mut stats = ParseStats::default();
         let mut file = Trajectory::new(src, opts);
@@ -110,22 +100,6 @@ impl HarnessFormat for PoolsideFormat {
 
     fn synthetic(&self) -> Option<&dyn deja_core::SynthWriter> {
         Some(self)
-    }
-}
-
-/// `DEJA_POOLSIDE_ROOT` (its `trajectories` directory when it has one), else the
-/// platform's trajectories directory.
-fn trajectories_dir(env: &StoreEnv) -> PathBuf {
-    if let Some(root) = env.deja_root(ID) {
-        let inner = root.join("trajectories");
-        return if inner.is_dir() { inner } else { root };
-    }
-    if cfg!(target_os = "macos") {
-        env.home().join("Library/Application Support/poolside/trajectories")
-    } else if cfg!(windows) {
-        env.path_var("APPDATA").unwrap_or_else(|| env.home().join("AppData/Roaming")).join("poolside/trajectories")
-    } else {
-        env.home().join(".local/state/poolside/trajectories")
     }
 }
 

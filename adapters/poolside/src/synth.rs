@@ -16,7 +16,10 @@ use serde_json::{json, Value};
 
 /// Writes `s` where discovery finds it with only `HOME` set and returns the trajectory.
 pub fn write(home: &Path, s: &SynthSession) -> std::io::Result<PathBuf> {
-    let dir = super::trajectories_dir(&StoreEnv::with_home(home));
+    let dir = super::INFO
+        .store
+        .root(super::ID, &StoreEnv::with_home(home))
+        .ok_or_else(|| std::io::Error::other("no poolside store on this OS"))?;
     std::fs::create_dir_all(&dir)?;
     let path = dir.join(format!("trajectory-interactive_{}.ndjson", s.id));
     std::fs::write(&path, render(s))?;

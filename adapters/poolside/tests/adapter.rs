@@ -1,20 +1,14 @@
 //! Every test of deja-adapter-poolside, in one test binary: the conformance kit, then the
 //! rules that matter most for Poolside's trajectories.
 
-use std::path::Path;
-
 use deja_adapter_poolside::PoolsideFormat;
-use deja_core::{HarnessFormat, ParseOptions, Role, Session, StoreEnv};
+use deja_core::{ParseOptions, Role, Session, StoreEnv};
 
-deja_core::conformance!(PoolsideFormat, relocate "DEJA_POOLSIDE_ROOT" => ".local/state/poolside/trajectories");
+deja_core::conformance!(PoolsideFormat);
 
 fn sessions(opts: &ParseOptions) -> Vec<Session> {
-    let home = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home");
-    let mut out = Vec::new();
-    for src in PoolsideFormat.discover(&StoreEnv::with_home(&home)).sources {
-        PoolsideFormat.parse(&src, opts, &mut out).expect("a fixture parses");
-    }
-    out
+    let home = deja_core::fixture_home!();
+    deja_core::testkit::read_all(&PoolsideFormat, &StoreEnv::with_home(&home), opts)
 }
 
 #[test]

@@ -39,9 +39,10 @@ use deja_core::discover::find_files;
 use deja_core::family::json_docs::{call_turn, first_str, json_arg, COMMON_KEYS};
 use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::read::{at, for_each_json_line, parse_json_document, read_source, str_at};
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, Role,
-    SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolMap, Turn,
+    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, Role,
+    SessionBuilder, SessionSink, SourceRef, StoreEnv, Timestamp, ToolMap, Turn,
 };
 use serde_json::Value;
 
@@ -68,9 +69,15 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Posit Assistant",
     container: "directory per conversation: conversation.json tree + lm-messages.jsonl (AI SDK messages)",
-    stores: &[StorePath { os: Os::Any, path: "~/.posit/assistant/workspaces/<workspaceId>/<conversationId>/lm-messages.jsonl" }],
-    env_vars: &[],
-    deja_vars: &["DEJA_POSIT_ASSISTANT_ROOT", "DEJA_INCLUDE_SUBAGENTS"],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        roots: &[Root::any("~/.posit/assistant/workspaces")],
+        layout: Layout::Custom {
+            shape: "<workspaceId>/<conversationId>/lm-messages.jsonl, …/subagents/<child>/lm-messages.jsonl",
+            walk: Some(walk_workspaces),
+        },
+    }])
+    .deja_vars(&["DEJA_INCLUDE_SUBAGENTS"]),
     needs: &[],
     format_summary: "One directory per conversation under `~/.posit/assistant/workspaces/<workspaceId>/`: \
         `lm-messages.jsonl` holds Vercel AI SDK model messages (`user`, `assistant` with `text`/`reasoning`/`tool-call` \
@@ -89,27 +96,6 @@ static INFO: HarnessInfo = HarnessInfo {
 impl HarnessFormat for PositAssistantFormat {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
-    }
-
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let root = env.deja_root(ID).unwrap_or_else(|| env.home().join(".posit/assistant/workspaces"));
-        if found.looked_at(&root) {
-            let subagents = env.include_subagents();
-            // workspace / conversation / lm-messages.jsonl, or …/subagents/<child>/lm-messages.jsonl.
-            for path in find_files(&root, 4, &|n| n == "lm-messages.jsonl") {
-                let is_child = path.parent().and_then(Path::parent).and_then(Path::file_name).is_some_and(|n| n == "subagents");
-                if is_child && !subagents {
-                    continue;
-                }
-                let Some(dir) = path.parent() else { continue };
-                let workspace = workspace_dir(dir, is_child).join("workspace.json");
-                let conversation = dir.join("conversation.json");
-                found.sources.push(SourceRef::file(&path).with_part(conversation).with_part(workspace));
-            }
-        }
-        Discovery::sort_sources(&mut found.sources);
-        found
     }
 
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
@@ -175,6 +161,24 @@ impl HarnessFormat for PositAssistantFormat {
             out.session(s);
         }
         Ok(stats)
+    }
+}
+
+/// Every conversation under the workspaces root: `workspace / conversation /
+/// lm-messages.jsonl`, or `…/subagents/<child>/lm-messages.jsonl` for a sub-agent run
+/// (read only with `DEJA_INCLUDE_SUBAGENTS` on), each with its `conversation.json` and
+/// its workspace's `workspace.json`.
+fn walk_workspaces(root: &Path, env: &StoreEnv, found: &mut Discovery) {
+    let subagents = env.include_subagents();
+    for path in find_files(root, 4, &|n| n == "lm-messages.jsonl") {
+        let is_child = path.parent().and_then(Path::parent).and_then(Path::file_name).is_some_and(|n| n == "subagents");
+        if is_child && !subagents {
+            continue;
+        }
+        let Some(dir) = path.parent() else { continue };
+        let workspace = workspace_dir(dir, is_child).join("workspace.json");
+        let conversation = dir.join("conversation.json");
+        found.sources.push(SourceRef::file(&path).with_part(conversation).with_part(workspace));
     }
 }
 

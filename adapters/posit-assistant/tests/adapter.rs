@@ -1,31 +1,21 @@
 //! Every test of deja-adapter-posit-assistant, in one test binary: the conformance kit,
 //! then the rules that matter most for Posit Assistant's conversations.
 
-use std::path::Path;
-
 use deja_adapter_posit_assistant::PositAssistantFormat;
-use deja_core::{FileAction, HarnessFormat, ParseOptions, Role, Session, StoreEnv};
+use deja_core::testkit::session;
+use deja_core::{FileAction, ParseOptions, Role, Session, StoreEnv};
 
 deja_core::conformance!(
     PositAssistantFormat,
-    relocate "DEJA_POSIT_ASSISTANT_ROOT" => ".posit/assistant/workspaces",
     switch "DEJA_INCLUDE_SUBAGENTS"
 );
 
 fn home() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home")
+    deja_core::fixture_home!()
 }
 
 fn sessions(env: &StoreEnv, opts: &ParseOptions) -> Vec<Session> {
-    let mut out = Vec::new();
-    for src in PositAssistantFormat.discover(env).sources {
-        let _ = PositAssistantFormat.parse(&src, opts, &mut out);
-    }
-    out
-}
-
-fn session<'a>(all: &'a [Session], id: &str) -> &'a Session {
-    all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("session {id}"))
+    deja_core::testkit::read_readable(&PositAssistantFormat, env, opts)
 }
 
 #[test]

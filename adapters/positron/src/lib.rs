@@ -12,15 +12,16 @@
 //! text is known. The project comes from the storage folder's `workspace.json`.
 //!
 //! `DEJA_POSITRON_ROOT` names one sessions root — a `User` folder (or any folder holding
-//! chat files, which is walked) — and replaces everything else; `DEJA_POSITRON_ROOTS` (a
-//! path list of `User` folders) replaces the default one. No source is append-only: the
+//! chat files, which is walked) — and `DEJA_POSITRON_ROOTS` a path list of them; either
+//! replaces the default one. No source is append-only: the
 //! mutation log is replayed from its start every time (compaction rewrites it).
 
 use deja_core::family::vscode_chat::{self, VscodeChatDialect, COPILOT_TOOLS};
 use deja_core::launch::{Handoff, Launch, Resume};
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, SessionSink,
-    SourceRef, StoreEnv, StorePath,
+    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, SessionSink,
+    SourceRef, StoreEnv,
 };
 
 const ID: &str = "positron";
@@ -32,25 +33,25 @@ deja_core::inventory::submit!(deja_core::Registration(&PositronFormat));
 
 /// Positron in the VS Code chat family.
 pub static DIALECT: VscodeChatDialect =
-    VscodeChatDialect { harness: ID, tools: COPILOT_TOOLS, injected: &InjectedText::NONE, products: &["Positron"], transcripts: false };
+    VscodeChatDialect { harness: ID, tools: COPILOT_TOOLS, injected: &InjectedText::NONE, transcripts: false };
 
 static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Positron Assistant",
     container: "VS Code chat sessions: JSONL mutation log (`kind` 0–3) or JSON state per chat",
-    stores: &[
-        StorePath {
-            os: Os::MacOs,
-            path: "~/Library/Application Support/Positron/User/{,profiles/*/}workspaceStorage/*/chatSessions/*.{jsonl,json}",
+    store: StoreSpec::new(&[Store {
+        name: "",
+        // Positron's `User` folder.
+        roots: &[
+            Root::macos("~/Library/Application Support/Positron/User"),
+            Root::linux("${XDG_CONFIG_HOME:-~/.config}/Positron/User"),
+            Root::windows("${APPDATA:-~/AppData/Roaming}/Positron/User"),
+        ],
+        layout: Layout::Custom {
+            shape: "{,profiles/*/}workspaceStorage/*/chatSessions/*.{jsonl,json}, {,profiles/*/}globalStorage/emptyWindowChatSessions/*",
+            walk: Some(walk_user_folder),
         },
-        StorePath {
-            os: Os::Linux,
-            path: "${XDG_CONFIG_HOME:-~/.config}/Positron/User/{,profiles/*/}workspaceStorage/*/chatSessions/*.{jsonl,json}",
-        },
-        StorePath { os: Os::Windows, path: "%APPDATA%\\Positron\\User\\{,profiles\\*\\}workspaceStorage\\*\\chatSessions\\*.{jsonl,json}" },
-    ],
-    env_vars: &["XDG_CONFIG_HOME", "APPDATA"],
-    deja_vars: &["DEJA_POSITRON_ROOT", "DEJA_POSITRON_ROOTS"],
+    }]),
     needs: &[],
     format_summary: "Positron keeps its assistant's chats in VS Code's chat-session store inside Positron's `User` \
         folder: `workspaceStorage/<hash>/chatSessions/<id>.jsonl` is a mutation log (`kind` 0 replaces the state, 1 sets a \
@@ -71,13 +72,14 @@ static INFO: HarnessInfo = HarnessInfo {
     },
 };
 
+/// Every chat source of one `User` folder (or of any folder holding chat files).
+fn walk_user_folder(root: &std::path::Path, _env: &StoreEnv, found: &mut Discovery) {
+    found.sources.extend(vscode_chat::discover_sources(&DIALECT, root));
+}
+
 impl HarnessFormat for PositronFormat {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
-    }
-
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        vscode_chat::discover(&DIALECT, env, "DEJA_POSITRON_ROOT", "DEJA_POSITRON_ROOTS")
     }
 
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {

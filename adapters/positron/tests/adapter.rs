@@ -2,34 +2,20 @@
 //! of every source in `tests/fixtures/home/`, arbitrary bytes, mutated fixtures, store
 //! overrides), then the rules that matter most for Positron's chat store.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use deja_adapter_positron::PositronFormat;
+use deja_core::testkit::session;
 use deja_core::{HarnessFormat, ParseOptions, Role, Session, StoreEnv};
 
-deja_core::conformance!(
-    PositronFormat,
-    relocate "DEJA_POSITRON_ROOT" => ".config/Positron/User",
-    relocate "DEJA_POSITRON_ROOTS" => ".config/Positron/User",
-    relocate "XDG_CONFIG_HOME" => ".config",
-    // Moves the User folder on Windows only; on the OS the kit runs on it moves nothing.
-    switch "APPDATA"
-);
+deja_core::conformance!(PositronFormat);
 
 fn home() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home")
+    deja_core::fixture_home!()
 }
 
 fn parse_all(opts: &ParseOptions) -> Vec<Session> {
-    let mut out = Vec::new();
-    for src in PositronFormat.discover(&StoreEnv::with_home(home())).sources {
-        let _ = PositronFormat.parse(&src, opts, &mut out);
-    }
-    out
-}
-
-fn session<'s>(all: &'s [Session], id: &str) -> &'s Session {
-    all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("no session {id}"))
+    deja_core::testkit::read_readable(&PositronFormat, &StoreEnv::with_home(home()), opts)
 }
 
 #[test]

@@ -5,7 +5,7 @@
 //! `PRIME_AGENT_CODING_AGENT_SESSION_DIR` move the sessions directory,
 //! `PRIME_AGENT_CODING_AGENT_DIR` moves the whole agent directory (default sessions and
 //! `session-artifacts`). `DEJA_PRIME_ROOT` names the sessions directory and overrides all
-//! of them; the children are then read from the `session-artifacts` beside it.
+//! of them for it; `DEJA_PRIME_ARTIFACTS_ROOT` names the children's directory.
 //!
 //! The reader is `deja_core::family::pi_jsonl` (its module doc has the record → role
 //! table): prime writes pi's session format. What the dialect changes: the header `cwd`
@@ -20,15 +20,16 @@
 
 mod wiring;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use deja_core::family::pi_jsonl::{self, DirProject, PiDialect, MAX_WALK_DEPTH};
 use deja_core::family::pi_synth::{FileName, PiLayout, PiSynth, PiTools, ProjectDir};
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::SynthWriter;
 use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, SessionSink,
-    SourceRef, StoreEnv, StorePath,
+    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, SessionSink,
+    SourceRef, StoreEnv,
 };
 
 const ID: &str = "prime";
@@ -56,15 +57,22 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "prime-agent (PrimeIntellect)",
     container: "JSONL, one append-only file per session (pi's format), flat; rlm.spawn children under session-artifacts",
-    stores: &[
-        StorePath { os: Os::Any, path: "~/.prime/agent/sessions/<uuid7>.jsonl" },
-        StorePath { os: Os::Any, path: "~/.prime/agent/session-artifacts/<parent-id>/sub-<n>/<child-id>.jsonl" },
-        StorePath { os: Os::Any, path: "$PRIME_AGENT_SESSION_DIR/<uuid7>.jsonl" },
-        StorePath { os: Os::Any, path: "$PRIME_AGENT_CODING_AGENT_SESSION_DIR/<uuid7>.jsonl" },
-        StorePath { os: Os::Any, path: "$PRIME_AGENT_CODING_AGENT_DIR/sessions/<uuid7>.jsonl" },
-    ],
-    env_vars: &["PRIME_AGENT_SESSION_DIR", "PRIME_AGENT_CODING_AGENT_SESSION_DIR", "PRIME_AGENT_CODING_AGENT_DIR"],
-    deja_vars: &["DEJA_PRIME_ROOT", "DEJA_INCLUDE_SUBAGENTS"],
+    store: StoreSpec::new(&[
+        Store {
+            name: "",
+            roots: &[Root::any(
+                "${PRIME_AGENT_SESSION_DIR:-${PRIME_AGENT_CODING_AGENT_SESSION_DIR:-${PRIME_AGENT_CODING_AGENT_DIR:-~/.prime/agent}/sessions}}",
+            )],
+            layout: Layout::Custom { shape: "<uuid7>.jsonl", walk: Some(walk_sessions) },
+        },
+        // Sub-agent runs, read only while DEJA_INCLUDE_SUBAGENTS is on.
+        Store {
+            name: "artifacts",
+            roots: &[Root::any("${PRIME_AGENT_CODING_AGENT_DIR:-~/.prime/agent}/session-artifacts")],
+            layout: Layout::Custom { shape: "<parent-id>/sub-<n>/<child-id>.jsonl", walk: Some(walk_artifacts) },
+        },
+    ])
+    .deja_vars(&["DEJA_INCLUDE_SUBAGENTS"]),
     needs: &[],
     format_summary: "prime writes pi's session JSONL: a `session` header (id, cwd, `rlmDepth`, `parentSession`), then \
         `message` entries chained by `id`/`parentId` with user text, assistant text, thinking and `toolCall` blocks, and \
@@ -88,6 +96,21 @@ static INFO: HarnessInfo = HarnessInfo {
     },
 };
 
+/// The sessions directory; with `DEJA_INCLUDE_SUBAGENTS` off, not a child left there by
+/// an older layout, which its head marks.
+fn walk_sessions(root: &Path, env: &StoreEnv, found: &mut Discovery) {
+    let include = env.include_subagents();
+    let sources = pi_jsonl::sessions_under(&DIALECT, root, MAX_WALK_DEPTH, include);
+    found.sources.extend(sources.into_iter().filter(|s| include || !pi_jsonl::head_marks_subagent(&DIALECT, &s.path)));
+}
+
+/// The children's transcripts, only with `DEJA_INCLUDE_SUBAGENTS` on.
+fn walk_artifacts(root: &Path, env: &StoreEnv, found: &mut Discovery) {
+    if env.include_subagents() {
+        found.sources.extend(pi_jsonl::sessions_under(&DIALECT, root, MAX_WALK_DEPTH, true));
+    }
+}
+
 impl HarnessFormat for PrimeFormat {
     fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
         Some(&wiring::PrimeWiring)
@@ -97,20 +120,6 @@ impl HarnessFormat for PrimeFormat {
         &INFO
     }
 
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let include = env.include_subagents();
-        let (sessions, artifacts) = roots(env);
-        pi_jsonl::discover_sessions(&DIALECT, &sessions, MAX_WALK_DEPTH, include, &mut found);
-        if include {
-            pi_jsonl::discover_sessions(&DIALECT, &artifacts, MAX_WALK_DEPTH, include, &mut found);
-        } else {
-            // A child left in the sessions directory (an older layout) is known by its head.
-            found.sources.retain(|s| !pi_jsonl::head_marks_subagent(&DIALECT, &s.path));
-        }
-        found
-    }
-
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
         pi_jsonl::parse(&DIALECT, src, opts, out)
     }
@@ -118,25 +127,6 @@ impl HarnessFormat for PrimeFormat {
     fn synthetic(&self) -> Option<&dyn SynthWriter> {
         Some(&SYNTH)
     }
-}
-
-/// The sessions directory and the `session-artifacts` directory of the children.
-fn roots(env: &StoreEnv) -> (PathBuf, PathBuf) {
-    let agent = env.path_var("PRIME_AGENT_CODING_AGENT_DIR").unwrap_or_else(|| env.home().join(".prime/agent"));
-    if let Some(root) = env.deja_root(ID) {
-        // deja's override replaces everything: the children sit beside the sessions it names.
-        let artifacts = root.parent().map_or_else(|| root.join("session-artifacts"), |p| p.join("session-artifacts"));
-        return (root, artifacts);
-    }
-    let sessions = env
-        .path_var("PRIME_AGENT_SESSION_DIR")
-        .or_else(|| env.path_var("PRIME_AGENT_CODING_AGENT_SESSION_DIR"))
-        .unwrap_or_else(|| agent.join("sessions"));
-    (sessions, artifacts_of(&agent))
-}
-
-fn artifacts_of(agent: &Path) -> PathBuf {
-    agent.join("session-artifacts")
 }
 
 /// The synthetic writer: prime: flat `<uuid>.jsonl` files, a top-level header (`rlmDepth: 0`, no

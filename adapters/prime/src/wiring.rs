@@ -20,7 +20,7 @@ pub struct PrimeWiring;
 
 /// `${PRIME_AGENT_CODING_AGENT_DIR:-~/.prime/agent}`.
 fn agent_dir(env: &StoreEnv) -> PathBuf {
-    env.path_var("PRIME_AGENT_CODING_AGENT_DIR").unwrap_or_else(|| env.home().join(".prime/agent"))
+    crate::INFO.store.dir_of(env, "PRIME_AGENT_CODING_AGENT_DIR")
 }
 
 impl Wiring for PrimeWiring {

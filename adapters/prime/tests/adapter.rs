@@ -2,35 +2,22 @@
 //! of every source in `tests/fixtures/home/`, arbitrary bytes, mutated fixtures, store
 //! overrides), then the rules that matter most for prime.
 
-use std::path::Path;
-
 use deja_adapter_prime::PrimeFormat;
+use deja_core::testkit::session;
 use deja_core::{FileAction, HarnessFormat, ParseOptions, Role, Session, StoreEnv};
 
 deja_core::conformance!(
     PrimeFormat,
-    relocate "DEJA_PRIME_ROOT" => ".prime/agent/sessions",
-    relocate "PRIME_AGENT_SESSION_DIR" => ".prime/agent/sessions",
-    relocate "PRIME_AGENT_CODING_AGENT_SESSION_DIR" => ".prime/agent/sessions",
-    relocate "PRIME_AGENT_CODING_AGENT_DIR" => ".prime/agent",
     switch "DEJA_INCLUDE_SUBAGENTS",
     wires "PRIME_AGENT_CODING_AGENT_DIR" => ".prime/agent"
 );
 
 fn env() -> StoreEnv {
-    StoreEnv::with_home(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home"))
+    StoreEnv::with_home(deja_core::fixture_home!())
 }
 
 fn sessions(env: &StoreEnv) -> Vec<Session> {
-    let mut out = Vec::new();
-    for src in PrimeFormat.discover(env).sources {
-        PrimeFormat.parse(&src, &ParseOptions::default(), &mut out).expect("a fixture parses");
-    }
-    out
-}
-
-fn session<'a>(all: &'a [Session], id: &str) -> &'a Session {
-    all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("session {id}"))
+    deja_core::testkit::read_all(&PrimeFormat, env, &ParseOptions::default())
 }
 
 #[test]

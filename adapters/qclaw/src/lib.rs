@@ -26,10 +26,11 @@ use std::path::{Path, PathBuf};
 use deja_core::family::pi_jsonl::{self, DirProject, PiDialect, MAX_WALK_DEPTH};
 use deja_core::family::pi_synth::{ExitReport, FileName, PiLayout, PiSynth, PiTools, ProjectDir};
 use deja_core::launch::{Handoff, Launch, Resume};
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::SynthWriter;
 use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, SessionSink,
-    SourceRef, StoreEnv, StorePath, ToolMap,
+    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, SessionSink,
+    SourceRef, StoreEnv, ToolMap,
 };
 
 const ID: &str = "qclaw";
@@ -57,13 +58,15 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "QClaw",
     container: "JSONL, one append-only file per session per agent (OpenClaw's pi-lineage lines), plus archived variants",
-    stores: &[
-        StorePath { os: Os::Any, path: "~/.qclaw/agents/<agentId>/sessions/<session-uuid>.jsonl" },
-        StorePath { os: Os::Any, path: "~/.qclaw/agents/<agentId>/sessions/<session-uuid>.jsonl.{deleted,reset}.<ts>" },
-        StorePath { os: Os::Any, path: "~/.qclaw/agents/<agentId>/sessions/<session-uuid>.jsonl.full.bak" },
-    ],
-    env_vars: &[],
-    deja_vars: &["DEJA_QCLAW_ROOT", "DEJA_INCLUDE_SUBAGENTS"],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        roots: &[Root::any("~/.qclaw/agents")],
+        layout: Layout::Custom {
+            shape: "<agentId>/sessions/<session-uuid>.jsonl (or its .{deleted,reset}.<ts> / .full.bak archive)",
+            walk: Some(walk_agents),
+        },
+    }])
+    .deja_vars(&["DEJA_INCLUDE_SUBAGENTS"]),
     needs: &[],
     format_summary: "QClaw writes OpenClaw's pi-lineage JSONL per agent: a `session` header, `message` entries chained by \
         `id`/`parentId` with user text (chat-relayed text opens with a gateway date prefix), assistant text, thinking and \
@@ -80,19 +83,16 @@ static INFO: HarnessInfo = HarnessInfo {
     launch: Launch { resume: Resume::Unknown, handoff: Handoff::Paste("no start-with-prompt command is known") },
 };
 
+/// The transcripts below the agents root, exactly `<agentId>/sessions/<file>`, one
+/// source per session.
+fn walk_agents(root: &Path, env: &StoreEnv, found: &mut Discovery) {
+    let sources = pi_jsonl::sessions_under(&DIALECT, root, MAX_WALK_DEPTH, env.include_subagents());
+    found.sources.extend(one_source_per_session(sources.into_iter().filter(|s| in_agent_sessions(root, &s.path)).collect()));
+}
+
 impl HarnessFormat for QclawFormat {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
-    }
-
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let agents = agents_root(env);
-        pi_jsonl::discover_sessions(&DIALECT, &agents, MAX_WALK_DEPTH, env.include_subagents(), &mut found);
-        // Transcripts are exactly `<agentId>/sessions/<file>` below the agents root.
-        found.sources.retain(|s| in_agent_sessions(&agents, &s.path));
-        found.sources = one_source_per_session(std::mem::take(&mut found.sources));
-        found
     }
 
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
@@ -102,11 +102,6 @@ impl HarnessFormat for QclawFormat {
     fn synthetic(&self) -> Option<&dyn SynthWriter> {
         Some(&SYNTH)
     }
-}
-
-/// `DEJA_QCLAW_ROOT`, else `~/.qclaw/agents`.
-fn agents_root(env: &StoreEnv) -> PathBuf {
-    env.deja_root(ID).unwrap_or_else(|| env.home().join(".qclaw/agents"))
 }
 
 fn in_agent_sessions(agents: &Path, path: &Path) -> bool {

@@ -2,31 +2,21 @@
 //! of every source in `tests/fixtures/home/`, arbitrary bytes, mutated fixtures, store
 //! overrides), then the rules that matter most for QClaw.
 
-use std::path::Path;
-
 use deja_adapter_qclaw::QclawFormat;
+use deja_core::testkit::session;
 use deja_core::{ExitStatus, FileAction, HarnessFormat, ParseOptions, Role, Session, StoreEnv};
 
 deja_core::conformance!(
     QclawFormat,
-    relocate "DEJA_QCLAW_ROOT" => ".qclaw/agents",
     switch "DEJA_INCLUDE_SUBAGENTS"
 );
 
 fn env() -> StoreEnv {
-    StoreEnv::with_home(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home"))
+    StoreEnv::with_home(deja_core::fixture_home!())
 }
 
 fn sessions() -> Vec<Session> {
-    let mut out = Vec::new();
-    for src in QclawFormat.discover(&env()).sources {
-        QclawFormat.parse(&src, &ParseOptions::default(), &mut out).expect("a fixture parses");
-    }
-    out
-}
-
-fn session<'a>(all: &'a [Session], id: &str) -> &'a Session {
-    all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("session {id}"))
+    deja_core::testkit::read_all(&QclawFormat, &env(), &ParseOptions::default())
 }
 
 #[test]

@@ -39,9 +39,10 @@ use std::path::{Path, PathBuf};
 use deja_core::discover::find_files;
 use deja_core::family::claude_jsonl::{self, ClaudeDialect, FileHints, CLAUDE_INJECTED, CLAUDE_TOOLS};
 use deja_core::launch::{Handoff, Launch, Resume};
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, Os, ParseOptions, ParseStats, Session, SessionSink,
-    SourceRef, StoreEnv, StorePath, SynthSession, SynthWriter,
+    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, ParseOptions, ParseStats, Session, SessionSink,
+    SourceRef, StoreEnv, SynthSession, SynthWriter,
 };
 use serde_json::Value;
 
@@ -56,21 +57,26 @@ pub struct QoderFormat;
 deja_core::inventory::submit!(deja_core::Registration(&QoderFormat));
 
 /// Qoder in the Claude-shaped JSONL family (the synthetic writer uses the CLI root).
-pub static DIALECT: ClaudeDialect = ClaudeDialect { harness: ID, config_dir: ".qoder", config_var: None, tools: CLAUDE_TOOLS };
+pub static DIALECT: ClaudeDialect = ClaudeDialect { harness: ID, config_dir: ".qoder", tools: CLAUDE_TOOLS };
 
 static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Qoder",
     container: "Claude Code JSONL, one file per session (+ `-session.json` sidecar, sub-agent files)",
-    stores: &[
-        StorePath { os: Os::Any, path: "~/.qoder/projects/<encoded-cwd>/<session-id>.jsonl" },
-        StorePath { os: Os::Any, path: "~/.qoderwork/projects/<encoded-cwd>/<session-id>.jsonl" },
-        StorePath { os: Os::MacOs, path: "~/Library/Application Support/Qoder/SharedClientCache/cli/projects/" },
-        StorePath { os: Os::Linux, path: "~/.config/Qoder/SharedClientCache/cli/projects/" },
-        StorePath { os: Os::Windows, path: "%APPDATA%\\Qoder\\SharedClientCache\\cli\\projects\\" },
-    ],
-    env_vars: &["QODER_CONFIG_DIR", "QODER_CLI_HOME", "QODER_CONFIG_DIR_NAME"],
-    deja_vars: &["DEJA_QODER_ROOT", "DEJA_QODER_ROOTS", "DEJA_INCLUDE_SUBAGENTS"],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        roots: &[
+            // The CLI's config directory: QODER_CONFIG_DIR, else QODER_CONFIG_DIR_NAME (one
+            // plain name; Qoder refuses anything else) under QODER_CLI_HOME or the home.
+            Root::any("${QODER_CONFIG_DIR:-${QODER_CLI_HOME:-~}/$(QODER_CONFIG_DIR_NAME:-.qoder)}/projects"),
+            Root::any("~/.qoderwork/projects"),
+            Root::macos("~/Library/Application Support/Qoder/SharedClientCache/cli/projects"),
+            Root::linux("${XDG_CONFIG_HOME:-~/.config}/Qoder/SharedClientCache/cli/projects"),
+            Root::windows("${APPDATA:-~/AppData/Roaming}/Qoder/SharedClientCache/cli/projects"),
+        ],
+        layout: Layout::Custom { shape: "<encoded-cwd>/<session-id>.jsonl (+ sub-agent sidechains)", walk: Some(walk_projects) },
+    }])
+    .deja_vars(&["DEJA_INCLUDE_SUBAGENTS"]),
     needs: &[],
     format_summary: "Qoder IDE, Qoder CLI and QoderWork write Claude Code's append-only JSONL transcripts under several \
         projects roots (`~/.qoder/projects`, `~/.qoderwork/projects`, the IDE's `SharedClientCache/cli/projects`, where \
@@ -87,21 +93,14 @@ static INFO: HarnessInfo = HarnessInfo {
     launch: Launch { resume: Resume::Unknown, handoff: Handoff::Paste("no start-with-prompt command is known") },
 };
 
+/// The transcripts of one projects root (see [`discover_root`]).
+fn walk_projects(root: &Path, env: &StoreEnv, found: &mut Discovery) {
+    found.sources.extend(discover_root(root, env.include_subagents()));
+}
+
 impl HarnessFormat for QoderFormat {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
-    }
-
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        for root in roots(env) {
-            if found.looked_at(&root) {
-                found.sources.extend(discover_root(&root, env.include_subagents()));
-            }
-        }
-        Discovery::sort_sources(&mut found.sources);
-        found.sources.dedup_by(|a, b| a.path == b.path);
-        found
     }
 
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
@@ -121,46 +120,6 @@ impl SynthWriter for QoderFormat {
     fn write(&self, home: &Path, session: &SynthSession) -> std::io::Result<PathBuf> {
         claude_jsonl::write_synthetic(&DIALECT, home, session)
     }
-}
-
-/// The projects roots to read: `DEJA_QODER_ROOTS` (a path list), else `DEJA_QODER_ROOT`,
-/// else every default root, the CLI's where Qoder's variables put it.
-fn roots(env: &StoreEnv) -> Vec<PathBuf> {
-    if let Some(list) = env.var("DEJA_QODER_ROOTS") {
-        return std::env::split_paths(list).filter(|p| !p.as_os_str().is_empty()).map(|p| env.expand(&p.to_string_lossy())).collect();
-    }
-    if let Some(root) = env.deja_root(ID) {
-        return vec![root];
-    }
-    let home = env.home();
-    let user_data = if cfg!(target_os = "macos") {
-        home.join("Library/Application Support")
-    } else if cfg!(windows) {
-        env.path_var("APPDATA").unwrap_or_else(|| home.join("AppData").join("Roaming"))
-    } else {
-        env.xdg_config_home()
-    };
-    vec![
-        cli_config_dir(env).join("projects"),
-        home.join(".qoderwork").join("projects"),
-        user_data.join("Qoder").join("SharedClientCache").join("cli").join("projects"),
-    ]
-}
-
-/// Qoder CLI's config root: `$QODER_CONFIG_DIR`, else `${QODER_CLI_HOME:-~}` joined with
-/// `${QODER_CONFIG_DIR_NAME:-.qoder}`.
-fn cli_config_dir(env: &StoreEnv) -> PathBuf {
-    if let Some(dir) = env.path_var("QODER_CONFIG_DIR") {
-        return dir;
-    }
-    let base = env.path_var("QODER_CLI_HOME").unwrap_or_else(|| env.home().to_path_buf());
-    // One plain component only: Qoder refuses anything else (and then never starts), so
-    // a path there must not send discovery elsewhere.
-    let name = env.var("QODER_CONFIG_DIR_NAME").filter(|n| {
-        let mut parts = Path::new(n).components();
-        matches!((parts.next(), parts.next()), (Some(std::path::Component::Normal(_)), None))
-    });
-    base.join(name.unwrap_or(".qoder"))
 }
 
 /// The transcripts under one root, append-only, with their sidecar as a part; sub-agent

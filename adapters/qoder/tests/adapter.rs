@@ -2,31 +2,20 @@
 //! rules that matter most for this dialect of the Claude-shaped family (sidecar, roots,
 //! sub-agent naming).
 
-use std::path::Path;
-
 use deja_adapter_qoder::QoderFormat;
 use deja_core::{ExitStatus, HarnessFormat, ParseOptions, Role, Session, StoreEnv};
 
 deja_core::conformance!(
     QoderFormat,
-    relocate "DEJA_QODER_ROOT" => ".qoder/projects",
-    relocate "DEJA_QODER_ROOTS" => ".qoderwork/projects",
-    relocate "QODER_CONFIG_DIR" => ".qoder",
-    relocate "QODER_CLI_HOME" => "" within ".qoder",
-    switch "DEJA_INCLUDE_SUBAGENTS",
-    switch "QODER_CONFIG_DIR_NAME"
+    switch "DEJA_INCLUDE_SUBAGENTS"
 );
 
 fn home() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home")
+    deja_core::fixture_home!()
 }
 
 fn fixture_sessions() -> Vec<Session> {
-    let mut out = Vec::new();
-    for src in QoderFormat.discover(&StoreEnv::with_home(home())).sources {
-        QoderFormat.parse(&src, &ParseOptions::default(), &mut out).expect("a fixture parses");
-    }
-    out
+    deja_core::testkit::read_all(&QoderFormat, &StoreEnv::with_home(home()), &ParseOptions::default())
 }
 
 #[test]

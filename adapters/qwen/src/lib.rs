@@ -31,16 +31,16 @@
 
 mod wiring;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use deja_core::discover::find_files;
 use deja_core::family::gemini_chat::{self, GeminiDialect, GEMINI_TOOLS};
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::project::{dash_fallback_name, decode_dash_path};
 use deja_core::read::for_each_source_line;
+use deja_core::store::{Files, Layout, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, ExitStatus, FormatError, HarnessFormat, HarnessInfo, InjectedText, NodeRef, Os, ParseOptions,
-    ParseStats, Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, Turn,
+    Capabilities, Capability, ExitStatus, FormatError, HarnessFormat, HarnessInfo, InjectedText, NodeRef, ParseOptions, ParseStats, Role,
+    SessionBuilder, SessionSink, SourceRef, Timestamp, Turn,
 };
 use serde_json::Value;
 
@@ -58,9 +58,15 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Qwen Code",
     container: "JSONL, one append-only file per session",
-    stores: &[StorePath { os: Os::Any, path: "~/.qwen/projects/<encoded-cwd>/chats/<session-id>.jsonl" }],
-    env_vars: &["QWEN_HOME", "QWEN_RUNTIME_DIR"],
-    deja_vars: &["DEJA_QWEN_ROOT"],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        // The runtime directory: QWEN_RUNTIME_DIR, else the one Qwen's settings name, else
+        // Qwen's home.
+        roots: &[Root::any(
+            "${QWEN_RUNTIME_DIR:-<${QWEN_HOME:-~/.qwen}/settings.json#/advanced/runtimeOutputDir>|${QWEN_HOME:-~/.qwen}}/projects",
+        )],
+        layout: Layout::Files(Files::new("**/chats/*.jsonl").depth(6).append_only()),
+    }]),
     needs: &[],
     format_summary: "Qwen Code appends one JSONL line per record to `projects/<encoded-cwd>/chats/<session-id>.jsonl`: \
         `user` and `assistant` lines chained by `uuid`/`parentUuid`, each with `sessionId`, `timestamp` and (0.15.10) `cwd`, \
@@ -89,29 +95,6 @@ static INFO: HarnessInfo = HarnessInfo {
 /// escapes `<`/`>` inside, so the block cannot close early): never the person's words.
 pub static INJECTED: InjectedText = InjectedText { blocks: &["qwen:user-prompt-submit-context"], ..InjectedText::NONE };
 
-/// The directory runtime output goes to: `$QWEN_RUNTIME_DIR`, else
-/// `advanced.runtimeOutputDir` in `<home>/settings.json`, else the home.
-fn runtime_dir(env: &StoreEnv) -> PathBuf {
-    let home = env.path_var("QWEN_HOME").unwrap_or_else(|| env.home().join(".qwen"));
-    if let Some(dir) = env.path_var("QWEN_RUNTIME_DIR") {
-        return dir;
-    }
-    let setting = std::fs::read(home.join("settings.json"))
-        .ok()
-        .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
-        .and_then(|v| v.pointer("/advanced/runtimeOutputDir").and_then(Value::as_str).map(str::to_string))
-        .filter(|s| !s.is_empty());
-    match setting {
-        Some(dir) => env.expand(&dir),
-        None => home,
-    }
-}
-
-/// The sessions root: `DEJA_QWEN_ROOT`, else `<runtime>/projects`.
-pub fn sessions_root(env: &StoreEnv) -> PathBuf {
-    env.deja_root(ID).unwrap_or_else(|| runtime_dir(env).join("projects"))
-}
-
 impl HarnessFormat for QwenFormat {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
@@ -119,20 +102,6 @@ impl HarnessFormat for QwenFormat {
 
     fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
         Some(&wiring::QwenWiring)
-    }
-
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut d = Discovery::default();
-        let root = sessions_root(env);
-        if d.looked_at(&root) {
-            d.sources = find_files(&root, 6, &|n| n.ends_with(".jsonl"))
-                .into_iter()
-                .filter(|p| p.parent().and_then(Path::file_name).is_some_and(|n| n == "chats"))
-                .map(|p| SourceRef::file(p).append_only())
-                .collect();
-            Discovery::sort_sources(&mut d.sources);
-        }
-        d
     }
 
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {

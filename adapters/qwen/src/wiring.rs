@@ -14,7 +14,7 @@ use deja_core::StoreEnv;
 pub struct QwenWiring;
 
 fn qwen_home(env: &StoreEnv) -> PathBuf {
-    env.path_var("QWEN_HOME").unwrap_or_else(|| env.home().join(".qwen"))
+    crate::INFO.store.dir_of(env, "QWEN_HOME")
 }
 
 impl Wiring for QwenWiring {

@@ -1,33 +1,21 @@
 //! Every test of deja-adapter-qwen, in one test binary: the conformance kit, then the
 //! rules that matter most for Qwen Code's transcripts.
 
-use std::path::Path;
-
 use deja_adapter_qwen::QwenFormat;
+use deja_core::testkit::session;
 use deja_core::{ExitStatus, HarnessFormat, ParseOptions, Role, Session, StoreEnv};
 
 deja_core::conformance!(
     QwenFormat,
-    relocate "DEJA_QWEN_ROOT" => ".qwen/projects",
-    relocate "QWEN_HOME" => ".qwen",
-    relocate "QWEN_RUNTIME_DIR" => ".qwen",
     wires "QWEN_HOME" => ".qwen"
 );
 
 fn home() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home")
+    deja_core::fixture_home!()
 }
 
 fn sessions(opts: &ParseOptions) -> Vec<Session> {
-    let mut out = Vec::new();
-    for src in QwenFormat.discover(&StoreEnv::with_home(home())).sources {
-        QwenFormat.parse(&src, opts, &mut out).expect("a fixture parses");
-    }
-    out
-}
-
-fn session<'a>(all: &'a [Session], id: &str) -> &'a Session {
-    all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("session {id}"))
+    deja_core::testkit::read_all(&QwenFormat, &StoreEnv::with_home(home()), opts)
 }
 
 fn texts(s: &Session, role: Role) -> Vec<&str> {

@@ -41,15 +41,16 @@
 //! machine's zone; 2.x messages carry `created_at` (ISO, also zone-less local) instead.
 //! A document without memory or context yields no session.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use deja_core::discover::find_files;
+use deja_core::exit::ExitLine;
 use deja_core::family::json_docs::{call_turn, first_str, json_arg, COMMON_KEYS};
 use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::read::{at, parse_json_document, read_source, str_at};
+use deja_core::store::{Files, Layout, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, ExitStatus, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats,
-    Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolMap, Turn,
+    Capabilities, Capability, ExitStatus, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, Role,
+    SessionBuilder, SessionSink, SourceRef, Timestamp, ToolMap, Turn,
 };
 use serde_json::Value;
 
@@ -73,12 +74,13 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "QwenPaw",
     container: "JSON, one document (the agent's serialized memory) per session",
-    stores: &[
-        StorePath { os: Os::Any, path: "~/.qwenpaw/workspaces/<workspace>/sessions/[<channel>/]<stem>.json" },
-        StorePath { os: Os::Any, path: "~/.copaw/workspaces/<workspace>/sessions/[<channel>/]<stem>.json" },
-    ],
-    env_vars: &[],
-    deja_vars: &["DEJA_QWENPAW_ROOT", "DEJA_QWENPAW_ROOTS"],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        // QwenPaw, and CoPaw, its former name.
+        roots: &[Root::any("~/.qwenpaw/workspaces"), Root::any("~/.copaw/workspaces")],
+        // `<workspace>/sessions/<stem>.json` directly, or one channel directory down.
+        layout: Layout::Files(Files::new("*/sessions/**/*.json").depth(3)),
+    }]),
     needs: &[],
     format_summary: "QwenPaw (formerly CoPaw) writes each session as `{\"agent\": {\"name\", \"memory\": {\"content\": \
         [[message, marks], …]}}}` under `workspaces/<workspace>/sessions/`. Messages are AgentScope messages (`role`, \
@@ -98,24 +100,6 @@ static INFO: HarnessInfo = HarnessInfo {
 impl HarnessFormat for QwenPawFormat {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
-    }
-
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        for root in roots(env) {
-            if !found.looked_at(&root) {
-                continue;
-            }
-            let Ok(workspaces) = std::fs::read_dir(&root) else { continue };
-            for ws in workspaces.flatten().filter(deja_core::discover::is_dir_entry) {
-                let sessions = ws.path().join("sessions");
-                // `<stem>.json` directly, or one channel directory down.
-                found.sources.extend(find_files(&sessions, 1, &|n| n.ends_with(".json")).into_iter().map(SourceRef::file));
-            }
-        }
-        Discovery::sort_sources(&mut found.sources);
-        found.sources.dedup_by(|a, b| a.path == b.path);
-        found
     }
 
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
@@ -148,18 +132,6 @@ impl HarnessFormat for QwenPawFormat {
         }
         Ok(stats)
     }
-}
-
-/// `DEJA_QWENPAW_ROOT` and `DEJA_QWENPAW_ROOTS` when set, else the two default roots.
-fn roots(env: &StoreEnv) -> Vec<PathBuf> {
-    let mut roots: Vec<PathBuf> = env.deja_root(ID).into_iter().collect();
-    if let Some(list) = env.var("DEJA_QWENPAW_ROOTS") {
-        roots.extend(std::env::split_paths(list).filter(|p| !p.as_os_str().is_empty()).map(|p| env.expand(&p.to_string_lossy())));
-    }
-    if roots.is_empty() {
-        roots = vec![env.home().join(".qwenpaw/workspaces"), env.home().join(".copaw/workspaces")];
-    }
-    roots
 }
 
 /// `<workspace>:<stem>`, or `<workspace>:<channel>:<stem>` for a file in a channel directory.
@@ -398,12 +370,7 @@ fn step(b: &mut SessionBuilder, m: &Value, time: Option<Timestamp>, opts: &Parse
 /// `execute_shell_command` reports a non-zero exit as a first line
 /// `Command failed with exit code N.`; anything else is a clean run (exit 0).
 fn shell_exit(output: &str) -> ExitStatus {
-    let code = output
-        .lines()
-        .next()
-        .and_then(|l| l.trim().strip_prefix("Command failed with exit code "))
-        .and_then(|rest| rest.trim_end_matches('.').trim().parse::<i64>().ok());
-    ExitStatus::Code(code.unwrap_or(0))
+    ExitStatus::Code(deja_core::exit::exit_code(output, &[ExitLine::first("Command failed with exit code ")]).unwrap_or(0))
 }
 
 /// QwenPaw prepends its first-run bootstrap guidance (a `# 引导模式` or `# BOOTSTRAP MODE`

@@ -1,31 +1,18 @@
 //! Every test of deja-adapter-qwenpaw, in one test binary: the conformance kit, then the
 //! rules that matter most for QwenPaw's memory documents.
 
-use std::path::Path;
-
 use deja_adapter_qwenpaw::QwenPawFormat;
 use deja_core::testkit::materialize_home;
-use deja_core::{FileAction, HarnessFormat, ParseOptions, Role, Session, StoreEnv};
+use deja_core::testkit::session;
+use deja_core::{FileAction, ParseOptions, Role, Session, StoreEnv};
 
-deja_core::conformance!(
-    QwenPawFormat,
-    relocate "DEJA_QWENPAW_ROOT" => ".qwenpaw/workspaces",
-    relocate "DEJA_QWENPAW_ROOTS" => ".copaw/workspaces"
-);
+deja_core::conformance!(QwenPawFormat);
 
 fn sessions(opts: &ParseOptions) -> Vec<Session> {
     // Materialized, so `history.db.sql` becomes the workspace's live-WAL `history.db`.
     let tmp = tempfile::tempdir().expect("tempdir");
-    let _writers = materialize_home(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home"), tmp.path()).expect("fixture home");
-    let mut out = Vec::new();
-    for src in QwenPawFormat.discover(&StoreEnv::with_home(tmp.path())).sources {
-        let _ = QwenPawFormat.parse(&src, opts, &mut out);
-    }
-    out
-}
-
-fn session<'a>(all: &'a [Session], id: &str) -> &'a Session {
-    all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("session {id}"))
+    let _writers = materialize_home(&deja_core::fixture_home!(), tmp.path()).expect("fixture home");
+    deja_core::testkit::read_readable(&QwenPawFormat, &StoreEnv::with_home(tmp.path()), opts)
 }
 
 #[test]

@@ -46,8 +46,8 @@
 //! names a session directory is a fork: the parent is still read, and the fork names it
 //! as `parent`. The legacy roots (`~/Library/Application Support/reasonix`,
 //! `$XDG_CONFIG_HOME/reasonix`, `~/.config/reasonix`; `~/.reasonix` on Windows) are read
-//! while present unless `REASONIX_HOME`, `REASONIX_STATE_HOME` or `DEJA_REASONIX_ROOT`
-//! is set, and only for sessions the current store does not have.
+//! while present unless `REASONIX_HOME` or `REASONIX_STATE_HOME` is set, and only for
+//! sessions the current store does not have (`DEJA_REASONIX_LEGACY_ROOT` moves them).
 //!
 //! `DEJA_REASONIX_ROOT` names the **state root** (the directory holding `sessions/`,
 //! `projects/`, `sessions-v4/`, `desktop-sessions-v5/`); pointed at a `sessions`
@@ -64,9 +64,10 @@ use deja_core::discover::{is_dir_entry, is_file_entry};
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::model::SessionMeta;
 use deja_core::read::{for_each_json_line, parse_json_document, read_source, read_tail, str_at, DecodeLimit};
+use deja_core::store::{self, Layout, Root, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats,
-    SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp,
+    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, SessionBuilder,
+    SessionSink, SourceRef, StoreEnv, Timestamp,
 };
 use serde_json::Value;
 
@@ -85,23 +86,34 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Reasonix",
     container: "1.x: RX4F zstd frame log (`events.frames`) per session directory; JSONL transcript + `.jsonl.meta` sidecar",
-    stores: &[
-        StorePath { os: Os::Unix, path: "~/.reasonix/projects/<workspace-slug>/sessions-v4/<id>/events.frames" },
-        StorePath { os: Os::Unix, path: "~/.reasonix/sessions-v4/<id>/events.frames" },
-        StorePath { os: Os::Unix, path: "~/.reasonix/desktop-sessions-v5/by-id/<id>/events.frames" },
-        StorePath { os: Os::Unix, path: "~/.reasonix/projects/<workspace-slug>/sessions/<id>.jsonl" },
-        StorePath { os: Os::Unix, path: "~/.reasonix/sessions/<id>.jsonl" },
-        StorePath { os: Os::Windows, path: "%APPDATA%\\reasonix\\projects\\<workspace-slug>\\sessions-v4\\<id>\\events.frames" },
-        StorePath { os: Os::Windows, path: "%APPDATA%\\reasonix\\sessions-v4\\<id>\\events.frames" },
-        StorePath { os: Os::Windows, path: "%APPDATA%\\reasonix\\desktop-sessions-v5\\by-id\\<id>\\events.frames" },
-        StorePath { os: Os::Windows, path: "%APPDATA%\\reasonix\\projects\\<workspace-slug>\\sessions\\<id>.jsonl" },
-        StorePath { os: Os::Windows, path: "%APPDATA%\\reasonix\\sessions\\<id>.jsonl" },
-        StorePath { os: Os::MacOs, path: "~/Library/Application Support/reasonix/sessions/<id>.jsonl (legacy)" },
-        StorePath { os: Os::Unix, path: "$XDG_CONFIG_HOME/reasonix/sessions/<id>.jsonl (legacy; default ~/.config/reasonix)" },
-        StorePath { os: Os::Windows, path: "~/.reasonix/sessions/<id>.jsonl (legacy)" },
-    ],
-    env_vars: &["REASONIX_STATE_HOME", "REASONIX_HOME", "XDG_CONFIG_HOME", "APPDATA"],
-    deja_vars: &["DEJA_REASONIX_ROOT"],
+    store: StoreSpec::new(&[
+        // The state root: REASONIX_STATE_HOME, else REASONIX_HOME, else the `[storage] state`
+        // Reasonix's config.toml names, else its home.
+        store::Store {
+            name: "",
+            roots: &[
+                Root::unix("${REASONIX_STATE_HOME:-${REASONIX_HOME:-<~/.reasonix/config.toml#/storage/state>|~/.reasonix}}"),
+                Root::windows(
+                    "${REASONIX_STATE_HOME:-${REASONIX_HOME:-<${APPDATA:-~/AppData/Roaming}/reasonix/config.toml#/storage/state>|${APPDATA:-~/AppData/Roaming}/reasonix}}",
+                ),
+            ],
+            layout: Layout::Custom {
+                shape: "{,projects/<workspace-slug>/}{sessions-v4/<id>/events.frames,sessions/<id>.jsonl}, desktop-sessions-v5/by-id/<id>/events.frames",
+                walk: None,
+            },
+        },
+        // Where older releases kept it; read only while neither variable is set.
+        store::Store {
+            name: "legacy",
+            roots: &[
+                Root::unix("~/Library/Application Support/reasonix"),
+                Root::unix("${XDG_CONFIG_HOME:-~/.config}/reasonix"),
+                Root::unix("~/.config/reasonix"),
+                Root::windows("~/.reasonix"),
+            ],
+            layout: Layout::Custom { shape: "the state root's layout", walk: None },
+        },
+    ]),
     needs: &[],
     format_summary: "Reasonix keeps its sessions under one state root (`$REASONIX_STATE_HOME`, `$REASONIX_HOME`, `[storage] state` in \
         config.toml, else `~/.reasonix`), in two generations. 1.x writes one directory per session (`projects/<slug>/sessions-v4/<id>/`, \
@@ -141,26 +153,27 @@ impl HarnessFormat for ReasonixFormat {
         Some(&wiring::ReasonixWiring)
     }
 
+    /// The state root, and the older places while neither of Reasonix's variables is set
+    /// (they are an isolation boundary), candidates from every root picked together; a
+    /// root naming a transcript directory (`…/sessions`) is that directory alone.
     fn discover(&self, env: &StoreEnv) -> Discovery {
         let mut found = Discovery::default();
-        if let Some(root) = env.deja_root(ID) {
-            if root.file_name().is_some_and(|n| n == "sessions") {
-                // Pointed at a transcript directory: that directory alone.
-                if found.looked_at(&root) {
-                    let mut cands = Vec::new();
-                    jsonl_in(&root, 0, &mut cands);
-                    found.sources = cands.into_iter().map(|c| c.src).collect();
-                }
-                return found;
-            }
-            found.sources = pick(collect(&[root], &mut found));
-            return found;
+        let mut roots = INFO.store.roots_of(ID, "", env);
+        if ["REASONIX_HOME", "REASONIX_STATE_HOME"].iter().all(|v| env.var(v).is_none()) {
+            roots.extend(INFO.store.roots_of(ID, "legacy", env));
         }
-        let mut roots = vec![state_root(env)];
-        roots.extend(legacy_roots(env));
         let mut seen = HashSet::new();
         roots.retain(|r| seen.insert(r.clone()));
-        found.sources = pick(collect(&roots, &mut found));
+        let (dirs, homes): (Vec<PathBuf>, Vec<PathBuf>) = roots.into_iter().partition(|r| r.file_name().is_some_and(|n| n == "sessions"));
+        let mut cands = Vec::new();
+        for dir in &dirs {
+            if found.looked_at(dir) {
+                jsonl_in(dir, 0, &mut cands);
+            }
+        }
+        found.sources = cands.into_iter().map(|c| c.src).collect();
+        let picked = pick(collect(&homes, &mut found));
+        found.sources.extend(picked);
         Discovery::sort_sources(&mut found.sources);
         found
     }
@@ -193,19 +206,6 @@ fn default_root(env: &StoreEnv) -> PathBuf {
     }
 }
 
-/// `<state>`: `REASONIX_STATE_HOME`, else `REASONIX_HOME`, else `[storage] state` in
-/// `<home>/config.toml`, else the default.
-pub fn state_root(env: &StoreEnv) -> PathBuf {
-    if let Some(p) = env.path_var("REASONIX_STATE_HOME").or_else(|| env.path_var("REASONIX_HOME")) {
-        return p;
-    }
-    let home = default_root(env);
-    match std::fs::read_to_string(home.join("config.toml")).ok().and_then(|t| storage_state(&t)) {
-        Some(state) => env.expand(&state),
-        None => home,
-    }
-}
-
 /// `state` in the `[storage]` table of a config.toml (a basic or literal string). A
 /// small reader instead of a TOML parser: only this one key matters here.
 pub fn storage_state(toml: &str) -> Option<String> {
@@ -232,21 +232,6 @@ pub fn storage_state(toml: &str) -> Option<String> {
         return (!s.is_empty()).then_some(s);
     }
     None
-}
-
-/// The legacy roots, read while present unless a relocation variable is set.
-fn legacy_roots(env: &StoreEnv) -> Vec<PathBuf> {
-    if ["REASONIX_HOME", "REASONIX_STATE_HOME"].iter().any(|v| env.var(v).is_some()) {
-        return Vec::new();
-    }
-    if cfg!(windows) {
-        return vec![env.home().join(".reasonix")];
-    }
-    vec![
-        env.home().join("Library/Application Support/reasonix"),
-        env.xdg_config_home().join("reasonix"),
-        env.home().join(".config/reasonix"),
-    ]
 }
 
 /// Which store a candidate came from; a lower rank wins for one session id.
@@ -280,8 +265,7 @@ fn is_transcript_name(name: &str) -> bool {
 /// The transcripts directly in one `sessions` directory (the `subagents/` tree and dot
 /// directories are never entered).
 fn jsonl_in(dir: &Path, root: usize, out: &mut Vec<Candidate>) {
-    let Some(entries) = deja_core::discover::read_dir(dir) else { return };
-    for entry in entries.flatten() {
+    for entry in deja_core::discover::list(dir) {
         // A name that is not UTF-8 is matched under its lossy form, not skipped.
         let os_name = entry.file_name();
         let name = os_name.to_string_lossy();
@@ -306,8 +290,7 @@ fn jsonl_in(dir: &Path, root: usize, out: &mut Vec<Candidate>) {
 
 /// The session directories of one 1.x store (`sessions-v4/`, `desktop-sessions-v5/by-id/`).
 fn frames_in(dir: &Path, store: Store, root: usize, out: &mut Vec<Candidate>) {
-    let Some(entries) = deja_core::discover::read_dir(dir) else { return };
-    for entry in entries.flatten().filter(is_dir_entry) {
+    for entry in deja_core::discover::list(dir).into_iter().filter(is_dir_entry) {
         if entry.file_name().to_str().is_none_or(|n| n.starts_with('.')) {
             continue;
         }
@@ -342,13 +325,9 @@ fn collect(roots: &[PathBuf], found: &mut Discovery) -> (Vec<Candidate>, HashSet
         frames_in(&root.join("desktop-sessions-v5/by-id"), Store::Desktop, i, &mut cands);
         frames_in(&root.join("sessions-v4"), Store::V4, i, &mut cands);
         jsonl_in(&root.join("sessions"), i, &mut cands);
-        if let Some(projects) = deja_core::discover::read_dir(&root.join("projects")) {
-            let mut dirs: Vec<PathBuf> = projects.flatten().filter(is_dir_entry).map(|e| e.path()).collect();
-            dirs.sort();
-            for project in dirs {
-                frames_in(&project.join("sessions-v4"), Store::V4, i, &mut cands);
-                jsonl_in(&project.join("sessions"), i, &mut cands);
-            }
+        for project in deja_core::discover::subdirs(&root.join("projects")) {
+            frames_in(&project.join("sessions-v4"), Store::V4, i, &mut cands);
+            jsonl_in(&project.join("sessions"), i, &mut cands);
         }
         let state = root.join("desktop/workspace-state-v1.json");
         if let Some(doc) = read_json(&state) {

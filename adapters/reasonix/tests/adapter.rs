@@ -7,21 +7,16 @@ mod frames;
 use std::path::{Path, PathBuf};
 
 use deja_adapter_reasonix::{storage_state, ReasonixFormat};
+use deja_core::testkit::session as by_id;
 use deja_core::{ExitStatus, FileAction, HarnessFormat, ParseOptions, Role, Session, StoreEnv};
 
 deja_core::conformance!(
     ReasonixFormat,
-    relocate "DEJA_REASONIX_ROOT" => ".reasonix",
-    relocate "REASONIX_STATE_HOME" => ".reasonix",
-    relocate "REASONIX_HOME" => ".reasonix",
-    relocate "XDG_CONFIG_HOME" => ".config",
-    // Moves the state root on Windows only; on the OS the kit runs on it moves nothing.
-    switch "APPDATA",
     wires "REASONIX_HOME" => ".reasonix"
 );
 
 fn fixture_home() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home")
+    deja_core::fixture_home!()
 }
 
 fn sessions_with(opts: &ParseOptions) -> Vec<Session> {
@@ -30,10 +25,6 @@ fn sessions_with(opts: &ParseOptions) -> Vec<Session> {
 
 fn sessions() -> Vec<Session> {
     sessions_with(&ParseOptions::default())
-}
-
-fn by_id<'a>(all: &'a [Session], id: &str) -> &'a Session {
-    all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("session {id}"))
 }
 
 fn rel_sources(env: &StoreEnv, home: &Path) -> Vec<String> {

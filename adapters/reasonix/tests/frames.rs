@@ -6,8 +6,6 @@
 //! (The comparison is by decoded records, so a zstd release that compresses differently
 //! does not fail it.)
 
-use std::path::Path;
-
 use base64::Engine;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
@@ -517,7 +515,7 @@ pub const RELEASE_1_38_11: &str = ".reasonix/projects/-home-dev-projects-shop/se
 
 #[test]
 fn frames_fixtures_match_their_description() {
-    let home = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home");
+    let home = deja_core::fixture_home!();
     let write = std::env::var("DEJA_WRITE_FRAMES").is_ok_and(|v| v == "1");
     let mut all: Vec<(&str, Vec<u8>)> = fixtures().into_iter().map(|(rel, batches)| (rel, build(&batches))).collect();
     all.push((RELEASE_1_38_11, build_v1_38(&release_1_38_11())));

@@ -14,9 +14,8 @@
 //!   then that directory (a leading `~` expanded) and not the global storage;
 //! * the CLI's mock storage `~/.vscode-mock/global-storage` (`DEJA_ROO_CLI_ROOT` moves it).
 //!
-//! `DEJA_ROO_ROOTS` (a path list of roots, each holding `tasks/`) replaces all of them, and
-//! `DEJA_ROO_ROOT` names one sessions root — the `tasks` directory the task folders sit in —
-//! and replaces everything else. A task id found under two roots is read once (the most
+//! `DEJA_ROO_ROOT` and the path list `DEJA_ROO_ROOTS` replace the editor roots, each a
+//! root holding `tasks/` or the `tasks` directory itself. A task id found under two roots is read once (the most
 //! recently written copy).
 //!
 //! The dialect: Roo's tool vocabulary (`execute_command`, `read_file`, `apply_diff`,
@@ -30,14 +29,12 @@
 
 use std::path::{Path, PathBuf};
 
-use deja_core::family::cline_tasks::{
-    self, editor_user_dir, legacy_sources, newest_generation_per_task, path_list, task_dir_sources, ClineDialect, EDITOR_HOSTS,
-    TASK_INJECTED,
-};
+use deja_core::family::cline_tasks::{self, legacy_sources, newest_generation_per_task, task_dir_sources, ClineDialect, TASK_INJECTED};
 use deja_core::launch::{Handoff, Launch, Resume};
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, Os, ParseOptions, ParseStats, SessionSink, SourceRef,
-    StoreEnv, StorePath, ToolMap,
+    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, ParseOptions, ParseStats, SessionSink, SourceRef,
+    StoreEnv, ToolMap,
 };
 
 mod wiring;
@@ -72,24 +69,25 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Roo Code",
     container: "whole-file JSON per task (Cline's legacy shape) + history_item.json",
-    stores: &[
-        StorePath {
-            os: Os::MacOs,
-            path: "~/Library/Application Support/<host>/User/globalStorage/rooveterinaryinc.roo-cline/tasks/<taskId>/api_conversation_history.json",
+    store: StoreSpec::new(&[
+        // The extension's folder under every editor host's globalStorage (or the host's
+        // `roo-cline.customStoragePath`).
+        Store {
+            name: "",
+            roots: &[
+                Root::linux("${XDG_CONFIG_HOME:-~/.config}/{Code,Code - Insiders,VSCodium,Cursor,Windsurf}/User/globalStorage/rooveterinaryinc.roo-cline"),
+                Root::macos("~/Library/Application Support/{Code,Code - Insiders,VSCodium,Cursor,Windsurf}/User/globalStorage/rooveterinaryinc.roo-cline"),
+                Root::windows("${APPDATA:-~/AppData/Roaming}/{Code,Code - Insiders,VSCodium,Cursor,Windsurf}/User/globalStorage/rooveterinaryinc.roo-cline"),
+            ],
+            layout: Layout::Custom { shape: "tasks/<taskId>/api_conversation_history.json", walk: Some(walk_extension) },
         },
-        StorePath {
-            os: Os::Windows,
-            path: "%APPDATA%\\<host>\\User\\globalStorage\\rooveterinaryinc.roo-cline\\tasks\\<taskId>\\api_conversation_history.json",
+        // The CLI's mock VS Code storage.
+        Store {
+            name: "cli",
+            roots: &[Root::any("~/.vscode-mock/global-storage")],
+            layout: Layout::Custom { shape: "tasks/<taskId>/api_conversation_history.json", walk: Some(walk_extension) },
         },
-        StorePath {
-            os: Os::Linux,
-            path: "${XDG_CONFIG_HOME:-~/.config}/<host>/User/globalStorage/rooveterinaryinc.roo-cline/tasks/<taskId>/api_conversation_history.json",
-        },
-        StorePath { os: Os::Any, path: "~/.vscode-mock/global-storage/tasks/<taskId>/api_conversation_history.json (the CLI)" },
-        StorePath { os: Os::Any, path: "<roo-cline.customStoragePath>/tasks/<taskId>/api_conversation_history.json" },
-    ],
-    env_vars: &["XDG_CONFIG_HOME", "APPDATA"],
-    deja_vars: &["DEJA_ROO_ROOT", "DEJA_ROO_ROOTS", "DEJA_ROO_CLI_ROOT"],
+    ]),
     needs: &[],
     format_summary: "Roo Code keeps one folder per task, `tasks/<taskId>/`, in the extension's global storage of each \
         editor host (or the folder the `roo-cline.customStoragePath` setting names, or the CLI's \
@@ -113,6 +111,33 @@ static INFO: HarnessInfo = HarnessInfo {
     launch: Launch { resume: Resume::Unsupported("no CLI reopens a task by id; only the extension's history UI"), handoff: Handoff::Paste("an editor extension with no start-with-prompt command") },
 };
 
+/// One extension root: where the host's `roo-cline.customStoragePath` moves it, its
+/// `tasks/`; a root naming the tasks folder itself is read as one.
+fn walk_extension(root: &Path, env: &StoreEnv, found: &mut Discovery) {
+    let root = storage_dir(root, env);
+    if root.join("tasks").is_dir() {
+        found.sources.extend(legacy_sources(&root));
+    } else {
+        found.sources.extend(task_dir_sources(&root, None));
+    }
+}
+
+/// A host's extension folder (`<User>/globalStorage/rooveterinaryinc.roo-cline`), or
+/// the custom storage path the host's user `settings.json` names instead.
+pub(crate) fn storage_dir(root: &Path, env: &StoreEnv) -> PathBuf {
+    let user = root.parent().filter(|g| g.file_name().is_some_and(|n| n == "globalStorage")).and_then(Path::parent);
+    match (root.file_name().is_some_and(|n| n == EXTENSION_ID), user) {
+        (true, Some(user)) => custom_storage_path(env, &user.join("settings.json")).unwrap_or_else(|| root.to_path_buf()),
+        _ => root.to_path_buf(),
+    }
+}
+
+/// Every root of both stores, where the host's settings put it.
+pub(crate) fn storage_roots(env: &StoreEnv) -> Vec<PathBuf> {
+    let roots = INFO.store.stores.iter().flat_map(|s| INFO.store.roots(ID, s, env));
+    roots.map(|r| storage_dir(&r, env)).collect()
+}
+
 impl HarnessFormat for RooFormat {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
@@ -122,21 +147,10 @@ impl HarnessFormat for RooFormat {
         Some(&wiring::RooWiring)
     }
 
+    /// The spec's stores, then one source per task (its newest generation).
     fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let mut sources = Vec::new();
-        if let Some(tasks) = env.deja_root(ID) {
-            if found.looked_at(&tasks) {
-                sources.extend(task_dir_sources(&tasks, None));
-            }
-        } else {
-            for root in roots(env) {
-                if found.looked_at(&root) {
-                    sources.extend(legacy_sources(&root));
-                }
-            }
-        }
-        found.sources = newest_generation_per_task(sources);
+        let mut found = deja_core::store::discover(ID, &INFO.store, env);
+        found.sources = newest_generation_per_task(std::mem::take(&mut found.sources));
         Discovery::sort_sources(&mut found.sources);
         found
     }
@@ -144,24 +158,6 @@ impl HarnessFormat for RooFormat {
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
         cline_tasks::parse(&DIALECT, src, opts, out)
     }
-}
-
-/// `DEJA_ROO_ROOTS`, else each host's custom storage path or global storage, then the
-/// CLI's mock storage.
-fn roots(env: &StoreEnv) -> Vec<PathBuf> {
-    if let Some(list) = path_list(env, "DEJA_ROO_ROOTS") {
-        return list;
-    }
-    let mut roots: Vec<PathBuf> = EDITOR_HOSTS
-        .iter()
-        .map(|host| {
-            let user = editor_user_dir(env, host);
-            custom_storage_path(env, &user.join("settings.json")).unwrap_or_else(|| user.join("globalStorage").join(EXTENSION_ID))
-        })
-        .collect();
-    roots.push(env.path_var("DEJA_ROO_CLI_ROOT").unwrap_or_else(|| env.home().join(".vscode-mock").join("global-storage")));
-    roots.dedup();
-    roots
 }
 
 /// `roo-cline.customStoragePath` from a host's user `settings.json` (JSONC), `~` expanded.

@@ -24,7 +24,7 @@ pub struct RooWiring;
 
 /// The Roo roots found on this machine, else VS Code's.
 fn mcp_roots(env: &StoreEnv) -> Vec<PathBuf> {
-    let found: Vec<PathBuf> = super::roots(env).into_iter().filter(|r| r.is_dir()).collect();
+    let found: Vec<PathBuf> = super::storage_roots(env).into_iter().filter(|r| r.is_dir()).collect();
     if found.is_empty() {
         global_storage_roots(env, super::EXTENSION_ID).into_iter().take(1).collect()
     } else {
@@ -38,7 +38,7 @@ impl Wiring for RooWiring {
     }
 
     fn present(&self, env: &StoreEnv) -> bool {
-        super::roots(env).iter().any(|r| r.is_dir()) || env.home().join(".roo").is_dir()
+        super::storage_roots(env).iter().any(|r| r.is_dir()) || env.home().join(".roo").is_dir()
     }
 
     fn plain(&self, cx: &WireContext) -> Vec<Edit> {

@@ -2,36 +2,25 @@
 //! every source in `tests/fixtures/home/`, arbitrary bytes, mutated fixtures, store
 //! overrides), then the rules that matter most for Roo's task store.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use deja_adapter_roo::{strip_jsonc, RooFormat};
+use deja_core::testkit::session;
 use deja_core::{HarnessFormat, ParseOptions, Role, Session, StoreEnv, Timestamp};
 
 deja_core::conformance!(
     RooFormat,
+    // A root naming the tasks folder itself is read as one.
     relocate "DEJA_ROO_ROOT" => ".config/Code/User/globalStorage/rooveterinaryinc.roo-cline/tasks",
-    relocate "DEJA_ROO_ROOTS" => ".config/Code/User/globalStorage/rooveterinaryinc.roo-cline",
-    relocate "DEJA_ROO_CLI_ROOT" => ".vscode-mock/global-storage",
-    relocate "XDG_CONFIG_HOME" => ".config",
-    // Moves the editor roots on Windows only; on the OS the kit runs on it moves nothing.
-    switch "APPDATA",
     wires "XDG_CONFIG_HOME" => ".config"
 );
 
 fn home() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home")
+    deja_core::fixture_home!()
 }
 
 fn parse_all(opts: &ParseOptions) -> Vec<Session> {
-    let mut out = Vec::new();
-    for src in RooFormat.discover(&StoreEnv::with_home(home())).sources {
-        let _ = RooFormat.parse(&src, opts, &mut out);
-    }
-    out
-}
-
-fn session<'s>(all: &'s [Session], id: &str) -> &'s Session {
-    all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("no session {id}"))
+    deja_core::testkit::read_readable(&RooFormat, &StoreEnv::with_home(home()), opts)
 }
 
 fn roles(s: &Session) -> Vec<Role> {

@@ -21,15 +21,16 @@
 
 mod wiring;
 
-use std::path::PathBuf;
+use std::path::Path;
 
 use deja_core::family::pi_jsonl::{self, PiDialect, MAX_WALK_DEPTH};
 use deja_core::family::pi_synth::{PiLayout, PiSynth};
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::SynthWriter;
 use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, SessionSink,
-    SourceRef, StoreEnv, StorePath, ToolMap,
+    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, SessionSink,
+    SourceRef, StoreEnv, ToolMap,
 };
 
 const ID: &str = "senpi";
@@ -55,12 +56,12 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Senpi",
     container: "JSONL, one append-only file per session (pi's format)",
-    stores: &[
-        StorePath { os: Os::Any, path: "~/.senpi/agent/sessions/<encoded-cwd>/<session>.jsonl" },
-        StorePath { os: Os::Any, path: "$SENPI_CODING_AGENT_DIR/sessions/<encoded-cwd>/<session>.jsonl" },
-    ],
-    env_vars: &["SENPI_CODING_AGENT_DIR"],
-    deja_vars: &["DEJA_SENPI_ROOT", "DEJA_INCLUDE_SUBAGENTS"],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        roots: &[Root::any("${SENPI_CODING_AGENT_DIR:-~/.senpi/agent}/sessions")],
+        layout: Layout::Custom { shape: "<encoded-cwd>/<session>.jsonl", walk: Some(walk_sessions) },
+    }])
+    .deja_vars(&["DEJA_INCLUDE_SUBAGENTS"]),
     needs: &[],
     format_summary: "Senpi writes pi's session JSONL: a `session` header (id, cwd, optional title), then `message` entries \
         chained by `id`/`parentId` with user text, assistant text, thinking and `toolCall` blocks, and `toolResult` \
@@ -83,6 +84,12 @@ static INFO: HarnessInfo = HarnessInfo {
     },
 };
 
+/// The transcripts under the sessions root (sub-agent pass files only with
+/// `DEJA_INCLUDE_SUBAGENTS` on).
+fn walk_sessions(root: &Path, env: &StoreEnv, found: &mut Discovery) {
+    found.sources.extend(pi_jsonl::sessions_under(&DIALECT, root, MAX_WALK_DEPTH, env.include_subagents()));
+}
+
 impl HarnessFormat for SenpiFormat {
     fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
         Some(&wiring::SenpiWiring)
@@ -92,12 +99,6 @@ impl HarnessFormat for SenpiFormat {
         &INFO
     }
 
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        pi_jsonl::discover_sessions(&DIALECT, &sessions_root(env), MAX_WALK_DEPTH, env.include_subagents(), &mut found);
-        found
-    }
-
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
         pi_jsonl::parse(&DIALECT, src, opts, out)
     }
@@ -105,14 +106,6 @@ impl HarnessFormat for SenpiFormat {
     fn synthetic(&self) -> Option<&dyn SynthWriter> {
         Some(&SYNTH)
     }
-}
-
-/// `DEJA_SENPI_ROOT`, else `$SENPI_CODING_AGENT_DIR/sessions` (`~` expanded), else
-/// `~/.senpi/agent/sessions`.
-fn sessions_root(env: &StoreEnv) -> PathBuf {
-    env.deja_root(ID)
-        .or_else(|| env.path_var("SENPI_CODING_AGENT_DIR").map(|d| d.join("sessions")))
-        .unwrap_or_else(|| env.home().join(".senpi/agent/sessions"))
 }
 
 /// The synthetic writer: Senpi outside code mode: pi's `--<cwd>--` directories, file names and `bash` tool

@@ -15,7 +15,7 @@ pub struct SenpiWiring;
 
 /// `${SENPI_CODING_AGENT_DIR:-~/.senpi/agent}`.
 fn agent_dir(env: &StoreEnv) -> PathBuf {
-    env.path_var("SENPI_CODING_AGENT_DIR").unwrap_or_else(|| env.home().join(".senpi/agent"))
+    crate::INFO.store.dir_of(env, "SENPI_CODING_AGENT_DIR")
 }
 
 impl Wiring for SenpiWiring {

@@ -2,33 +2,22 @@
 //! of every source in `tests/fixtures/home/`, arbitrary bytes, mutated fixtures, store
 //! overrides), then the rules that matter most for Senpi.
 
-use std::path::Path;
-
 use deja_adapter_senpi::SenpiFormat;
+use deja_core::testkit::session;
 use deja_core::{ExitStatus, FileAction, HarnessFormat, ParseOptions, Role, Session, StoreEnv};
 
 deja_core::conformance!(
     SenpiFormat,
-    relocate "DEJA_SENPI_ROOT" => ".senpi/agent/sessions",
-    relocate "SENPI_CODING_AGENT_DIR" => ".senpi/agent",
     switch "DEJA_INCLUDE_SUBAGENTS",
     wires "SENPI_CODING_AGENT_DIR" => ".senpi/agent"
 );
 
 fn home() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home")
+    deja_core::fixture_home!()
 }
 
 fn sessions(env: &StoreEnv) -> Vec<Session> {
-    let mut out = Vec::new();
-    for src in SenpiFormat.discover(env).sources {
-        SenpiFormat.parse(&src, &ParseOptions::default(), &mut out).expect("a fixture parses");
-    }
-    out
-}
-
-fn session<'a>(all: &'a [Session], id: &str) -> &'a Session {
-    all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("session {id}"))
+    deja_core::testkit::read_all(&SenpiFormat, env, &ParseOptions::default())
 }
 
 fn command(t: &deja_core::Turn) -> Option<&str> {

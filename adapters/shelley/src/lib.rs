@@ -29,14 +29,14 @@
 //! with a different row state, are re-read, each whole.
 
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
 
 use deja_core::family::json_docs::{first_str, guessed_call_turn, json_arg};
 use deja_core::launch::{Handoff, Launch, Resume};
-use deja_core::sqlite::{self, RowCursor, Snapshot};
+use deja_core::sqlite::{self, RowCursor};
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, Role,
-    SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, Turn,
+    Capabilities, Capability, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, Role, SessionBuilder,
+    SessionSink, SourceRef, Timestamp, Turn,
 };
 use rusqlite::Connection;
 use serde_json::Value;
@@ -53,9 +53,7 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Shelley",
     container: "SQLite, one database for every conversation: conversations and messages rows, Go-struct JSON payloads",
-    stores: &[StorePath { os: Os::Any, path: "~/.config/shelley/shelley.db" }],
-    env_vars: &[],
-    deja_vars: &["DEJA_SHELLEY_ROOT", "DEJA_SHELLEY_DB"],
+    store: StoreSpec::new(&[Store { name: "", roots: &[Root::any("~/.config/shelley")], layout: Layout::Database(DB_NAME) }]),
     needs: &[],
     format_summary: "Shelley keeps every conversation in one SQLite database, `~/.config/shelley/shelley.db`: a \
         `conversations` row (slug, cwd, `parent_conversation_id`, `user_initiated`) and `messages` rows in \
@@ -80,24 +78,9 @@ impl HarnessFormat for ShelleyFormat {
         &INFO
     }
 
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let db = db_path(env);
-        sqlite::discover_database(&mut found, &db);
-        found
-    }
-
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
         parse_db(src, opts, out)
     }
-}
-
-/// `DEJA_SHELLEY_DB`, else `DEJA_SHELLEY_ROOT/shelley.db`, else `~/.config/shelley/shelley.db`.
-fn db_path(env: &StoreEnv) -> PathBuf {
-    if let Some(p) = env.path_var("DEJA_SHELLEY_DB") {
-        return if p.is_dir() { p.join(DB_NAME) } else { p };
-    }
-    env.deja_root(ID).unwrap_or_else(|| env.home().join(".config/shelley")).join(DB_NAME)
 }
 
 /// `(updated ms, message rows, payload bytes)` of one conversation.
@@ -114,10 +97,9 @@ struct Conversation {
 
 fn parse_db(src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
     let db = src.path.as_path();
-    let snapshot = Snapshot::open(db)?;
-    let conn = snapshot.conn();
-    let mut stats = ParseStats { bytes_read: snapshot.bytes, ..ParseStats::default() };
-    let sql_err = |e: rusqlite::Error| FormatError::corrupt(db, format!("query failed (schema changed?): {e}"));
+    let (store, mut stats) = sqlite::Db::open(src)?;
+    let conn = store.conn();
+    let sql_err = |e: rusqlite::Error| store.err(e);
     let message_cols = sqlite::table_columns(conn, "messages").map_err(sql_err)?;
     if sqlite::table_columns(conn, "conversations").map_err(sql_err)?.is_empty()
         || !["conversation_id", "llm_data"].iter().all(|c| message_cols.iter().any(|x| x == c))

@@ -8,16 +8,11 @@ use deja_adapter_shelley::ShelleyFormat;
 use deja_core::testkit::materialize_home;
 use deja_core::{Edit, FileAction, FileTouch, HarnessFormat, ParseOptions, ParseStats, Role, Session, SourceRef, StoreEnv};
 
-deja_core::conformance!(
-    ShelleyFormat,
-    relocate "DEJA_SHELLEY_ROOT" => ".config/shelley",
-    // A directory in DEJA_SHELLEY_DB means the shelley.db in it; the file form is tested below.
-    relocate "DEJA_SHELLEY_DB" => ".config/shelley"
-);
+deja_core::conformance!(ShelleyFormat);
 
 fn fixture_home() -> (tempfile::TempDir, Vec<rusqlite::Connection>) {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let writers = materialize_home(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home"), tmp.path()).expect("fixture home");
+    let writers = materialize_home(&deja_core::fixture_home!(), tmp.path()).expect("fixture home");
     (tmp, writers)
 }
 

@@ -28,17 +28,18 @@
 
 mod wiring;
 
-use std::path::PathBuf;
+use std::path::Path;
 
 use deja_core::family::codex_rollout::{self, CodexDialect, RolloutStore, Speech};
 use deja_core::family::codex_synth::{RolloutLayout, RolloutSynth};
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::model::SessionMeta;
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::work::ToolMap;
 use deja_core::SynthWriter;
 use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, SessionSink,
-    SourceRef, StoreEnv, StorePath,
+    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, SessionSink,
+    SourceRef, StoreEnv,
 };
 
 const ID: &str = "trae";
@@ -52,14 +53,14 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "TRAE CLI",
     container: "Codex rollout JSONL (one per thread, optionally zstd) + history.jsonl",
-    stores: &[
-        StorePath { os: Os::Any, path: "~/.trae/cli/sessions/YYYY/MM/DD/rollout-*.jsonl" },
-        StorePath { os: Os::Any, path: "~/.trae/cli/sessions/YYYY/MM/DD/rollout-*.jsonl.zst" },
-        StorePath { os: Os::Any, path: "~/.trae/cli/archived_sessions/rollout-*.jsonl[.zst]" },
-        StorePath { os: Os::Any, path: "~/.trae/cli/history.jsonl" },
-    ],
-    env_vars: &["TRAECLI_HOME", "TRAE_HOME"],
-    deja_vars: &["DEJA_TRAE_ROOT"],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        roots: &[Root::any("${TRAECLI_HOME:-${TRAE_HOME:-~/.trae}/cli}/sessions")],
+        layout: Layout::Custom {
+            shape: "YYYY/MM/DD/rollout-*.jsonl[.zst], ../archived_sessions/rollout-*.jsonl[.zst], ../history.jsonl",
+            walk: Some(walk_rollouts),
+        },
+    }]),
     needs: &[],
     format_summary: "TRAE CLI 2.0 writes Codex rollouts (`{timestamp, type, payload}` lines: `session_meta`, \
         `turn_context`, `response_item`, `event_msg`) plus its own `history_mutation` records, one append-only file per \
@@ -114,16 +115,13 @@ pub static DIALECT: CodexDialect = CodexDialect {
     titles: None,
 };
 
-/// The sessions root: `DEJA_TRAE_ROOT`, else `$TRAECLI_HOME/sessions`, else
-/// `${TRAE_HOME:-~/.trae}/cli/sessions`. Archived rollouts and `history.jsonl` sit beside
-/// it.
-pub fn sessions_root(env: &StoreEnv) -> PathBuf {
-    env.deja_root(ID).unwrap_or_else(|| {
-        let cli = env
-            .path_var("TRAECLI_HOME")
-            .unwrap_or_else(|| env.path_var("TRAE_HOME").unwrap_or_else(|| env.home().join(".trae")).join("cli"));
-        cli.join("sessions")
-    })
+/// The rollouts (compressed too) of the sessions root and of `archived_sessions/` beside
+/// it, and the history file.
+fn walk_rollouts(root: &Path, _env: &StoreEnv, found: &mut Discovery) {
+    let d = RolloutStore::at(root.to_path_buf()).with_compressed().discover();
+    found.sources.extend(d.sources);
+    // The sessions root is looked at already; the archive beside it is reported here.
+    found.roots.extend(d.roots.into_iter().filter(|(p, _)| p != root));
 }
 
 impl HarnessFormat for TraeFormat {
@@ -133,10 +131,6 @@ impl HarnessFormat for TraeFormat {
 
     fn info(&self) -> &'static HarnessInfo {
         &INFO
-    }
-
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        RolloutStore::at(sessions_root(env)).with_compressed().discover()
     }
 
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {

@@ -22,12 +22,12 @@ pub struct TraeWiring;
 
 /// `${TRAE_HOME:-~/.trae}`.
 fn trae_home(env: &StoreEnv) -> PathBuf {
-    env.path_var("TRAE_HOME").unwrap_or_else(|| env.home().join(".trae"))
+    crate::INFO.store.dir_of(env, "TRAE_HOME")
 }
 
 /// `${TRAECLI_HOME:-<trae home>/cli}`.
 fn cli_home(env: &StoreEnv) -> PathBuf {
-    env.path_var("TRAECLI_HOME").unwrap_or_else(|| trae_home(env).join("cli"))
+    crate::INFO.store.dir_of(env, "TRAECLI_HOME")
 }
 
 impl Wiring for TraeWiring {

@@ -1,34 +1,22 @@
 //! Every test of deja-adapter-trae, in one test binary: the conformance kit, then the
 //! rules that matter most for TRAE's reading of Codex rollouts.
 
-use std::path::Path;
-
 use deja_adapter_trae::TraeFormat;
+use deja_core::testkit::session;
 use deja_core::{ExitStatus, HarnessFormat, ParseOptions, Role, Session, SourceRef, StoreEnv};
 
 deja_core::conformance!(
     TraeFormat,
-    relocate "DEJA_TRAE_ROOT" => ".trae/cli/sessions",
-    relocate "TRAECLI_HOME" => ".trae/cli",
-    relocate "TRAE_HOME" => ".trae",
     wires "TRAE_HOME" => ".trae",
     wires "TRAECLI_HOME" => ".trae/cli"
 );
 
 fn home() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home")
+    deja_core::fixture_home!()
 }
 
 fn fixture_sessions(opts: &ParseOptions) -> Vec<Session> {
-    let mut out = Vec::new();
-    for src in TraeFormat.discover(&StoreEnv::with_home(home())).sources {
-        TraeFormat.parse(&src, opts, &mut out).expect("a fixture parses");
-    }
-    out
-}
-
-fn session<'a>(sessions: &'a [Session], id: &str) -> &'a Session {
-    sessions.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("session {id}"))
+    deja_core::testkit::read_all(&TraeFormat, &StoreEnv::with_home(home()), opts)
 }
 
 fn texts(s: &Session, role: Role) -> Vec<&str> {

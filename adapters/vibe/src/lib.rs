@@ -59,13 +59,14 @@ mod wiring;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use deja_core::discover::{find_files, is_dir_entry};
+use deja_core::discover::{find_files, subdirs};
 use deja_core::family::json_docs::{call_turn, first_str, json_arg, text_blocks, ToolKeys, COMMON_KEYS};
 use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::read::{at, for_each_json_line, for_each_source_line, parse_json_document, read_source, str_at};
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, ExitStatus, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats,
-    Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolMap, Turn,
+    Capabilities, Capability, Discovery, ExitStatus, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, Role,
+    SessionBuilder, SessionSink, SourceRef, StoreEnv, Timestamp, ToolMap, Turn,
 };
 use serde_json::Value;
 
@@ -97,12 +98,11 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Mistral Vibe",
     container: "session directory: snapshots + chunks + hash-chained JSONL journal (3.0); older: messages.jsonl + meta.json",
-    stores: &[
-        StorePath { os: Os::Any, path: "~/.vibe/logs/session/unified/<session-id>/" },
-        StorePath { os: Os::Any, path: "~/.vibe/logs/session/<session-dir>/messages.jsonl" },
-    ],
-    env_vars: &["VIBE_HOME"],
-    deja_vars: &["DEJA_VIBE_ROOT"],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        roots: &[Root::any("${VIBE_HOME:-~/.vibe}/logs/session")],
+        layout: Layout::Custom { shape: "unified/<session-id>/, <session-dir>/messages.jsonl", walk: Some(walk_sessions) },
+    }]),
     needs: &[],
     format_summary: "Mistral Vibe 3.0 keeps each session in `~/.vibe/logs/session/unified/<id>/`: `meta.json`, `CURRENT` \
         naming the newest snapshot generation, snapshot files whose large values are content-addressed chunks, and an \
@@ -119,6 +119,31 @@ static INFO: HarnessInfo = HarnessInfo {
     launch: Launch { resume: Resume::Unknown, handoff: Handoff::Paste("no start-with-prompt command is known") },
 };
 
+/// The sessions under the root: each `unified/<session-id>/` directory, the older
+/// session directories beside it, and a legacy top-level log.
+fn walk_sessions(root: &Path, _env: &StoreEnv, found: &mut Discovery) {
+    for dir in subdirs(&root.join("unified")) {
+        if let Some(src) = unified_source(&dir) {
+            found.sources.push(src);
+        }
+    }
+    // Older session directories sit beside `unified/` and `plugins/`; neither is walked
+    // (a unified session holds many chunk files, and plugins are not transcript).
+    for dir in subdirs(root) {
+        if dir.file_name().is_some_and(|n| n == "unified" || n == "plugins") {
+            continue;
+        }
+        for path in find_files(&dir, 5, &|name| name == "messages.jsonl") {
+            let meta = path.with_file_name("meta.json");
+            found.sources.push(SourceRef::file(path).append_only().with_part(meta));
+        }
+    }
+    let legacy_top = root.join("messages.jsonl");
+    if legacy_top.is_file() {
+        found.sources.push(SourceRef::file(&legacy_top).append_only().with_part(root.join("meta.json")));
+    }
+}
+
 impl HarnessFormat for VibeFormat {
     fn wiring(&self) -> Option<&'static dyn deja_core::wire::Wiring> {
         Some(&wiring::VibeWiring)
@@ -128,41 +153,6 @@ impl HarnessFormat for VibeFormat {
         &INFO
     }
 
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let root = sessions_root(env);
-        if !found.looked_at(&root) {
-            return found;
-        }
-        let unified = root.join("unified");
-        if let Ok(entries) = std::fs::read_dir(&unified) {
-            for entry in entries.flatten().filter(is_dir_entry) {
-                if let Some(src) = unified_source(&entry.path()) {
-                    found.sources.push(src);
-                }
-            }
-        }
-        // Older session directories sit beside `unified/` and `plugins/`; neither is walked
-        // (a unified session holds many chunk files, and plugins are not transcript).
-        if let Ok(entries) = std::fs::read_dir(&root) {
-            for entry in entries.flatten().filter(is_dir_entry) {
-                if matches!(entry.file_name().to_str(), Some("unified" | "plugins")) {
-                    continue;
-                }
-                for path in find_files(&entry.path(), 5, &|name| name == "messages.jsonl") {
-                    let meta = path.with_file_name("meta.json");
-                    found.sources.push(SourceRef::file(path).append_only().with_part(meta));
-                }
-            }
-        }
-        let legacy_top = root.join("messages.jsonl");
-        if legacy_top.is_file() {
-            found.sources.push(SourceRef::file(&legacy_top).append_only().with_part(root.join("meta.json")));
-        }
-        Discovery::sort_sources(&mut found.sources);
-        found
-    }
-
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
         if src.path.file_name().is_some_and(|n| n == "messages.jsonl") {
             parse_messages(src, opts, out)
@@ -170,11 +160,6 @@ impl HarnessFormat for VibeFormat {
             parse_unified(src, out)
         }
     }
-}
-
-/// `DEJA_VIBE_ROOT`, else `${VIBE_HOME:-~/.vibe}/logs/session`.
-fn sessions_root(env: &StoreEnv) -> PathBuf {
-    env.deja_root(ID).unwrap_or_else(|| env.path_var("VIBE_HOME").unwrap_or_else(|| env.home().join(".vibe")).join("logs/session"))
 }
 
 /// One unified session directory as a source: `CURRENT` (else `meta.json`), with every

@@ -18,7 +18,7 @@ pub struct VibeWiring;
 
 /// `${VIBE_HOME:-~/.vibe}`.
 fn vibe_home(env: &StoreEnv) -> PathBuf {
-    env.path_var("VIBE_HOME").unwrap_or_else(|| env.home().join(".vibe"))
+    crate::INFO.store.dir_of(env, "VIBE_HOME")
 }
 
 impl Wiring for VibeWiring {

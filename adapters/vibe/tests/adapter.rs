@@ -1,29 +1,18 @@
 //! Every test of deja-adapter-vibe, in one test binary: the conformance kit, then the rules
 //! that matter most for Mistral Vibe's two store generations.
 
-use std::path::Path;
-
 use deja_adapter_vibe::VibeFormat;
-use deja_core::{ExitStatus, FileAction, HarnessFormat, ParseOptions, Role, Session, StoreEnv};
+use deja_core::testkit::session;
+use deja_core::{ExitStatus, FileAction, ParseOptions, Role, Session, StoreEnv};
 
 deja_core::conformance!(
     VibeFormat,
-    relocate "DEJA_VIBE_ROOT" => ".vibe/logs/session",
-    relocate "VIBE_HOME" => ".vibe",
     wires "VIBE_HOME" => ".vibe"
 );
 
 fn sessions(opts: &ParseOptions) -> Vec<Session> {
-    let home = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home");
-    let mut out = Vec::new();
-    for src in VibeFormat.discover(&StoreEnv::with_home(&home)).sources {
-        let _ = VibeFormat.parse(&src, opts, &mut out);
-    }
-    out
-}
-
-fn session<'a>(all: &'a [Session], id: &str) -> &'a Session {
-    all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("session {id}"))
+    let home = deja_core::fixture_home!();
+    deja_core::testkit::read_readable(&VibeFormat, &StoreEnv::with_home(&home), opts)
 }
 
 #[test]

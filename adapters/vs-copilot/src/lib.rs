@@ -25,14 +25,15 @@
 //! | malformed or torn line | skipped | counted in the parse stats |
 
 use std::collections::{BTreeMap, HashSet};
-use std::path::PathBuf;
+use std::path::Path;
 
 use deja_core::discover::find_files;
 use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::read::{for_each_json_line, read_source, str_at};
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions,
-    ParseStats, Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolUse, Turn,
+    Capabilities, Capability, Discovery, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions,
+    ParseStats, Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, Timestamp, ToolUse, Turn,
 };
 use serde_json::{Map, Value};
 
@@ -47,19 +48,15 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Visual Studio Copilot",
     container: "OpenTelemetry trace export (OTLP/JSON lines), conversations stitched across files",
-    stores: &[
-        StorePath {
-            os: Os::Windows,
-            path: "%LOCALAPPDATA%\\Temp\\VSGitHubCopilotLogs\\traces\\<YYYYMMDDTHHMMSS>_<hex>_VSGitHubCopilot_traces.jsonl",
-        },
-        StorePath {
-            os: Os::MacOs,
-            path: "~/Library/Caches/VSGitHubCopilotLogs/traces/<YYYYMMDDTHHMMSS>_<hex>_VSGitHubCopilot_traces.jsonl",
-        },
-        StorePath { os: Os::Linux, path: "~/.cache/VSGitHubCopilotLogs/traces/<YYYYMMDDTHHMMSS>_<hex>_VSGitHubCopilot_traces.jsonl" },
-    ],
-    env_vars: &["LOCALAPPDATA"],
-    deja_vars: &["DEJA_VS_COPILOT_ROOT"],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        roots: &[
+            Root::windows("${LOCALAPPDATA:-~/AppData/Local}/Temp/VSGitHubCopilotLogs/traces"),
+            Root::macos("~/Library/Caches/VSGitHubCopilotLogs/traces"),
+            Root::linux("~/.cache/VSGitHubCopilotLogs/traces"),
+        ],
+        layout: Layout::Custom { shape: "<YYYYMMDDTHHMMSS>_<hex>_VSGitHubCopilot_traces.jsonl, all one source", walk: Some(walk_traces) },
+    }]),
     needs: &["index promptly: the trace directory is a temp/cache directory the OS or IDE may clear"],
     format_summary: "Visual Studio's Copilot exports OpenTelemetry GenAI spans, one OTLP/JSON envelope per line: `chat` \
         spans carry the prompt history (`gen_ai.input.messages`) and the reply (`gen_ai.output.messages`, text and \
@@ -79,24 +76,20 @@ static INFO: HarnessInfo = HarnessInfo {
     },
 };
 
+/// The trace files of one directory as one source: a conversation can continue in any
+/// file, so the first (by name) is read with the others as its parts.
+fn walk_traces(root: &Path, _env: &StoreEnv, found: &mut Discovery) {
+    let mut files = find_files(root, 1, &|name| name.ends_with("_traces.jsonl"));
+    files.sort();
+    let mut files = files.into_iter();
+    if let Some(first) = files.next() {
+        found.sources.push(files.fold(SourceRef::file(first), SourceRef::with_part));
+    }
+}
+
 impl HarnessFormat for VsCopilotFormat {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
-    }
-
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let root = traces_dir(env);
-        if found.looked_at(&root) {
-            let mut files = find_files(&root, 1, &|name| name.ends_with("_traces.jsonl"));
-            files.sort();
-            let mut files = files.into_iter();
-            if let Some(first) = files.next() {
-                // One source for the directory: a conversation can continue in any file.
-                found.sources.push(files.fold(SourceRef::file(first), SourceRef::with_part));
-            }
-        }
-        found
     }
 
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
@@ -131,20 +124,6 @@ impl HarnessFormat for VsCopilotFormat {
 
     fn synthetic(&self) -> Option<&dyn deja_core::SynthWriter> {
         Some(self)
-    }
-}
-
-/// `DEJA_VS_COPILOT_ROOT`, else the platform's trace directory.
-fn traces_dir(env: &StoreEnv) -> PathBuf {
-    if let Some(root) = env.deja_root(ID) {
-        return root;
-    }
-    if cfg!(target_os = "macos") {
-        env.home().join("Library/Caches/VSGitHubCopilotLogs/traces")
-    } else if cfg!(windows) {
-        env.path_var("LOCALAPPDATA").unwrap_or_else(|| env.home().join("AppData/Local")).join("Temp/VSGitHubCopilotLogs/traces")
-    } else {
-        env.home().join(".cache/VSGitHubCopilotLogs/traces")
     }
 }
 

@@ -19,7 +19,10 @@ use serde_json::{json, Value};
 
 /// Writes `s` where discovery finds it with only `HOME` set and returns the trace file.
 pub fn write(home: &Path, s: &SynthSession) -> std::io::Result<PathBuf> {
-    let dir = super::traces_dir(&StoreEnv::with_home(home));
+    let dir = super::INFO
+        .store
+        .root(super::ID, &StoreEnv::with_home(home))
+        .ok_or_else(|| std::io::Error::other("no Visual Studio Copilot store on this OS"))?;
     std::fs::create_dir_all(&dir)?;
     let stamp = s.started.to_datetime().map_or_else(|| "19700101T000000".to_string(), |d| d.format("%Y%m%dT%H%M%S").to_string());
     // The hex part tells apart exports started in the same second; it comes from the id.

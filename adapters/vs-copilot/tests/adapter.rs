@@ -1,20 +1,13 @@
 //! Every test of deja-adapter-vs-copilot, in one test binary: the conformance kit, then
 //! the rules that matter most for Visual Studio Copilot's trace export.
 
-use std::path::Path;
-
 use deja_adapter_vs_copilot::VsCopilotFormat;
 use deja_core::{FileAction, HarnessFormat, ParseOptions, Role, Session, StoreEnv};
 
-deja_core::conformance!(
-    VsCopilotFormat,
-    relocate "DEJA_VS_COPILOT_ROOT" => ".cache/VSGitHubCopilotLogs/traces",
-    // Places the trace directory on Windows only; on the OS the kit runs on it moves nothing.
-    switch "LOCALAPPDATA"
-);
+deja_core::conformance!(VsCopilotFormat);
 
 fn sessions() -> Vec<Session> {
-    let home = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home");
+    let home = deja_core::fixture_home!();
     let mut out = Vec::new();
     let sources = VsCopilotFormat.discover(&StoreEnv::with_home(&home)).sources;
     assert_eq!(sources.len(), 1, "the trace directory is one source");

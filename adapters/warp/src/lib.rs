@@ -24,8 +24,8 @@
 //! no place in the Session model and is not kept.
 //!
 //! **Cursor.** `ai_queries` rows are only ever added, so the highest rowid read is the
-//! cursor (`{"max_rowid": N}`); given it, only the conversations owning a row above it
-//! are re-read, each whole. A store whose highest rowid is below the cursor was
+//! cursor (core's `RowCursor`, its mark only); given it, only the conversations owning a
+//! row above it are re-read, each whole. A store whose highest rowid is below the cursor was
 //! replaced: everything is read.
 //!
 //! **Variables.** Warp has no known relocation variable. `DEJA_WARP_DB` pins the database
@@ -40,22 +40,19 @@
 //! a separate `context` list, not read), so `injected` is `InjectedText::NONE`.
 
 use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
 
 use deja_core::launch::{Handoff, Launch, Resume};
-use deja_core::sqlite::{self, Snapshot};
+use deja_core::sqlite::{self, RowCursor};
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, Role,
-    SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Turn,
+    Capabilities, Capability, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, Role, SessionBuilder,
+    SessionSink, SourceRef, Turn,
 };
 use rusqlite::Connection;
 use serde_json::Value;
 
 const ID: &str = "warp";
 const DB_NAME: &str = "warp.sqlite";
-/// The macOS data directory (Warp Stable's group container), relative to the home.
-const MACOS_DIR: &str = "Library/Group Containers/2BBY89MBSN.dev.warp/Library/Application Support/dev.warp.Warp-Stable";
-
 /// The Warp adapter.
 pub struct WarpFormat;
 
@@ -66,16 +63,16 @@ static INFO: HarnessInfo = HarnessInfo {
     name: "Warp",
     container: "SQLite (WAL), one `warp.sqlite` for every agent conversation: `agent_conversations` + `ai_queries` rows; \
         user prompts only (Warp stores no assistant replies or tool calls there)",
-    stores: &[
-        StorePath {
-            os: Os::MacOs,
-            path: "~/Library/Group Containers/2BBY89MBSN.dev.warp/Library/Application Support/dev.warp.Warp-Stable/warp.sqlite",
-        },
-        StorePath { os: Os::Linux, path: "${XDG_STATE_HOME:-~/.local/state}/warp-terminal/warp.sqlite" },
-        StorePath { os: Os::Windows, path: "%LOCALAPPDATA%\\warp\\Warp\\data\\warp.sqlite" },
-    ],
-    env_vars: &["XDG_STATE_HOME", "LOCALAPPDATA"],
-    deja_vars: &["DEJA_WARP_ROOT", "DEJA_WARP_DB"],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        roots: &[
+            // Both places on either Unix: Warp's macOS container and its XDG state directory.
+            Root::unix("~/Library/Group Containers/2BBY89MBSN.dev.warp/Library/Application Support/dev.warp.Warp-Stable"),
+            Root::unix("${XDG_STATE_HOME:-~/.local/state}/warp-terminal"),
+            Root::windows("${LOCALAPPDATA:-~/AppData/Local}/warp/Warp/data"),
+        ],
+        layout: Layout::Database(DB_NAME),
+    }]),
     needs: &[],
     format_summary: "Warp keeps its agent conversations in its SQLite database `warp.sqlite` (WAL mode). deja reads \
         **user prompts only**: each `ai_queries` row is one exchange of a conversation (`conversation_id`, zone-less UTC \
@@ -99,76 +96,25 @@ impl HarnessFormat for WarpFormat {
         &INFO
     }
 
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        if let Some(pinned) = env.path_var("DEJA_WARP_DB") {
-            let db = if pinned.is_dir() { pinned.join(DB_NAME) } else { pinned };
-            add_db(&db, &mut found);
-            return found;
-        }
-        if let Some(root) = env.deja_root(ID) {
-            add_db(&root.join(DB_NAME), &mut found);
-            return found;
-        }
-        for dir in data_dirs(env) {
-            add_db(&dir.join(DB_NAME), &mut found);
-        }
-        Discovery::sort_sources(&mut found.sources);
-        found
-    }
-
     fn parse(&self, src: &SourceRef, _opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
         parse_db(src, out)
     }
 }
 
-/// Warp's data directories on this OS (see the module doc).
-fn data_dirs(env: &StoreEnv) -> Vec<PathBuf> {
-    if cfg!(windows) {
-        let local = env.path_var("LOCALAPPDATA").unwrap_or_else(|| env.home().join("AppData").join("Local"));
-        return vec![local.join("warp").join("Warp").join("data")];
-    }
-    let state = env.path_var("XDG_STATE_HOME").unwrap_or_else(|| env.home().join(".local").join("state"));
-    vec![env.home().join(MACOS_DIR), state.join("warp-terminal")]
-}
-
-/// Adds `db` (its `-wal` a part) when it is a non-empty regular file; records the place
-/// looked at either way.
-fn add_db(db: &Path, found: &mut Discovery) {
-    if !found.looked_at(db) || !std::fs::metadata(db).is_ok_and(|m| m.is_file() && m.len() > 0) {
-        return;
-    }
-    let mut src = SourceRef::file(db);
-    for part in sqlite::parts(db) {
-        src = src.with_part(part);
-    }
-    found.sources.push(src);
-}
-
 fn parse_db(src: &SourceRef, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
     let db = src.path.as_path();
-    let snapshot = Snapshot::open(db)?;
-    let mut stats = ParseStats { bytes_read: snapshot.bytes, ..ParseStats::default() };
-    let conn = snapshot.conn();
-    let sql_err = |e: rusqlite::Error| FormatError::corrupt(db, format!("query failed (schema changed?): {e}"));
-    let cols: HashSet<String> = sqlite::table_columns(conn, "ai_queries").map_err(sql_err)?.into_iter().collect();
-    let missing: Vec<&str> = ["conversation_id", "start_ts", "input"].into_iter().filter(|c| !cols.contains(*c)).collect();
-    if !missing.is_empty() {
-        return Err(FormatError::corrupt(db, format!("not a Warp store (ai_queries lacks {}); schema changed?", missing.join(", "))));
-    }
-    let col = |name: &str| if cols.contains(name) { format!("\"{name}\"") } else { "NULL".to_string() };
+    let (store, mut stats) = sqlite::Db::open(src)?;
+    let conn = store.conn();
+    let sql_err = |e: rusqlite::Error| store.err(e);
+    let cols = store.columns("ai_queries", &["conversation_id", "start_ts", "input"], "a Warp store")?;
+    let col = |name: &str| cols.col(name);
 
+    // `ai_queries` rows are only ever added: the conversations with a row past the last
+    // read's highest rowid are the ones to re-read.
     let max_rowid = sqlite::max_rowid(conn, "ai_queries").map_err(sql_err)?;
-    let previous = stats.previous_cursor(src, parse_cursor);
-    // A cursor above every row means another database now stands here: read it all.
-    let previous = previous.filter(|p| max_rowid.is_some_and(|m| m >= *p));
-    if let Some(m) = max_rowid {
-        stats.cursor = Some(serde_json::json!({ "max_rowid": m }).to_string());
-    }
-    let wanted: Option<HashSet<String>> = match previous {
-        Some(mark) => Some(sqlite::keys_after(conn, "ai_queries", "conversation_id", mark, sqlite::key_text).map_err(sql_err)?),
-        None => None,
-    };
+    let previous = RowCursor::previous(&mut stats, src, None, max_rowid);
+    stats.cursor = RowCursor::after(&HashMap::new(), max_rowid);
+    let wanted = RowCursor::wanted(previous.as_ref(), conn, &HashMap::new(), "ai_queries", "conversation_id").map_err(sql_err)?;
     if wanted.as_ref().is_some_and(HashSet::is_empty) {
         return Ok(stats);
     }
@@ -227,10 +173,6 @@ fn emit(b: SessionBuilder, out: &mut dyn SessionSink) {
     if let Some(s) = b.finish() {
         out.session(s);
     }
-}
-
-fn parse_cursor(text: &str) -> Option<i64> {
-    serde_json::from_str::<Value>(text).ok()?.get("max_rowid")?.as_i64()
 }
 
 /// The prompt an `input` holds: the `Query.text` of its items (normally one), trimmed and

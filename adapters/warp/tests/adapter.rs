@@ -6,34 +6,19 @@ use std::path::Path;
 
 use deja_adapter_warp::WarpFormat;
 use deja_core::testkit::materialize_home;
+use deja_core::testkit::session;
 use deja_core::{HarnessFormat, ParseOptions, ParseStats, Role, Session, SourceRef, StoreEnv, Timestamp};
 
-deja_core::conformance!(
-    WarpFormat,
-    relocate "DEJA_WARP_ROOT" => ".local/state/warp-terminal",
-    // A directory in DEJA_WARP_DB means the warp.sqlite in it.
-    relocate "DEJA_WARP_DB" => ".local/state/warp-terminal",
-    relocate "XDG_STATE_HOME" => ".local/state",
-    // Windows only: the tests run elsewhere.
-    switch "LOCALAPPDATA"
-);
+deja_core::conformance!(WarpFormat);
 
 fn fixture_home() -> (tempfile::TempDir, Vec<rusqlite::Connection>) {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let writers = materialize_home(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home"), tmp.path()).expect("fixture home");
+    let writers = materialize_home(&deja_core::fixture_home!(), tmp.path()).expect("fixture home");
     (tmp, writers)
 }
 
 fn parse_all(home: &Path) -> Vec<Session> {
-    let mut out = Vec::new();
-    for src in WarpFormat.discover(&StoreEnv::with_home(home)).sources {
-        WarpFormat.parse(&src, &ParseOptions::default(), &mut out).expect("the fixture parses");
-    }
-    out
-}
-
-fn session<'a>(all: &'a [Session], id: &str) -> &'a Session {
-    all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("session {id}"))
+    deja_core::testkit::read_all(&WarpFormat, &StoreEnv::with_home(home), &ParseOptions::default())
 }
 
 #[test]

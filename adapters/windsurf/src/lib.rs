@@ -17,34 +17,32 @@
 //!
 //! **Variables.** `DEJA_WINDSURF_ROOT` names one `User` folder (its
 //! `workspaceStorage/*/state.vscdb` are read; a folder not laid out so is walked for
-//! `state.vscdb`); else `DEJA_WINDSURF_ROOTS` (a path list of `User` folders) replaces
-//! the defaults; else Windsurf's and Windsurf - Next's `User` folders (`XDG_CONFIG_HOME`
-//! on Linux, `APPDATA` on Windows).
+//! `state.vscdb`) and `DEJA_WINDSURF_ROOTS` a path list of them; either replaces
+//! Windsurf's and Windsurf - Next's `User` folders (`XDG_CONFIG_HOME` on Linux, `APPDATA`
+//! on Windows).
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use deja_core::discover::find_files;
-use deja_core::family::cline_tasks::{editor_user_dir, path_list};
 use deja_core::family::json_docs::file_mtime;
 use deja_core::family::vscdb::{self, Scopes};
 use deja_core::family::vscode_chat::{VscodeChatDialect, COPILOT_TOOLS};
 use deja_core::launch::{Handoff, Launch, Resume};
-use deja_core::sqlite::{self, Snapshot};
+use deja_core::sqlite::{self};
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, Session,
-    SessionSink, SourceRef, StoreEnv, StorePath,
+    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, Session,
+    SessionSink, SourceRef, StoreEnv,
 };
 
 const ID: &str = "windsurf";
-/// The editor products whose `User` folders hold the store.
-const PRODUCTS: &[&str] = &["Windsurf", "Windsurf - Next"];
 /// The `ItemTable` keys a legacy chat is stored under, first wins.
 pub const CHAT_KEYS: &[&str] = &["workbench.panel.aichat.view.aichat.chatdata", "aiChat.chatdata"];
 
 /// Chat-session values read as Copilot Chat's, under Windsurf's id.
 static DIALECT: VscodeChatDialect =
-    VscodeChatDialect { harness: ID, tools: COPILOT_TOOLS, injected: &InjectedText::NONE, products: PRODUCTS, transcripts: false };
+    VscodeChatDialect { harness: ID, tools: COPILOT_TOOLS, injected: &InjectedText::NONE, transcripts: false };
 
 /// The Windsurf adapter.
 pub struct WindsurfFormat;
@@ -55,13 +53,16 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Windsurf (legacy chat only; Cascade not readable)",
     container: "SQLite key-value `state.vscdb` per workspace (legacy chat panel only); the Cascade agent store is not readable",
-    stores: &[
-        StorePath { os: Os::MacOs, path: "~/Library/Application Support/{Windsurf,Windsurf - Next}/User/workspaceStorage/*/state.vscdb" },
-        StorePath { os: Os::Linux, path: "${XDG_CONFIG_HOME:-~/.config}/{Windsurf,Windsurf - Next}/User/workspaceStorage/*/state.vscdb" },
-        StorePath { os: Os::Windows, path: "%APPDATA%\\{Windsurf,Windsurf - Next}\\User\\workspaceStorage\\*\\state.vscdb" },
-    ],
-    env_vars: &["XDG_CONFIG_HOME", "APPDATA"],
-    deja_vars: &["DEJA_WINDSURF_ROOT", "DEJA_WINDSURF_ROOTS"],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        // Each product's `User` folder.
+        roots: &[
+            Root::macos("~/Library/Application Support/{Windsurf,Windsurf - Next}/User"),
+            Root::linux("${XDG_CONFIG_HOME:-~/.config}/{Windsurf,Windsurf - Next}/User"),
+            Root::windows("${APPDATA:-~/AppData/Roaming}/{Windsurf,Windsurf - Next}/User"),
+        ],
+        layout: Layout::Custom { shape: "workspaceStorage/*/state.vscdb", walk: Some(walk_user_folder) },
+    }]),
     needs: &[],
     format_summary: "Only Windsurf's legacy chat panel is readable: its state is one JSON value in the VS Code-style \
         workspace database `<User>/workspaceStorage/<hash>/state.vscdb` (`ItemTable`, key \
@@ -83,43 +84,30 @@ static INFO: HarnessInfo = HarnessInfo {
     },
 };
 
+/// Every workspace's `state.vscdb` of one `User` folder (or any `state.vscdb` a few
+/// levels under a root laid out otherwise).
+fn walk_user_folder(root: &Path, _env: &StoreEnv, found: &mut Discovery) {
+    let dbs = if root.join("workspaceStorage").is_dir() {
+        vscdb::state_dbs(root, Scopes { global: false, workspaces: true })
+    } else {
+        find_files(root, 3, &|name| name == vscdb::STATE_DB)
+    };
+    found.sources.extend(dbs.iter().map(|db| vscdb::db_source(db)));
+}
+
 impl HarnessFormat for WindsurfFormat {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
     }
 
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let roots = match env.deja_root(ID) {
-            Some(root) => vec![root],
-            None => path_list(env, "DEJA_WINDSURF_ROOTS").unwrap_or_else(|| PRODUCTS.iter().map(|p| editor_user_dir(env, p)).collect()),
-        };
-        for root in roots {
-            if !found.looked_at(&root) {
-                continue;
-            }
-            let dbs = if root.join("workspaceStorage").is_dir() {
-                vscdb::state_dbs(&root, Scopes { global: false, workspaces: true })
-            } else {
-                find_files(&root, 3, &|name| name == vscdb::STATE_DB)
-            };
-            found.sources.extend(dbs.iter().map(|db| vscdb::db_source(db)));
-        }
-        Discovery::sort_sources(&mut found.sources);
-        found.sources.dedup_by(|a, b| a.path == b.path);
-        found
-    }
-
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
         let db = src.path.as_path();
-        let snapshot = Snapshot::open(db)?;
-        let conn = snapshot.conn();
-        let mut stats = ParseStats { bytes_read: snapshot.bytes, ..ParseStats::default() };
+        let (store, mut stats) = sqlite::Db::open(src)?;
+        let conn = store.conn();
         if !vscdb::has_table(conn, vscdb::ITEM_TABLE) {
             return Err(FormatError::corrupt(db, "no `ItemTable(key, value)`: not a VS Code state database"));
         }
-        let values = vscdb::values_for_keys(conn, vscdb::ITEM_TABLE, CHAT_KEYS)
-            .map_err(|e| FormatError::corrupt(db, format!("query failed (schema changed?): {e}")))?;
+        let values = vscdb::values_for_keys(conn, vscdb::ITEM_TABLE, CHAT_KEYS).map_err(|e| store.err(e))?;
         let storage = db.parent().unwrap_or(Path::new(""));
         let hash = storage.file_name().and_then(|n| n.to_str()).unwrap_or("windsurf").to_string();
         let project = vscdb::workspace_folder(storage);

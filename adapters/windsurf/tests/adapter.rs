@@ -9,22 +9,12 @@ use deja_adapter_windsurf::WindsurfFormat;
 use deja_core::testkit::materialize_home;
 use deja_core::{HarnessFormat, ParseOptions, Role, Session, StoreEnv};
 
-deja_core::conformance!(
-    WindsurfFormat,
-    relocate "DEJA_WINDSURF_ROOT" => ".config/Windsurf/User",
-    relocate "DEJA_WINDSURF_ROOTS" => ".config/Windsurf - Next/User",
-    relocate "XDG_CONFIG_HOME" => ".config",
-    // Windows only: where %APPDATA% points there.
-    switch "APPDATA"
-);
+deja_core::conformance!(WindsurfFormat);
 
 fn sessions_in(dir: &str, env: impl Fn(&Path) -> StoreEnv) -> (tempfile::TempDir, Vec<Session>) {
     let tmp = tempfile::tempdir().expect("tempdir");
     let writers = materialize_home(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(dir), tmp.path()).expect("fixture");
-    let mut out = Vec::new();
-    for src in WindsurfFormat.discover(&env(tmp.path())).sources {
-        WindsurfFormat.parse(&src, &ParseOptions::default(), &mut out).expect("the fixture parses");
-    }
+    let out = deja_core::testkit::read_all(&WindsurfFormat, &env(tmp.path()), &ParseOptions::default());
     drop(writers);
     (tmp, out)
 }
@@ -69,7 +59,7 @@ fn a_tab_list_maps_bubbles_joins_answers_and_takes_the_database_mtime() {
 #[test]
 fn only_workspace_databases_are_sources() {
     let tmp = tempfile::tempdir().unwrap();
-    let _w = materialize_home(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home"), tmp.path()).unwrap();
+    let _w = materialize_home(&deja_core::fixture_home!(), tmp.path()).unwrap();
     let global = tmp.path().join(".config/Windsurf/User/globalStorage");
     std::fs::create_dir_all(&global).unwrap();
     std::fs::write(global.join("state.vscdb"), b"not read").unwrap();

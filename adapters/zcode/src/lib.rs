@@ -66,15 +66,16 @@ use std::sync::{Mutex, OnceLock};
 use std::time::SystemTime;
 
 use deja_core::discover::find_files;
-use deja_core::family::opencode::{self, OpencodeDialect, CLAUDE_NAMED_TOOLS, WITHOUT_SUBAGENTS_KEY};
+use deja_core::family::opencode::{self, OpencodeDialect, CLAUDE_NAMED_TOOLS};
 use deja_core::launch::{source_file, Handoff, Launch, Resume, ResumeSpec};
 use deja_core::model::SessionMeta;
 use deja_core::project::{dash_fallback_name, decode_dash_path};
 use deja_core::read::{for_each_source_line, parse_json_document, read_source, str_at};
 use deja_core::sqlite::{self, Snapshot};
+use deja_core::store::{Files, Layout, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, Role,
-    SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, Turn,
+    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, Role,
+    SessionBuilder, SessionSink, SourceRef, StoreEnv, Timestamp, Turn,
 };
 use serde_json::Value;
 
@@ -99,13 +100,22 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "ZCode",
     container: "SQLite (WAL) in opencode's schema for the CLI; flat JSONL transcripts; legacy JSON snapshots",
-    stores: &[
-        StorePath { os: Os::Any, path: "~/.zcode/cli/db/db.sqlite" },
-        StorePath { os: Os::Any, path: "~/.zcode/projects/<encoded-cwd>/<session>.jsonl" },
-        StorePath { os: Os::Any, path: "~/.zcode/v2/sessions/<workspaceHash>/<taskId>.json" },
-    ],
-    env_vars: &[],
-    deja_vars: &["DEJA_ZCODE_ROOT", "DEJA_ZCODE_DB", "DEJA_ZCODE_LEGACY_ROOT", "DEJA_INCLUDE_SUBAGENTS"],
+    store: StoreSpec::new(&[
+        Store {
+            name: "",
+            roots: &[Root::any("~/.zcode/projects")],
+            layout: Layout::Files(Files::new("**/*.jsonl").depth(JSONL_DEPTH).append_only()),
+        },
+        // The CLI's opencode-schema database.
+        Store { name: "db", roots: &[Root::any("~/.zcode/cli/db")], layout: Layout::Database(DB_NAME) },
+        // The v2 desktop's task snapshots, which the database may have taken in.
+        Store {
+            name: "legacy",
+            roots: &[Root::any("~/.zcode/v2/sessions")],
+            layout: Layout::Custom { shape: "<workspaceHash>/<taskId>.json", walk: None },
+        },
+    ])
+    .deja_vars(&["DEJA_INCLUDE_SUBAGENTS"]),
     needs: &[],
     format_summary: "ZCode (Z.ai) keeps three stores under `~/.zcode/`. The CLI's `cli/db/db.sqlite` is opencode's SQLite \
         schema in WAL mode (`session` with `directory` and `task_type`, `message` and `part` with JSON `data`) but its \
@@ -148,28 +158,26 @@ impl HarnessFormat for ZCodeFormat {
         &INFO
     }
 
+    /// The spec's stores; the database keyed when sub-agent sessions are left out, and
+    /// a v2 snapshot taking the database as a part, since it decides whether the
+    /// snapshot was restored into it.
     fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let db = db_path(env);
-        opencode::discover_db(&db, &mut found);
-        if !env.include_subagents() {
-            found.sources = found.sources.into_iter().map(|s| s.keyed(WITHOUT_SUBAGENTS_KEY)).collect();
+        let spec = &INFO.store;
+        let mut found = opencode::discover_databases(ID, spec, env);
+        let db = found.sources.first().map(|s| s.path.clone());
+        if let Some(projects) = spec.store("") {
+            deja_core::store::discover_store(ID, spec, projects, env, &mut found);
         }
-        let db_found = !found.sources.is_empty();
-
-        let projects = env.deja_root(ID).unwrap_or_else(|| env.home().join(".zcode/projects"));
-        if found.looked_at(&projects) {
-            let keep = |name: &str| name.ends_with(".jsonl");
-            found.sources.extend(find_files(&projects, JSONL_DEPTH, &keep).into_iter().map(|p| SourceRef::file(p).append_only()));
-        }
-
-        let legacy = env.path_var("DEJA_ZCODE_LEGACY_ROOT").unwrap_or_else(|| env.home().join(".zcode/v2/sessions"));
-        if found.looked_at(&legacy) {
-            let keep = |name: &str| name.ends_with(".json") && !name.ends_with(".deleted.json");
-            for p in find_files(&legacy, LEGACY_DEPTH, &keep) {
-                let src = SourceRef::file(p);
-                // The database decides whether the snapshot was restored into it.
-                found.sources.push(if db_found { src.with_part(&db) } else { src });
+        for legacy in spec.roots_of(ID, "legacy", env) {
+            if found.looked_at(&legacy) {
+                let keep = |name: &str| name.ends_with(".json") && !name.ends_with(".deleted.json");
+                for p in find_files(&legacy, LEGACY_DEPTH, &keep) {
+                    let src = SourceRef::file(p);
+                    found.sources.push(match &db {
+                        Some(db) => src.with_part(db),
+                        None => src,
+                    });
+                }
             }
         }
         Discovery::sort_sources(&mut found.sources);
@@ -185,15 +193,6 @@ impl HarnessFormat for ZCodeFormat {
         } else {
             opencode::parse_discovered(&DIALECT, src, opts, out)
         }
-    }
-}
-
-/// `DEJA_ZCODE_DB` (a directory means the `db.sqlite` in it), else `~/.zcode/cli/db/db.sqlite`.
-fn db_path(env: &StoreEnv) -> PathBuf {
-    match env.path_var("DEJA_ZCODE_DB") {
-        Some(p) if p.is_dir() => p.join(DB_NAME),
-        Some(p) => p,
-        None => env.home().join(".zcode/cli/db").join(DB_NAME),
     }
 }
 

@@ -6,14 +6,11 @@ use std::path::Path;
 
 use deja_adapter_zcode::ZCodeFormat;
 use deja_core::testkit::materialize_home;
+use deja_core::testkit::session;
 use deja_core::{Edit, ExitStatus, FileAction, FileTouch, HarnessFormat, ParseOptions, ParseStats, Role, Session, StoreEnv, Turn};
 
 deja_core::conformance!(
     ZCodeFormat,
-    relocate "DEJA_ZCODE_ROOT" => ".zcode/projects",
-    // A directory in DEJA_ZCODE_DB means the `db.sqlite` in it; the file form is tested below.
-    relocate "DEJA_ZCODE_DB" => ".zcode/cli/db",
-    relocate "DEJA_ZCODE_LEGACY_ROOT" => ".zcode/v2/sessions",
     switch "DEJA_INCLUDE_SUBAGENTS"
 );
 
@@ -22,7 +19,7 @@ deja_core::conformance!(
 fn sessions_with(env: &dyn Fn(&Path) -> StoreEnv) -> (Vec<Session>, Vec<(String, ParseStats)>) {
     let tmp = tempfile::tempdir().expect("tempdir");
     let home = tmp.path().join("home");
-    let _writers = materialize_home(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home"), &home).expect("fixture home");
+    let _writers = materialize_home(&deja_core::fixture_home!(), &home).expect("fixture home");
     let mut out = Vec::new();
     let mut stats = Vec::new();
     for src in ZCodeFormat.discover(&env(&home)).sources {
@@ -34,10 +31,6 @@ fn sessions_with(env: &dyn Fn(&Path) -> StoreEnv) -> (Vec<Session>, Vec<(String,
 
 fn sessions() -> Vec<Session> {
     sessions_with(&|h| StoreEnv::with_home(h)).0
-}
-
-fn session<'a>(all: &'a [Session], id: &str) -> &'a Session {
-    all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("no session {id}: {:?}", all.iter().map(|s| &s.id).collect::<Vec<_>>()))
 }
 
 fn command<'a>(s: &'a Session, cmd: &str) -> &'a Turn {
@@ -140,7 +133,7 @@ fn legacy_snapshots_are_read_unless_deleted_or_restored_into_the_database() {
 #[test]
 fn the_db_variable_names_the_database_file() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let _writers = materialize_home(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home"), tmp.path()).expect("fixture home");
+    let _writers = materialize_home(&deja_core::fixture_home!(), tmp.path()).expect("fixture home");
     let db = tmp.path().join(".zcode/cli/db/db.sqlite");
     let moved = tmp.path().join("copy/store.sqlite");
     std::fs::create_dir_all(moved.parent().unwrap()).unwrap();
@@ -160,7 +153,7 @@ fn the_db_variable_names_the_database_file() {
 #[test]
 fn a_snapshot_restored_after_it_was_read_defers_to_the_database_on_the_next_read() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let writers = materialize_home(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home"), tmp.path()).expect("fixture home");
+    let writers = materialize_home(&deja_core::fixture_home!(), tmp.path()).expect("fixture home");
     let found = ZCodeFormat.discover(&StoreEnv::with_home(tmp.path()));
     let t9 = found.sources.iter().find(|s| s.path.ends_with("t9.json")).expect("the legacy snapshot");
     assert_eq!(t9.parts, vec![tmp.path().join(".zcode/cli/db/db.sqlite")], "the database decides, so it is a part");

@@ -33,27 +33,26 @@
 //! (kind `subagent`). No message has a time: every turn gets the thread's start
 //! (`created_at`, else `updated_at`); `updated_at` is the session's update.
 //!
-//! **Cursor.** `{"newest": ms, "at_newest": [ids]}` from the parsed `updated_at` column
-//! (`+00:00`, `Z` and `YYYY-MM-DD HH:MM:SS` forms compared as times, not text). Given
-//! it, only threads updated later, or at that instant but not read then, or whose time
-//! does not parse, are re-read.
+//! **Cursor.** Core's `RowCursor`, from the parsed `updated_at` column (`+00:00`, `Z`
+//! and `YYYY-MM-DD HH:MM:SS` forms compared as times, not text), the data's length and
+//! the highest rowid. Given it, only threads updated since (and not as recorded), saved
+//! since (a replaced row has a new rowid), or whose time does not parse, are re-read.
 //!
-//! **Variables.** `DEJA_ZED_DB` names the database (a directory: its `threads.db`).
-//! `DEJA_ZED_ROOT` names the sessions root: the directory holding `threads.db`; Zed's
-//! data directory (holding `threads/threads.db`) is accepted too. Else
-//! `FLATPAK_XDG_DATA_HOME`, `XDG_DATA_HOME`, `LOCALAPPDATA` per OS. `DEJA_ZED_CONFIG`
-//! moves only the settings `deja install` would edit.
+//! **Variables.** `DEJA_ZED_DB` names the database (a directory: its `threads.db`),
+//! `DEJA_ZED_ROOT` the directory holding `threads.db`; else `FLATPAK_XDG_DATA_HOME`,
+//! `XDG_DATA_HOME`, `LOCALAPPDATA` per OS, as the spec says. `DEJA_ZED_CONFIG` moves
+//! only the settings `deja install` would edit.
 
 mod wiring;
 
-use std::collections::HashSet;
-use std::path::PathBuf;
+use std::collections::{HashMap, HashSet};
 
 use deja_core::launch::{Handoff, Launch, Resume};
-use deja_core::sqlite::{self, Snapshot};
+use deja_core::sqlite::{self, RowCursor};
+use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
-    Capabilities, Capability, Discovery, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions,
-    ParseStats, Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolUse, Turn,
+    Capabilities, Capability, FileAction, FileTouch, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, Role,
+    SessionBuilder, SessionSink, SourceRef, Timestamp, ToolUse, Turn,
 };
 use serde_json::Value;
 
@@ -69,13 +68,17 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Zed",
     container: "SQLite (WAL), one `threads.db`: one row per thread, the thread document a zstd-compressed (or raw JSON) BLOB",
-    stores: &[
-        StorePath { os: Os::MacOs, path: "~/Library/Application Support/Zed/threads/threads.db" },
-        StorePath { os: Os::Linux, path: "${FLATPAK_XDG_DATA_HOME:-${XDG_DATA_HOME:-~/.local/share}}/zed/threads/threads.db" },
-        StorePath { os: Os::Windows, path: "%LOCALAPPDATA%\\Zed\\threads\\threads.db" },
-    ],
-    env_vars: &["FLATPAK_XDG_DATA_HOME", "XDG_DATA_HOME", "LOCALAPPDATA"],
-    deja_vars: &["DEJA_ZED_ROOT", "DEJA_ZED_DB", "DEJA_ZED_CONFIG"],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        roots: &[
+            Root::macos("~/Library/Application Support/Zed/threads"),
+            Root::linux("${FLATPAK_XDG_DATA_HOME:-${XDG_DATA_HOME:-~/.local/share}}/zed/threads"),
+            Root::windows("${LOCALAPPDATA:-~/AppData/Local}/Zed/threads"),
+        ],
+        layout: Layout::Database(DB_NAME),
+    }])
+    // The settings file `deja install` edits: no store location.
+    .deja_vars(&["DEJA_ZED_CONFIG"]),
     needs: &[],
     format_summary: "Zed's agent panel keeps every thread in one SQLite database (`threads/threads.db` in Zed's data \
         directory). A `threads` row holds the thread's id, summary, times, folder paths and the whole document as a BLOB, \
@@ -109,42 +112,9 @@ impl HarnessFormat for ZedFormat {
         &INFO
     }
 
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let db = if let Some(pinned) = env.path_var("DEJA_ZED_DB") {
-            if pinned.is_dir() {
-                pinned.join(DB_NAME)
-            } else {
-                pinned
-            }
-        } else if let Some(root) = env.deja_root(ID) {
-            // The sessions root, or Zed's data directory above it.
-            if root.join(DB_NAME).is_file() {
-                root.join(DB_NAME)
-            } else {
-                root.join("threads").join(DB_NAME)
-            }
-        } else {
-            data_dir(env).join("threads").join(DB_NAME)
-        };
-        sqlite::discover_database(&mut found, &db);
-        found
-    }
-
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
         parse_db(src, opts, out)
     }
-}
-
-/// Zed's data directory (`paths::data_dir()`).
-fn data_dir(env: &StoreEnv) -> PathBuf {
-    if cfg!(target_os = "macos") {
-        return env.home().join("Library/Application Support/Zed");
-    }
-    if cfg!(windows) {
-        return env.path_var("LOCALAPPDATA").unwrap_or_else(|| env.home().join("AppData/Local")).join("Zed");
-    }
-    env.path_var("FLATPAK_XDG_DATA_HOME").unwrap_or_else(|| env.xdg_data_home()).join("zed")
 }
 
 struct Row {
@@ -160,53 +130,31 @@ struct Row {
 
 fn parse_db(src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
     let db = src.path.as_path();
-    let snapshot = Snapshot::open(db)?;
-    let mut stats = ParseStats { bytes_read: snapshot.bytes, ..ParseStats::default() };
-    let conn = snapshot.conn();
-    let sql_err = |e: rusqlite::Error| FormatError::corrupt(db, format!("query failed (schema changed?): {e}"));
-    let cols: HashSet<String> = sqlite::table_columns(conn, "threads").map_err(sql_err)?.into_iter().collect();
-    let missing: Vec<&str> = ["id", "data"].into_iter().filter(|c| !cols.contains(*c)).collect();
-    if !missing.is_empty() {
-        return Err(FormatError::corrupt(db, format!("not a Zed threads store (threads lacks {}); schema changed?", missing.join(", "))));
-    }
+    let (store, mut stats) = sqlite::Db::open(src)?;
+    let conn = store.conn();
+    let sql_err = |e: rusqlite::Error| store.err(e);
+    let cols = store.columns("threads", &["id", "data"], "a Zed threads store")?;
     // Older stores lack the columns Zed adds by ALTER TABLE at startup.
-    let col = |n: &str| if cols.contains(n) { format!("\"{n}\"") } else { "NULL".to_string() };
+    let col = |n: &str| cols.col(n);
 
-    // Every row's time first (no BLOBs read), to decide what changed.
-    let mut times: Vec<(String, Option<Timestamp>)> = Vec::new();
+    // Every row's state first (no BLOBs read), to decide what changed: the parsed
+    // `updated_at` (its text forms compared as times) and the data's length. Zed replaces
+    // a thread's row when it saves it, so a saved thread also has a new rowid.
+    let mut states: HashMap<String, sqlite::SessionState> = HashMap::new();
     {
-        let mut stmt = conn.prepare(&format!("SELECT id, {} FROM threads", col("updated_at"))).map_err(sql_err)?;
+        let mut stmt = conn.prepare(&format!("SELECT id, {}, length(data) FROM threads", col("updated_at"))).map_err(sql_err)?;
         let mut rows = stmt.query([]).map_err(sql_err)?;
         while let Some(row) = rows.next().map_err(sql_err)? {
             let Some(id) = row.get_ref(0).ok().and_then(|v| sqlite::value_text(v).ok().flatten()) else { continue };
-            times.push((id, row.get_ref(1).ok().and_then(sqlite::value_timestamp)));
+            let time = row.get_ref(1).ok().and_then(sqlite::value_timestamp).map(|t| t.0);
+            states.insert(id, (time, row.get_ref(2).ok().and_then(sqlite::value_i64).unwrap_or(0), 0));
         }
     }
-    let newest = times.iter().filter_map(|(_, t)| t.map(|t| t.0)).max();
-    if let Some(n) = newest {
-        let mut at: Vec<&str> = times.iter().filter(|(_, t)| t.is_some_and(|t| t.0 == n)).map(|(id, _)| id.as_str()).collect();
-        at.sort();
-        stats.cursor = Some(serde_json::json!({ "newest": n, "at_newest": at }).to_string());
-    }
-    let previous = stats.previous_cursor(src, |c| {
-        serde_json::from_str::<Value>(c).ok().and_then(|v| {
-            let n = v.get("newest")?.as_i64()?;
-            let at: HashSet<String> = v.get("at_newest")?.as_array()?.iter().filter_map(Value::as_str).map(str::to_string).collect();
-            Some((n, at))
-        })
-    });
-    // A cursor newer than every row: another database stands here; read it all.
-    let previous = previous.filter(|(n, _)| newest.is_some_and(|m| m >= *n));
-    let wanted: Option<HashSet<String>> = previous.map(|(n, at)| {
-        times
-            .iter()
-            .filter(|(id, t)| match t {
-                None => true,
-                Some(t) => t.0 > n || (t.0 == n && !at.contains(id)),
-            })
-            .map(|(id, _)| id.clone())
-            .collect()
-    });
+    let newest = states.values().filter_map(|s| s.0).max();
+    let max_rowid = sqlite::max_rowid(conn, "threads").ok().flatten();
+    let previous = RowCursor::previous(&mut stats, src, newest, max_rowid);
+    stats.cursor = RowCursor::after(&states, max_rowid);
+    let wanted = RowCursor::wanted(previous.as_ref(), conn, &states, "threads", "id").map_err(sql_err)?;
     if wanted.as_ref().is_some_and(HashSet::is_empty) {
         return Ok(stats);
     }

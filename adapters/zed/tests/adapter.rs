@@ -6,37 +6,24 @@ use std::path::Path;
 
 use deja_adapter_zed::ZedFormat;
 use deja_core::testkit::materialize_home;
+use deja_core::testkit::session;
 use deja_core::{FileAction, FileTouch, HarnessFormat, ParseOptions, Role, Session, SourceRef, StoreEnv, Timestamp};
 
 deja_core::conformance!(
     ZedFormat,
-    relocate "DEJA_ZED_ROOT" => ".local/share/zed/threads",
-    relocate "DEJA_ZED_DB" => ".local/share/zed/threads",
-    relocate "XDG_DATA_HOME" => ".local/share",
-    relocate "FLATPAK_XDG_DATA_HOME" => ".local/share",
     // The settings file `deja install` would edit: not a store location.
     switch "DEJA_ZED_CONFIG",
-    // Moves the data directory on Windows only; on the OS the kit runs on it moves nothing.
-    switch "LOCALAPPDATA",
     wires "XDG_CONFIG_HOME" => ".config"
 );
 
 fn fixture_home() -> (tempfile::TempDir, Vec<rusqlite::Connection>) {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let writers = materialize_home(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home"), tmp.path()).expect("fixture home");
+    let writers = materialize_home(&deja_core::fixture_home!(), tmp.path()).expect("fixture home");
     (tmp, writers)
 }
 
 fn parse_all(home: &Path, opts: &ParseOptions) -> Vec<Session> {
-    let mut out = Vec::new();
-    for src in ZedFormat.discover(&StoreEnv::with_home(home)).sources {
-        ZedFormat.parse(&src, opts, &mut out).expect("the fixture parses");
-    }
-    out
-}
-
-fn session<'a>(all: &'a [Session], id: &str) -> &'a Session {
-    all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("session {id}"))
+    deja_core::testkit::read_all(&ZedFormat, &StoreEnv::with_home(home), opts)
 }
 
 #[test]

@@ -20,15 +20,12 @@
 //! A read of a tail goes on from the banner's working directory the read before kept
 //! (`TailState::cwd`); the header is behind it and is not read again.
 
-use std::path::PathBuf;
-
-use deja_core::discover::find_files;
 use deja_core::family::claude_jsonl::{tool_call_turn, CLAUDE_TOOLS};
 use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::read::for_each_source_line;
 use deja_core::{
-    Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, Role,
-    SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, TailState, Timestamp, Turn,
+    Capabilities, Capability, Files, FormatError, HarnessFormat, HarnessInfo, InjectedText, Layout, ParseOptions, ParseStats, Role, Root,
+    SessionBuilder, SessionSink, SourceRef, Store, StoreSpec, TailState, Timestamp, Turn,
 };
 use serde_json::Value;
 
@@ -46,9 +43,11 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Zencoder",
     container: "JSONL, one file per session: a header line, then messages with content parts",
-    stores: &[StorePath { os: Os::Any, path: "~/.zencoder/sessions/<session-id>.jsonl" }],
-    env_vars: &[],
-    deja_vars: &["DEJA_ZENCODER_ROOT"],
+    store: StoreSpec::new(&[Store {
+        name: "",
+        roots: &[Root::any("~/.zencoder/sessions")],
+        layout: Layout::Files(Files::new("*.jsonl").append_only()),
+    }]),
     needs: &[],
     format_summary: "Zencoder keeps one append-only JSONL file per session in `~/.zencoder/sessions/`: a header line (`id`, \
         `parentId`, `creationReason`, times) then messages with Vercel-AI-SDK-style content parts. The system banner is skipped \
@@ -70,17 +69,6 @@ static INFO: HarnessInfo = HarnessInfo {
 impl HarnessFormat for ZencoderFormat {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
-    }
-
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        let mut found = Discovery::default();
-        let root = sessions_root(env);
-        if found.looked_at(&root) {
-            found.sources =
-                find_files(&root, 0, &|name| name.ends_with(".jsonl")).into_iter().map(|p| SourceRef::file(p).append_only()).collect();
-            Discovery::sort_sources(&mut found.sources);
-        }
-        found
     }
 
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
@@ -106,11 +94,6 @@ impl HarnessFormat for ZencoderFormat {
     fn synthetic(&self) -> Option<&dyn deja_core::SynthWriter> {
         Some(self)
     }
-}
-
-/// `DEJA_ZENCODER_ROOT`, else `~/.zencoder/sessions`.
-fn sessions_root(env: &StoreEnv) -> PathBuf {
-    env.deja_root(ID).unwrap_or_else(|| env.home().join(".zencoder/sessions"))
 }
 
 #[derive(Debug, Default)]

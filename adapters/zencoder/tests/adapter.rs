@@ -3,12 +3,13 @@
 //! fixtures, store overrides), then the rules that matter most for Zencoder's sessions.
 
 use deja_adapter_zencoder::{working_directory, ZencoderFormat};
+use deja_core::testkit::session;
 use deja_core::{FileAction, HarnessFormat, ParseOptions, Role, Session, StoreEnv};
 
-deja_core::conformance!(ZencoderFormat, relocate "DEJA_ZENCODER_ROOT" => ".zencoder/sessions");
+deja_core::conformance!(ZencoderFormat);
 
 fn fixture_sessions() -> Vec<Session> {
-    let home = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home");
+    let home = deja_core::fixture_home!();
     let mut out = Vec::new();
     let found = ZencoderFormat.discover(&StoreEnv::with_home(&home)).sources;
     assert_eq!(found.len(), 4, "files below the sessions directory are not sources");
@@ -16,10 +17,6 @@ fn fixture_sessions() -> Vec<Session> {
         ZencoderFormat.parse(&src, &ParseOptions::default(), &mut out).expect("a fixture parses");
     }
     out
-}
-
-fn session<'a>(all: &'a [Session], id: &str) -> &'a Session {
-    all.iter().find(|s| s.id == id).unwrap_or_else(|| panic!("session {id}"))
 }
 
 #[test]

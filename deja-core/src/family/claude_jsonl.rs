@@ -60,7 +60,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Map, Value};
 
 use crate::discover::find_files;
-use crate::env::StoreEnv;
+use crate::exit::ExitLine;
 use crate::format::{Discovery, FormatError, ParseOptions, ParseStats, SessionSink};
 use crate::model::{
     cap_text, Edit, ExitStatus, FileTouch, NodeRef, Reopen, Role, SourceRef, TailState, Timestamp, TitleBy, ToolUse, Turn, MAX_EDIT_BYTES,
@@ -75,18 +75,23 @@ use crate::SessionBuilder;
 /// `<encoded-cwd>/<session>/subagents/<name>.jsonl` is three levels down; leave room.
 const MAX_WALK_DEPTH: usize = 8;
 
-/// What one harness of the family changes: its id, where its config root is, and its
-/// tool names.
+/// What one harness of the family changes: its id, where the synthetic writer puts its
+/// config root, and its tool names. Where the store is read from is the adapter's
+/// `StoreSpec` (with [`TRANSCRIPTS`] as its layout).
 #[derive(Debug)]
 pub struct ClaudeDialect {
     /// The adapter id sessions are filed under.
     pub harness: &'static str,
-    /// The harness's config root under the home directory (`.claude`).
+    /// The harness's config root under the home directory (`.claude`), where the
+    /// synthetic writer puts `projects/`.
     pub config_dir: &'static str,
-    /// The harness's own variable that relocates the config root (`CLAUDE_CONFIG_DIR`).
-    pub config_var: Option<&'static str>,
     pub tools: ToolMap,
 }
+
+/// The family's store under a projects root: every `*.jsonl` transcript (sub-agent runs
+/// below a `subagents` directory only with `DEJA_INCLUDE_SUBAGENTS` on), append-only.
+pub const TRANSCRIPTS: crate::store::Files =
+    crate::store::Files::new("**/*.jsonl").depth(MAX_WALK_DEPTH).append_only().subagents("subagents");
 
 /// Claude Code's tool names, which the Claude-shaped forks keep.
 pub const CLAUDE_TOOLS: ToolMap =
@@ -109,24 +114,6 @@ pub static CLAUDE_INJECTED: InjectedText = InjectedText {
     ],
     not_titles: &["<local-command", "<command-", "<task-notification", "<teammate-message", "Caveat:"],
 };
-
-/// The projects root to read: `DEJA_<ID>_ROOT`, else `${<config var>:-~/<config dir>}/projects`.
-pub fn projects_root(d: &ClaudeDialect, env: &StoreEnv) -> PathBuf {
-    if let Some(root) = env.deja_root(d.harness) {
-        return root;
-    }
-    d.config_var.and_then(|v| env.path_var(v)).unwrap_or_else(|| env.home().join(d.config_dir)).join("projects")
-}
-
-/// Every transcript under the dialect's projects root (see [`discover_projects`]).
-pub fn discover(d: &ClaudeDialect, env: &StoreEnv) -> Discovery {
-    let mut found = Discovery::default();
-    let root = projects_root(d, env);
-    if found.looked_at(&root) {
-        found.sources = discover_projects(&root, env.include_subagents());
-    }
-    found
-}
 
 /// The `*.jsonl` transcripts under one projects root, append-only; sub-agent runs
 /// (`…/subagents/…`) unless `include_subagents` is off. Sorted.
@@ -228,7 +215,8 @@ const RECORD_PRUNE: &[Prune] = &[
 ];
 
 /// A whole adapter of the family for a harness that stores Claude Code's transcripts
-/// under its own config root and nothing else: its metadata and dialect are all it names.
+/// under its own config root and nothing else: its metadata (whose `StoreSpec` names the
+/// projects root, laid out as [`TRANSCRIPTS`]) and dialect are all it names.
 pub struct ClaudeAdapter {
     pub info: &'static crate::format::HarnessInfo,
     pub dialect: ClaudeDialect,
@@ -243,10 +231,6 @@ impl crate::format::HarnessFormat for ClaudeAdapter {
 
     fn wiring(&self) -> Option<&'static dyn crate::wire::Wiring> {
         self.wiring
-    }
-
-    fn discover(&self, env: &StoreEnv) -> Discovery {
-        discover(&self.dialect, env)
     }
 
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
@@ -900,7 +884,7 @@ fn gemini_output(item: &Value) -> Option<String> {
 
 /// An `Exit Code: N` line anywhere in a Gemini-style shell result.
 fn gemini_exit_code(text: &str) -> Option<i64> {
-    text.lines().find_map(|l| l.trim().strip_prefix("Exit Code:").and_then(|n| n.trim().parse::<i64>().ok()))
+    crate::exit::exit_code(text, &[ExitLine::any("Exit Code:")])
 }
 
 /// `/name args` for a text holding a `<command-name>` envelope
@@ -921,14 +905,7 @@ fn slash_command(text: &str) -> Option<String> {
 
 /// A leading `Exit code N` line (optionally `Error: Exit code N`) and the text after it.
 fn split_exit_line(text: &str) -> (Option<i64>, &str) {
-    let t = text.trim_start();
-    let (first, rest) = t.split_once('\n').unwrap_or((t, ""));
-    let first = first.trim();
-    let first = first.strip_prefix("Error: ").unwrap_or(first);
-    match first.strip_prefix("Exit code ").and_then(|n| n.trim().parse::<i64>().ok()) {
-        Some(n) => (Some(n), rest),
-        None => (None, text),
-    }
+    crate::exit::split_exit_code(text, &[ExitLine::first("Error: Exit code "), ExitLine::first("Exit code ")])
 }
 
 fn assistant_record(
@@ -1290,7 +1267,7 @@ impl<'s> Render<'s> {
 mod tests {
     use super::*;
 
-    static TEST_DIALECT: ClaudeDialect = ClaudeDialect { harness: "t", config_dir: ".t", config_var: None, tools: CLAUDE_TOOLS };
+    static TEST_DIALECT: ClaudeDialect = ClaudeDialect { harness: "t", config_dir: ".t", tools: CLAUDE_TOOLS };
 
     fn parse_file(dir: &str, body: &str, hints: &FileHints) -> Vec<crate::Session> {
         let tmp = tempfile::tempdir().expect("tempdir");
@@ -1334,7 +1311,7 @@ mod tests {
     }
 
     const GEMINI_TOOLS: ToolMap = ToolMap { shell: &["run_shell_command"], read: &["read_file"], edit: &["replace"], write: &[] };
-    static GEMINI_DIALECT: ClaudeDialect = ClaudeDialect { harness: "g", config_dir: ".g", config_var: None, tools: GEMINI_TOOLS };
+    static GEMINI_DIALECT: ClaudeDialect = ClaudeDialect { harness: "g", config_dir: ".g", tools: GEMINI_TOOLS };
     const QUIRKS: ClaudeQuirks = ClaudeQuirks {
         gemini_results: true,
         snapshot_runs: true,

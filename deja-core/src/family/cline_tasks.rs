@@ -150,12 +150,7 @@ pub fn global_storage_roots(env: &StoreEnv, extension_id: &str) -> Vec<PathBuf> 
 /// Unix, `;` on Windows), `~` expanded, empty entries dropped. `None` when unset or empty,
 /// so the caller falls back to its default roots; a set list replaces them.
 pub fn path_list(env: &StoreEnv, var: &str) -> Option<Vec<PathBuf>> {
-    let raw = env.var(var)?;
-    let roots: Vec<PathBuf> = std::env::split_paths(raw)
-        .filter(|p| !p.as_os_str().is_empty())
-        .map(|p| p.to_str().map_or_else(|| p.clone(), |s| env.expand(s)))
-        .collect();
-    (!roots.is_empty()).then_some(roots)
+    env.path_list(var)
 }
 
 /// Every modern transcript under a sessions directory, its manifest as a fingerprint part.
@@ -188,8 +183,7 @@ pub fn legacy_sources(root: &Path) -> Vec<SourceRef> {
 /// `taskHistory.json`) is added to each source's parts when given.
 pub fn task_dir_sources(tasks_dir: &Path, history: Option<&Path>) -> Vec<SourceRef> {
     let mut out = Vec::new();
-    let Some(entries) = crate::discover::read_dir(tasks_dir) else { return out };
-    for entry in entries.flatten() {
+    for entry in crate::discover::list(tasks_dir) {
         if !is_dir_entry(&entry) {
             continue;
         }
@@ -200,9 +194,9 @@ pub fn task_dir_sources(tasks_dir: &Path, history: Option<&Path>) -> Vec<SourceR
         }
         let mut src = SourceRef::file(&transcript).with_part(&dir);
         src.generation = Some(GENERATION_LEGACY);
-        if let Some(files) = crate::discover::read_dir(&dir) {
-            let mut parts: Vec<PathBuf> = files
-                .flatten()
+        {
+            let mut parts: Vec<PathBuf> = crate::discover::list(&dir)
+                .into_iter()
                 .filter(|e| {
                     is_file_entry(e) && {
                         let n = e.file_name();
@@ -651,11 +645,7 @@ fn value_text(v: Option<&Value>) -> String {
 
 /// `Exit code: N` in the first lines of a shell result (Roo-lineage `execute_command`).
 fn exit_code_line(output: &str) -> Option<i64> {
-    output.lines().take(3).find_map(|l| {
-        let i = l.find("Exit code: ")?;
-        let digits: String = l[i + 11..].chars().take_while(|c| c.is_ascii_digit() || *c == '-').collect();
-        digits.parse().ok()
-    })
+    crate::exit::exit_code(output, &[crate::exit::ExitLine::head(3, "Exit code: ").inline()])
 }
 
 /// What one tool call says about commands, files and edits.

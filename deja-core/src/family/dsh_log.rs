@@ -410,18 +410,23 @@ fn edit_span(args: &Value, path: &str) -> Option<Edit> {
 /// dsh's own reading of a shell result: the last line only, `[exit code: N]` or
 /// `[killed by signal: X]`. The marker is dropped from the text that is indexed.
 pub fn split_exit_marker(text: &str) -> (String, Option<ExitStatus>) {
+    use crate::exit::{split_exit_code, ExitLine};
+    if let (Some(code), head) = split_exit_code(text, &[ExitLine::last("[exit code:").closed("]")]) {
+        return (head.to_string(), Some(ExitStatus::Code(code)));
+    }
+    // A signal has a name, not a number: read here.
     let trimmed = text.trim_end();
     let (head, last) = match trimmed.rfind('\n') {
         Some(i) => (&trimmed[..i], &trimmed[i + 1..]),
         None => ("", trimmed),
     };
     let last = last.trim();
-    let inner = |prefix: &str| last.strip_prefix(prefix).and_then(|r| r.strip_suffix(']')).map(str::trim);
-    let exit = if let Some(code) = inner("[exit code:") {
-        code.parse::<i64>().ok().map(ExitStatus::Code)
-    } else {
-        inner("[killed by signal:").filter(|s| !s.is_empty()).map(|s| ExitStatus::Signal(s.to_string()))
-    };
+    let exit = last
+        .strip_prefix("[killed by signal:")
+        .and_then(|r| r.strip_suffix(']'))
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| ExitStatus::Signal(s.to_string()));
     match exit {
         Some(exit) => (head.trim_end().to_string(), Some(exit)),
         None => (text.to_string(), None),
@@ -502,8 +507,7 @@ pub fn discover_sessions(root: &Path) -> Vec<SourceRef> {
 const MAX_WALK_DEPTH: usize = 4;
 
 fn walk_for_sessions(dir: &Path, depth: usize, out: &mut Vec<SourceRef>) {
-    let Some(entries) = crate::discover::read_dir(dir) else { return };
-    for entry in entries.flatten() {
+    for entry in crate::discover::list(dir) {
         if !is_dir_entry(&entry) {
             continue;
         }
@@ -561,7 +565,7 @@ pub fn generation_name(name: &str) -> Option<GenerationName> {
 pub fn pick_generation(dir: &Path) -> Option<(PathBuf, u32)> {
     // Newest by name first; only files sharing the newest generation need a stat.
     let mut newest: Vec<(GenerationName, PathBuf)> = Vec::new();
-    for entry in crate::discover::read_dir(dir)?.flatten() {
+    for entry in crate::discover::list(dir) {
         let name = entry.file_name();
         let Some(gen) = name.to_str().and_then(generation_name) else { continue };
         if !is_file_entry(&entry) {

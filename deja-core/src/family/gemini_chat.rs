@@ -154,8 +154,8 @@ pub fn unframe_shell(s: &str) -> (String, Option<i64>) {
             error.push(rest.trim_start().to_string());
             section = Some(&mut error);
         } else if META.iter().any(|m| line.starts_with(m)) {
-            if let Some(n) = line.strip_prefix("Exit Code:") {
-                exit = n.trim().parse().ok();
+            if let Some(code) = crate::exit::ExitLine::first("Exit Code:").read(line) {
+                exit = code;
             }
             section = None;
         } else if let Some(sec) = section.as_mut() {

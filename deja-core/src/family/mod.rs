@@ -22,3 +22,8 @@ pub mod pi_jsonl;
 pub mod pi_synth;
 pub mod vscdb;
 pub mod vscode_chat;
+
+/// The schemas a fixture's SQL may name with a line `-- schema: <name>` instead of
+/// typing them again (each family's, once; read by the conformance kit).
+#[cfg(feature = "testkit")]
+pub(crate) const FIXTURE_SCHEMAS: &[(&str, &str)] = &[("opencode", opencode::FIXTURE_SCHEMA)];

@@ -50,8 +50,8 @@
 //! `DEJA_INCLUDE_SUBAGENTS=0`, which the adapter reads: `ParseOptions` carries no such
 //! switch).
 //!
-//! **For adapters.** [`discover_store`] finds a harness's database from a [`DbLocation`]
-//! (`DEJA_<X>_DB`, `DEJA_<ID>_ROOT`, `XDG_DATA_HOME`, `~/.local/share`) and, with
+//! **For adapters.** [`discover_databases`] finds a harness's database where its
+//! `StoreSpec` says (`DEJA_<ID>_DB`, `DEJA_<ID>_ROOT`, the data-home places) and, with
 //! `DEJA_INCLUDE_SUBAGENTS` off, keys the source [`WITHOUT_SUBAGENTS_KEY`];
 //! [`parse_discovered`] reads that key back, so discovery and parsing agree on the
 //! switch and toggling it changes the source's identity (a fresh read, not a cursor
@@ -75,9 +75,9 @@ use crate::sqlite::{self, Snapshot};
 use crate::synth::{SynthSession, SynthTurn};
 use crate::work::{ToolKind, ToolMap};
 
-/// Rows whose update time is this much older than the cursor are still re-read: a
-/// transaction stamped before another one may commit after it.
-pub const CURSOR_SLACK_MS: i64 = 30_000;
+/// How far before the cursor's newest time sessions are still looked at: core's one
+/// slack for every row cursor.
+pub use crate::sqlite::CURSOR_SLACK_MS;
 
 /// opencode's own tool names.
 pub const OPENCODE_TOOLS: ToolMap =
@@ -124,16 +124,7 @@ impl OpencodeDialect {
 /// Adds the database at `db` (with its `-wal` as a fingerprint part) when it is a
 /// non-empty regular file; records the place looked at either way.
 pub fn discover_db(db: &Path, discovery: &mut Discovery) {
-    if !discovery.looked_at(db) {
-        return;
-    }
-    if std::fs::metadata(db).is_ok_and(|m| m.is_file() && m.len() > 0) {
-        let mut src = SourceRef::file(db);
-        for part in sqlite::parts(db) {
-            src = src.with_part(part);
-        }
-        discovery.sources.push(src);
-    }
+    crate::store::add_database(discovery, db);
 }
 
 /// Parses every session of an opencode-schema database (sub-agent sessions included);
@@ -783,9 +774,10 @@ fn exit_code(v: &Value) -> Option<i64> {
 
 /// `Exit code N` as the first line of a Claude-style shell output: the code and the rest.
 fn leading_exit_code(output: &str) -> Option<(i64, &str)> {
-    let (first, rest) = output.split_once('\n').unwrap_or((output, ""));
-    let code = first.trim().strip_prefix("Exit code ")?.trim().parse().ok()?;
-    Some((code, rest))
+    match crate::exit::split_exit_code(output, &[crate::exit::ExitLine::first("Exit code ")]) {
+        (Some(code), rest) => Some((code, rest)),
+        (None, _) => None,
+    }
 }
 
 /// Hands a finished session to the sink; sessions without turns are not emitted.
@@ -795,24 +787,6 @@ fn emit(builder: SessionBuilder, out: &mut dyn SessionSink) {
     }
 }
 
-/// Where one harness of the family keeps its database, and which variables move it
-/// (for [`discover_store`]).
-#[derive(Debug, Clone, Copy)]
-pub struct DbLocation {
-    /// The adapter id: `DEJA_<ID>_ROOT` names the directory holding the database.
-    pub harness: &'static str,
-    /// The directory under the data home (`opencode`, `kilo`, `mimocode`).
-    pub data_dir: &'static str,
-    /// The database file's name (`opencode.db`).
-    pub db_name: &'static str,
-    /// deja's variable naming the database file itself (`DEJA_OPENCODE_DB`).
-    pub db_var: &'static str,
-    /// The harness is known to follow `XDG_DATA_HOME` on Linux and ignore it elsewhere
-    /// (opencode's xdg-basedir): a set variable then *replaces* `~/.local/share` on
-    /// Linux. When false (the page only presumes it), both places are looked at.
-    pub xdg_confirmed: bool,
-}
-
 /// The [`SourceRef::key`] of a database discovered with `DEJA_INCLUDE_SUBAGENTS` off:
 /// [`parse_discovered`] then leaves sub-agent sessions out. The switch is carried in the
 /// source's identity (not read from the process at parse time) so discovery and parsing
@@ -820,41 +794,21 @@ pub struct DbLocation {
 /// the database afresh instead of resuming a cursor taken under the other setting.
 pub const WITHOUT_SUBAGENTS_KEY: &str = "without-subagents";
 
-/// The database paths a [`DbLocation`] names in `env`, in the order looked at:
-/// `db_var` (a file; a directory means the database inside it), else
-/// `DEJA_<ID>_ROOT/<db_name>`, else the data-home places.
-pub fn store_paths(loc: &DbLocation, env: &StoreEnv) -> Vec<PathBuf> {
-    if let Some(p) = env.path_var(loc.db_var) {
-        return vec![if p.is_dir() { p.join(loc.db_name) } else { p }];
-    }
-    if let Some(root) = env.deja_root(loc.harness) {
-        return vec![root.join(loc.db_name)];
-    }
-    let default = env.home().join(".local/share").join(loc.data_dir).join(loc.db_name);
-    let Some(xdg) = env.path_var("XDG_DATA_HOME").map(|x| x.join(loc.data_dir).join(loc.db_name)) else {
-        return vec![default];
-    };
-    if xdg == default || (loc.xdg_confirmed && cfg!(target_os = "linux")) {
-        vec![xdg]
-    } else {
-        vec![xdg, default]
-    }
-}
-
-/// Discovery for one harness of the family: every path of [`store_paths`] through
-/// [`discover_db`], keyed [`WITHOUT_SUBAGENTS_KEY`] when `DEJA_INCLUDE_SUBAGENTS` is off.
-pub fn discover_store(loc: &DbLocation, env: &StoreEnv) -> Discovery {
+/// Discovery for one harness of the family: the database stores of its `StoreSpec`,
+/// keyed [`WITHOUT_SUBAGENTS_KEY`] when `DEJA_INCLUDE_SUBAGENTS` is off.
+pub fn discover_databases(id: &str, spec: &crate::store::StoreSpec, env: &StoreEnv) -> Discovery {
     let mut found = Discovery::default();
-    for db in store_paths(loc, env) {
-        discover_db(&db, &mut found);
+    for store in spec.stores.iter().filter(|s| s.database().is_some()) {
+        crate::store::discover_store(id, spec, store, env, &mut found);
     }
     if !env.include_subagents() {
         found.sources = found.sources.into_iter().map(|s| s.keyed(WITHOUT_SUBAGENTS_KEY)).collect();
     }
+    Discovery::sort_sources(&mut found.sources);
     found
 }
 
-/// Parses a source found by [`discover_store`]: [`parse_filtered`], leaving sub-agent
+/// Parses a source found by [`discover_databases`]: [`parse_filtered`], leaving sub-agent
 /// sessions out when the source is keyed [`WITHOUT_SUBAGENTS_KEY`].
 pub fn parse_discovered(
     d: &OpencodeDialect,
@@ -885,17 +839,31 @@ const SYNTH_SCHEMA: &str = "
     CREATE INDEX IF NOT EXISTS part_message_idx ON part(message_id);
     CREATE INDEX IF NOT EXISTS part_session_idx ON part(session_id);";
 
+/// The tables of opencode 1.18 the harnesses of the family's fixtures write (`session`,
+/// `message`, `part`, the two indexes they are read through): a fixture's `.sql` names it
+/// with a line `-- schema: opencode` (see the conformance kit) instead of a copy.
+pub const FIXTURE_SCHEMA: &str = "\
+CREATE TABLE session(id TEXT PRIMARY KEY, project_id TEXT NOT NULL, parent_id TEXT, slug TEXT NOT NULL, directory TEXT NOT NULL, \
+title TEXT NOT NULL, version TEXT NOT NULL, agent TEXT, time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL);
+CREATE TABLE message(id TEXT PRIMARY KEY, session_id TEXT NOT NULL, time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL, \
+data TEXT NOT NULL);
+CREATE INDEX message_session_idx ON message(session_id);
+CREATE TABLE part(id TEXT PRIMARY KEY, message_id TEXT NOT NULL, session_id TEXT NOT NULL, time_created INTEGER NOT NULL, \
+time_updated INTEGER NOT NULL, data TEXT NOT NULL);
+CREATE INDEX part_message_idx ON part(message_id);
+";
+
 /// The model a synthetic session claims (message `providerID`/`modelID`).
 const SYNTH_PROVIDER: &str = "anthropic";
 const SYNTH_MODEL: &str = "claude-sonnet-4-5";
 
 /// A whole adapter of the family for a harness whose store is one opencode-schema
-/// database and nothing else: its metadata, dialect and store location are all it names.
-/// (Kilo, which also keeps extension tasks beside its database, writes its own.)
+/// database and nothing else: its metadata (whose `StoreSpec` names the database) and
+/// dialect are all it names. (Kilo, which also keeps extension tasks beside its database,
+/// writes its own.)
 pub struct OpencodeAdapter {
     pub info: &'static crate::format::HarnessInfo,
     pub dialect: OpencodeDialect,
-    pub location: DbLocation,
     /// The agent name the synthetic writer records (`build`).
     pub synthetic_agent: &'static str,
     /// The harness's `deja install` wiring, if it has one.
@@ -912,7 +880,7 @@ impl crate::format::HarnessFormat for OpencodeAdapter {
     }
 
     fn discover(&self, env: &StoreEnv) -> Discovery {
-        discover_store(&self.location, env)
+        discover_databases(self.info.id, &self.info.store, env)
     }
 
     fn parse(&self, src: &SourceRef, opts: &ParseOptions, out: &mut dyn SessionSink) -> Result<ParseStats, FormatError> {
@@ -925,9 +893,13 @@ impl crate::format::HarnessFormat for OpencodeAdapter {
 }
 
 impl crate::format::SynthWriter for OpencodeAdapter {
-    /// Writes into `<home>/.local/share/<data dir>/<db name>`, where the harness keeps it.
+    /// Writes into the database the spec names with only `HOME` set, where discovery
+    /// finds it.
     fn write(&self, home: &Path, session: &SynthSession) -> std::io::Result<PathBuf> {
-        write_synthetic(&home.join(".local/share").join(self.location.data_dir).join(self.location.db_name), session, self.synthetic_agent)
+        let (id, spec, env) = (self.info.id, &self.info.store, StoreEnv::with_home(home));
+        let db = spec.stores.iter().find_map(|s| spec.database_files(id, s, &env).into_iter().next());
+        let db = db.ok_or_else(|| std::io::Error::other(format!("the {id} store names no database on this OS")))?;
+        write_synthetic(&db, session, self.synthetic_agent)
     }
 }
 
@@ -1622,34 +1594,37 @@ mod tests {
         assert!(!plain[0].turns.iter().any(|t| t.role == Reasoning));
     }
 
+    /// opencode's store as its adapter declares it: `XDG_DATA_HOME` honoured on Linux,
+    /// `~/.local/share` looked at too elsewhere.
+    static SPEC: crate::store::StoreSpec = crate::store::StoreSpec::new(&[crate::store::Store {
+        name: "",
+        roots: &[
+            crate::store::Root::any("${XDG_DATA_HOME:-~/.local/share}/opencode"),
+            crate::store::Root::macos("~/.local/share/opencode"),
+            crate::store::Root::windows("~/.local/share/opencode"),
+        ],
+        layout: crate::store::Layout::Database("opencode.db"),
+    }]);
+
     #[test]
-    fn store_paths_follow_the_variables_and_the_subagent_switch_travels_in_the_key() {
-        const LOC: DbLocation = DbLocation {
-            harness: "opencode",
-            data_dir: "opencode",
-            db_name: "opencode.db",
-            db_var: "DEJA_OPENCODE_DB",
-            xdg_confirmed: true,
-        };
+    fn the_spec_places_the_database_and_the_subagent_switch_travels_in_the_key() {
         let home = tempfile::tempdir().unwrap();
         let h = home.path();
         let env = StoreEnv::with_home(h);
-        assert_eq!(store_paths(&LOC, &env), vec![h.join(".local/share/opencode/opencode.db")]);
+        let files = |env: &StoreEnv| SPEC.database_files("opencode", &SPEC.stores[0], env);
+        assert_eq!(files(&env), vec![h.join(".local/share/opencode/opencode.db")]);
         let xdg = StoreEnv::with_home(h).set("XDG_DATA_HOME", "/x/data");
-        let xdg_paths = store_paths(&LOC, &xdg);
         if cfg!(target_os = "linux") {
-            assert_eq!(xdg_paths, vec![PathBuf::from("/x/data/opencode/opencode.db")]);
+            assert_eq!(files(&xdg), vec![PathBuf::from("/x/data/opencode/opencode.db")]);
         } else {
-            assert_eq!(xdg_paths, vec![PathBuf::from("/x/data/opencode/opencode.db"), h.join(".local/share/opencode/opencode.db")]);
+            assert_eq!(files(&xdg), vec![PathBuf::from("/x/data/opencode/opencode.db"), h.join(".local/share/opencode/opencode.db")]);
         }
-        let unconfirmed = DbLocation { xdg_confirmed: false, ..LOC };
-        assert_eq!(store_paths(&unconfirmed, &xdg).len(), 2, "a presumed XDG harness is looked for in both places");
         let root = StoreEnv::with_home(h).set("DEJA_OPENCODE_ROOT", "/r").set("XDG_DATA_HOME", "/x");
-        assert_eq!(store_paths(&LOC, &root), vec![PathBuf::from("/r/opencode.db")]);
+        assert_eq!(files(&root), vec![PathBuf::from("/r/opencode.db")]);
         let file = root.clone().set("DEJA_OPENCODE_DB", "~/copies/oc.db");
-        assert_eq!(store_paths(&LOC, &file), vec![h.join("copies/oc.db")], "the file variable wins");
+        assert_eq!(files(&file), vec![h.join("copies/oc.db")], "the file variable wins");
         let as_dir = root.set("DEJA_OPENCODE_DB", h.display().to_string());
-        assert_eq!(store_paths(&LOC, &as_dir), vec![h.join("opencode.db")], "a directory means the database in it");
+        assert_eq!(files(&as_dir), vec![h.join("opencode.db")], "a directory means the database in it");
 
         let db = h.join(".local/share/opencode/opencode.db");
         write_synthetic(&db, &synth("ses_top", "/p"), "build").unwrap();
@@ -1665,7 +1640,7 @@ mod tests {
             .unwrap();
         drop(s);
         let ids = |env: &StoreEnv| {
-            let found = discover_store(&LOC, env);
+            let found = discover_databases("opencode", &SPEC, env);
             assert_eq!(found.roots, vec![(db.clone(), true)]);
             let mut out: Vec<Session> = Vec::new();
             for src in &found.sources {

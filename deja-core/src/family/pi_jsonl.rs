@@ -273,6 +273,13 @@ pub fn discover_sessions(d: &PiDialect, root: &Path, max_depth: usize, include_s
     if !found.looked_at(root) {
         return;
     }
+    found.sources.extend(sessions_under(d, root, max_depth, include_subagents));
+    Discovery::sort_sources(&mut found.sources);
+}
+
+/// The transcripts [`discover_sessions`] finds under a root already looked at (a store
+/// walk, `deja_core::store::Walk`, whose roots core resolves and reports).
+pub fn sessions_under(d: &PiDialect, root: &Path, max_depth: usize, include_subagents: bool) -> Vec<SourceRef> {
     let paths = find_files(root, max_depth, &|name| is_transcript_name(d, name));
     // The parent session file of a pass is found by the same walk: no stat per file.
     let found_paths: HashSet<&Path> = if include_subagents { HashSet::new() } else { paths.iter().map(PathBuf::as_path).collect() };
@@ -281,10 +288,7 @@ pub fn discover_sessions(d: &PiDialect, root: &Path, max_depth: usize, include_s
         let Some(name) = dir.file_name().and_then(|n| n.to_str()) else { return false };
         dir.parent().is_some_and(|up| found_paths.contains(up.join(format!("{name}.jsonl")).as_path()))
     };
-    for path in paths.iter().filter(|p| include_subagents || !is_pass(p)) {
-        found.sources.push(SourceRef::file(path).append_only());
-    }
-    Discovery::sort_sources(&mut found.sources);
+    paths.iter().filter(|p| include_subagents || !is_pass(p)).map(|path| SourceRef::file(path).append_only()).collect()
 }
 
 /// True when the head of the transcript at `path` (at most 64 KiB) marks it a sub-agent
@@ -1007,17 +1011,9 @@ fn strip_footers<'t>(text: &'t str, footers: &[&str]) -> &'t str {
 }
 
 /// A last line `<marker><N>` → (N, the text before it).
-fn split_exit_marker<'t>(text: &'t str, markers: &[&str]) -> (Option<i64>, &'t str) {
-    let trimmed = text.trim_end();
-    let (body, last) = match trimmed.rfind('\n') {
-        Some(i) => (&trimmed[..i], &trimmed[i + 1..]),
-        None => ("", trimmed),
-    };
-    let code = markers.iter().find_map(|m| last.trim().strip_prefix(m)).and_then(|n| n.trim().trim_end_matches('.').parse::<i64>().ok());
-    match code {
-        Some(c) => (Some(c), body.trim_end()),
-        None => (None, text),
-    }
+fn split_exit_marker<'t>(text: &'t str, markers: &'static [&'static str]) -> (Option<i64>, &'t str) {
+    let lines: Vec<crate::exit::ExitLine> = markers.iter().map(|m| crate::exit::ExitLine::last(m)).collect();
+    crate::exit::split_exit_code(text, &lines)
 }
 
 /// `details.exitCode`, else a non-empty `details.exitSignal`.

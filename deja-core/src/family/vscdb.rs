@@ -66,16 +66,8 @@ pub fn state_dbs(user_dir: &Path, scopes: Scopes) -> Vec<PathBuf> {
         }
     }
     if scopes.workspaces {
-        if let Some(entries) = crate::discover::read_dir(&user_dir.join("workspaceStorage")) {
-            let mut dbs: Vec<PathBuf> = entries
-                .filter_map(Result::ok)
-                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-                .map(|e| e.path().join(STATE_DB))
-                .filter(|p| usable(p))
-                .collect();
-            dbs.sort();
-            out.extend(dbs);
-        }
+        let workspaces = crate::discover::subdirs(&user_dir.join("workspaceStorage"));
+        out.extend(workspaces.into_iter().map(|w| w.join(STATE_DB)).filter(|p| usable(p)));
     }
     out
 }
@@ -309,7 +301,6 @@ mod tests {
         harness: "vscdb-test",
         tools: ToolMap { shell: &["run_in_terminal"], read: &[], edit: &[], write: &[] },
         injected: &crate::text::InjectedText::NONE,
-        products: &[],
         transcripts: false,
     };
 

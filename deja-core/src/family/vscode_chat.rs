@@ -60,21 +60,18 @@
 //! | `harness` | `"copilot-chat"` | `"positron"` |
 //! | `tools` | [`COPILOT_TOOLS`] (`run_in_terminal`, `copilot_readFile`, `replace_string_in_file`…) | the same (Positron's own tool ids are not on its page) |
 //! | `injected` | [`InjectedText::NONE`] | [`InjectedText::NONE`] |
-//! | `products` | `["Code", "Code - Insiders", "VSCodium"]` | `["Positron"]` |
 //! | `transcripts` | `true` | `false` |
 //!
-//! Discovery: [`discover`] is an adapter's whole discovery (its `DEJA_<ID>_ROOT`, then its
-//! `User`-folder path list, then the products' `User` folders); [`user_dirs`] and
-//! [`discover_sources`] are its parts.
+//! Discovery: the adapter's `StoreSpec` names the products' `User` folders per OS, and
+//! [`discover_sources`] reads one (a `User` folder, or any folder holding chat files,
+//! which is walked).
 
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
 use crate::builder::SessionBuilder;
-use crate::discover::{find_files, is_dir_entry, is_file_entry};
-use crate::env::StoreEnv;
-use crate::family::cline_tasks::{editor_user_dir, path_list};
+use crate::discover::{find_files, is_file_entry, subdirs};
 use crate::format::{Discovery, FormatError, ParseOptions, ParseStats, SessionSink};
 use crate::model::{cap_text, Edit, FileAction, FileTouch, Role, SourceRef, Timestamp, ToolUse, Turn, MAX_EDIT_BYTES};
 use crate::patch::parse_apply_patch;
@@ -91,8 +88,6 @@ pub struct VscodeChatDialect {
     pub tools: ToolMap,
     /// The product's injected text, stripped from user text.
     pub injected: &'static InjectedText,
-    /// Product folders whose `User` folder holds the store (`Code`, `Positron`…).
-    pub products: &'static [&'static str],
     /// Read `GitHub.copilot-chat/transcripts/*.jsonl` (Copilot Chat's own event log).
     pub transcripts: bool,
 }
@@ -133,31 +128,6 @@ const FALLBACK_DEPTH: usize = 6;
 // ---------------------------------------------------------------------------------------
 // Discovery
 
-/// The `User` folder of every product of the dialect (candidates; check which exist).
-pub fn user_dirs(d: &VscodeChatDialect, env: &StoreEnv) -> Vec<PathBuf> {
-    d.products.iter().map(|p| editor_user_dir(env, p)).collect()
-}
-
-/// The whole discovery of a dialect: `root_var` (`DEJA_<ID>_ROOT`: one folder, a `User`
-/// folder or any folder holding chat files, which is walked) replaces everything; else
-/// `roots_var` (a path list of `User` folders) replaces the products' `User` folders; else
-/// every product's `User` folder. Each root is recorded with `Discovery::looked_at`.
-pub fn discover(d: &VscodeChatDialect, env: &StoreEnv, root_var: &str, roots_var: &str) -> Discovery {
-    let mut found = Discovery::default();
-    let roots = match env.path_var(root_var) {
-        Some(root) => vec![root],
-        None => path_list(env, roots_var).unwrap_or_else(|| user_dirs(d, env)),
-    };
-    for root in roots {
-        if found.looked_at(&root) {
-            found.sources.extend(discover_sources(d, &root));
-        }
-    }
-    Discovery::sort_sources(&mut found.sources);
-    found.sources.dedup_by(|a, b| a.path == b.path);
-    found
-}
-
 /// Every chat source under one `User` folder and its `profiles/*`: the `chatSessions` of
 /// every workspace (a `.jsonl` log hides the `.json` of the same stem), the empty-window
 /// chats, and Copilot's transcripts when the dialect reads them. Each source's fingerprint
@@ -195,19 +165,12 @@ pub fn discover_sources(d: &VscodeChatDialect, user_dir: &Path) -> Vec<SourceRef
     out
 }
 
-fn subdirs(dir: &Path) -> Vec<PathBuf> {
-    let Some(entries) = crate::discover::read_dir(dir) else { return Vec::new() };
-    let mut v: Vec<PathBuf> = entries.flatten().filter(is_dir_entry).map(|e| e.path()).collect();
-    v.sort();
-    v
-}
-
 fn files_in(dir: &Path, keep: impl Fn(&str) -> bool) -> Vec<PathBuf> {
-    let Some(entries) = crate::discover::read_dir(dir) else { return Vec::new() };
-    let mut v: Vec<PathBuf> =
-        entries.flatten().filter(|e| is_file_entry(e) && keep(&e.file_name().to_string_lossy())).map(|e| e.path()).collect();
-    v.sort();
-    v
+    crate::discover::list(dir)
+        .into_iter()
+        .filter(|e| is_file_entry(e) && keep(&e.file_name().to_string_lossy()))
+        .map(|e| e.path())
+        .collect()
 }
 
 fn parent_named(dir: &Path, name: &str) -> bool {
@@ -1089,15 +1052,10 @@ mod tests {
     use serde_json::json;
 
     /// What the `copilot-chat` adapter would declare.
-    const COPILOT: VscodeChatDialect = VscodeChatDialect {
-        harness: "copilot-chat",
-        tools: super::COPILOT_TOOLS,
-        injected: &InjectedText::NONE,
-        products: &["Code", "Code - Insiders", "VSCodium"],
-        transcripts: true,
-    };
+    const COPILOT: VscodeChatDialect =
+        VscodeChatDialect { harness: "copilot-chat", tools: super::COPILOT_TOOLS, injected: &InjectedText::NONE, transcripts: true };
     /// What the `positron` adapter would declare.
-    const POSITRON: VscodeChatDialect = VscodeChatDialect { harness: "positron", products: &["Positron"], transcripts: false, ..COPILOT };
+    const POSITRON: VscodeChatDialect = VscodeChatDialect { harness: "positron", transcripts: false, ..COPILOT };
 
     fn fixture(rel: &str) -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/vscode_chat").join(rel)
@@ -1143,23 +1101,14 @@ mod tests {
     }
 
     #[test]
-    fn discover_honours_the_root_then_the_root_list_then_the_products() {
+    fn a_user_folder_is_read_with_transcripts_only_where_the_dialect_reads_them() {
         let home = fixture("");
         let user = fixture("User");
-        let env = StoreEnv::with_home("/nowhere").set("ROOT", user.display().to_string());
-        let via_root = discover(&COPILOT, &env, "ROOT", "ROOTS");
-        assert_eq!(via_root.sources, discover_sources(&COPILOT, &user));
-        assert_eq!(via_root.roots, vec![(user.clone(), true)]);
-        let sep = if cfg!(windows) { ";" } else { ":" };
-        let list = format!("{}{sep}{}", user.display(), home.join("Positron/User").display());
-        let env = StoreEnv::with_home("/nowhere").set("ROOTS", list);
-        let via_list = discover(&POSITRON, &env, "ROOT", "ROOTS");
-        assert_eq!(via_list.roots.len(), 2);
-        assert!(via_list.sources.iter().any(|s| s.path.ends_with("5e4d-pos.json")));
-        assert!(!via_list.sources.iter().any(|s| s.path.to_string_lossy().contains("transcripts")), "Positron reads no transcripts");
-        let none = discover(&POSITRON, &StoreEnv::with_home("/nowhere"), "ROOT", "ROOTS");
-        assert!(none.sources.is_empty());
-        assert_eq!(none.roots.len(), 1, "the product's User folder was looked at");
+        assert!(discover_sources(&COPILOT, &user).iter().any(|s| s.path.to_string_lossy().contains("chatSessions")));
+        let positron = discover_sources(&POSITRON, &home.join("Positron/User"));
+        assert!(positron.iter().any(|s| s.path.ends_with("5e4d-pos.json")));
+        assert!(!positron.iter().any(|s| s.path.to_string_lossy().contains("transcripts")), "Positron reads no transcripts");
+        assert!(discover_sources(&POSITRON, Path::new("/nowhere")).is_empty());
     }
 
     #[test]
@@ -1363,10 +1312,6 @@ mod tests {
         // A root not laid out like a User folder is walked.
         let walked = discover_sources(&COPILOT, &fixture("User/workspaceStorage"));
         assert_eq!(walked.len(), 5);
-        let env = StoreEnv::with_home("/h").set("XDG_CONFIG_HOME", "/h/cfg");
-        if cfg!(target_os = "linux") {
-            assert_eq!(user_dirs(&POSITRON, &env), vec![PathBuf::from("/h/cfg/Positron/User")]);
-        }
     }
 
     #[test]

@@ -30,9 +30,12 @@ static INFO: HarnessInfo = HarnessInfo {
     id: ID,
     name: "Row store (test)",
     container: "test rows",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &["DEJA_ROWSTORE_ROOT"],
+    // Discovered by hand in each test; the spec only names the sessions store.
+    store: crate::store::StoreSpec::new(&[crate::store::Store {
+        name: "",
+        roots: &[],
+        layout: crate::store::Layout::Custom { shape: "", walk: None },
+    }]),
     needs: &[],
     format_summary: "test",
     injected: &InjectedText::NONE,
@@ -149,9 +152,12 @@ static SIDE_INFO: HarnessInfo = HarnessInfo {
     id: SIDE_ID,
     name: "Side log (test)",
     container: "test log",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &["DEJA_SIDELOG_ROOT"],
+    // Discovered by hand in each test; the spec only names the sessions store.
+    store: crate::store::StoreSpec::new(&[crate::store::Store {
+        name: "",
+        roots: &[],
+        layout: crate::store::Layout::Custom { shape: "", walk: None },
+    }]),
     needs: &[],
     format_summary: "test",
     injected: &InjectedText::NONE,
@@ -278,9 +284,12 @@ static OPEN_INFO: HarnessInfo = HarnessInfo {
     id: OPEN_ID,
     name: "Open log (test)",
     container: "test log",
-    stores: &[],
-    env_vars: &[],
-    deja_vars: &["DEJA_OPENLOG_ROOT"],
+    // Discovered by hand in each test; the spec only names the sessions store.
+    store: crate::store::StoreSpec::new(&[crate::store::Store {
+        name: "",
+        roots: &[],
+        layout: crate::store::Layout::Custom { shape: "", walk: None },
+    }]),
     needs: &[],
     format_summary: "test",
     injected: &InjectedText::NONE,

@@ -4,7 +4,9 @@
 use anyhow::{bail, Result};
 
 use super::notes::HARNESS_FILE;
-use super::text::{checked_label, md_cell, md_code_list, md_inline, paragraphs, store_groups, surface_title, STATUSES, SURFACES};
+use super::text::{
+    checked_label, md_cell, md_code_list, md_inline, md_override_list, paragraphs, store_groups, surface_title, STATUSES, SURFACES,
+};
 use super::Harness;
 
 pub const README_START: &str = "<!-- matrix:start -->";
@@ -76,8 +78,8 @@ fn section(s: &mut String, h: &Harness) {
             None => s.push_str(&format!("  - `{}`\n", g.path)),
         }
     }
-    s.push_str(&format!("- **Harness's own relocation variables:** {}\n", md_code_list(&info.env_vars)));
-    s.push_str(&format!("- **deja's overrides:** {}\n", md_code_list(&info.deja_vars)));
+    s.push_str(&format!("- **Harness's own relocation variables:** {}\n", md_code_list(&info.harness_vars)));
+    s.push_str(&format!("- **deja's overrides:** {}\n", md_override_list(info)));
     let needs = if info.needs.is_empty() {
         "nothing beyond deja".to_string()
     } else {

@@ -52,6 +52,14 @@ pub struct StorePath {
     pub path: String,
 }
 
+/// One of deja's override variables, with the older names still honoured for it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Override {
+    pub var: String,
+    pub aliases: Vec<String>,
+}
+
 /// Whether a surface works for a harness, and why not when it does not: deja-core's
 /// `Capability` with its reason owned.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,13 +107,14 @@ pub struct HarnessInfo {
     pub name: String,
     /// How the store is laid out, e.g. "JSONL, one file per session".
     pub container: String,
-    /// Default store paths per OS, `~` meaning the home directory.
-    pub stores: Vec<StorePath>,
-    /// The harness's own relocation variables.
-    pub env_vars: Vec<String>,
-    /// deja's own overrides.
-    pub deja_vars: Vec<String>,
-    /// `DEJA_<ID>_ROOT` by deja-core's one rule, which `deja_vars` must include.
+    /// Default store paths per OS from the adapter's `StoreSpec` (each root template
+    /// with what lies under it), `~` meaning the home directory.
+    pub store_paths: Vec<StorePath>,
+    /// The harness's own relocation variables, as the spec's templates name them.
+    pub harness_vars: Vec<String>,
+    /// deja's own overrides, derived from the id and the spec.
+    pub deja_overrides: Vec<Override>,
+    /// `DEJA_<ID>_ROOT` by deja-core's one rule, which `deja_overrides` must include.
     pub root_var: String,
     pub needs: Vec<String>,
     pub format_summary: String,
@@ -187,8 +196,9 @@ mod tests {
 
     fn entry(capabilities: &str) -> String {
         format!(
-            r#"{{"harnesses":[{{"id":"alpha","name":"Alpha","container":"JSONL","stores":[{{"os":"unix","path":"~/.a"}}],
-            "env_vars":["A_HOME"],"deja_vars":["DEJA_ALPHA_ROOT"],"root_var":"DEJA_ALPHA_ROOT","needs":[],
+            r#"{{"harnesses":[{{"id":"alpha","name":"Alpha","container":"JSONL","store_paths":[{{"os":"unix","path":"~/.a"}}],
+            "harness_vars":["A_HOME"],"deja_overrides":[{{"var":"DEJA_ALPHA_ROOT","aliases":[]}},{{"var":"DEJA_ALPHA_DB","aliases":["DEJA_A_DB"]}}],
+            "root_var":"DEJA_ALPHA_ROOT","needs":[],
             "format_summary":"Lines.","capabilities":{capabilities}}}]}}"#
         )
     }
@@ -213,7 +223,9 @@ mod tests {
         let infos = parse(entry(&caps(&SIX)).as_bytes()).expect("parse");
         let alpha = &infos[0];
         assert_eq!((alpha.id.as_str(), alpha.root_var.as_str()), ("alpha", "DEJA_ALPHA_ROOT"));
-        assert_eq!(alpha.stores, vec![StorePath { os: Os::Unix, path: "~/.a".to_string() }]);
+        assert_eq!(alpha.store_paths, vec![StorePath { os: Os::Unix, path: "~/.a".to_string() }]);
+        assert_eq!(alpha.harness_vars, vec!["A_HOME".to_string()]);
+        assert_eq!(alpha.deja_overrides[1], Override { var: "DEJA_ALPHA_DB".to_string(), aliases: vec!["DEJA_A_DB".to_string()] });
         let caps = alpha.named_capabilities();
         assert_eq!(caps.iter().map(|(n, _)| *n).collect::<Vec<_>>(), CAPABILITY_NAMES);
         assert_eq!(caps[0].1, &Capability::Works("`deja install`".to_string()));

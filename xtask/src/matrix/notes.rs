@@ -171,11 +171,11 @@ fn check_info(info: &HarnessInfo, problems: &mut Vec<String>) {
             problems.push(format!("`{id}`: HarnessInfo.{field} is empty"));
         }
     }
-    if info.stores.is_empty() {
-        problems.push(format!("`{id}`: HarnessInfo.stores names no default store path"));
+    if info.store_paths.is_empty() {
+        problems.push(format!("`{id}`: HarnessInfo names no default store path"));
     }
-    if !info.deja_vars.contains(&info.root_var) {
-        problems.push(format!("`{id}`: HarnessInfo.deja_vars must include {}", info.root_var));
+    if !info.deja_overrides.iter().any(|o| o.var == info.root_var) {
+        problems.push(format!("`{id}`: HarnessInfo's overrides must include {}", info.root_var));
     }
     for (name, cap) in info.named_capabilities() {
         if *cap != Capability::Unknown && cap.reason().trim().is_empty() {

@@ -4,7 +4,10 @@
 //! fetched from elsewhere; light and dark follow `prefers-color-scheme`.
 
 use super::notes::HARNESS_FILE;
-use super::text::{checked_label, html_code_list, html_escape, html_inline, paragraphs, store_groups, surface_title, STATUSES, SURFACES};
+use super::text::{
+    checked_label, html_code_list, html_escape, html_inline, html_override_list, paragraphs, store_groups, surface_title, STATUSES,
+    SURFACES,
+};
 use super::Harness;
 
 /// Where the site lives, relative to the workspace root.
@@ -165,8 +168,8 @@ fn harness(h: &Harness, prev: Option<&Harness>, next: Option<&Harness>) -> Strin
         ));
     }
     b.push_str("</tbody>\n</table>\n<p class=\"note\"><code>~</code> is your home directory.</p>\n<dl class=\"facts\">\n");
-    b.push_str(&format!("<dt>The harness’s own relocation variables</dt><dd>{}</dd>\n", html_code_list(&info.env_vars)));
-    b.push_str(&format!("<dt>deja’s overrides</dt><dd>{}</dd>\n", html_code_list(&info.deja_vars)));
+    b.push_str(&format!("<dt>The harness’s own relocation variables</dt><dd>{}</dd>\n", html_code_list(&info.harness_vars)));
+    b.push_str(&format!("<dt>deja’s overrides</dt><dd>{}</dd>\n", html_override_list(info)));
     let needs = if info.needs.is_empty() {
         "Nothing beyond deja.".to_string()
     } else {
@@ -382,7 +385,7 @@ mod tests {
         let alpha = &pages[2].1;
         assert!(alpha.contains("<a href=\"beta.html\">BETA Code →</a>"), "{alpha}");
         assert!(alpha.contains("Run <code>deja harnesses</code> &lt;now&gt;."));
-        assert!(alpha.contains("<code>~/.alpha/sessions/&lt;id&gt;.jsonl</code>"));
+        assert!(alpha.contains("<code>${ALPHA_HOME:-~/.alpha}/sessions/*.jsonl</code>"));
         let index = &pages[1].1;
         assert!(index.contains("<a href=\"harnesses/alpha.html\">ALPHA Code</a>"));
         assert!(index.contains("title=\"no custom commands | only built-ins\">unsupported</span>"));

@@ -1,7 +1,7 @@
 //! Test-only builders of adapter metadata, so the matrix can be rendered and checked
 //! for harnesses that are not in the registry.
 
-use super::meta::{Capability, HarnessInfo, Os, StorePath};
+use super::meta::{Capability, HarnessInfo, Os, Override, StorePath};
 
 /// A plausible description of `id`, leaked so tests can hold `&'static` ones in arrays
 /// as the renderers take them.
@@ -10,9 +10,9 @@ pub fn info(id: &str) -> &'static HarnessInfo {
         id: id.to_string(),
         name: format!("{} Code", id.to_uppercase()),
         container: "JSONL, one file per session".to_string(),
-        stores: vec![StorePath { os: Os::Any, path: "~/.alpha/sessions/<id>.jsonl".to_string() }],
-        env_vars: vec!["ALPHA_HOME".to_string()],
-        deja_vars: vec![root_var(id)],
+        store_paths: vec![StorePath { os: Os::Any, path: "${ALPHA_HOME:-~/.alpha}/sessions/*.jsonl".to_string() }],
+        harness_vars: vec!["ALPHA_HOME".to_string()],
+        deja_overrides: vec![Override { var: root_var(id), aliases: Vec::new() }],
         root_var: root_var(id),
         needs: Vec::new(),
         format_summary: "One JSON object per line; `user` and `assistant` records carry the text.".to_string(),

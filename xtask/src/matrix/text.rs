@@ -103,6 +103,35 @@ pub fn md_cell(text: &str) -> String {
     md_inline(text).replace('|', "\\|")
 }
 
+/// deja's overrides as Markdown: code spans, each with the older names kept for it.
+pub fn md_override_list(info: &HarnessInfo) -> String {
+    override_list(info, |n| format!("`{n}`"))
+}
+
+/// deja's overrides as HTML (see [`md_override_list`]).
+pub fn html_override_list(info: &HarnessInfo) -> String {
+    override_list(info, |n| format!("<code>{}</code>", html_escape(n)))
+}
+
+/// deja's overrides, each written by `code`, with its older names after it; `none`.
+fn override_list(info: &HarnessInfo, code: impl Fn(&str) -> String) -> String {
+    if info.deja_overrides.is_empty() {
+        return "none".to_string();
+    }
+    info.deja_overrides
+        .iter()
+        .map(|o| {
+            if o.aliases.is_empty() {
+                code(&o.var)
+            } else {
+                let old = o.aliases.iter().map(|a| code(a)).collect::<Vec<_>>().join(", ");
+                format!("{} (also {old}, its older name)", code(&o.var))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// `a`, `b` and `c` as Markdown code spans joined with commas, or `none`.
 pub fn md_code_list(items: &[String]) -> String {
     if items.is_empty() {
@@ -129,7 +158,7 @@ pub struct StoreGroup<'a> {
 /// adapter lists them.
 pub fn store_groups(info: &HarnessInfo) -> Vec<StoreGroup<'_>> {
     let mut groups: Vec<(&str, Vec<Os>)> = Vec::new();
-    for store in &info.stores {
+    for store in &info.store_paths {
         match groups.iter_mut().find(|(p, _)| *p == store.path) {
             Some((_, oses)) => oses.push(store.os),
             None => groups.push((&store.path, vec![store.os])),
@@ -184,7 +213,7 @@ pub const STATUSES: [(&str, &str); 5] = [
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::matrix::meta::StorePath;
+    use crate::matrix::meta::{Override, StorePath};
 
     #[test]
     fn code_spans_split_and_tolerate_an_odd_backtick() {
@@ -218,12 +247,28 @@ mod tests {
     fn identical_store_paths_merge_and_full_coverage_drops_the_label() {
         let store = |os, path: &str| StorePath { os, path: path.to_string() };
         let info = HarnessInfo {
-            stores: vec![store(Os::Unix, "~/.a"), store(Os::Windows, "~/.a"), store(Os::Mac, "~/Library/b")],
+            store_paths: vec![store(Os::Unix, "~/.a"), store(Os::Windows, "~/.a"), store(Os::Mac, "~/Library/b")],
             ..crate::matrix::testing::info("alpha").clone()
         };
         let groups = store_groups(&info);
         assert_eq!(groups.len(), 2);
         assert_eq!((groups[0].path, groups[0].os.as_deref()), ("~/.a", None));
         assert_eq!((groups[1].path, groups[1].os.as_deref()), ("~/Library/b", Some("macOS")));
+    }
+
+    #[test]
+    fn an_override_names_the_older_names_kept_for_it() {
+        let var = |v: &str, aliases: &[&str]| Override { var: v.to_string(), aliases: aliases.iter().map(|a| a.to_string()).collect() };
+        let info = HarnessInfo {
+            deja_overrides: vec![var("DEJA_ALPHA_ROOT", &[]), var("DEJA_ALPHA_DB", &["DEJA_A_DB"])],
+            ..crate::matrix::testing::info("alpha").clone()
+        };
+        assert_eq!(md_override_list(&info), "`DEJA_ALPHA_ROOT`, `DEJA_ALPHA_DB` (also `DEJA_A_DB`, its older name)");
+        assert_eq!(
+            html_override_list(&info),
+            "<code>DEJA_ALPHA_ROOT</code>, <code>DEJA_ALPHA_DB</code> (also <code>DEJA_A_DB</code>, its older name)"
+        );
+        let none = HarnessInfo { deja_overrides: Vec::new(), ..info };
+        assert_eq!(md_override_list(&none), "none");
     }
 }

@@ -1186,6 +1186,10 @@ pub fn unframe(s: &str) -> (&str, Option<i64>) {
     }
 }
 
+/// The framing lines that state the exit (older and newer releases).
+const EXIT_LINES: [crate::exit::ExitLine; 2] =
+    [crate::exit::ExitLine::first("Process exited with code "), crate::exit::ExitLine::first("Exit code: ")];
+
 /// One leading frame: the rest, its exit code, and whether it ended with `Output:`.
 fn unframe_once(s: &str) -> (&str, Option<i64>, bool) {
     let mut rest = s;
@@ -1200,8 +1204,8 @@ fn unframe_once(s: &str) -> (&str, Option<i64>, bool) {
         if line == "Output:" {
             return (after, exit, true);
         }
-        if let Some(n) = line.strip_prefix("Process exited with code ").or_else(|| line.strip_prefix("Exit code: ")) {
-            exit = n.trim().parse().ok().or(exit);
+        if let Some(code) = EXIT_LINES.iter().find_map(|e| e.read(line)) {
+            exit = code.or(exit);
         } else if !["Chunk ID:", "Wall time:", "Original token count:", "Total output lines:", "Process running with session ID"]
             .iter()
             .any(|p| line.starts_with(p))
