@@ -39,12 +39,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use clap::Args;
-use deja_adapters::deja_adapter_deja::{self, NoteSource, MAX_NOTE_BYTES, MAX_PROJECT_BYTES, MAX_TAGS, MAX_TAG_BYTES};
 use deja_core::cancel::Cancel;
 use deja_core::index::indexer::{run_index, IndexRequest, Silent};
 use deja_core::index::schema::SCHEMA_VERSION;
 use deja_core::index::search::{MAX_QUERY_BYTES, MAX_QUERY_WORDS};
 use deja_core::index::{IndexPaths, IndexView};
+use deja_core::notes::{self, NoteSource, AGENT_NOTES_PER_HOUR, MAX_NOTE_BYTES, MAX_PROJECT_BYTES, MAX_TAGS, MAX_TAG_BYTES};
 use deja_core::recall::frame::{clean, frame, Answer};
 use deja_core::recall::query::{self, Scope, MAX_PASTE_BYTES};
 use deja_core::recall::render;
@@ -69,7 +69,7 @@ const WORKERS: usize = 2;
 /// their thread still inside them. A call beyond this is refused at once.
 const MAX_IN_FLIGHT: usize = 8;
 /// Notes one server process saves at most per minute (all processes together are held
-/// to `remember::AGENT_NOTES_PER_HOUR`).
+/// to `notes::AGENT_NOTES_PER_HOUR`).
 pub const AGENT_NOTES_PER_MINUTE: usize = 5;
 /// `limit` is clamped to this range…
 const LIMIT_RANGE: (usize, usize) = (1, 50);
@@ -118,7 +118,7 @@ fn mcp_help() -> String {
         MAX_LINE >> 20,
         MAX_PASTE_BYTES >> 20,
         MAX_NOTE_BYTES >> 10,
-        crate::remember::AGENT_NOTES_PER_HOUR
+        AGENT_NOTES_PER_HOUR
     )
 }
 
@@ -921,7 +921,7 @@ impl Server {
         drop(saved_at);
         // Indexing runs in the background so the answer never waits on the index.
         let queued = self.refresher.enabled && !self.refresher.running.load(Ordering::SeqCst);
-        self.refresher.spawn(Some(vec![deja_adapter_deja::ID.to_string()]));
+        self.refresher.spawn(Some(vec![notes::HARNESS.to_string()]));
         let when = if queued { "it is being indexed now" } else { "it is indexed at the next refresh" };
         Ok(format!(
             "deja: remembered note {} ({when}; later sessions see it as written by an agent, unverified): {}",

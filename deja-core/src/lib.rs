@@ -3,9 +3,10 @@
 //! The normalized model ([`model`]), the adapter contract and registry ([`format`]),
 //! store discovery inputs ([`env`]), shared readers ([`read`]), parse bookkeeping
 //! ([`builder`]), work signals ([`work`], [`patch`]), ingest normalization
-//! ([`normalize`], [`text`], [`redact`]), the archive of every session read ([`archive`]),
-//! the tantivy index projected from it with search ([`index`]), and recall over it ([`recall`]),
-//! both of which stop early when their [`cancel`] token says nobody waits any more.
+//! ([`normalize`], [`text`], [`redact`]), the archive of every session read ([`archive`])
+//! and deja's notes beside it ([`notes`]), the tantivy index projected from it with search
+//! ([`index`]), and recall over it ([`recall`]), both of which stop early when their
+//! [`cancel`] token says nobody waits any more.
 
 pub mod archive;
 pub mod builder;
@@ -20,6 +21,7 @@ pub mod index;
 pub mod launch;
 pub mod model;
 pub mod normalize;
+pub mod notes;
 pub mod patch;
 pub mod project;
 pub mod read;

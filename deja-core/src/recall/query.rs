@@ -26,7 +26,7 @@ use crate::model::{FileAction, Role, Timestamp, Turn};
 use crate::redact::{redact, redacted, Redact};
 
 /// The harness id of deja's own notes, ranked a little above transcripts.
-pub const NOTES_HARNESS: &str = "deja";
+pub const NOTES_HARNESS: &str = crate::notes::HARNESS;
 /// How much a note's score is raised over a transcript's (the person's notes only).
 pub const NOTE_BOOST: f32 = 1.25;
 /// Session kinds of notes, by who wrote them (the notes adapter sets them from the
