@@ -61,6 +61,7 @@ use std::path::PathBuf;
 use deja_core::discover::find_files;
 use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::read::read_source;
+pub mod runtime;
 pub mod wiring;
 use deja_core::{
     Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, InjectedText, Os, ParseOptions, ParseStats, Role,

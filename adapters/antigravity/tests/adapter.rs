@@ -8,6 +8,8 @@ use deja_core::{FileAction, HarnessFormat, ParseOptions, Role, Session, StoreEnv
 
 deja_core::conformance!(AntigravityFormat, relocate "DEJA_ANTIGRAVITY_ROOT" => ".gemini/antigravity/brain");
 
+mod hook;
+
 fn sessions() -> Vec<Session> {
     let env = StoreEnv::with_home(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home"));
     let mut out = Vec::new();

@@ -12,6 +12,8 @@ deja_core::conformance!(
     relocate "CODEWHALE_HOME" => ".codewhale"
 );
 
+mod hook;
+
 fn home() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home")
 }

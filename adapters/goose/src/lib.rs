@@ -46,6 +46,8 @@ use deja_core::{
     ParseStats, Role, SessionBuilder, SessionSink, SourceRef, StoreEnv, StorePath, Timestamp, ToolMap, Turn,
 };
 use serde_json::Value;
+pub mod hook;
+pub mod runtime;
 pub mod wiring;
 
 const ID: &str = "goose";

@@ -23,6 +23,8 @@ deja_core::conformance!(
     wires "XDG_CONFIG_HOME" => ".config"
 );
 
+mod hook;
+
 fn fixture_home() -> (tempfile::TempDir, Vec<rusqlite::Connection>) {
     let tmp = tempfile::tempdir().expect("tempdir");
     let writers = materialize_home(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home"), tmp.path()).expect("fixture home");
