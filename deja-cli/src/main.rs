@@ -119,7 +119,8 @@ enum Command {
     Doctor(doctor::DoctorArgs),
     /// Serve recall to agents over MCP (stdio JSON-RPC; one tool `deja`).
     Mcp(mcp::McpArgs),
-    /// Benchmarks: synthetic corpora, index throughput, search latency, LoCoMo recall.
+    /// Benchmarks: synthetic corpora, index throughput, search latency, LoCoMo recall (runs `deja-bench`).
+    #[command(disable_help_flag = true)]
     Bench(bench::BenchArgs),
 }
 
