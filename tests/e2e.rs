@@ -846,15 +846,17 @@ fn a_directory_that_cannot_be_listed_is_named_with_the_reason() {
     }
 }
 
-/// `deja bench hooks` spawns every hook on a small corpus: each is timed, and the
-/// session-start digest, which every project has, is answered within its budget.
+/// `deja-bench hooks` spawns every hook of this build's `deja` on a small corpus: each is
+/// timed, and the session-start digest, which every project has, is answered within its
+/// budget. (The suite is its own crate; this test is here because it needs the binary.)
 #[test]
 fn the_hook_benchmark_measures_every_hook() {
     let h = Home::new();
     let corpus = h.home.join("corpus");
-    let out = h.deja(&["bench", "corpus", "--out", corpus.to_str().expect("utf-8"), "--size", "1500000", "--seed", "6"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let v = h.json(&["bench", "hooks", "--corpus", corpus.to_str().expect("utf-8"), "--calls", "3", "--json"]);
+    let corpus = corpus.to_str().expect("utf-8");
+    deja_bench::set_deja_bin(env!("CARGO_BIN_EXE_deja"));
+    deja_bench::run_from(&["corpus", "--out", corpus, "--size", "1500000", "--seed", "6"]).expect("corpus");
+    let v = deja_bench::hooks_figures(&["--corpus", corpus, "--calls", "3", "--json"]).expect("hooks");
     assert_eq!(v["benchmark"], "hooks");
     let hooks = v["hooks"].as_array().expect("hooks");
     let names: Vec<&str> = hooks.iter().filter_map(|x| x["hook"].as_str()).collect();
@@ -868,4 +870,20 @@ fn the_hook_benchmark_measures_every_hook() {
     assert_eq!(start["answered"], 3, "{start}");
     // The envelope and its escaping come on top of the block's 2 KB.
     assert!(start["largest_answer_bytes"].as_u64().expect("bytes") <= 2048 + 256, "{start}");
+}
+
+/// `deja bench` is a thin entry point: it runs the `deja-bench` binary, and says how to
+/// build it when there is none.
+#[test]
+fn deja_bench_forwards_to_the_suite_or_says_how_to_build_it() {
+    let h = Home::new();
+    let out = h.deja(&["bench", "index", "--corpus", "/nonexistent"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    let beside = std::path::Path::new(env!("CARGO_BIN_EXE_deja")).with_file_name("deja-bench");
+    if beside.is_file() {
+        assert!(err.contains("/nonexistent") || err.contains("corpus"), "the suite itself answered: {err}");
+    } else {
+        assert!(err.contains("cargo build --release -p deja-bench"), "{err}");
+    }
 }

@@ -169,6 +169,43 @@ fn hooks_answer_once_per_session_in_the_envelope() {
     }
 }
 
+/// The hook command lines installed configs hold keep working: each harness's old
+/// `--NAME` flag is the envelope an adapter declares, the same as `--envelope NAME`.
+#[test]
+fn installed_hook_command_lines_still_answer_in_their_harness_envelope() {
+    let h = Home::new();
+    build_home(&h);
+    h.json(&["index", "--json"]);
+    let prompt = |session: &str| json!({"session_id": session, "cwd": "/src/app", "prompt": "why does the nightly build time out"});
+    let parsed = |out: &Output| -> Value {
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
+    };
+
+    // Crush (`hook-tool --crush` in crush.json): the flat reply, either spelling.
+    let old = parsed(&deja_in(&h, &[], &["hook-prompt", "--crush"], Some(prompt("crush-1").to_string().as_bytes())));
+    let new = parsed(&deja_in(&h, &[], &["hook-prompt", "--envelope", "crush"], Some(prompt("crush-2").to_string().as_bytes())));
+    assert_eq!(old["version"], 1, "{old}");
+    assert!(old["context"].as_str().is_some_and(|c| c.starts_with("<deja-recall")), "{old}");
+    assert_eq!(old, new, "`--crush` is `--envelope crush`");
+
+    // Antigravity (`hook-session-start --antigravity`): `{}` after the first invocation.
+    let later = json!({"invocationNum": 2, "workspacePaths": ["/src/app"]}).to_string();
+    let out = deja_in(&h, &[], &["hook-session-start", "--antigravity"], Some(later.as_bytes()));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "{}\n");
+
+    // CodeWhale (`hook-prompt --digest --codewhale`): the person's text first, then the block.
+    let submit =
+        json!({"event": "message_submit", "text": "why does the nightly build time out", "session_id": "cw-1", "workspace": "/src/app"});
+    let v = parsed(&deja_in(&h, &[], &["hook-prompt", "--digest", "--codewhale"], Some(submit.to_string().as_bytes())));
+    let text = v["text"].as_str().unwrap_or_else(|| panic!("{v}"));
+    assert!(text.starts_with("why does the nightly build time out\n\n<deja-recall"), "{text}");
+
+    // An envelope no adapter declares is a usage error, not a silent default.
+    let out = deja_in(&h, &[], &["hook-prompt", "--envelope", "nosuch"], Some(b"{}"));
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
 /// Writes `lines` as a JSONL file at `rel` under the home.
 fn write_lines(h: &Home, rel: &str, lines: &[Value]) {
     let path = h.home.join(rel);

@@ -100,7 +100,7 @@ pub fn run(args: DoctorArgs) -> Result<ExitCode> {
                 list.push((format!("{}-auto", info.id), auto));
             }
             for (target, mut edits) in list {
-                crate::rewire::as_written(&env, &mut edits);
+                deja_core::wired::as_written(&env, &mut edits);
                 let state = target_state(&edits, &cx.exe(), &shared);
                 let is_installed = installed.contains(&target);
                 // A target not installed and not on disk is only worth a line when asked.

@@ -10,7 +10,6 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use deja_adapters::deja_adapter_deja;
 use deja_core::index::indexer::IndexRunError;
 use deja_core::index::search::SearchRequest;
 use deja_core::index::{IndexPaths, IndexView};
@@ -101,12 +100,12 @@ pub fn run(args: ForgetArgs) -> Result<ExitCode> {
         Err(IndexRunError::Index(e)) => return Err(e.into()),
     };
     // Notes live in deja's own file too: take them out of it.
-    let note_ids: HashSet<String> = chosen.iter().filter(|m| m.harness == deja_adapter_deja::ID).map(|m| m.id.clone()).collect();
+    let note_ids: HashSet<String> = chosen.iter().filter(|m| m.harness == deja_core::notes::HARNESS).map(|m| m.id.clone()).collect();
     let notes_removed = if note_ids.is_empty() {
         0
     } else {
-        let path = deja_adapter_deja::notes_path(&env);
-        deja_adapter_deja::remove_notes(&path, &note_ids).with_context(|| format!("removing the notes from {}", path.display()))?
+        let path = deja_core::notes::notes_path(&env);
+        deja_core::notes::remove_notes(&path, &note_ids).with_context(|| format!("removing the notes from {}", path.display()))?
     };
     for p in &report.archive_problems {
         eprintln!("deja: archive: {p}");

@@ -14,6 +14,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use deja_core::wire::engine::{Engine, Plan};
 use deja_core::wire::{Edit, WireContext, Wiring};
+use deja_core::wired::all_edits;
 use deja_core::{HarnessFormat, StoreEnv};
 
 #[derive(Args)]
@@ -64,24 +65,8 @@ fn wired() -> Vec<(&'static dyn HarnessFormat, &'static dyn Wiring)> {
 }
 
 /// The path of the running binary, which the harnesses are told to run.
-pub(crate) fn current_exe() -> Result<std::path::PathBuf> {
-    let exe = std::env::current_exe().context("finding the path of the running deja binary")?;
-    Ok(std::fs::canonicalize(&exe).unwrap_or(exe))
-}
-
-/// The edits of every known target, installed or not (removal needs them all).
-pub(crate) fn all_edits(cx: &WireContext) -> BTreeMap<String, Vec<Edit>> {
-    let mut map = BTreeMap::new();
-    for (f, w) in wired() {
-        let id = f.info().id;
-        let plain = w.plain(cx);
-        let auto = w.auto(cx);
-        if !auto.is_empty() {
-            map.insert(format!("{id}-auto"), plain.iter().cloned().chain(auto).collect());
-        }
-        map.insert(id.to_string(), plain);
-    }
-    map
+fn current_exe() -> Result<std::path::PathBuf> {
+    deja_core::wire::current_exe().context("finding the path of the running deja binary")
 }
 
 fn harness_of(target: &str) -> &str {

@@ -2,15 +2,19 @@
 //!
 //! This file holds the command-line surface (clap) and dispatch; each command lives
 //! in its own module. `deja QUERY…` is shorthand for `deja search QUERY…`.
+//!
+//! Three kinds of subcommand are made from what deja-core and the adapters declare,
+//! not written out here: the recall commands (one per recall mode with a command,
+//! `recall_cmd`), the hook subcommands (one per hook event, with every registered hook
+//! envelope, `hooks`), and the harness runtimes (`deja aider …`, `deja reasonix-ext`:
+//! one per runtime an adapter's wiring declares). So the binary names no harness.
 
-mod aider;
 mod bench;
 mod config_cmd;
 mod demo;
 mod doctor;
 mod forget;
 mod freshness;
-mod goose;
 mod handoff;
 mod harnesses;
 mod hooks;
@@ -18,18 +22,19 @@ mod index_cmd;
 mod install;
 mod mcp;
 mod output;
-mod reasonix_ext;
 mod recall_cmd;
 mod remember;
-mod rewire;
 mod search_cmd;
 mod show;
 mod transfer;
 mod watch;
 
+use std::ffi::OsString;
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Arg, ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
+use deja_core::wire::hook::HookEvent;
+use deja_core::wire::runtime::Runtime;
 // Named so every adapter crate is linked and its `inventory` registration is in `deja`,
 // even where no code calls an adapter directly.
 use deja_adapters as _;
@@ -92,22 +97,8 @@ enum Command {
     Harnesses(harnesses::HarnessesArgs),
     /// Run the whole pipeline on a synthetic home with every harness that has a synthetic writer (touches nothing of yours).
     Demo(demo::DemoArgs),
-    /// Digest of the best-matching session: problem, decisions, commands, files, where it ended.
-    Ctx(recall_cmd::CtxArgs),
-    /// Sessions that edited or discussed a file, most specific and recent first.
-    Blame(recall_cmd::BlameArgs),
-    /// What this machine ran after the same error before, and whether it held (error text or stdin).
-    Fix(recall_cmd::FixArgs),
-    /// The real invocations agents ran for a tool here (`deja how cargo test`), most used first.
-    How(recall_cmd::HowArgs),
-    /// Which files the work on a topic touched.
-    Files(recall_cmd::FilesArgs),
-    /// A project's recent sessions, outcomes, decisions, recurring errors and working commands.
-    Orient(recall_cmd::OrientArgs),
     /// Save a durable note (indexed as the harness `deja`, ranked above transcripts).
     Remember(remember::RememberArgs),
-    /// Errors that hit three or more separate sessions.
-    Friction(recall_cmd::FrictionArgs),
     /// Remove sessions from the archive and the index for good (by id, project, harness, age or search).
     Forget(forget::ForgetArgs),
     /// Write history as NDJSON, one redacted document per turn (to move it, or feed a search engine).
@@ -126,33 +117,10 @@ enum Command {
     Uninstall(install::UninstallArgs),
     /// What deja sees and what is wired: stores, sessions, each harness's wiring, the index.
     Doctor(doctor::DoctorArgs),
-    /// Hook for a harness's session start: this project's digest (wired by `deja install <id>-auto`).
-    #[command(name = "hook-session-start")]
-    HookSessionStart(hooks::HookArgs),
-    /// Hook for a submitted prompt: the past sessions that match it.
-    #[command(name = "hook-prompt")]
-    HookPrompt(hooks::HookArgs),
-    /// Hook before an edit or a command: the sessions that touched that file.
-    #[command(name = "hook-tool")]
-    HookTool(hooks::HookArgs),
-    /// Hook after a failed command: what fixed that error before.
-    #[command(name = "hook-tool-after")]
-    HookToolAfter(hooks::HookArgs),
-    /// Hook before a compaction: index the transcript in the background.
-    #[command(name = "hook-precompact")]
-    HookPrecompact(hooks::HookArgs),
     /// Serve recall to agents over MCP (stdio JSON-RPC; one tool `deja`).
     Mcp(mcp::McpArgs),
-    /// Start aider with this project's past sessions in deja's `read:` context file (`deja aider <aider args…>`).
+    /// Benchmarks: synthetic corpora, index throughput, search latency, LoCoMo recall (runs `deja-bench`).
     #[command(disable_help_flag = true)]
-    Aider(aider::AiderArgs),
-    /// Start Goose with deja's per-prompt recall file (MOIM) set (`deja goose <goose args…>`).
-    #[command(disable_help_flag = true)]
-    Goose(goose::GooseArgs),
-    /// Reasonix extension runtime (protocol v2 over stdio; started by the plugin `deja install reasonix-auto` writes).
-    #[command(name = "reasonix-ext")]
-    ReasonixExt,
-    /// Benchmarks: synthetic corpora, index throughput, search latency, LoCoMo recall.
     Bench(bench::BenchArgs),
 }
 
@@ -193,13 +161,12 @@ pub struct SearchArgs {
 /// The subcommand `word` most likely misspells, if any: within two edits (one for
 /// words of up to four letters), never a word that is itself a command.
 pub fn misspelled_command(word: &str) -> Option<String> {
-    use clap::CommandFactory;
     let word = word.to_ascii_lowercase();
     if word.len() < 3 {
         return None;
     }
     let allowed = if word.len() <= 4 { 1 } else { 2 };
-    Cli::command()
+    cli()
         .get_subcommands()
         .map(|c| c.get_name().to_string())
         .filter(|name| name != "help")
@@ -209,9 +176,71 @@ pub fn misspelled_command(word: &str) -> Option<String> {
         .map(|(_, name)| name)
 }
 
-fn known_subcommand(arg: &str) -> bool {
-    use clap::CommandFactory;
-    let cmd = Cli::command();
+/// The whole command line: the derived commands, then the ones made from what deja-core
+/// and the adapters declare (recall modes, hook events and envelopes, runtimes), each
+/// shown in `--help` where it belongs.
+fn cli() -> clap::Command {
+    let derived = Cli::command();
+    let before: Vec<String> = derived.get_subcommands().map(|c| c.get_name().to_string()).collect();
+    let recall = recall_cmd::commands();
+    let hooks = hooks::commands();
+    let runtimes: Vec<clap::Command> = deja_core::wired::runtimes().into_iter().map(runtime_command).collect();
+    // Recall commands after `demo`, hooks before `mcp`, runtimes after it.
+    let mut order: Vec<String> = Vec::new();
+    for name in &before {
+        if name == "mcp" {
+            order.extend(hooks.iter().map(|c| c.get_name().to_string()));
+        }
+        order.push(name.clone());
+        if name == "demo" {
+            order.extend(recall.iter().map(|c| c.get_name().to_string()));
+        }
+        if name == "mcp" {
+            order.extend(runtimes.iter().map(|c| c.get_name().to_string()));
+        }
+    }
+    let mut cmd = derived.subcommands(recall).subcommands(hooks).subcommands(runtimes);
+    for (i, name) in order.iter().enumerate() {
+        cmd = cmd.mut_subcommand(name, |c| c.display_order(i));
+    }
+    cmd
+}
+
+/// `deja <runtime> …`: a wrapper's arguments all go to the harness (`--help` included).
+fn runtime_command(r: &'static dyn Runtime) -> clap::Command {
+    let mut cmd = clap::Command::new(r.name()).about(r.about());
+    if !r.after_help().is_empty() {
+        cmd = cmd.after_help(r.after_help());
+    }
+    if r.takes_args() {
+        cmd = cmd.disable_help_flag(true).arg(
+            Arg::new("args")
+                .value_name("ARGS")
+                .help("Arguments passed on unchanged.")
+                .num_args(0..)
+                .trailing_var_arg(true)
+                .allow_hyphen_values(true)
+                .value_parser(clap::value_parser!(OsString)),
+        );
+    }
+    cmd
+}
+
+/// Runs a subcommand made from a declaration, if `name` is one.
+fn run_declared(name: &str, m: &ArgMatches) -> Option<anyhow::Result<ExitCode>> {
+    if let Some(mode) = recall_cmd::mode_of(name) {
+        return Some(recall_cmd::run(mode, m));
+    }
+    if let Some(event) = HookEvent::of_subcommand(name) {
+        return Some(Ok(hooks::run(event, m)));
+    }
+    let r = deja_core::wired::runtime(name)?;
+    // A sidecar takes no arguments, so has no `args` to read.
+    let args: Vec<OsString> = m.try_get_many::<OsString>("args").ok().flatten().map(|v| v.cloned().collect()).unwrap_or_default();
+    Some(r.run(&deja_core::StoreEnv::from_process(), &args).map_err(anyhow::Error::from))
+}
+
+fn known_subcommand(cmd: &clap::Command, arg: &str) -> bool {
     arg.starts_with('-') || arg == "help" || cmd.get_subcommands().any(|s| s.get_name() == arg || s.get_all_aliases().any(|a| a == arg))
 }
 
@@ -263,69 +292,40 @@ fn main() -> ExitCode {
     private_umask();
     return_freed_memory();
     let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // Built once: a hook pays for this on every call.
+    let mut cmd = cli();
     // `deja QUERY…` → `deja search QUERY…`
     let mut shorthand = false;
     if let Some(first) = args.get(1).and_then(|a| a.to_str()) {
-        if !known_subcommand(first) {
+        if !known_subcommand(&cmd, first) {
             args.insert(1, "search".into());
             shorthand = true;
         }
     }
     if args.len() == 1 {
-        use clap::CommandFactory;
-        let _ = Cli::command().print_help();
+        let _ = cmd.print_help();
         return ExitCode::from(2);
     }
-    let cli = Cli::parse_from(args);
-    // Demo and bench build their own synthetic homes; everything else anchors the index
-    // and the notes in the real one.
-    // Hooks check it themselves: they fail open, with no output and exit 0.
-    let is_hook = matches!(
-        cli.command,
-        Command::HookSessionStart(_)
-            | Command::HookPrompt(_)
-            | Command::HookTool(_)
-            | Command::HookToolAfter(_)
-            | Command::HookPrecompact(_)
-    );
-    if !is_hook && !matches!(cli.command, Command::Demo(_) | Command::Bench(_)) {
+    let matches = cmd.get_matches_from(args);
+    let Some((name, sub)) = matches.subcommand() else {
+        let _ = cli().print_help();
+        return ExitCode::from(2);
+    };
+    // Hooks check HOME themselves: they fail open, with no output and exit 0. Demo and
+    // bench build their own synthetic homes; everything else anchors the index and the
+    // notes in the real one.
+    if HookEvent::of_subcommand(name).is_none() && !matches!(name, "demo" | "bench") {
         if let Err(e) = deja_core::StoreEnv::from_process().check_home() {
             eprintln!("deja: {e}");
             return ExitCode::from(2);
         }
     }
-    let result = match cli.command {
-        Command::Search(a) => search_cmd::run(SearchArgs { shorthand, ..a }),
-        Command::Index(a) => index_cmd::run(a),
-        Command::Show(a) => show::run(a),
-        Command::Handoff(a) => handoff::run(a),
-        Command::Harnesses(a) => harnesses::run(a),
-        Command::Demo(a) => demo::run(a),
-        Command::Ctx(a) => recall_cmd::ctx(a),
-        Command::Blame(a) => recall_cmd::blame(a),
-        Command::Fix(a) => recall_cmd::fix(a),
-        Command::How(a) => recall_cmd::how(a),
-        Command::Files(a) => recall_cmd::files(a),
-        Command::Orient(a) => recall_cmd::orient(a),
-        Command::Remember(a) => remember::run(a),
-        Command::Friction(a) => recall_cmd::friction(a),
-        Command::Forget(a) => forget::run(a),
-        Command::Export(a) => transfer::export(a),
-        Command::Import(a) => transfer::import(a),
-        Command::Config(a) => config_cmd::run(a),
-        Command::HookSessionStart(a) => Ok(hooks::run(hooks::Hook::SessionStart, a)),
-        Command::HookPrompt(a) => Ok(hooks::run(hooks::Hook::Prompt, a)),
-        Command::HookTool(a) => Ok(hooks::run(hooks::Hook::Tool, a)),
-        Command::HookToolAfter(a) => Ok(hooks::run(hooks::Hook::ToolAfter, a)),
-        Command::HookPrecompact(a) => Ok(hooks::run(hooks::Hook::Precompact, a)),
-        Command::Install(a) => install::install(a),
-        Command::Uninstall(a) => install::uninstall(a),
-        Command::Doctor(a) => doctor::run(a),
-        Command::Mcp(a) => mcp::run(a),
-        Command::Bench(a) => bench::run(a),
-        Command::Aider(a) => aider::run(a),
-        Command::Goose(a) => goose::run(a),
-        Command::ReasonixExt => reasonix_ext::run(),
+    let result = match run_declared(name, sub) {
+        Some(result) => result,
+        None => match Cli::from_arg_matches(&matches) {
+            Ok(cli) => run(cli.command, shorthand),
+            Err(e) => e.exit(),
+        },
     };
     match result {
         Ok(code) => code,
@@ -337,5 +337,47 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         }
+    }
+}
+
+/// Runs a derived command.
+fn run(command: Command, shorthand: bool) -> anyhow::Result<ExitCode> {
+    match command {
+        Command::Search(a) => search_cmd::run(SearchArgs { shorthand, ..a }),
+        Command::Index(a) => index_cmd::run(a),
+        Command::Show(a) => show::run(a),
+        Command::Handoff(a) => handoff::run(a),
+        Command::Harnesses(a) => harnesses::run(a),
+        Command::Demo(a) => demo::run(a),
+        Command::Remember(a) => remember::run(a),
+        Command::Forget(a) => forget::run(a),
+        Command::Export(a) => transfer::export(a),
+        Command::Import(a) => transfer::import(a),
+        Command::Config(a) => config_cmd::run(a),
+        Command::Install(a) => install::install(a),
+        Command::Uninstall(a) => install::uninstall(a),
+        Command::Doctor(a) => doctor::run(a),
+        Command::Mcp(a) => mcp::run(a),
+        Command::Bench(a) => bench::run(a),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The subcommands made from declarations never shadow each other or a derived one:
+    /// a runtime called like a command would make one of them unreachable.
+    #[test]
+    fn declared_subcommands_have_their_own_names() {
+        let names: Vec<String> = cli().get_subcommands().map(|c| c.get_name().to_string()).collect();
+        let mut unique = names.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), names.len(), "{names:?}");
+        for r in deja_core::wired::runtimes() {
+            assert!(names.iter().any(|n| n == r.name()), "{} is a subcommand", r.name());
+        }
+        cli().debug_assert();
     }
 }

@@ -1,30 +1,16 @@
-//! `deja remember "TEXT"`: appends a durable note to deja's notes file (primary data
-//! in `${XDG_DATA_HOME:-~/.local/share}/deja/notes.jsonl`, secrets redacted) and
-//! indexes it right away when no other index run is writing.
-//!
-//! A note records who wrote it (`source`: `cli` here, `mcp` for the MCP `remember`
-//! mode) and is bounded (text, tags, project: see `deja_adapter_deja::NoteError`).
-//! Agents' notes are also rate-limited across every process through the notes file
-//! itself: at most [`AGENT_NOTES_PER_HOUR`] in any hour (the MCP server adds a limit of
-//! its own per process), since a note an agent plants is shown to every later agent.
+//! `deja remember "TEXT"`: saves a durable note through deja-core's notes store
+//! ([`deja_core::notes`]: `${XDG_DATA_HOME:-~/.local/share}/deja/notes.jsonl`, beside the
+//! archive, secrets redacted, bounded) and indexes it right away when no other index run
+//! is writing. The MCP `remember` mode saves through the same store, as an agent's note.
 
-use std::io::{Read, Seek, SeekFrom};
-use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::{bail, Context, Result};
+use anyhow::Result;
 use clap::Args;
-use deja_adapters::deja_adapter_deja::{self, append_note, notes_path, Note, NoteSource, MAX_NOTE_BYTES, MAX_TAGS, MAX_TAG_BYTES};
 use deja_core::index::indexer::{run_index, IndexRequest, IndexRunError, Silent};
 use deja_core::index::IndexPaths;
-use deja_core::{StoreEnv, Timestamp};
-
-/// Notes agents may save through MCP in any hour, all processes together.
-pub const AGENT_NOTES_PER_HOUR: usize = 20;
-const HOUR_MS: i64 = 3_600_000;
-/// How much of the notes file's end is read to count recent agent notes: more than
-/// [`AGENT_NOTES_PER_HOUR`] notes at the size limit, so the count is never short.
-const RECENT_TAIL_BYTES: u64 = (AGENT_NOTES_PER_HOUR as u64 + 4) * (MAX_NOTE_BYTES as u64 + 8192);
+use deja_core::notes::{self, Note, NoteSource, AGENT_NOTES_PER_HOUR, MAX_NOTE_BYTES, MAX_TAGS, MAX_TAG_BYTES};
+use deja_core::StoreEnv;
 
 #[derive(Args)]
 #[command(after_help = remember_help())]
@@ -62,46 +48,18 @@ fn remember_help() -> String {
     )
 }
 
-/// Writes the note and indexes deja's notes unless another process is writing the
-/// index (then the next refresh picks it up). An agent's note is refused once agents
-/// saved [`AGENT_NOTES_PER_HOUR`] in the last hour.
+/// Writes the note (see [`notes::save`] for the limits) and indexes deja's notes unless
+/// another process is writing the index (then the next refresh picks it up).
 pub fn save(env: &StoreEnv, text: &str, project: Option<String>, tags: Vec<String>, source: NoteSource, index_now: bool) -> Result<Saved> {
-    let path = notes_path(env);
-    let note = Note::new(text, project, tags, source)?;
-    if source == NoteSource::Mcp {
-        let recent = recent_agent_notes(&path, Timestamp::now());
-        if recent >= AGENT_NOTES_PER_HOUR {
-            bail!(
-                "agents saved {recent} notes in the last hour, the most deja takes ({AGENT_NOTES_PER_HOUR} an hour); this note was \
-                 not saved — ask the person to save it with `deja remember` if it matters"
-            );
-        }
-    }
-    append_note(&path, &note).with_context(|| format!("writing the note to {}", path.display()))?;
+    let (note, path) = notes::save(env, text, project, tags, source)?;
     let indexed = index_now && index_notes(env);
     Ok(Saved { note, path, indexed })
-}
-
-/// Notes agents saved (source `mcp`) in the hour before `now`, counted in the end of
-/// the notes file; 0 when there is no file.
-pub fn recent_agent_notes(path: &Path, now: Timestamp) -> usize {
-    let Ok(mut file) = std::fs::File::open(path) else { return 0 };
-    let len = file.metadata().map_or(0, |m| m.len());
-    let start = len.saturating_sub(RECENT_TAIL_BYTES);
-    let mut tail = Vec::new();
-    if file.seek(SeekFrom::Start(start)).is_err() || file.take(RECENT_TAIL_BYTES).read_to_end(&mut tail).is_err() {
-        return 0;
-    }
-    // From the middle of the file the first line is torn: it is skipped.
-    let lines = tail.split(|b| *b == b'\n').skip(usize::from(start > 0));
-    let since = now.0 - HOUR_MS;
-    lines.filter_map(|l| serde_json::from_slice::<Note>(l).ok()).filter(|n| n.source == Some(NoteSource::Mcp) && n.time.0 > since).count()
 }
 
 /// Indexes only deja's notes, without waiting for another writer.
 pub fn index_notes(env: &StoreEnv) -> bool {
     let paths = IndexPaths::new(env.index_dir());
-    let req = IndexRequest { harnesses: Some(vec![deja_adapter_deja::ID.to_string()]), rebuild: false, wait: false };
+    let req = IndexRequest { harnesses: Some(vec![notes::HARNESS.to_string()]), rebuild: false, wait: false };
     match run_index(env, &paths, &req, &Silent) {
         Ok(_) => true,
         Err(IndexRunError::Busy) => false,

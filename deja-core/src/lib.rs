@@ -3,11 +3,12 @@
 //! The normalized model ([`model`]), the adapter contract and registry ([`format`]),
 //! store discovery inputs ([`env`]), shared readers ([`read`]), parse bookkeeping
 //! ([`builder`]), work signals ([`work`], [`patch`]), ingest normalization
-//! ([`normalize`], [`text`], [`redact`]), the archive of every session read ([`archive`]),
-//! the tantivy index projected from it with search ([`index`]), the work records mined from
-//! turns ([`mining`]), and recall over the index ([`recall`]); search and recall stop early
-//! when their [`cancel`] token says nobody waits any more. The modules stand in layers
-//! that point one way (docs/architecture.md, "Layers").
+//! ([`normalize`], [`text`], [`redact`]), the archive of every session read ([`archive`])
+//! and deja's notes beside it ([`notes`]), the tantivy index projected from it with search
+//! ([`index`]), the work records mined from turns ([`mining`]), and recall over the index
+//! ([`recall`]); search and recall stop early when their [`cancel`] token says nobody
+//! waits any more. The modules stand in layers that point one way (docs/architecture.md,
+//! "Layers").
 
 pub mod archive;
 pub mod builder;
@@ -24,6 +25,7 @@ pub mod launch;
 pub mod mining;
 pub mod model;
 pub mod normalize;
+pub mod notes;
 pub mod patch;
 pub mod project;
 pub mod read;
@@ -39,6 +41,7 @@ pub mod testkit;
 pub mod text;
 pub mod time;
 pub mod wire;
+pub mod wired;
 pub mod work;
 
 #[cfg(test)]

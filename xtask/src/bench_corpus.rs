@@ -1,7 +1,7 @@
 //! `cargo xtask bench-corpus --out DIR --size 200MB|1GB --seed N [--profile P] [--harnesses IDS]`: writes a benchmark
-//! corpus by running `deja bench corpus` from a release build. The generator lives in
-//! deja-cli because it writes every session through its harness adapter's own writer,
-//! and deja-cli is where every adapter is linked.
+//! corpus by running `deja-bench corpus` from a release build. The generator lives in
+//! the deja-bench crate because it writes every session through its harness adapter's
+//! own writer, which needs every adapter linked (xtask links none).
 
 use std::path::Path;
 use std::process::Command;
@@ -15,12 +15,12 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let status = Command::new(&cargo)
         .current_dir(root)
-        .args(["run", "--release", "--quiet", "-p", "deja-cli", "--", "bench", "corpus"])
+        .args(["run", "--release", "--quiet", "-p", "deja-bench", "--", "corpus"])
         .args(args)
         .status()
-        .context("running `cargo run --release -p deja-cli -- bench corpus`")?;
+        .context("running `cargo run --release -p deja-bench -- corpus`")?;
     if !status.success() {
-        bail!("`deja bench corpus` failed ({status})");
+        bail!("`deja-bench corpus` failed ({status})");
     }
     Ok(())
 }

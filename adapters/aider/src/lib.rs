@@ -56,6 +56,7 @@ use std::path::{Path, PathBuf};
 
 use deja_core::launch::{Handoff, Launch, Resume};
 use deja_core::read::read_source;
+pub mod runtime;
 pub mod wiring;
 use deja_core::store::{Files, Layout, Root, Store, StoreSpec};
 use deja_core::{

@@ -8,8 +8,8 @@
 //! | `aider` | `~/.aider.conf.yml` | the context file in `read:` (appended to a list, a scalar `read: X` promoted to a list keeping `X`, or a new `read:`) |
 //!
 //! Auto-recall is the plain target itself: aider re-reads `--read` files on every message,
-//! and the wrapper `deja aider <aider args…>` (in deja-cli) rewrites the context file with
-//! the session-start digest of the directory it runs in ([`context_text`]), through the
+//! and the wrapper `deja aider <aider args…>` ([`crate::runtime`]) rewrites the context file
+//! with the session-start digest of the directory it runs in ([`context_text`]), through the
 //! engine so uninstall still removes it, then execs `aider`. Plain `aider` sees whatever
 //! was last written (the placeholder until the wrapper first runs). aider has no MCP,
 //! skill or command mechanism.
@@ -56,6 +56,14 @@ impl Wiring for AiderWiring {
             Edit::owned_file(context_file(cx.env), context_text(None)),
             Edit::yaml_list_item(cx.env.home().join(".aider.conf.yml"), &["read"], &[&file], Value::from(file.as_str()).to_string()),
         ]
+    }
+
+    fn runtime(&self) -> Option<&'static dyn deja_core::wire::runtime::Runtime> {
+        Some(&crate::runtime::AiderRuntime)
+    }
+
+    fn live_files(&self, env: &StoreEnv) -> Vec<PathBuf> {
+        vec![context_file(env)]
     }
 
     fn notes(&self) -> &'static [&'static str] {

@@ -301,6 +301,7 @@ pub fn project_from_files(paths: &[String]) -> Option<String> {
     (min..=common).rev().map(join).find(|d| Path::new(d).join(".git").exists()).or_else(|| Some(join(common)))
 }
 
+pub mod hook;
 mod synth;
 mod wiring;
 

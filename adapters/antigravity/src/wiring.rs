@@ -50,6 +50,10 @@ impl Wiring for AntigravityWiring {
         vec![Edit::owned_file(plugin_dir(cx.env).join("hooks.json"), format!("{}\n", to_pretty(&hooks)))]
     }
 
+    fn envelope(&self) -> Option<&'static dyn deja_core::wire::hook::HookEnvelope> {
+        Some(&crate::hook::AntigravityEnvelope)
+    }
+
     fn notes(&self) -> &'static [&'static str] {
         &["restart Antigravity; `agy plugin validate` should report the deja plugin with `skills: 1 processed`"]
     }

@@ -7,6 +7,8 @@ use deja_core::{FileAction, Role, Session};
 
 deja_core::conformance!(AntigravityFormat);
 
+mod hook;
+
 fn sessions() -> Vec<Session> {
     deja_core::testkit::sessions(&AntigravityFormat, &deja_core::fixture_home!())
 }

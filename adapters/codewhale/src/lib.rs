@@ -28,6 +28,7 @@
 //! `updated_at`) + `i` ms, and `updated_at` widens the session's last update.
 //! `metadata.parent_session_id` makes the session a `fork` of that id.
 
+pub mod hook;
 mod wiring;
 
 use std::path::{Path, PathBuf};

@@ -70,6 +70,10 @@ impl Wiring for CodewhaleWiring {
         ]
     }
 
+    fn envelope(&self) -> Option<&'static dyn deja_core::wire::hook::HookEnvelope> {
+        Some(&crate::hook::CodewhaleEnvelope)
+    }
+
     fn notes(&self) -> &'static [&'static str] {
         &[
             "Restart CodeWhale to load deja's MCP server; `/hooks` in the TUI lists deja's hooks (codewhale-auto), which run in the TUI only, not in `codewhale exec`",

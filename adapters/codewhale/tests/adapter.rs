@@ -9,6 +9,8 @@ use deja_core::{ExitStatus, FileAction, HarnessFormat, ParseOptions, Role, Sessi
 
 deja_core::conformance!(CodeWhaleFormat);
 
+mod hook;
+
 fn home() -> std::path::PathBuf {
     deja_core::fixture_home!()
 }

@@ -36,6 +36,7 @@
 //! `path` or `data_dir` in the registry (Crush writes absolute ones) is taken relative to
 //! the registry's directory.
 
+pub mod hook;
 mod wiring;
 
 use std::collections::{HashMap, HashSet};

@@ -60,6 +60,10 @@ impl Wiring for CrushWiring {
         vec![Edit::json_array_item(crush_json(cx.env), &["hooks", "PreToolUse"], &["deja", " hook-tool"], entry)]
     }
 
+    fn envelope(&self) -> Option<&'static dyn deja_core::wire::hook::HookEnvelope> {
+        Some(&crate::hook::CrushEnvelope)
+    }
+
     fn notes(&self) -> &'static [&'static str] {
         &["Crush reads crush.json at start-up: restart crush; `/user:deja` and the hook (crush-auto) apply from then on"]
     }

@@ -13,6 +13,8 @@ deja_core::conformance!(
     wires "XDG_CONFIG_HOME" => ".config"
 );
 
+mod hook;
+
 fn fixture_home() -> (tempfile::TempDir, Vec<rusqlite::Connection>) {
     let tmp = tempfile::tempdir().expect("tempdir");
     let writers = materialize_home(&deja_core::fixture_home!(), tmp.path()).expect("fixture home");

@@ -1,17 +1,10 @@
-//! deja's own notes: `deja remember "TEXT"` (and the MCP `remember` mode) append one
-//! JSON line per note to `${XDG_DATA_HOME:-~/.local/share}/deja/notes.jsonl`. That file
-//! is primary data — the user's, kept like a harness's history rather than as cache —
-//! and this adapter indexes it as the harness `deja`, one session per note, so notes
-//! are found by every search and recall (ranked a little above transcripts).
-//!
-//! | field | meaning |
-//! | --- | --- |
-//! | `id` | `n-` and 16 hex digits; a later line with the same id replaces the note |
-//! | `time` | RFC 3339 UTC (any timestamp shape deja reads is accepted) |
-//! | `text` | the note (secrets are redacted before it is written) |
-//! | `project` | optional working directory the note is about |
-//! | `tags` | optional list of words |
-//! | `source` | who wrote it: `cli` (the person, `deja remember`) or `mcp` (an agent); absent on older lines |
+//! deja's own notes, read as the harness `deja`: `deja remember "TEXT"` (and the MCP
+//! `remember` mode) append one JSON line per note to
+//! `${XDG_DATA_HOME:-~/.local/share}/deja/notes.jsonl` through deja-core's notes store
+//! ([`deja_core::notes`], which holds the line format, the limits and the writers).
+//! This adapter discovers that file and indexes it as the harness `deja`, one session
+//! per note, so notes are found by every search and recall (ranked a little above
+//! transcripts).
 //!
 //! A line that is not a JSON object with a non-empty `text` is skipped and counted.
 //! The session's title is the note's first line; its one turn (role `note`) holds the
@@ -19,12 +12,7 @@
 //! ([`NOTE_BY_PERSON`], [`NOTE_BY_AGENT`], or [`NOTE_UNSOURCED`] for lines written
 //! before the source was recorded), so recall can tell the person's notes from notes an
 //! agent planted, which are shown as unverified.
-//!
-//! Every note is bounded ([`MAX_NOTE_BYTES`], [`MAX_TAGS`], [`MAX_TAG_BYTES`],
-//! [`MAX_PROJECT_BYTES`]): new notes over a limit are refused ([`NoteError`]), lines
-//! already in the file are cut to the limits when read.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use deja_core::launch::{Handoff, Launch, Resume};
@@ -33,48 +21,17 @@ use deja_core::read::{for_each_json_line, read_source};
 use deja_core::store::{Files, Layout, Root, Store, StoreSpec};
 use deja_core::{
     Capabilities, Capability, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, Role, Session, SessionSink,
-    SourceRef, StoreEnv, SynthSession, SynthTurn, SynthWriter, Timestamp, Turn,
+    SourceRef, SynthSession, SynthTurn, SynthWriter, Turn,
 };
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
-/// The adapter id.
-pub const ID: &str = "deja";
-/// The notes file's name inside deja's data directory.
-pub const NOTES_FILE: &str = "notes.jsonl";
-/// Longest note, in bytes.
-pub const MAX_NOTE_BYTES: usize = 16 << 10;
-/// Most tags on one note.
-pub const MAX_TAGS: usize = 16;
-/// Longest tag, in bytes.
-pub const MAX_TAG_BYTES: usize = 64;
-/// Longest project path, in bytes (`PATH_MAX` on Linux).
-pub const MAX_PROJECT_BYTES: usize = 4096;
-
-/// Who wrote a note.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum NoteSource {
-    /// The person, with `deja remember`.
-    Cli,
-    /// An agent, through the MCP `remember` mode: unverified.
-    Mcp,
-}
-
-/// Why a new note was refused.
-#[derive(Debug, thiserror::Error)]
-pub enum NoteError {
-    #[error("the note is empty")]
-    Empty,
-    #[error("the note is {0} bytes; a note holds at most {MAX_NOTE_BYTES} bytes")]
-    TooLong(usize),
-    #[error("the note has {0} tags; a note takes at most {MAX_TAGS}")]
-    TooManyTags(usize),
-    #[error("a tag is {0} bytes; a tag is at most {MAX_TAG_BYTES} bytes")]
-    TagTooLong(usize),
-    #[error("the project is {0} bytes; a project path is at most {MAX_PROJECT_BYTES} bytes")]
-    ProjectTooLong(usize),
-}
+/// The adapter id: the harness notes are indexed under.
+pub const ID: &str = deja_core::notes::HARNESS;
+// The store itself lives in deja-core beside the archive; re-exported for this crate's
+// tests and for anyone who reached it here.
+pub use deja_core::notes::{
+    append_note, notes_dir, notes_path, remove_notes, Note, NoteError, NoteSource, MAX_NOTE_BYTES, MAX_PROJECT_BYTES, MAX_TAGS,
+    MAX_TAG_BYTES, NOTES_FILE,
+};
 
 /// deja's notes format.
 pub struct DejaNotes;
@@ -112,120 +69,6 @@ static INFO: HarnessInfo = HarnessInfo {
     },
 };
 
-/// One note as stored.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Note {
-    pub id: String,
-    pub time: Timestamp,
-    pub text: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub project: Option<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tags: Vec<String>,
-    /// Absent on lines written before it was recorded.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub source: Option<NoteSource>,
-}
-
-impl Note {
-    /// A new note stamped now, refused when over a limit (checked on what was given, so
-    /// the answer names the size the writer sent), with secrets redacted in the text,
-    /// the tags and the project, and each tag made one line of single spaces.
-    pub fn new(text: &str, project: Option<String>, tags: Vec<String>, source: NoteSource) -> Result<Note, NoteError> {
-        let text = text.trim();
-        if text.is_empty() {
-            return Err(NoteError::Empty);
-        }
-        if text.len() > MAX_NOTE_BYTES {
-            return Err(NoteError::TooLong(text.len()));
-        }
-        if let Some(p) = project.as_ref().filter(|p| p.len() > MAX_PROJECT_BYTES) {
-            return Err(NoteError::ProjectTooLong(p.len()));
-        }
-        let mut kept: Vec<String> = Vec::new();
-        for t in &tags {
-            let t = t.split_whitespace().collect::<Vec<_>>().join(" ");
-            if t.len() > MAX_TAG_BYTES {
-                return Err(NoteError::TagTooLong(t.len()));
-            }
-            if !t.is_empty() && !kept.contains(&t) {
-                kept.push(t);
-            }
-        }
-        if kept.len() > MAX_TAGS {
-            return Err(NoteError::TooManyTags(kept.len()));
-        }
-        let redacted = |s: &str, max: usize| {
-            let mut s = deja_core::redact::redact(s).into_owned();
-            // A redaction marker can be longer than what it replaced.
-            deja_core::model::cap_text(&mut s, max);
-            s
-        };
-        let text = redacted(text, MAX_NOTE_BYTES);
-        let project = project.map(|p| redacted(&p, MAX_PROJECT_BYTES));
-        let tags = kept.iter().map(|t| redacted(t, MAX_TAG_BYTES)).collect();
-        let time = Timestamp::now();
-        let seed = format!("{}:{}:{}", time.0, std::process::id(), text);
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
-        let id = format!("n-{:016x}", xxhash_rust::xxh3::xxh3_64_with_seed(seed.as_bytes(), u64::from(nanos)));
-        Ok(Note { id, time, text, project, tags, source: Some(source) })
-    }
-}
-
-/// Where the store spec puts the notes: `DEJA_DEJA_ROOT` (a directory holding
-/// notes.jsonl), else deja's data directory.
-pub fn notes_dir(env: &StoreEnv) -> PathBuf {
-    INFO.store.root(ID, env).unwrap_or_else(|| env.data_dir())
-}
-
-pub fn notes_path(env: &StoreEnv) -> PathBuf {
-    notes_dir(env).join(NOTES_FILE)
-}
-
-/// Appends `note` as one line (directory 0700, file 0600 where the OS has modes).
-pub fn append_note(path: &Path, note: &Note) -> std::io::Result<()> {
-    if let Some(dir) = path.parent() {
-        deja_core::fsutil::private_dir(dir)?;
-    }
-    let mut opts = std::fs::OpenOptions::new();
-    opts.create(true).append(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        opts.mode(0o600);
-    }
-    let mut line = serde_json::to_vec(note).map_err(std::io::Error::other)?;
-    line.push(b'\n');
-    // One write call, so concurrent writers do not interleave inside a line.
-    opts.open(path)?.write_all(&line)
-}
-
-/// Rewrites the notes file without the notes whose id is in `ids` (`deja forget`);
-/// returns how many went. Lines that are not notes are kept as they are. The file is
-/// replaced atomically, so a crash leaves the old one or the new one.
-pub fn remove_notes(path: &Path, ids: &std::collections::HashSet<String>) -> std::io::Result<usize> {
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
-        Err(e) => return Err(e),
-    };
-    let mut kept = Vec::with_capacity(bytes.len());
-    let mut removed = 0;
-    for line in bytes.split_inclusive(|b| *b == b'\n') {
-        let id =
-            serde_json::from_slice::<Value>(line.trim_ascii()).ok().and_then(|v| v.get("id").and_then(Value::as_str).map(str::to_string));
-        if id.is_some_and(|id| ids.contains(&id)) {
-            removed += 1;
-        } else {
-            kept.extend_from_slice(line);
-        }
-    }
-    if removed > 0 {
-        deja_core::fsutil::write_private(path, &kept)?;
-    }
-    Ok(removed)
-}
-
 impl HarnessFormat for DejaNotes {
     fn info(&self) -> &'static HarnessInfo {
         &INFO
@@ -236,7 +79,7 @@ impl HarnessFormat for DejaNotes {
         let bytes = read_source(&src.path, &mut stats)?.bytes;
         let mut notes: Vec<Note> = Vec::new();
         let mut bad = 0u64;
-        for_each_json_line(&bytes, 0, &src.path, &mut stats, |_, v| match note_of(&v) {
+        for_each_json_line(&bytes, 0, &src.path, &mut stats, |_, v| match Note::from_value(&v) {
             Some(n) => match notes.iter().position(|x| x.id == n.id) {
                 Some(i) => notes[i] = n,
                 None => notes.push(n),
@@ -285,38 +128,6 @@ impl SynthWriter for DejaNotes {
         append_note(&path, &note)?;
         Ok(path)
     }
-}
-
-/// A note out of one JSON line, tolerating missing optional fields and odd types, and
-/// cut to the limits (the file may hold lines no current deja wrote).
-fn note_of(v: &Value) -> Option<Note> {
-    let cut = |s: &str, max: usize| {
-        let mut s = s.to_string();
-        deja_core::model::cap_text(&mut s, max);
-        s
-    };
-    let id = cut(v.get("id")?.as_str().filter(|s| !s.trim().is_empty())?, 64);
-    let text = cut(v.get("text")?.as_str().filter(|s| !s.trim().is_empty())?, MAX_NOTE_BYTES);
-    let time = match v.get("time") {
-        Some(Value::String(s)) => Timestamp::parse_str(s),
-        Some(Value::Number(n)) => n.as_f64().and_then(Timestamp::from_number),
-        _ => None,
-    }
-    .unwrap_or(Timestamp(0));
-    let project = v.get("project").and_then(Value::as_str).filter(|s| !s.is_empty()).map(|p| cut(p, MAX_PROJECT_BYTES));
-    let tags: Vec<String> = match v.get("tags") {
-        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
-        Some(Value::String(s)) => s.split(',').collect(),
-        _ => Vec::new(),
-    }
-    .into_iter()
-    .map(|t| t.split_whitespace().collect::<Vec<_>>().join(" "))
-    .filter(|t| !t.is_empty())
-    .take(MAX_TAGS)
-    .map(|t| cut(&t, MAX_TAG_BYTES))
-    .collect();
-    let source = v.get("source").cloned().and_then(|s| serde_json::from_value(s).ok());
-    Some(Note { id, time, text, project, tags, source })
 }
 
 fn session_of(n: Note, src: &SourceRef) -> Session {

@@ -47,6 +47,8 @@ use deja_core::{
     SessionBuilder, SessionSink, SourceRef, TailState, Timestamp, ToolMap, Turn,
 };
 use serde_json::Value;
+pub mod hook;
+pub mod runtime;
 pub mod wiring;
 
 const ID: &str = "goose";

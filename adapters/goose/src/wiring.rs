@@ -11,8 +11,9 @@
 //! | `goose-auto` | `<config>/.goosehints` | deja's marked block, which `hook-session-start --goose` rewrites with this project's digest before Goose reads the file into the system prompt |
 //! | `goose-auto` | `<config>/deja-recall.md` | the MOIM file: with `GOOSE_MOIM_MESSAGE_FILE` naming it (the wrapper `deja goose` sets it), Goose re-reads it every turn, after the hooks, and `hook-prompt --goose` writes the prompt's recall there |
 //!
-//! Goose discards hook stdout, hence the files. The hooks rewrite them through the wiring
-//! engine, so `deja uninstall goose` still gives `.goosehints` back and removes the rest.
+//! Goose discards hook stdout, hence the files. The hooks ([`crate::hook`], the `--goose`
+//! envelope) and the wrapper ([`crate::runtime`]) rewrite them through the wiring engine,
+//! so `deja uninstall goose` still gives `.goosehints` back and removes the rest.
 
 use std::path::PathBuf;
 
@@ -110,6 +111,18 @@ impl Wiring for GooseWiring {
             Edit::block(hints_file(cx.env), HINTS_START, HINTS_END, NO_HISTORY),
             Edit::owned_file(moim_file(cx.env), ""),
         ]
+    }
+
+    fn envelope(&self) -> Option<&'static dyn deja_core::wire::hook::HookEnvelope> {
+        Some(&crate::hook::GooseEnvelope)
+    }
+
+    fn runtime(&self) -> Option<&'static dyn deja_core::wire::runtime::Runtime> {
+        Some(&crate::runtime::GooseRuntime)
+    }
+
+    fn live_files(&self, env: &StoreEnv) -> Vec<PathBuf> {
+        vec![hints_file(env), moim_file(env)]
     }
 
     fn notes(&self) -> &'static [&'static str] {

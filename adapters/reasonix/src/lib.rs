@@ -72,6 +72,7 @@ use deja_core::{
 use serde_json::Value;
 
 pub use frames::MAGIC as FRAME_MAGIC;
+pub mod runtime;
 mod wiring;
 
 /// The adapter id.

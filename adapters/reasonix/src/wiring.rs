@@ -29,8 +29,9 @@ fn reasonix_home(env: &StoreEnv) -> PathBuf {
 
 const DESCRIPTION: &str = "Recall from past coding-agent sessions on this machine (deja)";
 
-/// The `deja-recall` runtime package (`deja reasonix-ext` answers initialize with it).
-const RUNTIME_VERSION: &str = "1.0.0";
+/// The `deja-recall` runtime package (`deja reasonix-ext`, [`crate::runtime`], answers
+/// initialize with it).
+pub(crate) const RUNTIME_VERSION: &str = "1.0.0";
 const RUNTIME_DESCRIPTION: &str = "deja's recall in every turn: past sessions with the prompt, earlier fixes after a failed command";
 
 impl Wiring for ReasonixWiring {
@@ -108,6 +109,10 @@ impl Wiring for ReasonixWiring {
                 }),
             ),
         ]
+    }
+
+    fn runtime(&self) -> Option<&'static dyn deja_core::wire::runtime::Runtime> {
+        Some(&crate::runtime::ReasonixRuntime)
     }
 
     fn notes(&self) -> &'static [&'static str] {

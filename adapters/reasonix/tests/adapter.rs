@@ -3,6 +3,7 @@
 //! Reasonix (which copy of a session wins, host messages, batches, exit codes, files).
 
 mod frames;
+mod runtime;
 
 use std::path::{Path, PathBuf};
 

@@ -8,9 +8,12 @@
 //!
 //! - [`frame`] — cleaning quoted history and framing answers within byte budgets;
 //! - [`query`] — the recall questions asked of an [`IndexView`](crate::index::IndexView);
-//! - [`render`] — answers as Markdown lines, shared by the CLI and the MCP server.
+//! - [`render`] — answers as Markdown lines, shared by the CLI and the MCP server;
+//! - [`mode`] — the recall modes as one type: what each asks, and its answer rendered for
+//!   the CLI, the MCP server and the hooks alike.
 
 pub mod frame;
+pub mod mode;
 pub mod query;
 pub mod render;
 

@@ -17,13 +17,21 @@
 //!
 //! Byte-for-byte uninstall is the engine's job ([`engine`]), not the splices': it keeps
 //! the file as it was and re-derives every file from it.
+//!
+//! Beyond the edits, a wiring says how its harness runs deja once installed: the
+//! [`hook`] envelope its hooks hand their payload in and read the answer from, the
+//! [`runtime`] deja runs for it (a wrapper, a sidecar), and the [`live`] files deja
+//! rewrites while it runs. The `deja` binary runs all three without naming a harness.
 
 pub mod block;
 pub mod engine;
+pub mod hook;
 pub mod inspect;
 pub mod json;
+pub mod live;
 pub mod opencode_plugin;
 pub mod pi_extension;
+pub mod runtime;
 pub mod toml;
 pub mod yaml;
 
@@ -219,6 +227,27 @@ pub trait Wiring: Sync {
     fn notes(&self) -> &'static [&'static str] {
         &[]
     }
+    /// How this harness's hooks hand deja their payload and read the answer back, when
+    /// not in the default shape (see [`hook`]); its hook command lines name it.
+    fn envelope(&self) -> Option<&'static dyn hook::HookEnvelope> {
+        None
+    }
+    /// The program deja runs for this harness beyond its hooks (see [`runtime`]).
+    fn runtime(&self) -> Option<&'static dyn runtime::Runtime> {
+        None
+    }
+    /// The files of these edits deja rewrites after install while the harness runs
+    /// (see [`live`]), so `deja doctor` reads the last refresh as wired, not stale.
+    fn live_files(&self, _env: &StoreEnv) -> Vec<PathBuf> {
+        Vec::new()
+    }
+}
+
+/// The path of the running binary, which the harnesses are told to run (resolved, so a
+/// config does not name a symlink that may move).
+pub fn current_exe() -> std::io::Result<PathBuf> {
+    let exe = std::env::current_exe()?;
+    Ok(std::fs::canonicalize(&exe).unwrap_or(exe))
 }
 
 impl WireContext<'_> {

@@ -382,7 +382,7 @@ fn data_path(args: &LocomoArgs) -> PathBuf {
 }
 
 pub fn run(args: LocomoArgs) -> Result<ExitCode> {
-    crate::index_cmd::check_harness_ids(std::slice::from_ref(&args.harness))?;
+    crate::report::check_harness_ids(std::slice::from_ref(&args.harness))?;
     let path = data_path(&args);
     let text = std::fs::read_to_string(&path).with_context(|| {
         format!("reading the LoCoMo data at {} — pass --data PATH; docs/benchmarks.md says how to obtain locomo10.json", path.display())
@@ -448,7 +448,7 @@ fn render(r: &LocomoResult, data: &Path) -> String {
         };
         rows.push(row(format!("  {name}"), x));
     }
-    out.push_str(&crate::output::table(&["questions", "n", "hit@1", "hit@5", "hit@10", "MRR"], &rows));
+    out.push_str(&crate::report::table(&["questions", "n", "hit@1", "hit@5", "hit@10", "MRR"], &rows));
     let tiers: Vec<String> = r.tiers.iter().map(|(t, n)| format!("{t} {n}")).collect();
     out.push_str(&format!("\nmedian search {:.2} ms; tiers: {}\n", r.median_ms, tiers.join(", ")));
     out

@@ -25,7 +25,7 @@ use serde::Serialize;
 
 use super::corpus::{grow, restore, Corpus};
 use super::stats::{cores, cpu_time, mb_per_s, median, ms, parallel_for, peak_rss, reset_peak_rss, Machine};
-use crate::output::dir_size;
+use crate::report::dir_size;
 
 #[derive(Args)]
 pub struct IndexBenchArgs {
@@ -464,6 +464,6 @@ mod tests {
         let space = r.space.as_ref().expect("space usage");
         assert!(space.total > 0 && space.parts["store"] > 0 && space.parts["postings"] > 0, "{space:?}");
         // The corpus is as it was generated.
-        assert_eq!(crate::output::dir_size(&corpus.home()), corpus.manifest.bytes);
+        assert_eq!(crate::report::dir_size(&corpus.home()), corpus.manifest.bytes);
     }
 }

@@ -59,7 +59,7 @@ struct HookResult {
 }
 
 #[derive(Debug, Serialize)]
-struct HooksBench {
+pub(crate) struct HooksBench {
     schema_version: u32,
     benchmark: &'static str,
     machine: Machine,
@@ -147,7 +147,7 @@ fn load_average() -> String {
 
 /// Spawns `deja <args>` with `stdin` piped in; returns the time and what it printed.
 fn spawn(corpus: &Corpus, index: &std::path::Path, data: &std::path::Path, args: &[&str], stdin: &[u8]) -> Result<(Duration, Vec<u8>)> {
-    let exe = std::env::current_exe().context("locating the deja binary")?;
+    let exe = crate::deja_bin();
     let t = Instant::now();
     let mut child = Command::new(&exe)
         .args(args)
@@ -177,7 +177,7 @@ pub fn run(args: HooksBenchArgs) -> Result<ExitCode> {
     super::report(args.json, &measure(&args)?, render)
 }
 
-fn measure(args: &HooksBenchArgs) -> Result<HooksBench> {
+pub(crate) fn measure(args: &HooksBenchArgs) -> Result<HooksBench> {
     let corpus = Corpus::open(&args.corpus)?;
     let index = args.index.clone().unwrap_or_else(|| corpus.dir.join("index"));
     let say = |s: String| {

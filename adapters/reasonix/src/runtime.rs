@@ -21,19 +21,20 @@
 //! `protocolVersion`, `name`, `version` and `stateSchemaVersion` (the host rejects
 //! unknown members, `protocolId` among them); a replacement goes in `replacement`.
 
+use std::ffi::OsString;
 use std::io::{BufRead, Write};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::Result;
+use deja_core::wire::hook::own_hook;
+use deja_core::wire::runtime::{Runtime, RuntimeError};
+use deja_core::StoreEnv;
 use serde_json::{json, Value};
-
-use crate::rewire::own_hook;
 
 /// The extension protocol's major version.
 const PROTOCOL_VERSION: &str = "2";
 /// The version the `deja-recall` package's manifest declares.
-pub const PACKAGE_VERSION: &str = "1.0.0";
+pub const PACKAGE_VERSION: &str = crate::wiring::RUNTIME_VERSION;
 
 const PROMPT_BUDGET: Duration = Duration::from_secs(4);
 const TOOL_BUDGET: Duration = Duration::from_secs(2);
@@ -42,16 +43,35 @@ const COMPACTION_BUDGET: Duration = Duration::from_secs(10);
 /// Reasonix shows a long tool output as its first and last 8 lines.
 const SHOWN_LINES: usize = 16;
 
-/// What the sidecar knows about the session it serves.
-#[derive(Default)]
-struct Session {
-    /// The workspace, from `extension/initialize`.
-    root: Option<String>,
-    /// The session key: a `sessionPath` once Reasonix names one, else this runtime's.
-    key: String,
+/// The `deja reasonix-ext` sidecar.
+pub struct ReasonixRuntime;
+
+impl Runtime for ReasonixRuntime {
+    fn name(&self) -> &'static str {
+        "reasonix-ext"
+    }
+
+    fn about(&self) -> &'static str {
+        "Reasonix extension runtime (protocol v2 over stdio; started by the plugin `deja install reasonix-auto` writes)"
+    }
+
+    fn run(&self, _env: &StoreEnv, _args: &[OsString]) -> Result<ExitCode, RuntimeError> {
+        serve();
+        Ok(ExitCode::SUCCESS)
+    }
 }
 
-pub fn run() -> Result<ExitCode> {
+/// What the sidecar knows about the session it serves.
+#[derive(Default)]
+pub struct Session {
+    /// The workspace, from `extension/initialize`.
+    pub root: Option<String>,
+    /// The session key: a `sessionPath` once Reasonix names one, else this runtime's.
+    pub key: String,
+}
+
+/// Answers the protocol on stdin/stdout until `extension/shutdown` or end of input.
+fn serve() {
     let mut session = Session { root: None, key: format!("reasonix-ext-{}", std::process::id()) };
     let stdin = std::io::stdin();
     let mut stdout = std::io::stdout().lock();
@@ -76,12 +96,14 @@ pub fn run() -> Result<ExitCode> {
             break;
         }
     }
-    Ok(ExitCode::SUCCESS)
 }
 
-type Reply = Option<std::result::Result<Value, (i64, String)>>;
+/// A method's answer: a result, an error (code, message), or `None` for a method the
+/// sidecar does not know (and for notifications, which get no answer).
+pub type Reply = Option<std::result::Result<Value, (i64, String)>>;
 
-fn handle(session: &mut Session, method: &str, params: &Value) -> Reply {
+/// Answers one method call.
+pub fn handle(session: &mut Session, method: &str, params: &Value) -> Reply {
     match method {
         "extension/initialize" => {
             session.root = params.pointer("/session/workspaceRoot").and_then(Value::as_str).map(str::to_string);
@@ -110,7 +132,7 @@ fn handle(session: &mut Session, method: &str, params: &Value) -> Reply {
 }
 
 /// Session keys from `session.start` / `session.load`.
-fn observe(session: &mut Session, params: &Value) {
+pub fn observe(session: &mut Session, params: &Value) {
     let event = params.get("event").and_then(Value::as_str).unwrap_or_default();
     if matches!(event, "session.start" | "session.load") {
         if let Some(path) = params.pointer("/payload/sessionPath").and_then(Value::as_str).filter(|p| !p.is_empty()) {
@@ -119,7 +141,9 @@ fn observe(session: &mut Session, params: &Value) {
     }
 }
 
-fn intercept(session: &Session, params: &Value) -> Value {
+/// The decision for one intercepted event: `continue`, or `replace` with the payload
+/// carrying deja's block.
+pub fn intercept(session: &Session, params: &Value) -> Value {
     let payload = params.get("payload").unwrap_or(&Value::Null);
     let replaced = match params.get("event").and_then(Value::as_str).unwrap_or_default() {
         "input.receive" => input(session, payload),
@@ -161,7 +185,7 @@ fn input(session: &Session, payload: &Value) -> Option<Value> {
 
 /// What the user typed: without `Referenced context:` bodies, host blocks (`<tag>` …
 /// `</tag>` lines) and the plan-mode marker line.
-fn typed_text(text: &str) -> String {
+pub fn typed_text(text: &str) -> String {
     let text = text.split("\nReferenced context:").next().unwrap_or(text);
     let text = if text.starts_with("Referenced context:") { "" } else { text };
     let mut out = Vec::new();
@@ -194,7 +218,7 @@ fn typed_text(text: &str) -> String {
 }
 
 /// The tool result with deja's lines added.
-fn tool_after(session: &Session, payload: &Value) -> Option<Value> {
+pub fn tool_after(session: &Session, payload: &Value) -> Option<Value> {
     let name = payload.get("name")?.as_str()?;
     let args = match payload.get("arguments") {
         Some(Value::String(s)) => serde_json::from_str::<Value>(s).unwrap_or(Value::Null),
@@ -237,7 +261,7 @@ fn tool_after(session: &Session, payload: &Value) -> Option<Value> {
 
 /// deja's block after the output, or — for an output Reasonix will cut to its first and
 /// last lines — in front of it, on one line, so it is not cut away.
-fn placed(result: &str, block: &str) -> String {
+pub fn placed(result: &str, block: &str) -> String {
     if result.lines().count() > SHOWN_LINES {
         let one_line: Vec<&str> = block.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
         format!("{}\n{result}", one_line.join(" "))
@@ -245,50 +269,5 @@ fn placed(result: &str, block: &str) -> String {
         block.trim_end().to_string()
     } else {
         format!("{}\n{}", result.trim_end_matches('\n'), block.trim_end())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_query_is_what_the_user_typed() {
-        let text = "why did pgbouncer refuse\n<active-goal>\nship it\n</active-goal>\n[plan mode]\nduring the load test\nReferenced context:\nsrc/pool.rs\nfn main() {}";
-        assert_eq!(typed_text(text), "why did pgbouncer refuse\nduring the load test");
-        assert_eq!(typed_text("<skill-pin>x</skill-pin>\nhello there"), "hello there");
-        assert_eq!(typed_text("Referenced context:\nonly this"), "");
-    }
-
-    #[test]
-    fn blocks_follow_short_output_and_lead_long_output_on_one_line() {
-        let block = "<deja-recall mode=\"fix\">\nrestart pgbouncer\n</deja-recall>\n";
-        assert_eq!(placed("boom\n", block), "boom\n<deja-recall mode=\"fix\">\nrestart pgbouncer\n</deja-recall>");
-        let long: String = (0..40).map(|i| format!("line {i}\n")).collect();
-        let out = placed(&long, block);
-        assert!(out.starts_with("<deja-recall mode=\"fix\"> restart pgbouncer </deja-recall>\nline 0\n"));
-        assert!(out.ends_with("line 39\n"));
-    }
-
-    #[test]
-    fn initialize_answers_the_fields_reasonix_accepts() {
-        let mut s = Session::default();
-        let params = json!({"protocolVersion": "2", "session": {"sessionId": "boot-1", "workspaceRoot": "/w/app", "generation": 1}});
-        let Some(Ok(result)) = handle(&mut s, "extension/initialize", &params) else { panic!("initialize is answered") };
-        assert_eq!(result, json!({"protocolVersion": "2", "name": "deja-recall", "version": PACKAGE_VERSION, "stateSchemaVersion": 1}));
-        assert_eq!(s.root.as_deref(), Some("/w/app"));
-        assert!(matches!(handle(&mut s, "extension/initialize", &json!({"protocolVersion": "3"})), Some(Err(_))));
-        assert!(handle(&mut s, "extension/provider/catalog", &json!({})).is_none());
-    }
-
-    #[test]
-    fn session_keys_come_from_session_paths_and_other_points_continue() {
-        let mut s = Session { root: None, key: "boot".into() };
-        observe(&mut s, &json!({"event": "session.load", "payload": {"sessionPath": "6eef221d"}}));
-        assert_eq!(s.key, "6eef221d");
-        let r = intercept(&s, &json!({"event": "session.rotate", "payload": {}}));
-        assert_eq!(r, json!({"decision": "continue"}));
-        // A read tool is not deja's business.
-        assert!(tool_after(&s, &json!({"name": "read_file", "arguments": "{\"path\": \"a\"}", "result": "x"})).is_none());
     }
 }

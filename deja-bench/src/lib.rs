@@ -1,4 +1,7 @@
-//! `deja bench`: the home of deja's benchmarks. Each measures the production code on
+//! deja-bench: the home of deja's benchmarks, a crate and binary of its own (`deja-bench
+//! <benchmark> …`; `deja bench <benchmark> …` runs it too) so the suite, its word list
+//! and its question set do not ship inside `deja`. Each benchmark measures the
+//! production code (adapters, indexer, search, and the `deja` binary end to end) on
 //! data written in the harnesses' real formats and prints a table, or one JSON object
 //! with `--json`:
 //!
@@ -14,7 +17,8 @@
 //!   answers and tool output (a set of another kind than LoCoMo, written for deja);
 //! - `rows` — a refresh of a large database in which one session grew (row cursors).
 //!
-//! docs/benchmarks.md records the figures and how to read them.
+//! docs/benchmarks.md records the figures and how to read them. What runs end to end
+//! runs the `deja` binary [`deja_bin`] names.
 
 mod chats;
 mod corpus;
@@ -22,30 +26,38 @@ mod gen;
 mod hooks_bench;
 mod index_bench;
 mod locomo;
+mod report;
 mod rows_bench;
 mod search_bench;
 mod stats;
 mod vocab;
 
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::OnceLock;
 
 use anyhow::Result;
-use clap::{Args, Subcommand};
+use clap::{Parser, Subcommand};
+// Every adapter crate, linked so each one's synthetic writer is in the registry.
+use deja_adapters as _;
 
-#[derive(Args)]
+#[derive(Parser)]
 #[command(
+    name = "deja-bench",
+    version,
+    about = "deja's benchmarks: synthetic corpora, index throughput, search latency, hooks, LoCoMo and chats recall",
     long_about = "The home of deja's benchmarks: each runs the production code (adapters, indexer, search) on data \
                   written in the harnesses' real on-disk formats. Tables by default, one JSON object with --json.",
     after_help = "A typical run (a corpus goes anywhere outside your history; 1 GB takes about ten seconds to write on two cores):\n  \
-                  deja bench corpus --out /tmp/deja-bench/c200 --size 200MB --seed 1\n  \
-                  deja bench index  --corpus /tmp/deja-bench/c200\n  \
-                  deja bench search --corpus /tmp/deja-bench/c200\n  \
-                  deja bench hooks  --corpus /tmp/deja-bench/c200\n  \
-                  deja bench locomo --data locomo10.json\n  \
-                  deja bench chats\n\n\
+                  deja-bench corpus --out /tmp/deja-bench/c200 --size 200MB --seed 1\n  \
+                  deja-bench index  --corpus /tmp/deja-bench/c200\n  \
+                  deja-bench search --corpus /tmp/deja-bench/c200\n  \
+                  deja-bench hooks  --corpus /tmp/deja-bench/c200\n  \
+                  deja-bench locomo --data locomo10.json\n  \
+                  deja-bench chats\n\n\
                   The figures, the machine they were taken on and how to read them: docs/benchmarks.md"
 )]
-pub struct BenchArgs {
+pub struct Bench {
     #[command(subcommand)]
     command: BenchCommand,
 }
@@ -79,7 +91,7 @@ enum BenchCommand {
                             session): every session is written as a real harness transcript, indexed by the real \
                             indexer, and each question asked verbatim — in process, or through another build's `deja \
                             search --json` with --deja-bin. Reports hit@1/5/10 and MRR overall and per question type, \
-                            for all questions or the tuning or held-out half. The set lives in deja-cli/src/bench/chats.")]
+                            for all questions or the tuning or held-out half. The set lives in deja-bench/chats.")]
     Chats(chats::ChatsArgs),
     /// A refresh of a database of --sessions sessions in which one grew (row cursors).
     #[command(long_about = "Writes --sessions sessions through a database-backed adapter's synthetic writer (opencode by \
@@ -99,7 +111,30 @@ fn report<T: serde::Serialize>(json: bool, result: &T, render: impl FnOnce(&T) -
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn run(args: BenchArgs) -> Result<ExitCode> {
+/// The `deja` binary this run measures, when set by [`set_deja_bin`].
+static DEJA_BIN: OnceLock<PathBuf> = OnceLock::new();
+
+/// Measures `deja` at `path` end to end (the first call wins): for a caller that knows
+/// which build it tests, as the end-to-end tests do.
+pub fn set_deja_bin(path: impl Into<PathBuf>) {
+    let _ = DEJA_BIN.set(path.into());
+}
+
+/// The `deja` binary the end-to-end measurements run: the one [`set_deja_bin`] named,
+/// else `$DEJA_BIN` (which `deja bench` sets to itself), else the `deja` beside this
+/// binary (as cargo builds both into one directory), else `deja` on `PATH`.
+pub fn deja_bin() -> PathBuf {
+    if let Some(p) = DEJA_BIN.get() {
+        return p.clone();
+    }
+    if let Some(p) = std::env::var_os("DEJA_BIN").filter(|p| !p.is_empty()) {
+        return PathBuf::from(p);
+    }
+    let beside = std::env::current_exe().ok().and_then(|exe| Some(exe.parent()?.join(format!("deja{}", std::env::consts::EXE_SUFFIX))));
+    beside.filter(|p| p.is_file()).unwrap_or_else(|| PathBuf::from("deja"))
+}
+
+pub fn run(args: Bench) -> Result<ExitCode> {
     match args.command {
         BenchCommand::Corpus(a) => corpus::run(a),
         BenchCommand::Index(a) => index_bench::run(a),
@@ -108,6 +143,21 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
         BenchCommand::Locomo(a) => locomo::run(a),
         BenchCommand::Chats(a) => chats::run(a),
         BenchCommand::Rows(a) => rows_bench::run(a),
+    }
+}
+
+/// Runs `deja-bench <argv…>` in this process, as the binary would.
+pub fn run_from(argv: &[&str]) -> Result<ExitCode> {
+    run(Bench::try_parse_from(std::iter::once("deja-bench").chain(argv.iter().copied()))?)
+}
+
+/// The figures `deja-bench hooks <argv…> --json` prints, as a value (for the end-to-end
+/// test that runs it against the `deja` it builds).
+pub fn hooks_figures(argv: &[&str]) -> Result<serde_json::Value> {
+    let bench = Bench::try_parse_from(["deja-bench", "hooks"].into_iter().chain(argv.iter().copied()))?;
+    match bench.command {
+        BenchCommand::Hooks(a) => Ok(serde_json::to_value(hooks_bench::measure(&a)?)?),
+        _ => anyhow::bail!("not the hooks benchmark"),
     }
 }
 

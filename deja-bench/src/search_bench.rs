@@ -25,7 +25,7 @@ use super::gen::{Generator, STREAM_QUERY};
 use super::index_bench::CorpusInfo;
 use super::stats::{first_relevant, Latency, Machine, RankRates, RankTally};
 use super::vocab::Rng;
-use crate::output::dir_size;
+use crate::report::dir_size;
 
 #[derive(Args)]
 pub struct SearchBenchArgs {
@@ -488,7 +488,7 @@ fn render(r: &SearchBench) -> String {
             ]
         })
         .collect();
-    out.push_str(&crate::output::table(
+    out.push_str(&crate::report::table(
         &["class", "queries", "in-process ms p50 / p95 / max", "e2e ms p50 / p95", "e2e --no-refresh", "tier"],
         &rows,
     ));

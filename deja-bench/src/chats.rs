@@ -19,7 +19,7 @@
 //! Questions alternate between a tuning half and a held-out half (by position in the
 //! file), as LoCoMo's conversations do.
 //!
-//! Data: `deja-cli/src/bench/chats/*.json` in the repository (written for deja; not
+//! Data: `deja-bench/chats/*.json` in the repository (written for deja; not
 //! compiled into the binary), one object each with `sessions` and `questions`:
 //!
 //! | field | meaning |
@@ -49,12 +49,12 @@ use super::locomo::Half;
 use super::stats::{first_relevant, median, Machine, RankRates, RankTally};
 
 /// The set's folder in the repository.
-const DEFAULT_DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/src/bench/chats");
+const DEFAULT_DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/chats");
 
 #[derive(Args)]
 pub struct ChatsArgs {
     /// A data file, or a folder whose `*.json` files are read together. Default:
-    /// `$DEJA_CHATS_DATA`, else the set in the repository (deja-cli/src/bench/chats).
+    /// `$DEJA_CHATS_DATA`, else the set in the repository (deja-bench/chats).
     #[arg(long, value_name = "PATH")]
     pub data: Option<PathBuf>,
     /// Which harness's transcript format the sessions are written in.
@@ -401,7 +401,7 @@ fn data_path(args: &ChatsArgs) -> PathBuf {
 }
 
 pub fn run(args: ChatsArgs) -> Result<ExitCode> {
-    crate::index_cmd::check_harness_ids(std::slice::from_ref(&args.harness))?;
+    crate::report::check_harness_ids(std::slice::from_ref(&args.harness))?;
     let path = data_path(&args);
     let set = load(&path).with_context(|| format!("loading the chats set — pass --data PATH (default {DEFAULT_DATA})"))?;
     let tmp;
@@ -459,7 +459,7 @@ fn render(r: &ChatsResult, data: &Path) -> String {
         rows.push(row(format!("  {k}"), x));
     }
     rows.push(row("  over 32 words".into(), &r.long_questions));
-    out.push_str(&crate::output::table(&["questions", "n", "hit@1", "hit@5", "hit@10", "MRR"], &rows));
+    out.push_str(&crate::report::table(&["questions", "n", "hit@1", "hit@5", "hit@10", "MRR"], &rows));
     let tiers: Vec<String> = r.tiers.iter().map(|(t, n)| format!("{t} {n}")).collect();
     out.push_str(&format!("\nmedian search {:.2} ms; tiers: {}; errors: {}\n", r.median_ms, tiers.join(", "), r.errors));
     out

@@ -148,11 +148,11 @@ impl Corpus {
             .set("DEJA_DEJA_ROOT", notes.to_string_lossy())
     }
 
-    /// A `deja` process (this binary) that sees what [`Corpus::env`] gives the index at
-    /// `index`, and nothing of the caller's environment but `PATH`.
+    /// A `deja` process (the binary [`crate::deja_bin`] names) that sees what
+    /// [`Corpus::env`] gives the index at `index`, and nothing of the caller's
+    /// environment but `PATH`.
     pub fn deja_command(&self, index: &Path) -> Result<std::process::Command> {
-        let exe = std::env::current_exe().context("locating the deja binary")?;
-        let mut cmd = std::process::Command::new(exe);
+        let mut cmd = std::process::Command::new(crate::deja_bin());
         cmd.env_clear()
             .env("HOME", self.home())
             .env("DEJA_INDEX_DIR", index)
@@ -408,7 +408,7 @@ pub fn generate(out: &Path, target: u64, seed: u64, profile: Profile, only: &[St
     }
     // Some writers keep a sidecar beside the transcript they return; the corpus's size
     // is what is on disk.
-    manifest.bytes = crate::output::dir_size(&home);
+    manifest.bytes = crate::report::dir_size(&home);
     manifest.generated_in_s = started.elapsed().as_secs_f64();
     let path = out.join(MANIFEST);
     let mut w = std::io::BufWriter::new(std::fs::File::create(&path).with_context(|| format!("creating {}", path.display()))?);
@@ -579,7 +579,7 @@ mod tests {
         }
         // Every registered store gets sessions, and nothing beyond the manifest is on disk.
         assert_eq!(ma.harnesses.len(), deja_core::format::synthetic_registry().len());
-        let on_disk = crate::output::dir_size(&a.join("home"));
+        let on_disk = crate::report::dir_size(&a.join("home"));
         assert_eq!(on_disk, ma.bytes);
 
         let corpus = Corpus::open(&a).unwrap();
@@ -589,6 +589,6 @@ mod tests {
             assert_eq!(std::fs::metadata(&g.path).unwrap().len(), g.before + g.appended);
         }
         restore(&grown).unwrap();
-        assert_eq!(crate::output::dir_size(&a.join("home")), ma.bytes);
+        assert_eq!(crate::report::dir_size(&a.join("home")), ma.bytes);
     }
 }
