@@ -363,8 +363,23 @@ impl IndexView {
 
     /// A stored turn, redacted again on the way out (see [`crate::redact`]): every
     /// surface that shows a turn — `show`, search hits and snippets, recall, MCP —
-    /// reads it through here.
+    /// reads it through here or [`Self::hit_turn`].
+    ///
+    /// Where the archive holds the turn it is read from there, as a hit's is, and
+    /// redacted again only when these rules did not redact it when it was archived:
+    /// a `blame` hook reads a dozen sessions' turns, and redacting each again made
+    /// a third of its work (compiling the patterns their words woke).
     pub(crate) fn turn_from_doc(&self, doc: &TantivyDocument) -> Turn {
+        if let (None, Some(archive)) = (self.fields.body, &self.archive) {
+            let sid = doc.get_first(self.fields.sid).and_then(|v| v.as_str());
+            let seq = doc.get_first(self.fields.seq).and_then(|v| v.as_u64()).and_then(|s| u32::try_from(s).ok());
+            if let Some(mut turn) = sid.zip(seq).and_then(|(sid, seq)| archive.shown_turn(sid, seq)) {
+                if turn.time.is_none() {
+                    turn.time = doc.get_first(self.fields.time).and_then(|v| v.as_i64()).filter(|t| *t != 0).map(Timestamp);
+                }
+                return turn;
+            }
+        }
         let mut turn = self.stored_turn(doc);
         turn.redact_in_place();
         turn
