@@ -26,6 +26,7 @@ mod recall_cmd;
 mod remember;
 mod search_cmd;
 mod show;
+mod team;
 mod transfer;
 mod watch;
 
@@ -119,6 +120,8 @@ enum Command {
     Doctor(doctor::DoctorArgs),
     /// Serve recall to agents over MCP (stdio JSON-RPC; one tool `deja`).
     Mcp(mcp::McpArgs),
+    /// Team memory on PostgreSQL: share chosen projects, push them, grant who reads them.
+    Team(team::TeamArgs),
     /// Benchmarks: synthetic corpora, index throughput, search latency, LoCoMo recall (runs `deja-bench`).
     #[command(disable_help_flag = true)]
     Bench(bench::BenchArgs),
@@ -358,6 +361,7 @@ fn run(command: Command, shorthand: bool) -> anyhow::Result<ExitCode> {
         Command::Uninstall(a) => install::uninstall(a),
         Command::Doctor(a) => doctor::run(a),
         Command::Mcp(a) => mcp::run(a),
+        Command::Team(a) => team::run(a),
         Command::Bench(a) => bench::run(a),
     }
 }
