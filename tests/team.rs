@@ -106,10 +106,12 @@ fn two_machines_share_a_project_that_only_granted_roles_read() {
     // The administrator creates the schema; members cannot.
     let admin_home = Home::new();
     let admin_url = format!("{}?sslmode=disable", c.admin_url);
-    let init = json_of(&admin_home.command(&["team", "init", &admin_url, "--json"]).env("DEJA_MACHINE", "admin-box").output().expect("run"));
+    let init =
+        json_of(&admin_home.command(&["team", "init", &admin_url, "--json"]).env("DEJA_MACHINE", "admin-box").output().expect("run"));
     assert_eq!(init["schema"]["to"], 1, "{init}");
     // Idempotent: a second init migrates nothing.
-    let again = json_of(&admin_home.command(&["team", "init", &admin_url, "--json"]).env("DEJA_MACHINE", "admin-box").output().expect("run"));
+    let again =
+        json_of(&admin_home.command(&["team", "init", &admin_url, "--json"]).env("DEJA_MACHINE", "admin-box").output().expect("run"));
     assert_eq!(again["schema"]["from"], 1, "{again}");
     let config = std::fs::read_to_string(admin_home.home.join(".config/deja/config.toml")).expect("config");
     assert!(!config.contains("deja-test-") && config.contains("[team]"), "the password stays out of the settings: {config}");
@@ -188,7 +190,8 @@ fn two_machines_share_a_project_that_only_granted_roles_read() {
     ok(&deja(&alice, "laptop", &["forget", CLAUDE_SESSION, "--yes"]));
     let after: i64 = admin.query_one("SELECT count(*) FROM deja.turns WHERE session_key = $1", &[&key]).expect("q").get(0);
     assert_eq!(after, 0);
-    let tomb: i64 = admin.query_one("SELECT count(*) FROM deja.tombstones WHERE session_key = $1 AND machine = 'laptop'", &[&key]).expect("q").get(0);
+    let tomb: i64 =
+        admin.query_one("SELECT count(*) FROM deja.tombstones WHERE session_key = $1 AND machine = 'laptop'", &[&key]).expect("q").get(0);
     assert_eq!(tomb, 1);
     // Bob's copy of the project stays.
     let bobs: i64 = admin.query_one("SELECT count(*) FROM deja.turns WHERE machine = 'desktop'", &[]).expect("q").get(0);

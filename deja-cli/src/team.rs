@@ -14,12 +14,14 @@ use deja_core::StoreEnv;
 use deja_team::{Store, Target};
 
 #[derive(Args)]
-#[command(after_help = "Set-up, in order:\n  deja team init postgres://alice@db.example.com/deja    connect, create or migrate the schema\n  \
+#[command(
+    after_help = "Set-up, in order:\n  deja team init postgres://alice@db.example.com/deja    connect, create or migrate the schema\n  \
     deja team share ~/src/app                             choose what leaves this machine\n  \
     deja team push                                        send it (redacted; secrets held back)\n  \
     deja team grant bob ~/src/app                         (administrator) let bob read it\n\n\
     The password never goes into deja's settings: libpq's PGPASSWORD, ~/.pgpass or a service file \
-    (PGSERVICE) give it. Who reads what is decided by PostgreSQL's roles and row-level security.")]
+    (PGSERVICE) give it. Who reads what is decided by PostgreSQL's roles and row-level security."
+)]
 pub struct TeamArgs {
     #[command(subcommand)]
     pub command: TeamCommand,
@@ -393,7 +395,12 @@ fn grant(env: &StoreEnv, a: GrantArgs, on: bool) -> Result<ExitCode> {
         store.revoke(&a.role, &project)?
     };
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&serde_json::json!({"schema_version": 1, "role": a.role, "project": project, "granted": on, "changed": changed}))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(
+                &serde_json::json!({"schema_version": 1, "role": a.role, "project": project, "granted": on, "changed": changed})
+            )?
+        );
     } else if on {
         println!("{} may read {project}", a.role);
     } else if changed {
@@ -415,9 +422,8 @@ pub fn forget(env: &StoreEnv, keys: &[String]) -> Option<String> {
     if pushed.is_empty() {
         return None;
     }
-    let result = Target::resolve(env, &team.url)
-        .and_then(|t| Store::open(&t, Some(CONNECT_TIMEOUT)))
-        .and_then(|mut s| s.forget(&machine, &pushed));
+    let result =
+        Target::resolve(env, &team.url).and_then(|t| Store::open(&t, Some(CONNECT_TIMEOUT))).and_then(|mut s| s.forget(&machine, &pushed));
     match result {
         Ok(n) => {
             for k in &pushed {

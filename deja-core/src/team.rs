@@ -122,10 +122,7 @@ fn remote_of(root: &Path) -> Option<String> {
     for line in config.lines() {
         let line = line.trim();
         if line.starts_with('[') {
-            section = line
-                .strip_prefix("[remote \"")
-                .and_then(|r| r.strip_suffix("\"]"))
-                .map(str::to_string);
+            section = line.strip_prefix("[remote \"").and_then(|r| r.strip_suffix("\"]")).map(str::to_string);
         } else if let (Some(name), Some((k, v))) = (&section, line.split_once('=')) {
             if k.trim().eq_ignore_ascii_case("url") {
                 remotes.push((name.clone(), v.trim().trim_matches('"').to_string()));
@@ -176,11 +173,7 @@ pub struct Sharing {
 
 impl Sharing {
     pub fn of(team: &TeamSettings) -> Sharing {
-        Sharing {
-            all: team.share_all,
-            projects: team.share.iter().cloned().collect(),
-            harnesses: team.harnesses.iter().cloned().collect(),
-        }
+        Sharing { all: team.share_all, projects: team.share.iter().cloned().collect(), harnesses: team.harnesses.iter().cloned().collect() }
     }
 
     /// Nothing is shared.
@@ -338,8 +331,10 @@ impl PushState {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(fresh),
             Err(e) => return Err(TeamError::State { path, reason: e.to_string() }),
         };
-        let state: PushState = serde_json::from_slice(&bytes)
-            .map_err(|e| TeamError::State { path: path.clone(), reason: format!("not a push state ({e}); delete it to push everything again") })?;
+        let state: PushState = serde_json::from_slice(&bytes).map_err(|e| TeamError::State {
+            path: path.clone(),
+            reason: format!("not a push state ({e}); delete it to push everything again"),
+        })?;
         if state.version > STATE_VERSION {
             return Err(TeamError::State { path, reason: format!("written by a newer deja (version {})", state.version) });
         }
@@ -452,7 +447,9 @@ fn prepare(s: ArchivedSession, keys: &mut ProjectKeys, machine: &str) -> (Outgoi
     for mut t in s.turns {
         t.redact_in_place();
         match gate(&outgoing_text(&t)) {
-            Some(detector) => held.push(Held { turn: crate::archive::turn_id(&meta.harness, &meta.id, t.seq), project: project.clone(), detector }),
+            Some(detector) => {
+                held.push(Held { turn: crate::archive::turn_id(&meta.harness, &meta.id, t.seq), project: project.clone(), detector })
+            }
             None => turns.push(t),
         }
     }
@@ -511,17 +508,17 @@ mod tests {
     #[test]
     fn sharing_is_opt_in_by_project_and_harness() {
         let mut s = Sharing::default();
-        assert!(!s.shares("claude", Some("github.com/org/app")));
+        assert!(!s.shares("alpha", Some("github.com/org/app")));
         s.projects.insert("github.com/org/app".into());
         s.projects.insert("/home/me/scratch".into());
-        assert!(s.shares("claude", Some("github.com/org/app")));
-        assert!(!s.shares("claude", Some("github.com/org/other")));
-        assert!(s.shares("claude", Some("/home/me/scratch/sub")));
-        assert!(!s.shares("claude", Some("/home/me/scratchpad")));
-        assert!(!s.shares("claude", None));
-        s.harnesses.insert("codex".into());
-        assert!(!s.shares("claude", Some("github.com/org/app")));
-        assert!(s.shares("codex", Some("github.com/org/app")));
+        assert!(s.shares("alpha", Some("github.com/org/app")));
+        assert!(!s.shares("alpha", Some("github.com/org/other")));
+        assert!(s.shares("alpha", Some("/home/me/scratch/sub")));
+        assert!(!s.shares("alpha", Some("/home/me/scratchpad")));
+        assert!(!s.shares("alpha", None));
+        s.harnesses.insert("beta".into());
+        assert!(!s.shares("alpha", Some("github.com/org/app")));
+        assert!(s.shares("beta", Some("github.com/org/app")));
     }
 
     #[test]

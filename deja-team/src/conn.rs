@@ -149,7 +149,11 @@ impl Target {
             "require" => (SslMode::Require, if self.root_cert().is_some() { Verify::Chain } else { Verify::None }),
             "verify-ca" => (SslMode::Require, Verify::Chain),
             "verify-full" => (SslMode::Require, Verify::Full),
-            other => return Err(Error::Config(format!("sslmode `{other}` is not one of disable, allow, prefer, require, verify-ca, verify-full"))),
+            other => {
+                return Err(Error::Config(format!(
+                    "sslmode `{other}` is not one of disable, allow, prefer, require, verify-ca, verify-full"
+                )))
+            }
         };
         config.ssl_mode(ssl);
         let target = self.display();
@@ -225,10 +229,20 @@ impl ServerCertVerifier for NoVerify {
     ) -> Result<ServerCertVerified, rustls::Error> {
         Ok(ServerCertVerified::assertion())
     }
-    fn verify_tls12_signature(&self, m: &[u8], c: &CertificateDer<'_>, d: &DigitallySignedStruct) -> Result<HandshakeSignatureValid, rustls::Error> {
+    fn verify_tls12_signature(
+        &self,
+        m: &[u8],
+        c: &CertificateDer<'_>,
+        d: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
         rustls::crypto::verify_tls12_signature(m, c, d, &self.0.signature_verification_algorithms)
     }
-    fn verify_tls13_signature(&self, m: &[u8], c: &CertificateDer<'_>, d: &DigitallySignedStruct) -> Result<HandshakeSignatureValid, rustls::Error> {
+    fn verify_tls13_signature(
+        &self,
+        m: &[u8],
+        c: &CertificateDer<'_>,
+        d: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
         rustls::crypto::verify_tls13_signature(m, c, d, &self.0.signature_verification_algorithms)
     }
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
@@ -257,10 +271,20 @@ impl ServerCertVerifier for ChainOnly {
             other => other,
         }
     }
-    fn verify_tls12_signature(&self, m: &[u8], c: &CertificateDer<'_>, d: &DigitallySignedStruct) -> Result<HandshakeSignatureValid, rustls::Error> {
+    fn verify_tls12_signature(
+        &self,
+        m: &[u8],
+        c: &CertificateDer<'_>,
+        d: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
         self.0.verify_tls12_signature(m, c, d)
     }
-    fn verify_tls13_signature(&self, m: &[u8], c: &CertificateDer<'_>, d: &DigitallySignedStruct) -> Result<HandshakeSignatureValid, rustls::Error> {
+    fn verify_tls13_signature(
+        &self,
+        m: &[u8],
+        c: &CertificateDer<'_>,
+        d: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
         self.0.verify_tls13_signature(m, c, d)
     }
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
@@ -293,7 +317,8 @@ pub fn parse(spec: &str) -> Result<BTreeMap<String, String>, Error> {
             let (mut hs, mut ps) = (Vec::new(), Vec::new());
             for h in hosts.split(',').filter(|h| !h.is_empty()) {
                 let (host, port) = if let Some(v6) = h.strip_prefix('[') {
-                    let (addr, after) = v6.split_once(']').ok_or_else(|| Error::Config(format!("`{h}`: an IPv6 address without its `]`")))?;
+                    let (addr, after) =
+                        v6.split_once(']').ok_or_else(|| Error::Config(format!("`{h}`: an IPv6 address without its `]`")))?;
                     (addr.to_string(), after.strip_prefix(':').map(str::to_string))
                 } else {
                     match h.rsplit_once(':') {
@@ -461,10 +486,10 @@ fn service_params(env: &StoreEnv, service: &str) -> Result<BTreeMap<String, Stri
                 continue;
             }
             if in_section {
-                let (k, v) = line
-                    .split_once('=')
-                    .ok_or_else(|| Error::Config(format!("{} line {}: not key=value", file.display(), n + 1)))?;
-                insert(&mut out, k.trim(), v.trim().to_string()).map_err(|e| Error::Config(format!("{} line {}: {e}", file.display(), n + 1)))?;
+                let (k, v) =
+                    line.split_once('=').ok_or_else(|| Error::Config(format!("{} line {}: not key=value", file.display(), n + 1)))?;
+                insert(&mut out, k.trim(), v.trim().to_string())
+                    .map_err(|e| Error::Config(format!("{} line {}: {e}", file.display(), n + 1)))?;
             }
         }
         if found {
@@ -538,7 +563,8 @@ mod tests {
         assert_eq!(a["port"], "6543");
         assert_eq!(a["dbname"], "team");
         assert_eq!(a["sslmode"], "verify-full");
-        let b = parse("host=db.example.com port=6543 user='al@ice' password='s3cr:t' dbname=team sslmode=verify-full connect_timeout=3").unwrap();
+        let b = parse("host=db.example.com port=6543 user='al@ice' password='s3cr:t' dbname=team sslmode=verify-full connect_timeout=3")
+            .unwrap();
         assert_eq!(a, b);
         assert!(parse("postgres://h/db?sslmod=require").unwrap_err().to_string().contains("sslmod"));
         assert!(parse("mysql://h/db").is_err());
@@ -548,8 +574,14 @@ mod tests {
 
     #[test]
     fn the_password_never_reaches_the_settings() {
-        assert_eq!(without_password("postgres://alice:pw@h:5/db?sslmode=require").unwrap(), ("postgres://alice@h:5/db?sslmode=require".into(), true));
-        assert_eq!(without_password("postgres://h/db?password=pw&sslmode=require").unwrap(), ("postgres://h/db?sslmode=require".into(), true));
+        assert_eq!(
+            without_password("postgres://alice:pw@h:5/db?sslmode=require").unwrap(),
+            ("postgres://alice@h:5/db?sslmode=require".into(), true)
+        );
+        assert_eq!(
+            without_password("postgres://h/db?password=pw&sslmode=require").unwrap(),
+            ("postgres://h/db?sslmode=require".into(), true)
+        );
         assert_eq!(without_password("host=h password='a b' dbname=d").unwrap(), ("dbname=d host=h".into(), true));
         assert_eq!(without_password("postgres://alice@h/db").unwrap(), ("postgres://alice@h/db".into(), false));
     }

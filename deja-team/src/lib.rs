@@ -66,9 +66,7 @@ impl Error {
     /// The server refused because of a row-level security policy or a privilege.
     pub fn is_refused(&self) -> bool {
         match self {
-            Error::Sql { source, .. } => {
-                source.code().is_some_and(|c| *c == postgres::error::SqlState::INSUFFICIENT_PRIVILEGE)
-            }
+            Error::Sql { source, .. } => source.code().is_some_and(|c| *c == postgres::error::SqlState::INSUFFICIENT_PRIVILEGE),
             _ => false,
         }
     }
@@ -217,8 +215,10 @@ impl Store {
     /// Lets `role` read `project` (and makes it a member, so it may push its own).
     pub fn grant(&mut self, role: &str, project: &str) -> Result<(), Error> {
         let mut tx = self.client.transaction().map_err(Error::sql("starting a grant"))?;
-        let exists: bool =
-            tx.query_one("SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1)", &[&role]).map_err(Error::sql("looking up the role"))?.get(0);
+        let exists: bool = tx
+            .query_one("SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1)", &[&role])
+            .map_err(Error::sql("looking up the role"))?
+            .get(0);
         if !exists {
             return Err(Error::Config(format!("there is no role `{role}` (CREATE ROLE {role} LOGIN PASSWORD '…' makes one)")));
         }
@@ -240,7 +240,8 @@ impl Store {
 
     /// `(role, project)` of every grant this role can see.
     pub fn grants(&mut self) -> Result<Vec<(String, String)>, Error> {
-        let rows = self.client.query("SELECT role::text, project FROM deja.grants ORDER BY 1, 2", &[]).map_err(Error::sql("listing grants"))?;
+        let rows =
+            self.client.query("SELECT role::text, project FROM deja.grants ORDER BY 1, 2", &[]).map_err(Error::sql("listing grants"))?;
         Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
     }
 

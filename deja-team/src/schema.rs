@@ -131,10 +131,8 @@ GRANT SELECT ON deja.meta TO deja_member;
 
 /// The version a database's schema is at (0: none).
 pub fn version(client: &mut Client) -> Result<i32, Error> {
-    let exists: bool = client
-        .query_one("SELECT to_regclass('deja.meta') IS NOT NULL", &[])
-        .map_err(Error::sql("reading the schema version"))?
-        .get(0);
+    let exists: bool =
+        client.query_one("SELECT to_regclass('deja.meta') IS NOT NULL", &[]).map_err(Error::sql("reading the schema version"))?.get(0);
     if !exists {
         return Ok(0);
     }
@@ -200,7 +198,8 @@ fn version_in(tx: &mut postgres::Transaction<'_>) -> Result<i32, Error> {
     if !exists {
         return Ok(0);
     }
-    let row = tx.query_opt("SELECT value FROM deja.meta WHERE key = 'schema_version'", &[]).map_err(Error::sql("reading the schema version"))?;
+    let row =
+        tx.query_opt("SELECT value FROM deja.meta WHERE key = 'schema_version'", &[]).map_err(Error::sql("reading the schema version"))?;
     match row {
         None => Ok(0),
         Some(r) => {
