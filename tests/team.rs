@@ -11,6 +11,7 @@ use deja_team::postgres::{Client, NoTls};
 use serde_json::{json, Value};
 
 use crate::e2e::{build_home, Home, CLAUDE_SESSION};
+use crate::mcp::Client as Mcp;
 
 /// The superuser URL of the test server, or `None` (said once) when there is none.
 fn server() -> Option<String> {
@@ -80,7 +81,13 @@ fn ok(out: &std::process::Output) -> String {
 
 /// `deja ARGS` in `h` as machine `machine`, connecting with password `pw`.
 fn deja(h: &Home, machine: &str, args: &[&str]) -> std::process::Output {
-    h.command(args).env("DEJA_MACHINE", machine).env("PGPASSWORD", "pw").output().expect("run deja")
+    deja_cmd(h, machine, args).output().expect("run deja")
+}
+
+fn deja_cmd(h: &Home, machine: &str, args: &[&str]) -> std::process::Command {
+    let mut cmd = h.command(args);
+    cmd.env("DEJA_MACHINE", machine).env("PGPASSWORD", "pw");
+    cmd
 }
 
 fn json_of(out: &std::process::Output) -> Value {
@@ -131,6 +138,7 @@ fn two_machines_share_a_project_that_only_granted_roles_read() {
     let (alice, bob) = (Home::new(), Home::new());
     build_home(&alice);
     claude_session(&alice, "aaaa0000-0000-4000-8000-000000000001", "deploy with zX8qK2mP9vR4tL7wB3nH6jD1fG5sA0cE as the key");
+    claude_session(&alice, "aaaa0000-0000-4000-8000-000000000003", "the staging pool size doubled after the deploy");
     claude_session(&bob, "bbbb0000-0000-4000-8000-000000000002", "the staging pool size is forty connections");
     for (h, who, machine) in [(&alice, "alice", "laptop"), (&bob, "bob", "desktop")] {
         ok(&deja(h, machine, &["index"]));
@@ -164,6 +172,60 @@ fn two_machines_share_a_project_that_only_granted_roles_read() {
     // Carol has the grant: both authors. Dave has none: neither.
     assert_eq!(authors_seen(&mut c.connect("carol")), vec![c.role("alice"), c.role("bob")]);
     assert!(authors_seen(&mut c.connect("dave")).is_empty());
+
+    // Team search, end to end: carol finds both authors' sessions, labelled; dave none.
+    let (carol, dave) = (Home::new(), Home::new());
+    ok(&deja(&carol, "carol-box", &["team", "init", &c.url("carol")]));
+    ok(&deja(&dave, "dave-box", &["team", "init", &c.url("dave")]));
+    let found = json_of(&deja(&carol, "carol-box", &["search", "--team", "staging", "pool", "--json"]));
+    assert_eq!(found["scope"], "team", "{found}");
+    assert_eq!(found["team_unavailable"], Value::Null, "{found}");
+    assert_eq!(found["team"]["tier"], "exact", "{found}");
+    let sessions = found["team"]["sessions"].as_array().expect("sessions");
+    let mut labels: Vec<(String, String)> = sessions
+        .iter()
+        .map(|s| (s["author"].as_str().unwrap_or("").to_string(), s["machine"].as_str().unwrap_or("").to_string()))
+        .collect();
+    labels.sort();
+    assert_eq!(labels, vec![(c.role("alice"), "laptop".to_string()), (c.role("bob"), "desktop".to_string())], "{found}");
+    assert!(sessions.iter().all(|s| s["snippets"][0]["text"].as_str().unwrap_or("").to_lowercase().contains("staging pool")), "{found}");
+    // The stemmed tier answers when the words appear only in another form.
+    let stemmed = json_of(&deja(&carol, "carol-box", &["search", "--team", "pools", "staged", "--json"]));
+    assert_eq!(stemmed["team"]["tier"], "stemmed", "{stemmed}");
+    // And the fuzzy tier a typo.
+    let fuzzy = json_of(&deja(&carol, "carol-box", &["search", "--team", "stagng", "--json"]));
+    assert_eq!(fuzzy["team"]["tier"], "fuzzy", "{fuzzy}");
+    // The text output labels each session and names how to show it; show reads it whole.
+    let text = ok(&deja(&carol, "carol-box", &["search", "--team", "staging", "pool"]));
+    assert!(text.contains(&format!("{}@desktop", c.role("bob"))) && text.contains("deja show --team desktop/claude:"), "{text}");
+    let shown = ok(&deja(&carol, "carol-box", &["show", "--team", "desktop/claude:bbbb0000"]));
+    assert!(shown.contains("forty connections") && shown.contains("untrusted"), "{shown}");
+    // Without --team, an id this machine lacks is looked for in the team store.
+    let fallback = ok(&deja(&carol, "carol-box", &["show", "bbbb0000-0000-4000-8000-000000000002"]));
+    assert!(fallback.contains("forty connections"), "{fallback}");
+    // Carol's agent: recall includes the team's sessions by default, framed as untrusted
+    // and labelled; `scope: mine` leaves them out.
+    let mut agent = Mcp::spawn(deja_cmd(&carol, "carol-box", &["mcp"]));
+    agent.initialize();
+    let framed = agent.answer(json!({"mode": "recall", "q": "staging pool"}));
+    assert!(framed.contains("<deja-recall mode=\"team-recall\" tier=\"exact\">") && framed.contains("from the team store"), "{framed}");
+    assert!(framed.contains(&format!("{}@desktop", c.role("bob"))) && framed.contains(&format!("{}@laptop", c.role("alice"))), "{framed}");
+    let mine = agent.answer(json!({"mode": "recall", "q": "staging pool", "scope": "mine"}));
+    assert!(!mine.contains("team-recall"), "{mine}");
+    drop(agent);
+    let none = deja(&dave, "dave-box", &["search", "--team", "staging", "pool", "--json"]);
+    assert_eq!(none.status.code(), Some(1), "nothing found is exit 1, as for a local search");
+    let none: Value = serde_json::from_slice(&none.stdout).expect("json");
+    assert_eq!(none["team"]["sessions"].as_array().map(Vec::len), Some(0), "{none}");
+    let hidden = deja(&dave, "dave-box", &["show", "--team", "desktop/claude:bbbb0000"]);
+    assert!(!hidden.status.success(), "dave read a session he has no grant for");
+    // Alice's own machine, scope all: her local answer and the team's, bob's labelled,
+    // her own pushed copies left to the local index.
+    ok(&as_admin(&["team", "grant", &c.role("alice"), "/src/app"]));
+    let all = json_of(&deja(&alice, "laptop", &["search", "--scope", "all", "staging", "pool", "--json"]));
+    assert!(!all["hits"].as_array().expect("local hits").is_empty(), "{all}");
+    let theirs = all["team"]["sessions"].as_array().expect("team");
+    assert!(!theirs.is_empty() && theirs.iter().all(|s| s["machine"] == "desktop"), "{all}");
     // A revoked grant reads nothing.
     ok(&as_admin(&["team", "revoke", &c.role("carol"), "/src/app"]));
     assert!(authors_seen(&mut c.connect("carol")).is_empty());
@@ -210,4 +272,180 @@ fn a_newer_schema_is_refused_and_nothing_is_changed() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("version 99") && err.contains("newer"), "{err}");
+}
+
+/// A PostgreSQL cluster of this test's own (the shared one must keep running), made
+/// with the server `.ci/test` found (`DEJA_TEST_PG_BIN`) and run as the user it runs
+/// servers as (`DEJA_TEST_PG_RUNAS`; empty: this user), so the test can stop and
+/// restart it. Stopped and removed when dropped.
+struct OwnServer {
+    dir: tempfile::TempDir,
+    bin: std::path::PathBuf,
+    runas: String,
+    port: u16,
+}
+
+impl OwnServer {
+    fn start() -> Option<OwnServer> {
+        server()?;
+        let bin = std::path::PathBuf::from(std::env::var("DEJA_TEST_PG_BIN").ok().filter(|b| !b.is_empty())?);
+        let runas = std::env::var("DEJA_TEST_PG_RUNAS").unwrap_or_default();
+        let dir = tempfile::tempdir().expect("tempdir");
+        if !runas.is_empty() {
+            let st = std::process::Command::new("chown").arg(&runas).arg(dir.path()).status().expect("chown");
+            assert!(st.success(), "chown {runas}");
+        }
+        let port = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port").local_addr().expect("addr").port();
+        let s = OwnServer { dir, bin, runas, port };
+        let data = s.dir.path().join("data");
+        let out = s
+            .as_user("initdb")
+            .arg("-D")
+            .arg(&data)
+            .args(["-U", "deja_admin", "--auth-local=trust", "--auth-host=trust", "-E", "UTF8", "--locale=C.UTF-8"])
+            .output()
+            .expect("initdb");
+        assert!(out.status.success(), "initdb: {}", String::from_utf8_lossy(&out.stderr));
+        s.pg_ctl_start();
+        Some(s)
+    }
+
+    fn as_user(&self, tool: &str) -> std::process::Command {
+        let exe = self.bin.join(tool);
+        let mut cmd = if self.runas.is_empty() {
+            std::process::Command::new(exe)
+        } else {
+            let gid = std::process::Command::new("id").args(["-g", &self.runas]).output().expect("id -g");
+            let gid = String::from_utf8_lossy(&gid.stdout).trim().to_string();
+            let mut c = std::process::Command::new("setpriv");
+            c.args(["--reuid", &self.runas, "--regid", &gid, "--clear-groups", "--"]).arg(exe);
+            c
+        };
+        cmd.current_dir(self.dir.path());
+        cmd
+    }
+
+    fn pg_ctl_start(&self) {
+        let opts = format!("-c listen_addresses=127.0.0.1 -p {} -k {} -c fsync=off", self.port, self.dir.path().display());
+        let out = self
+            .as_user("pg_ctl")
+            .arg("-D")
+            .arg(self.dir.path().join("data"))
+            .arg("-l")
+            .arg(self.dir.path().join("server.log"))
+            .args(["-w", "-t", "60", "-o", &opts, "start"])
+            .output()
+            .expect("pg_ctl start");
+        assert!(out.status.success(), "pg_ctl start: {}", String::from_utf8_lossy(&out.stderr));
+    }
+
+    fn stop(&self) {
+        let _ = self.as_user("pg_ctl").arg("-D").arg(self.dir.path().join("data")).args(["-m", "immediate", "-w", "stop"]).output();
+    }
+
+    fn url(&self, user: &str) -> String {
+        format!("postgres://{user}@127.0.0.1:{}/postgres?sslmode=disable", self.port)
+    }
+}
+
+impl Drop for OwnServer {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+#[test]
+fn a_push_cut_by_a_server_restart_resumes_and_a_search_with_the_server_down_answers_locally() {
+    let Some(pg) = OwnServer::start() else { return };
+    let mut admin = Client::connect(&pg.url("deja_admin"), NoTls).expect("connect to our own server");
+    admin.batch_execute("CREATE ROLE erin LOGIN").expect("role");
+    let admin_home = Home::new();
+    ok(&admin_home.command(&["team", "init", &pg.url("deja_admin")]).env("DEJA_MACHINE", "admin-box").output().expect("run"));
+    ok(&admin_home.deja(&["team", "grant", "erin", "/src/app"]));
+
+    // Enough sessions for several transactions (64 sessions each).
+    let h = Home::new();
+    for i in 0..150 {
+        claude_session(&h, &format!("cccc0000-0000-4000-8000-{i:012}"), &format!("restart drill session {i} about the pool"));
+    }
+    ok(&deja(&h, "box", &["index"]));
+    ok(&deja(&h, "box", &["team", "init", &pg.url("erin")]));
+    ok(&deja(&h, "box", &["team", "share", "/src/app"]));
+    let plan = json_of(&deja(&h, "box", &["team", "push", "--dry-run", "--json"]));
+    let (want_sessions, want_turns) = (plan["push"]["sessions"].as_i64().expect("n"), plan["push"]["turns"].as_i64().expect("n"));
+    assert_eq!(want_sessions, 150, "{plan}");
+
+    // The push pauses after its first committed batch; the server stops under it.
+    let pause = h.home.join("paused");
+    let child = deja_cmd(&h, "box", &["team", "push"])
+        .env("DEJA_TEST_ONLY_PUSH_PAUSE", &pause)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn push");
+    let waited = std::time::Instant::now();
+    while !pause.exists() {
+        assert!(waited.elapsed() < std::time::Duration::from_secs(120), "the push never reached its first batch");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    drop(admin);
+    pg.stop();
+    std::fs::remove_file(&pause).expect("release the push");
+    let cut = child.wait_with_output().expect("push");
+    assert!(!cut.status.success(), "a push whose server went away reported success");
+
+    // The server is down: a search answers from this machine, saying the team store was
+    // left out, within a generous bound of its 2 s deadline.
+    let started = std::time::Instant::now();
+    let down = json_of(&deja(&h, "box", &["search", "--scope", "all", "restart", "drill", "--json", "--no-refresh"]));
+    assert!(started.elapsed() < std::time::Duration::from_secs(30), "{:?}", started.elapsed());
+    assert!(!down["hits"].as_array().expect("hits").is_empty(), "{down}");
+    assert!(down["team_unavailable"].as_str().is_some_and(|w| w.contains("this machine")), "{down}");
+    // An agent's recall fails open: the local answer, and one line saying why.
+    let mut agent = Mcp::spawn(deja_cmd(&h, "box", &["mcp"]));
+    agent.initialize();
+    let framed = agent.answer(json!({"mode": "recall", "q": "restart drill", "scope": "all"}));
+    assert!(framed.contains("(team store left out:") && framed.contains("<deja-recall mode=\"recall\""), "{framed}");
+    drop(agent);
+    let text = deja(&h, "box", &["search", "--team", "restart", "drill", "--no-refresh"]);
+    assert!(text.status.success() && String::from_utf8_lossy(&text.stderr).contains("team store left out"));
+
+    // Restarted, the push resumes: every session once, every turn once.
+    pg.pg_ctl_start();
+    let resumed = json_of(&deja(&h, "box", &["team", "push", "--json"]));
+    let resent = resumed["push"]["sessions"].as_i64().expect("n");
+    assert!(resent > 0 && resent < want_sessions, "the first batch was sent again, or nothing was: {resumed}");
+    let mut admin = Client::connect(&pg.url("deja_admin"), NoTls).expect("reconnect");
+    let row = admin
+        .query_one("SELECT count(DISTINCT session_key), count(*), count(DISTINCT turn_id) FROM deja.turns WHERE machine = 'box'", &[])
+        .expect("count");
+    let (sessions, turns, distinct): (i64, i64, i64) = (row.get(0), row.get(1), row.get(2));
+    assert_eq!((sessions, turns, distinct), (want_sessions, want_turns, want_turns));
+    let again = json_of(&deja(&h, "box", &["team", "push", "--json"]));
+    assert_eq!(again["push"]["sessions"], 0, "{again}");
+    // And the team search answers again.
+    let back = json_of(&deja(&h, "box", &["search", "--team", "restart", "drill", "--json", "--no-refresh"]));
+    assert_eq!(back["team_unavailable"], Value::Null, "{back}");
+    assert_eq!(back["team"]["sessions"].as_array().map(Vec::len), Some(15), "{back}");
+}
+
+/// A server that takes the connection and never answers: the search still answers
+/// from this machine, within a generous bound of its deadline. Needs no PostgreSQL.
+#[test]
+fn a_team_store_that_never_answers_cannot_hold_a_search() {
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").expect("listen");
+    let port = silent.local_addr().expect("addr").port();
+    let h = Home::new();
+    build_home(&h);
+    ok(&h.deja(&["index"]));
+    let config = h.home.join(".config/deja/config.toml");
+    std::fs::create_dir_all(config.parent().expect("dir")).expect("mkdir");
+    std::fs::write(&config, format!("[team]\nurl = \"postgres://nobody@127.0.0.1:{port}/team?sslmode=disable\"\ntimeout_ms = 700\n"))
+        .expect("config");
+    let started = std::time::Instant::now();
+    let out = h.json(&["search", "--scope", "all", "nightly", "build", "--json", "--no-refresh"]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(20), "{:?}", started.elapsed());
+    assert!(!out["hits"].as_array().expect("hits").is_empty(), "{out}");
+    assert!(out["team_unavailable"].as_str().is_some_and(|w| w.contains("did not answer")), "{out}");
+    drop(silent);
 }

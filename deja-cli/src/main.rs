@@ -155,6 +155,15 @@ pub struct SearchArgs {
     /// Search the index as it is, without refreshing it first.
     #[arg(long)]
     pub no_refresh: bool,
+    /// Whose history: `mine` (this machine's index), `team` (the team store set up by
+    /// `deja team init`), `all` (both; team sessions labelled author@machine). A team
+    /// store that does not answer within 2 s (`[team] timeout_ms`) is left out with one
+    /// line saying so.
+    #[arg(long, value_enum, default_value_t = search_cmd::Scope::Mine)]
+    pub scope: search_cmd::Scope,
+    /// Short for `--scope team`.
+    #[arg(long, conflicts_with = "scope")]
+    pub team: bool,
     /// Set when `deja WORD…` was read as a search, so a first word that misspells a
     /// command can be pointed out when nothing matches.
     #[arg(skip)]

@@ -128,6 +128,11 @@ pub fn settings(env: &StoreEnv) -> Result<TeamSettings> {
     }
 }
 
+/// This machine's name in the team store, when one is set up.
+pub fn this_machine(env: &StoreEnv) -> Option<String> {
+    settings(env).ok().map(|t| machine(env, &t))
+}
+
 fn machine(env: &StoreEnv, team: &TeamSettings) -> String {
     team.machine.clone().unwrap_or_else(|| env.machine_name())
 }
@@ -262,6 +267,8 @@ pub fn push(env: &StoreEnv, team: &TeamSettings, dry_run: bool) -> Result<PushRe
         // Saved after every committed batch: a kill loses no sent batch's record.
         state.save(env)?;
         report.batches += 1;
+        #[cfg(debug_assertions)]
+        test_only_pause(env, report.batches);
     }
     for (k, h) in plan.held {
         if h.is_empty() {
@@ -275,6 +282,21 @@ pub fn push(env: &StoreEnv, team: &TeamSettings, dry_run: bool) -> Result<PushRe
     state.last_push = Some(deja_core::Timestamp::now().to_rfc3339());
     state.save(env)?;
     Ok(report)
+}
+
+/// Test-only, and only in debug builds: `DEJA_TEST_ONLY_PUSH_PAUSE=FILE` makes a push
+/// create FILE after its first committed batch and wait (at most two minutes) until it
+/// is gone, so the end-to-end tests can stop the server between two batches.
+#[cfg(debug_assertions)]
+fn test_only_pause(env: &StoreEnv, batches: usize) {
+    let Some(file) = env.var("DEJA_TEST_ONLY_PUSH_PAUSE").filter(|f| !f.is_empty()) else { return };
+    if batches != 1 || std::fs::write(file, b"paused after batch 1").is_err() {
+        return;
+    }
+    let until = std::time::Instant::now() + Duration::from_secs(120);
+    while std::path::Path::new(file).exists() && std::time::Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 fn push_cmd(env: &StoreEnv, a: PushArgs) -> Result<ExitCode> {
@@ -434,4 +456,33 @@ pub fn forget(env: &StoreEnv, keys: &[String]) -> Option<String> {
         }
         Err(e) => Some(format!("the team store still holds {} of them ({e}); the next `deja team push` removes them", pushed.len())),
     }
+}
+
+/// How long a team search may take from the command line, from MCP, and from a hook.
+/// `[team] timeout_ms` replaces the first and can shorten the others (an agent's turn
+/// never waits longer on a server than these).
+pub const SEARCH_DEADLINE_CLI: Duration = Duration::from_secs(2);
+pub const SEARCH_DEADLINE_MCP: Duration = Duration::from_millis(1200);
+pub const SEARCH_DEADLINE_HOOK: Duration = Duration::from_millis(600);
+
+/// The team store's answer to `q` within `deadline`, or the one line saying why there
+/// is none (no store set up, unreachable, too slow, refused): a team search never fails
+/// a command, it degrades to the local answer.
+pub fn search(env: &StoreEnv, q: deja_core::team::TeamQuery, deadline: Duration) -> Result<deja_core::team::TeamResults, String> {
+    let team = settings(env).map_err(|e| format!("{e:#}"))?;
+    let deadline = match team.timeout_ms.map(|ms| Duration::from_millis(ms.max(1))) {
+        Some(set) if deadline >= SEARCH_DEADLINE_CLI => set,
+        Some(set) => set.min(deadline),
+        None => deadline,
+    };
+    let target = Target::resolve(env, &team.url).map_err(|e| e.to_string())?;
+    deja_team::search::search_within(&target, q, deadline).map_err(|e| format!("{e}; answering from this machine's history only"))
+}
+
+/// Team sessions `spec` names (the one named with its turns), within the CLI deadline.
+pub fn show(env: &StoreEnv, spec: &str) -> Result<Vec<deja_core::team::TeamSession>> {
+    let team = settings(env)?;
+    let target = Target::resolve(env, &team.url)?;
+    let deadline = team.timeout_ms.map_or(SEARCH_DEADLINE_CLI, Duration::from_millis).max(SEARCH_DEADLINE_CLI);
+    Ok(deja_team::search::show_within(&target, spec.to_string(), deadline)?)
 }

@@ -464,6 +464,127 @@ fn prepare(s: ArchivedSession, keys: &mut ProjectKeys, machine: &str) -> (Outgoi
     (Outgoing { key, project, meta, turns, digest: h.digest() }, held)
 }
 
+// ------------------------------------------------------------------ team search
+
+/// A question for the team store: the same request a local search takes, the
+/// engine's half (`deja-team`) maps it onto its own full-text and trigram search.
+#[derive(Debug, Clone, Default)]
+pub struct TeamQuery {
+    /// What the user typed: words and "quoted phrases".
+    pub query: String,
+    /// Only sessions whose project (path or key) contains this.
+    pub project: Option<String>,
+    /// Only these harnesses.
+    pub harnesses: Vec<String>,
+    /// Only turns of these roles (`user`, `assistant`, `tool_call`, …).
+    pub roles: Vec<String>,
+    /// Only turns since.
+    pub since: Option<crate::Timestamp>,
+    /// Leave out this machine's sessions (a search that answers them from the local index).
+    pub not_machine: Option<String>,
+    /// At most this many sessions.
+    pub limit: usize,
+}
+
+impl TeamQuery {
+    /// The query's words (letters, digits and `_`, lower-cased, each once, in order) and
+    /// its quoted phrases (each as its words). At most 32 words: past that the question
+    /// is not made longer, as the local search bounds a long query.
+    pub fn terms(&self) -> (Vec<String>, Vec<Vec<String>>) {
+        let mut words: Vec<String> = Vec::new();
+        let mut phrases = Vec::new();
+        for (i, part) in self.query.split('"').enumerate() {
+            let ws = split_words(part);
+            // Odd parts were inside quotes.
+            if i % 2 == 1 && ws.len() > 1 {
+                phrases.push(ws.clone());
+            }
+            for w in ws {
+                if !words.contains(&w) && words.len() < 32 {
+                    words.push(w);
+                }
+            }
+        }
+        (words, phrases)
+    }
+}
+
+fn split_words(text: &str) -> Vec<String> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty()).map(str::to_lowercase).collect()
+}
+
+/// What a team search found: sessions of other machines (and this one's pushed
+/// copies), each labelled with who wrote it where. Quoted text is untrusted history:
+/// surfaces frame it as such (`recall::render::team`).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct TeamResults {
+    /// The tier that answered (`exact`, `stemmed`, `fuzzy`, `relevance`), or `none`.
+    pub tier: String,
+    pub sessions: Vec<TeamSession>,
+}
+
+/// One session of the team store, with its best matching turns.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct TeamSession {
+    /// The PostgreSQL role that pushed it.
+    pub author: String,
+    /// The machine it was pushed from.
+    pub machine: String,
+    /// The project key.
+    pub project: String,
+    /// The working directory on that machine.
+    pub project_path: Option<String>,
+    pub harness: String,
+    /// The session id.
+    pub id: String,
+    pub title: Option<String>,
+    pub updated: Option<crate::Timestamp>,
+    pub hits: Vec<TeamHit>,
+}
+
+impl TeamSession {
+    /// How `deja show --team` names it: `<machine>/<harness>:<id>`.
+    pub fn key(&self) -> String {
+        format!("{}/{}:{}", self.machine, self.harness, self.id)
+    }
+}
+
+/// One turn of a team session.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct TeamHit {
+    pub seq: u32,
+    pub role: String,
+    pub time: Option<crate::Timestamp>,
+    /// A window of the turn's text around the first word found (the whole turn for `show`).
+    pub text: String,
+}
+
+/// About `width` characters of `text` around the first of `words` it contains
+/// (case-insensitively), with `…` where it was cut; the start when none is found.
+pub fn snippet(text: &str, words: &[String], width: usize) -> String {
+    let lower = text.to_lowercase();
+    // Lower-casing can change byte lengths; a position found in `lower` is only used
+    // when it is a character boundary of `text` too.
+    let at = words.iter().filter_map(|w| lower.find(w.as_str())).min().filter(|&i| text.is_char_boundary(i)).unwrap_or(0);
+    let mut start = at.saturating_sub(width / 3);
+    while start > 0 && !text.is_char_boundary(start) {
+        start -= 1;
+    }
+    let mut end = (start + width).min(text.len());
+    while end < text.len() && !text.is_char_boundary(end) {
+        end += 1;
+    }
+    let mut out = String::new();
+    if start > 0 {
+        out.push('…');
+    }
+    out.push_str(&text[start..end]);
+    if end < text.len() {
+        out.push('…');
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -537,5 +658,26 @@ mod tests {
         // What redaction leaves is a fixpoint; anything it would still change is held.
         let leaked = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
         assert_eq!(gate(&format!("token {leaked}")).as_deref(), Some("github_token"));
+    }
+
+    #[test]
+    fn team_queries_split_into_words_and_phrases() {
+        let q = TeamQuery { query: "Pool \"staging pool size\" pool-size, naïve".into(), ..TeamQuery::default() };
+        let (words, phrases) = q.terms();
+        assert_eq!(words, vec!["pool", "staging", "size", "naïve"]);
+        assert_eq!(phrases, vec![vec!["staging".to_string(), "pool".into(), "size".into()]]);
+        let long = TeamQuery { query: (0..50).map(|i| format!("w{i}")).collect::<Vec<_>>().join(" "), ..TeamQuery::default() };
+        assert_eq!(long.terms().0.len(), 32);
+    }
+
+    #[test]
+    fn a_snippet_is_a_window_around_the_first_word_found() {
+        let text = format!("{} the Staging pool size is forty {}", "a".repeat(300), "b".repeat(300));
+        let s = snippet(&text, &["pool".into(), "forty".into()], 60);
+        assert!(s.starts_with('…') && s.ends_with('…') && s.contains("Staging pool size"), "{s}");
+        assert_eq!(snippet("short", &["nothing".into()], 60), "short");
+        // Multi-byte text is cut on character boundaries.
+        let wide = "é".repeat(200) + "pool" + &"ü".repeat(200);
+        assert!(snippet(&wide, &["pool".into()], 50).contains("pool"));
     }
 }

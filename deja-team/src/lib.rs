@@ -15,6 +15,7 @@
 
 pub mod conn;
 pub mod schema;
+pub mod search;
 
 use std::time::Duration;
 
@@ -34,6 +35,8 @@ pub enum Error {
         #[source]
         source: postgres::Error,
     },
+    #[error("the team store {target} did not answer within {} ms", after.as_millis())]
+    Timeout { target: String, after: Duration },
     #[error("team store schema: {0}")]
     Schema(String),
     #[error("{what}: {}", describe(source))]
@@ -56,10 +59,10 @@ fn describe(e: &postgres::Error) -> String {
 }
 
 impl Error {
-    fn sql(what: &'static str) -> impl Fn(postgres::Error) -> Error {
+    pub(crate) fn sql(what: &'static str) -> impl Fn(postgres::Error) -> Error {
         move |source| Error::Sql { what: what.to_string(), source }
     }
-    fn sql_owned(what: String) -> impl Fn(postgres::Error) -> Error {
+    pub(crate) fn sql_owned(what: String) -> impl Fn(postgres::Error) -> Error {
         move |source| Error::Sql { what: what.clone(), source }
     }
 
@@ -74,7 +77,7 @@ impl Error {
     /// The connection failed or broke: the server is down, unreachable, or restarting.
     pub fn is_unreachable(&self) -> bool {
         match self {
-            Error::Connect { .. } => true,
+            Error::Connect { .. } | Error::Timeout { .. } => true,
             Error::Sql { source, .. } => source.is_closed() || source.as_db_error().is_none() && source.code().is_none(),
             _ => false,
         }
