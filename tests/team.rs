@@ -449,3 +449,53 @@ fn a_team_store_that_never_answers_cannot_hold_a_search() {
     assert!(out["team_unavailable"].as_str().is_some_and(|w| w.contains("did not answer")), "{out}");
     drop(silent);
 }
+
+/// `[team] push = "auto"`: the watcher pushes after its first run and after each run
+/// that archived something new.
+#[test]
+fn the_watcher_pushes_when_push_is_auto() {
+    let Some(url) = server() else { return };
+    let c = Cluster::new(&url, &["frank"]);
+    let admin_home = Home::new();
+    let admin_url = format!("{}?sslmode=disable", c.admin_url);
+    ok(&admin_home.command(&["team", "init", &admin_url]).env("DEJA_MACHINE", "admin-box").output().expect("run"));
+    ok(&admin_home.command(&["team", "grant", &c.role("frank"), "/src/app"]).env("PGPASSWORD", &c.admin_password).output().expect("run"));
+    let h = Home::new();
+    claude_session(&h, "dddd0000-0000-4000-8000-000000000001", "the first watched session");
+    ok(&deja(&h, "watcher-box", &["team", "init", &c.url("frank"), "--push", "auto"]));
+    ok(&deja(&h, "watcher-box", &["team", "share", "/src/app"]));
+    let mut child = deja_cmd(&h, "watcher-box", &["index", "--watch", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn watcher");
+    let stdout = child.stdout.take().expect("stdout");
+    let (tx, rx) = std::sync::mpsc::channel::<Value>();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Ok(v) = serde_json::from_str::<Value>(&line) {
+                if v.get("team_push").is_some() && tx.send(v).is_err() {
+                    return;
+                }
+            }
+        }
+    });
+    let pushed = |rx: &std::sync::mpsc::Receiver<Value>| loop {
+        let v = rx.recv_timeout(std::time::Duration::from_secs(120)).expect("a push from the watcher");
+        if v["team_push"]["sessions"].as_u64().unwrap_or(0) > 0 {
+            return v;
+        }
+    };
+    pushed(&rx);
+    let mut admin = c.admin();
+    let count = |admin: &mut Client| -> i64 {
+        admin.query_one("SELECT count(*) FROM deja.sessions WHERE machine = 'watcher-box'", &[]).expect("q").get(0)
+    };
+    assert_eq!(count(&mut admin), 1);
+    claude_session(&h, "dddd0000-0000-4000-8000-000000000002", "a second session while watching");
+    pushed(&rx);
+    assert_eq!(count(&mut admin), 2);
+    let _ = child.kill();
+    let _ = child.wait();
+}

@@ -52,6 +52,10 @@ pub struct InitArgs {
     /// This machine's name in the store (default: the host name).
     #[arg(long)]
     pub machine: Option<String>,
+    /// When to push: `manual` (`deja team push`) or `auto` (`deja index --watch` pushes
+    /// after each run that archived something). Kept when not given.
+    #[arg(long, value_parser = ["manual", "auto"])]
+    pub push: Option<String>,
     /// Print the result as JSON.
     #[arg(long)]
     pub json: bool,
@@ -147,7 +151,12 @@ fn init(env: &StoreEnv, a: InitArgs) -> Result<ExitCode> {
     let previous = Settings::load(env)?.config.team.unwrap_or_default();
     let machine = a.machine.clone().or(previous.machine.clone()).unwrap_or_else(|| env.machine_name());
     store.claim_machine(&machine)?;
-    let team = TeamSettings { url, machine: Some(machine.clone()), author: Some(author.clone()), ..previous };
+    let push = match a.push.as_deref() {
+        Some("auto") => config::PushMode::Auto,
+        Some(_) => config::PushMode::Manual,
+        None => previous.push,
+    };
+    let team = TeamSettings { url, machine: Some(machine.clone()), author: Some(author.clone()), push, ..previous };
     let path = config::write_team(env, Some(&team))?;
     if a.json {
         let doc = serde_json::json!({"schema_version": 1, "store": store.target, "schema": migrated, "machine": machine, "author": author, "config": path});
