@@ -102,7 +102,7 @@ enum Command {
     Remember(remember::RememberArgs),
     /// Remove sessions from the archive and the index for good (by id, project, harness, age or search).
     Forget(forget::ForgetArgs),
-    /// Write history as NDJSON, one redacted document per turn (to move it, or feed a search engine).
+    /// Write history as NDJSON, one redacted document per turn (to move it to another machine).
     Export(transfer::ExportArgs),
     /// Merge NDJSON written by `deja export` (another machine's history) into this one.
     Import(transfer::ImportArgs),
