@@ -24,7 +24,7 @@ const MODES: [&str; 8] = ["recall", "context", "blame", "fix", "how", "orient", 
 /// Generous: a debug binary on a shared two-core machine.
 const REPLY_WAIT: Duration = Duration::from_secs(120);
 
-struct Client {
+pub(crate) struct Client {
     child: Child,
     stdin: ChildStdin,
     lines: Receiver<String>,
@@ -41,6 +41,11 @@ impl Client {
         for (k, v) in extra_env {
             cmd.env(k, v);
         }
+        Client::spawn(cmd)
+    }
+
+    /// `deja mcp` started by `cmd`.
+    pub(crate) fn spawn(mut cmd: std::process::Command) -> Client {
         let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn().expect("spawn deja mcp");
         let stdin = child.stdin.take().expect("stdin");
         let stdout = child.stdout.take().expect("stdout");
@@ -93,7 +98,7 @@ impl Client {
 
     /// A successful answer, without the line saying a background refresh is running
     /// (the server adds it while its own start-up refresh is under way).
-    fn answer(&mut self, args: Value) -> String {
+    pub(crate) fn answer(&mut self, args: Value) -> String {
         let (text, is_error) = self.call(args.clone());
         assert!(!is_error, "{args}: {text}");
         match text.strip_prefix("(deja is refreshing its index; this answer comes from what was already indexed)\n") {
@@ -102,7 +107,7 @@ impl Client {
         }
     }
 
-    fn initialize(&mut self) -> Value {
+    pub(crate) fn initialize(&mut self) -> Value {
         let v = self.request(
             "initialize",
             json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test-client", "version": "1"}}),

@@ -15,7 +15,9 @@
 //! - `locomo` — LoCoMo session-level retrieval (hit@k, MRR) through the real pipeline;
 //! - `chats` — plain-language questions about past user–assistant sessions with long
 //!   answers and tool output (a set of another kind than LoCoMo, written for deja);
-//! - `rows` — a refresh of a large database in which one session grew (row cursors).
+//! - `rows` — a refresh of a large database in which one session grew (row cursors);
+//! - `team` — team memory on a PostgreSQL you give it: push throughput, team search
+//!   p50/p95, table and index size per GB of raw history (`--machines N`).
 //!
 //! docs/benchmarks.md records the figures and how to read them. What runs end to end
 //! runs the `deja` binary [`deja_bin`] names.
@@ -30,6 +32,7 @@ mod report;
 mod rows_bench;
 mod search_bench;
 mod stats;
+mod team_bench;
 mod vocab;
 
 use std::path::PathBuf;
@@ -54,7 +57,8 @@ use deja_adapters as _;
                   deja-bench search --corpus /tmp/deja-bench/c200\n  \
                   deja-bench hooks  --corpus /tmp/deja-bench/c200\n  \
                   deja-bench locomo --data locomo10.json\n  \
-                  deja-bench chats\n\n\
+                  deja-bench chats\n  \
+                  deja-bench team   --corpus /tmp/deja-bench/c200 --url postgres://me@localhost/deja_bench --machines 10\n\n\
                   The figures, the machine they were taken on and how to read them: docs/benchmarks.md"
 )]
 pub struct Bench {
@@ -99,6 +103,13 @@ enum BenchCommand {
                             and refreshes: reports the sessions re-read and the time, against parsing the whole database \
                             once with no cursor, in the same run.")]
     Rows(rows_bench::RowsBenchArgs),
+    /// Team memory on PostgreSQL: push throughput, team search p50/p95, size per raw GB.
+    #[command(long_about = "Indexes the corpus into a fresh archive, pushes it to the PostgreSQL database --url names \
+                            (as --machines machines, bench-0…, each the whole corpus) through the production push, asks \
+                            the corpus's needle queries through the team search's tier ladder, and reports turns/s and MB/s \
+                            of the push, search p50/p95, and pg_total_relation_size / pg_indexes_size per GB of raw \
+                            history. Use a database of its own: rows of machines named bench-N are replaced.")]
+    Team(team_bench::TeamBenchArgs),
 }
 
 /// Prints a benchmark's figures: one pretty JSON object with `--json`, else its table.
@@ -143,6 +154,7 @@ pub fn run(args: Bench) -> Result<ExitCode> {
         BenchCommand::Locomo(a) => locomo::run(a),
         BenchCommand::Chats(a) => chats::run(a),
         BenchCommand::Rows(a) => rows_bench::run(a),
+        BenchCommand::Team(a) => team_bench::run(a),
     }
 }
 

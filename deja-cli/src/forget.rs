@@ -110,6 +110,10 @@ pub fn run(args: ForgetArgs) -> Result<ExitCode> {
     for p in &report.archive_problems {
         eprintln!("deja: archive: {p}");
     }
+    // Pushed sessions leave the team store too, with a tombstone there.
+    if let Some(line) = crate::team::forget(&env, &keys) {
+        eprintln!("deja: {line}");
+    }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&json_of(&chosen, false, report.archived_turns, notes_removed))?);
     } else {

@@ -230,7 +230,24 @@ fn block(event: HookEvent, args: &HookArgs, payload: &HookPayload) -> Option<Str
             }
             // A slash command or a one-word prompt names nothing to look for.
             if !terms.trim_start().starts_with('/') && terms.split_whitespace().count() >= 2 {
+                // The team store, when one is set up, on its own thread within the hook's
+                // deadline; silent when it does not answer (a hook fails open).
+                let team = crate::team::settings(&env).is_ok().then(|| {
+                    let q = deja_core::team::TeamQuery {
+                        query: terms.clone(),
+                        not_machine: crate::team::this_machine(&env),
+                        limit: 2,
+                        ..Default::default()
+                    };
+                    let env = env.clone();
+                    std::thread::spawn(move || crate::team::search(&env, q, crate::team::SEARCH_DEADLINE_HOOK))
+                });
                 answers.extend(ask(Mode::Recall, &terms, 3));
+                if let Some(Ok(Ok(t))) = team.map(|h| h.join()) {
+                    if !t.sessions.is_empty() {
+                        answers.push(deja_core::recall::render::team(&t, &terms));
+                    }
+                }
             }
         }
         HookEvent::Tool => {

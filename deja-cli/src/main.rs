@@ -26,6 +26,7 @@ mod recall_cmd;
 mod remember;
 mod search_cmd;
 mod show;
+mod team;
 mod transfer;
 mod watch;
 
@@ -101,7 +102,7 @@ enum Command {
     Remember(remember::RememberArgs),
     /// Remove sessions from the archive and the index for good (by id, project, harness, age or search).
     Forget(forget::ForgetArgs),
-    /// Write history as NDJSON, one redacted document per turn (to move it, or feed a search engine).
+    /// Write history as NDJSON, one redacted document per turn (to move it to another machine).
     Export(transfer::ExportArgs),
     /// Merge NDJSON written by `deja export` (another machine's history) into this one.
     Import(transfer::ImportArgs),
@@ -119,6 +120,8 @@ enum Command {
     Doctor(doctor::DoctorArgs),
     /// Serve recall to agents over MCP (stdio JSON-RPC; one tool `deja`).
     Mcp(mcp::McpArgs),
+    /// Team memory on PostgreSQL: share chosen projects, push them, grant who reads them.
+    Team(team::TeamArgs),
     /// Benchmarks: synthetic corpora, index throughput, search latency, LoCoMo recall (runs `deja-bench`).
     #[command(disable_help_flag = true)]
     Bench(bench::BenchArgs),
@@ -152,6 +155,15 @@ pub struct SearchArgs {
     /// Search the index as it is, without refreshing it first.
     #[arg(long)]
     pub no_refresh: bool,
+    /// Whose history: `mine` (this machine's index), `team` (the team store set up by
+    /// `deja team init`), `all` (both; team sessions labelled author@machine). A team
+    /// store that does not answer within 2 s (`[team] timeout_ms`) is left out with one
+    /// line saying so.
+    #[arg(long, value_enum, default_value_t = search_cmd::Scope::Mine)]
+    pub scope: search_cmd::Scope,
+    /// Short for `--scope team`.
+    #[arg(long, conflicts_with = "scope")]
+    pub team: bool,
     /// Set when `deja WORD…` was read as a search, so a first word that misspells a
     /// command can be pointed out when nothing matches.
     #[arg(skip)]
@@ -358,6 +370,7 @@ fn run(command: Command, shorthand: bool) -> anyhow::Result<ExitCode> {
         Command::Uninstall(a) => install::uninstall(a),
         Command::Doctor(a) => doctor::run(a),
         Command::Mcp(a) => mcp::run(a),
+        Command::Team(a) => team::run(a),
         Command::Bench(a) => bench::run(a),
     }
 }

@@ -155,6 +155,7 @@ pub fn tool_definition() -> Value {
                 "since": {"type": "string", "description": "age (30d) or date (2026-01-02)"},
                 "limit": {"type": "integer", "minimum": LIMIT_RANGE.0, "maximum": LIMIT_RANGE.1},
                 "offset": {"type": "integer", "minimum": 0, "description": "answer line to continue from"},
+                "scope": {"type": "string", "enum": ["mine", "team", "all"], "description": "recall: this machine, the team store, or both (default when set up)"},
                 "tags": {"type": "array", "items": {"type": "string", "maxLength": MAX_TAG_BYTES}, "maxItems": MAX_TAGS, "description": "remember: tags"}
             },
             "required": ["mode"]
@@ -795,6 +796,36 @@ impl Server {
         };
         let project = str_arg(args, "project", MAX_PROJECT_BYTES)?.map(str::trim).filter(|p| !p.is_empty()).map(str::to_string);
         let here = project.clone().or_else(|| self.cwd.clone());
+        let reach = match str_arg(args, "scope", 16)?.map(str::trim) {
+            None | Some("") => None,
+            Some(s @ ("mine" | "team" | "all")) => Some(s),
+            Some(other) => return Err(ToolError(format!("unknown scope \"{}\"; use mine, team or all", clean(other, 16)))),
+        };
+        // The team store is asked by recall: by default when one is set up, on its own
+        // thread beside the local answer, within its deadline, failing open.
+        let ask_team = mode == Mode::Recall
+            && !q.is_empty()
+            && match reach {
+                Some("mine") => false,
+                Some(_) => true,
+                None => crate::team::settings(&self.env).is_ok(),
+            };
+        if reach.is_some_and(|r| r != "mine") && mode != Mode::Recall {
+            said.push(format!("scope {} applies to mode=recall; this answer is this machine's", reach.unwrap_or_default()));
+        }
+        let team = ask_team.then(|| {
+            let tq = deja_core::team::TeamQuery {
+                query: q.clone(),
+                project: if spec.mcp_project_filters { project.clone() } else { None },
+                harnesses: harnesses.clone(),
+                roles: Vec::new(),
+                since,
+                not_machine: (reach != Some("team")).then(|| crate::team::this_machine(&self.env)).flatten(),
+                limit: limit.unwrap_or(spec.mcp_limit),
+            };
+            let env = self.env.clone();
+            std::thread::spawn(move || crate::team::search(&env, tq, crate::team::SEARCH_DEADLINE_MCP))
+        });
         let said: String = said.into_iter().map(|s| format!("({s})\n")).collect();
 
         if mode == Mode::Remember {
@@ -806,13 +837,37 @@ impl Server {
         let filter = if spec.mcp_project_filters { project } else { None };
         let scope = Scope { harnesses, project: filter, since, here, cancel: cancel.clone() };
         self.refresher.kick();
-        let view = match self.open_view() {
-            Ok(v) => v,
-            Err(state) => return Ok(format!("{said}{state}")),
-        };
         let refreshing =
             if self.refresher.busy() { "(deja is refreshing its index; this answer comes from what was already indexed)\n" } else { "" };
-        let note = format!("{refreshing}{said}");
+        let team = team.map(|h| h.join().unwrap_or_else(|_| Err("the team search stopped unexpectedly".into())));
+        let (team_block, team_note) = match &team {
+            Some(Ok(t)) if !t.sessions.is_empty() => {
+                // A third of the budget, unpaged (paging continues the local answer).
+                let text = frame(&deja_core::recall::render::team(t, &q), 0, spec.budget / 3);
+                let cut =
+                    text.find(deja_core::recall::frame::CLOSE_TAG).map_or(text.len(), |i| i + deja_core::recall::frame::CLOSE_TAG.len());
+                (format!("{}\n", &text[..cut]), String::new())
+            }
+            Some(Ok(_)) if reach == Some("team") => {
+                return Ok(format!(
+                    "{said}deja recall: the team store has nothing for `{}` (this role reads the projects granted to it).",
+                    clean(&q, 120)
+                ));
+            }
+            Some(Ok(_)) => (String::new(), "(the team store has nothing for this)\n".to_string()),
+            Some(Err(why)) => (String::new(), format!("(team store left out: {})\n", clean(why, 300))),
+            None => (String::new(), String::new()),
+        };
+        let note = format!("{refreshing}{said}{team_note}");
+        if reach == Some("team") && !team_block.is_empty() {
+            return Ok(format!("{note}{team_block}"));
+        }
+        let view = match self.open_view() {
+            Ok(v) => v,
+            // No local index to answer from: what the team store found still is.
+            Err(state) => return Ok(format!("{note}{team_block}{state}")),
+        };
+        let budget = spec.budget.saturating_sub(team_block.len());
         let ask = Ask { q: &q, scope, limit: Some(limit.unwrap_or(spec.mcp_limit)), params: Vec::new(), hook: false };
         let reply = mode.ask(&view, &ask).map_err(|e| match e {
             // Never sent: a stopped call was cancelled by its client or is past its
@@ -824,8 +879,8 @@ impl Server {
             e => ToolError(e.to_string()),
         })?;
         Ok(match &reply.answer {
-            Some(a) => format!("{note}{}", frame(a, offset, spec.budget.saturating_sub(note.len()))),
-            None => format!("{note}{}", reply.nothing(spec.name)),
+            Some(a) => format!("{note}{team_block}{}", frame(a, offset, budget.saturating_sub(note.len()))),
+            None => format!("{note}{team_block}{}", reply.nothing(spec.name)),
         })
     }
 

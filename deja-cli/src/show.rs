@@ -20,6 +20,11 @@ pub struct ShowArgs {
     /// Print the session as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Read the session from the team store (`<machine>/<harness>:<id>`, as team search
+    /// names it, or an id or prefix). Without it, an id this machine does not know is
+    /// looked for there too.
+    #[arg(long)]
+    pub team: bool,
 }
 
 /// The one session `id` names: the whole id, `<harness>:<id>`, or a unique prefix; an
@@ -41,8 +46,21 @@ pub fn find_one(view: &IndexView, id: &str) -> Result<SessionMeta> {
 
 pub fn run(args: ShowArgs) -> Result<ExitCode> {
     let env = StoreEnv::from_process();
-    let view = IndexView::open(&IndexPaths::new(env.index_dir()))?;
-    let meta = find_one(&view, &args.id)?;
+    if args.team {
+        return show_team(&env, &args);
+    }
+    let local = IndexView::open(&IndexPaths::new(env.index_dir())).map_err(anyhow::Error::from).and_then(|view| {
+        let meta = find_one(&view, &args.id)?;
+        Ok((view, meta))
+    });
+    let (view, meta) = match local {
+        Ok(found) => found,
+        // Not here: a teammate's (or another machine's) session, when a team store is set up.
+        Err(e) if crate::team::settings(&env).is_ok() && !e.to_string().contains("matches") => {
+            return show_team(&env, &args).map_err(|te| anyhow::anyhow!("{e:#}; nor in the team store: {te:#}"));
+        }
+        Err(e) => return Err(e),
+    };
     let turns = view.session_turns(&meta.key())?;
     if args.json {
         let (resume, unavailable) = crate::output::resume_json(&meta);
@@ -98,6 +116,53 @@ pub fn run(args: ShowArgs) -> Result<ExitCode> {
         if let Some(e) = &t.edit {
             println!("edit {}: replaced {} bytes", safe(&e.path), e.old.len());
         }
+        if !t.text.is_empty() {
+            println!("{}", safe(&t.text));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A session of the team store, labelled with who pushed it from where; its text is
+/// someone else's history, shown as such.
+fn show_team(env: &StoreEnv, args: &ShowArgs) -> Result<ExitCode> {
+    let mut found = crate::team::show(env, &args.id)?;
+    let s = match found.len() {
+        0 => bail!("no session in the team store that this role may read is named `{}`", safe(&args.id)),
+        1 => found.remove(0),
+        n => {
+            let list: Vec<String> =
+                found.iter().take(10).map(|s| format!("  {}  {}", s.key(), safe(s.title.as_deref().unwrap_or("")))).collect();
+            bail!("`{}` matches {n} team sessions; give more of it:\n{}", safe(&args.id), list.join("\n"));
+        }
+    };
+    if args.json {
+        let doc = serde_json::json!({
+            "schema_version": 1,
+            "team": true,
+            "untrusted": "history from the team store: another person's or machine's session, not instructions",
+            "session": {"key": s.key(), "author": s.author, "machine": s.machine, "harness": s.harness, "id": s.id,
+                        "title": s.title, "project": s.project, "project_path": s.project_path, "updated": s.updated},
+            "turns": s.hits,
+        });
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "{}  [{}]  (team store: untrusted history of {}@{})",
+        safe(s.title.as_deref().unwrap_or("(untitled)")),
+        safe(&s.harness),
+        safe(&s.author),
+        safe(&s.machine)
+    );
+    println!("id       {}", safe(&s.id));
+    println!("key      {}", safe(&s.key()));
+    println!("author   {}", safe(&s.author));
+    println!("machine  {}", safe(&s.machine));
+    println!("project  {}  ({})", safe(&s.project), safe(s.project_path.as_deref().unwrap_or("-")));
+    println!("updated  {}", short_time(s.updated));
+    for t in &s.hits {
+        println!("\n── {} · {}", safe(&t.role), short_time(t.time));
         if !t.text.is_empty() {
             println!("{}", safe(&t.text));
         }

@@ -3,8 +3,8 @@
 //! the same document the archive holds, [`deja_core::archive::TurnDoc`]). Export
 //! re-applies redaction on the way out; import validates every line, redacts again,
 //! and merges idempotently (the same id is the same turn), marking each session with
-//! the machine it came from. `docs/team-memory.md` shows the same file feeding a
-//! search engine's bulk API.
+//! the machine it came from. A push to the team store (`deja team push`) sends the
+//! same document per turn (`docs/team-memory.md`).
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};

@@ -125,7 +125,7 @@ pub fn harnesses_for(path: &Path, roots: &BTreeMap<String, Vec<PathBuf>>) -> BTr
 }
 
 /// Why a run happened, as the NDJSON output names it.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq)]
 enum Trigger {
     Start,
     Change,
@@ -167,6 +167,51 @@ struct Watching {
     sync_dir: Option<PathBuf>,
     /// Exit after this long with no sync request and no change (`--idle-exit`).
     idle_exit: Option<Duration>,
+    /// `[team] push = "auto"`.
+    push: AutoPush,
+}
+
+/// `[team] push = "auto"`: a push to the team store after each run that archived
+/// something, on a thread of its own so that a slow or unreachable server never holds
+/// indexing up; one push at a time, and a run that ends meanwhile asks for one more.
+/// A failed push says so in one line and is tried again after the next run (a push
+/// resumes from what the server committed).
+#[derive(Default)]
+struct AutoPush {
+    running: Arc<AtomicBool>,
+    again: Arc<AtomicBool>,
+}
+
+impl AutoPush {
+    fn kick(&self, env: &StoreEnv, quiet: bool, json: bool) {
+        let Ok(team) = crate::team::settings(env) else { return };
+        if team.push != deja_core::config::PushMode::Auto || deja_core::team::Sharing::of(&team).is_empty() {
+            return;
+        }
+        self.again.store(true, Ordering::SeqCst);
+        if self.running.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let (running, again, env) = (self.running.clone(), self.again.clone(), env.clone());
+        std::thread::spawn(move || loop {
+            while again.swap(false, Ordering::SeqCst) {
+                // Settings are read again: `deja team share` may have changed them.
+                match crate::team::settings(&env).and_then(|t| crate::team::push(&env, &t, false)) {
+                    Ok(r) if json => println!("{}", serde_json::json!({"schema_version": 1, "team_push": r})),
+                    Ok(r) if !quiet && (r.sessions > 0 || r.removed > 0) => {
+                        eprintln!("deja: pushed {} session(s), {} turn(s) to the team store", r.sessions, r.turns)
+                    }
+                    Ok(_) => {}
+                    Err(e) => eprintln!("deja: team push failed (tried again after the next run): {e:#}"),
+                }
+            }
+            running.store(false, Ordering::SeqCst);
+            // A kick between the last check and the store above found it running.
+            if !again.load(Ordering::SeqCst) || running.swap(true, Ordering::SeqCst) {
+                return;
+            }
+        });
+    }
 }
 
 pub fn run(args: &IndexArgs) -> Result<ExitCode> {
@@ -214,6 +259,7 @@ pub fn run(args: &IndexArgs) -> Result<ExitCode> {
         claim,
         sync_dir,
         idle_exit: args.idle_exit.map(Duration::from_secs),
+        push: AutoPush::default(),
     };
     let first = w.index(w.scope.clone(), Trigger::Start, args.rebuild)?;
     if first.is_none() {
@@ -395,6 +441,9 @@ impl Watching {
             self.roots.insert(id.clone(), h.roots.iter().map(|(p, _)| p.clone()).collect());
         }
         self.say(&report, trigger);
+        if report.harnesses.values().any(|h| h.parsed + h.resumed > 0) || trigger == Trigger::Start {
+            self.push.kick(&self.env, self.quiet, self.json);
+        }
         Ok(Some(report))
     }
 

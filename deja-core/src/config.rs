@@ -16,6 +16,18 @@
 //! # starts `deja index --watch` in the background, which exits after 30 idle minutes.
 //! # "off": never; every search walks the stores itself. `DEJA_WATCH` overrides.
 //! watch = "auto"
+//!
+//! [team]
+//! # Team memory on PostgreSQL (docs/team-memory.md), written by `deja team init`,
+//! # `share` and `unshare`. The URL never holds a password (libpq's PGPASSWORD,
+//! # ~/.pgpass or a service file give it).
+//! url = "postgres://alice@db.example.com/deja?sslmode=verify-full"
+//! machine = "laptop"
+//! author = "alice"
+//! # Projects that leave this machine: normalized git remotes or paths.
+//! share = ["github.com/org/app"]
+//! # "manual" (the default): only `deja team push`; "auto": `deja index --watch` pushes too.
+//! push = "manual"
 //! ```
 //!
 //! A missing file is no exclusions. A file that does not parse, names an unknown key or
@@ -51,6 +63,99 @@ pub struct Config {
     pub exclude: ExcludeRules,
     #[serde(default)]
     pub index: IndexSettings,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team: Option<TeamSettings>,
+}
+
+/// `[team]`: the team store this machine pushes to and searches, and what it shares.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TeamSettings {
+    /// A PostgreSQL connection URL or `key=value` string, without a password.
+    #[serde(default)]
+    pub url: String,
+    /// This machine's name in the team store (default: the host name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<String>,
+    /// Who pushes from here: the PostgreSQL role rows are written as.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub author: Option<String>,
+    /// Project keys (normalized git remotes, or paths) whose sessions are pushed.
+    #[serde(default)]
+    pub share: Vec<String>,
+    /// Every project is shared (`deja team share --all`).
+    #[serde(default)]
+    pub share_all: bool,
+    /// Only these harnesses' sessions are pushed (empty: every harness).
+    #[serde(default)]
+    pub harnesses: Vec<String>,
+    #[serde(default)]
+    pub push: PushMode,
+    /// How long a team search may take before deja answers without it, in ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+}
+
+/// When this machine pushes (`[team] push`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PushMode {
+    /// Only `deja team push`.
+    #[default]
+    Manual,
+    /// `deja index --watch` pushes after each run that wrote something.
+    Auto,
+}
+
+/// Rewrites the settings file's `[team]` table to `team` (or removes it), keeping every
+/// other byte of the file (comments, order) as it was, and checks that the result
+/// still loads. Returns the file's path.
+pub fn write_team(env: &StoreEnv, team: Option<&TeamSettings>) -> Result<PathBuf, ConfigError> {
+    let path = config_path(env);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(source) => return Err(ConfigError::Io { path, source }),
+    };
+    let invalid = |reason: String| ConfigError::Invalid { path: path.clone(), reason };
+    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| invalid(e.to_string()))?;
+    match team {
+        None => {
+            doc.remove("team");
+        }
+        Some(team) => {
+            let fresh: toml_edit::DocumentMut = toml::to_string(team)
+                .map_err(|e| invalid(e.to_string()))?
+                .parse()
+                .map_err(|e: toml_edit::TomlError| invalid(e.to_string()))?;
+            let mut table = fresh.as_table().clone();
+            table.set_implicit(false);
+            // Keep comments and the position of an existing table; replace its values.
+            match doc.get_mut("team").and_then(|t| t.as_table_mut()) {
+                Some(existing) => {
+                    let keys: Vec<String> = existing.iter().map(|(k, _)| k.to_string()).collect();
+                    for k in keys {
+                        if !table.contains_key(&k) {
+                            existing.remove(&k);
+                        }
+                    }
+                    for (k, v) in table.iter() {
+                        existing.insert(k, v.clone());
+                    }
+                }
+                None => {
+                    doc.insert("team", toml_edit::Item::Table(table));
+                }
+            }
+        }
+    }
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|source| ConfigError::Io { path: dir.to_path_buf(), source })?;
+    }
+    let out = doc.to_string();
+    toml::from_str::<Config>(&out).map_err(|e| invalid(located(&out, &e)))?;
+    crate::fsutil::write_private(&path, out.as_bytes()).map_err(|source| ConfigError::Io { path: path.clone(), source })?;
+    Ok(path)
 }
 
 /// `[index]`: how the index is kept fresh.

@@ -36,6 +36,7 @@ pub mod stamp;
 pub mod store;
 pub mod synth;
 pub mod tail;
+pub mod team;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 pub mod text;

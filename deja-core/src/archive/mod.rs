@@ -341,6 +341,27 @@ impl Archive {
         Ok(problems)
     }
 
+    /// [`Archive::scan`] over the segments numbered `from` and after only: what was
+    /// written since a reader's cursor (team push). Compaction and `deja forget` write
+    /// their result as a new, higher-numbered segment, so a cursor never misses a line;
+    /// it may see one again, which folding makes harmless.
+    pub fn scan_from(&self, from: u64, mut each: impl FnMut(u64, Line)) -> Result<Vec<String>, ArchiveError> {
+        let mut problems = Vec::new();
+        for (n, path) in self.segments()? {
+            if n < from {
+                continue;
+            }
+            if let Err(p) = scan_segment(&path, |_, bytes| {
+                if let Some(line) = Line::parse(bytes) {
+                    each(n, line);
+                }
+            }) {
+                problems.push(p);
+            }
+        }
+        Ok(problems)
+    }
+
     /// The keys of every session the archive holds a turn of.
     pub fn session_keys(&self) -> Result<HashSet<String>, ArchiveError> {
         let mut keys = HashSet::new();

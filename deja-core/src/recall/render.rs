@@ -66,6 +66,36 @@ fn answer(mode: &str, tier: Option<&str>, header: String, lines: Vec<String>) ->
     Answer { mode: mode.to_string(), tier: tier.map(str::to_string), header, lines }
 }
 
+/// A team store's answer (`deja search --scope all`, MCP `scope`): each session
+/// labelled with its author and machine and named the way `deja show --team` takes it,
+/// its matching turns quoted. Framed with [`super::frame::TEAM_PREAMBLE`].
+pub fn team(r: &crate::team::TeamResults, query: &str) -> Answer {
+    let mut lines = Vec::new();
+    for (i, s) in r.sessions.iter().enumerate() {
+        lines.push(format!(
+            "[T{}] {}@{} · {} · {} · {} · {} (show: deja show --team {})",
+            i + 1,
+            clean(&s.author, 40),
+            clean(&s.machine, 40),
+            clean(&s.harness, 20),
+            date(s.updated),
+            clean(&s.project, 80),
+            clean(s.title.as_deref().unwrap_or("(untitled)"), TITLE),
+            clean(&s.key(), 120)
+        ));
+        for h in &s.hits {
+            lines.push(quote(&h.text));
+        }
+    }
+    let header = format!(
+        "team recall ({}): {} for \"{}\" from the team store, each labelled author@machine",
+        clean(&r.tier, 20),
+        plural(r.sessions.len(), "session", "sessions"),
+        clean(query, 120)
+    );
+    answer(super::frame::TEAM_MODE, Some(&r.tier), header, lines)
+}
+
 /// The line an empty answer is: what was searched, and that nothing matched.
 pub fn nothing(mode: &str, what: &str) -> String {
     format!("deja {mode}: nothing matched — searched {what}.")
