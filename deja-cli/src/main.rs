@@ -27,6 +27,7 @@ mod remember;
 mod search_cmd;
 mod show;
 mod transfer;
+mod ui;
 mod watch;
 
 use std::ffi::OsString;
@@ -56,8 +57,8 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
     about = "Search what your coding agents already did",
     long_about = "deja finds the conversation logs your coding agents (Claude Code, Codex CLI, DeepSeek Harness, …) \
                   keep on disk, indexes them locally (secrets redacted), and finds the past session you need.\n\n\
-                  `deja QUERY…` is shorthand for `deja search QUERY…`.",
-    after_help = "Examples:\n  deja \"jwt refresh\"                 search every harness\n  deja search pgbouncer --since 30d   only recent sessions\n  deja index                          refresh the index\n  deja show 5f0c7e2a                  a whole session by id prefix\n  deja demo                           try it on a synthetic home"
+                  `deja QUERY…` is shorthand for `deja search QUERY…`; bare `deja` on a terminal opens the search screen (`deja ui`).",
+    after_help = "Examples:\n  deja                                the search screen: type, read, resume\n  deja \"jwt refresh\"                 search every harness\n  deja search pgbouncer --since 30d   only recent sessions\n  deja index                          refresh the index\n  deja show 5f0c7e2a                  a whole session by id prefix\n  deja demo                           try it on a synthetic home"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -66,6 +67,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Open the search screen: type to search, read, resume (also: bare `deja` on a terminal).
+    Ui(ui::UiArgs),
     /// Search past sessions (also: `deja QUERY…`).
     #[command(
         long_about = "Search past sessions. Bare words must all occur in one turn; \"quoted phrases\" must occur \
@@ -143,6 +146,10 @@ pub struct SearchArgs {
     /// Only turns of this kind.
     #[arg(long, value_name = "ROLE", value_parser = clap::builder::PossibleValuesParser::new(output::ROLES))]
     pub role: Option<String>,
+    /// Only turns that read, changed or named this file (a path or its last parts:
+    /// `src/auth.rs`, `auth.rs`); narrows the turns the words match.
+    #[arg(long, value_name = "PATH")]
+    pub file: Option<String>,
     /// At most this many sessions (1–1000).
     #[arg(long, default_value_t = 15, value_parser = output::parse_limit)]
     pub limit: usize,
@@ -199,6 +206,10 @@ fn cli() -> clap::Command {
             order.extend(runtimes.iter().map(|c| c.get_name().to_string()));
         }
     }
+    // Hooks and runtimes are run by harnesses, not typed: they work as ever, and `deja
+    // install` and the docs name them, but the help people read leaves them out.
+    let hooks: Vec<clap::Command> = hooks.into_iter().map(|c| c.hide(true)).collect();
+    let runtimes: Vec<clap::Command> = runtimes.into_iter().map(|c| c.hide(true)).collect();
     let mut cmd = derived.subcommands(recall).subcommands(hooks).subcommands(runtimes);
     for (i, name) in order.iter().enumerate() {
         cmd = cmd.mut_subcommand(name, |c| c.display_order(i));
@@ -303,6 +314,21 @@ fn main() -> ExitCode {
         }
     }
     if args.len() == 1 {
+        // Bare `deja` on a terminal opens the search screen; piped, or with DEJA_TUI=0,
+        // it prints the help as it always has.
+        if ui::wanted() {
+            if let Err(e) = deja_core::StoreEnv::from_process().check_home() {
+                eprintln!("deja: {e}");
+                return ExitCode::from(2);
+            }
+            return match ui::run(ui::UiArgs { query: Vec::new() }) {
+                Ok(code) => code,
+                Err(e) => {
+                    eprintln!("deja: {e:#}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
         let _ = cmd.print_help();
         return ExitCode::from(2);
     }
@@ -343,6 +369,7 @@ fn main() -> ExitCode {
 /// Runs a derived command.
 fn run(command: Command, shorthand: bool) -> anyhow::Result<ExitCode> {
     match command {
+        Command::Ui(a) => ui::run(a),
         Command::Search(a) => search_cmd::run(SearchArgs { shorthand, ..a }),
         Command::Index(a) => index_cmd::run(a),
         Command::Show(a) => show::run(a),

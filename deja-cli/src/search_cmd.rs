@@ -72,6 +72,7 @@ pub fn run(args: SearchArgs) -> Result<ExitCode> {
         project: args.project.clone(),
         since,
         role: args.role.clone(),
+        file: args.file.clone(),
         limit: args.limit.max(1),
         ..SearchRequest::default()
     };

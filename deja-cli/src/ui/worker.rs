@@ -1,0 +1,212 @@
+//! The screen's background threads: one asks the index (searches, sessions, digests,
+//! pictures) so a keystroke never waits on it, one makes the index fresh as `deja
+//! search` does (ask the watcher, or refresh and start one) and reports progress.
+//!
+//! Searches are answered newest first: when several queued up while one ran, only the
+//! last is run, since the screen shows only the answer to what is typed now.
+
+use std::sync::mpsc::{Receiver, Sender};
+
+use deja_core::index::search::{SearchRequest, SearchResults};
+use deja_core::index::{IndexPaths, IndexView};
+use deja_core::model::SessionMeta;
+use deja_core::recall::mode::{Ask, Mode};
+use deja_core::recall::query::Scope as AskScope;
+use deja_core::{StoreEnv, Timestamp};
+
+use super::pictures::Pictures;
+use super::session::{files_touched, SessionView};
+use super::text::safe;
+
+/// A question for the index thread.
+pub enum Job {
+    /// Does the current directory have history (to pick the opening tab)?
+    Start {
+        here: Option<String>,
+    },
+    Search {
+        n: u64,
+        line: String,
+        req: Box<SearchRequest>,
+    },
+    Open {
+        meta: Box<SessionMeta>,
+        focus: Option<u32>,
+        terms: Vec<String>,
+    },
+    Digest(Box<SessionMeta>),
+    Files(Box<SessionMeta>),
+    Pictures,
+}
+
+/// What comes back to the screen.
+pub enum Reply {
+    Started {
+        here_has_history: bool,
+    },
+    Search {
+        n: u64,
+        line: String,
+        result: Result<Box<SearchResults>, String>,
+    },
+    Opened(Result<Box<SessionView>, String>),
+    Text {
+        title: String,
+        lines: Result<Vec<String>, String>,
+    },
+    Pictures(Result<Pictures, String>),
+    /// What the index is doing, or `None` once there is nothing to say.
+    IndexNote(Option<String>),
+    /// The index was refreshed: search the line again.
+    Refreshed,
+}
+
+/// The index as the thread sees it, opened when first needed and reopened when
+/// another generation starts serving.
+struct Index {
+    paths: IndexPaths,
+    view: Option<(Option<String>, IndexView)>,
+}
+
+impl Index {
+    fn view(&mut self) -> Result<&IndexView, String> {
+        let serving = IndexPaths::new(&self.paths.root).generation_name();
+        let stale = self.view.as_ref().is_none_or(|(g, _)| *g != serving);
+        if stale {
+            let v = IndexView::open(&self.paths).map_err(|e| e.to_string())?;
+            self.view = Some((serving, v));
+        } else if let Some((_, v)) = &self.view {
+            // The same generation may have had commits since: a cheap reload.
+            v.reader.reload().map_err(|e| e.to_string())?;
+        }
+        self.view.as_ref().map(|(_, v)| v).ok_or_else(|| "the index is not open".to_string())
+    }
+}
+
+/// Runs the index thread until the screen hangs up.
+pub fn serve(paths: IndexPaths, jobs: Receiver<Job>, replies: Sender<Reply>) {
+    let mut index = Index { paths, view: None };
+    let mut queued: std::collections::VecDeque<Job> = std::collections::VecDeque::new();
+    loop {
+        let job = match queued.pop_front() {
+            Some(j) => j,
+            None => match jobs.recv() {
+                Ok(j) => j,
+                Err(_) => return,
+            },
+        };
+        // Keep only the newest search among what waits, in its place; the rest in order.
+        let job = match job {
+            Job::Search { .. } => {
+                let mut newest = job;
+                while let Ok(next) = jobs.try_recv() {
+                    match next {
+                        Job::Search { .. } => newest = next,
+                        other => queued.push_back(other),
+                    }
+                }
+                newest
+            }
+            other => other,
+        };
+        let reply = answer(&mut index, job);
+        if replies.send(reply).is_err() {
+            return;
+        }
+    }
+}
+
+fn answer(index: &mut Index, job: Job) -> Reply {
+    match job {
+        Job::Start { here } => {
+            let has = here.is_some_and(|dir| {
+                let req = SearchRequest { project: Some(dir), limit: 1, ..SearchRequest::default() };
+                index.view().and_then(|v| v.search(&req).map_err(|e| e.to_string())).is_ok_and(|r| !r.hits.is_empty())
+            });
+            Reply::Started { here_has_history: has }
+        }
+        Job::Search { n, line, req } => {
+            let result = index.view().and_then(|v| v.search(&req).map(Box::new).map_err(|e| e.to_string()));
+            Reply::Search { n, line, result }
+        }
+        Job::Open { meta, focus, terms } => {
+            let turns = index.view().and_then(|v| v.session_turns(&meta.key()).map_err(|e| e.to_string()));
+            Reply::Opened(turns.map(|t| Box::new(SessionView::new(*meta, t, terms, focus))))
+        }
+        Job::Digest(meta) => {
+            let key = meta.key();
+            let lines = index.view().and_then(|v| {
+                let ask = Ask { q: &key, scope: AskScope::default(), ..Ask::default() };
+                let reply = Mode::Context.ask(v, &ask).map_err(|e| e.to_string())?;
+                let text = if reply.is_empty() { reply.nothing("ctx") } else { reply.plain() };
+                Ok(safe(&text).lines().map(str::to_string).collect())
+            });
+            Reply::Text { title: format!("Digest of {}", safe(&key)), lines }
+        }
+        Job::Files(meta) => {
+            let lines = index.view().and_then(|v| v.session_turns(&meta.key()).map_err(|e| e.to_string())).map(|t| {
+                let files = files_touched(&t);
+                if files.is_empty() {
+                    vec!["(no file was read or changed)".to_string()]
+                } else {
+                    files
+                }
+            });
+            Reply::Text { title: "Files touched".into(), lines }
+        }
+        Job::Pictures => Reply::Pictures(pictures(index)),
+    }
+}
+
+fn pictures(index: &mut Index) -> Result<Pictures, String> {
+    let v = index.view()?;
+    let sessions = v.all_sessions(None).map_err(|e| e.to_string())?;
+    let mut p = Pictures::of(&sessions, Timestamp::now());
+    let ask = Ask { limit: Some(6), ..Ask::default() };
+    // Friction is a picture among others: one that cannot be asked leaves its place
+    // saying why rather than taking the others down.
+    p.friction = match Mode::Friction.ask(v, &ask) {
+        Ok(r) if r.is_empty() => Vec::new(),
+        Ok(r) => safe(&r.plain()).lines().filter(|l| !l.trim().is_empty()).map(str::to_string).collect(),
+        Err(e) => vec![format!("(could not be read: {e})")],
+    };
+    let env = StoreEnv::from_process();
+    p.wired = deja_core::wire::engine::Engine::new(env.data_dir().join("wiring"))
+        .load()
+        .map(|s| s.targets.into_iter().collect())
+        .unwrap_or_default();
+    Ok(p)
+}
+
+/// Makes the index fresh (as a search does), reporting on the screen instead of
+/// stderr, and says when it is done so the screen searches again.
+pub fn refresh(env: StoreEnv, paths: IndexPaths, replies: Sender<Reply>) {
+    let first = !paths.exists();
+    if first {
+        let _ = replies.send(Reply::IndexNote(Some("building the index for the first time…".into())));
+    }
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // A first build is long: say how far it has got while it runs.
+    let progress = first.then(|| {
+        let (done, paths, replies) = (done.clone(), paths.clone(), replies.clone());
+        std::thread::spawn(move || {
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                if let Some(p) = deja_core::index::progress::first_build(&paths) {
+                    let note = format!("first index build: {}% of {}", p.percent(), crate::output::human_bytes(p.total_bytes));
+                    if replies.send(Reply::IndexNote(Some(note))).is_err() {
+                        return;
+                    }
+                }
+                std::thread::sleep(std::time::Duration::from_millis(500));
+            }
+        })
+    });
+    let mut said: Option<String> = None;
+    crate::freshness::refresh_reporting(&env, &paths, false, &mut |m| said = Some(m));
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    if let Some(t) = progress {
+        let _ = t.join();
+    }
+    let _ = replies.send(Reply::IndexNote(said));
+    let _ = replies.send(Reply::Refreshed);
+}
