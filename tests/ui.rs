@@ -233,3 +233,46 @@ fn esc_quits_and_leaves_the_terminal_as_it_was() {
     assert_eq!(read("before.txt"), read("after.txt"), "the terminal's modes are as they were");
     assert!(!read("before.txt").is_empty());
 }
+
+/// The children of `pid` (Linux's `/proc`), to find the screen under tmux's shell.
+#[cfg(target_os = "linux")]
+fn children(pid: &str) -> Vec<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default().split_whitespace().map(str::to_string).collect()
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn sigterm_closes_the_screen_and_restores_the_terminal() {
+    if !have_tmux() {
+        return;
+    }
+    let (h, project) = home();
+    let env = shell_words(&[
+        "env",
+        "-i",
+        &format!("HOME={}", h.home.display()),
+        &format!("DEJA_INDEX_DIR={}", h.index.display()),
+        "DEJA_WATCH=off",
+        &format!("PATH={}", std::env::var("PATH").unwrap_or_default()),
+        "TERM=xterm-256color",
+    ]);
+    let script = format!(
+        "cd {} && {env} {} ui token; echo \"EXITED $?\"; sleep 600",
+        shell_words(&[&project]),
+        shell_words(&[env!("CARGO_BIN_EXE_deja")])
+    );
+    let t = Tmux { socket: format!("deja-ui-term-{}", std::process::id()) };
+    assert!(t.cmd(&["new-session", "-d", "-s", "ui", "-x", "80", "-y", "20", &script]).status.success());
+    t.wait_for("› token");
+    let shell = String::from_utf8_lossy(&t.cmd(&["display", "-p", "-t", "ui", "#{pane_pid}"]).stdout).trim().to_string();
+    // The shell runs `env`, which replaced itself with deja.
+    let screen = children(&shell);
+    assert_eq!(screen.len(), 1, "one child of the pane's shell: {screen:?}");
+    let pid: i32 = screen[0].parse().expect("a pid");
+    let killed = Command::new("kill").args(["-TERM", &pid.to_string()]).status().expect("kill");
+    assert!(killed.success());
+    let s = t.wait_for("EXITED ");
+    assert!(s.contains("EXITED 143"), "exits as a process ended by SIGTERM reports: {s}");
+    let state = String::from_utf8_lossy(&t.cmd(&["display", "-p", "-t", "ui", "#{alternate_on} #{cursor_flag}"]).stdout).trim().to_string();
+    assert_eq!(state, "0 1");
+}

@@ -157,7 +157,7 @@ fn search(f: &mut Frame, app: &mut App, area: Rect, theme: Theme, now: Timestamp
 
 fn info_line(app: &App) -> String {
     if let Some(e) = &app.error {
-        return format!("search failed: {e}");
+        return e.clone();
     }
     if !app.problems.is_empty() {
         return app.problems.join(" · ");
@@ -170,6 +170,13 @@ fn info_line(app: &App) -> String {
         Scope::All => String::new(),
         Scope::Kept => " kept after deletion".to_string(),
     };
+    if r.hits.is_empty() && app.answered.trim().is_empty() {
+        return match app.scope {
+            Scope::Here => format!("no session of{scope} is indexed; Tab shows all projects"),
+            Scope::All => "no session is indexed yet".to_string(),
+            Scope::Kept => "no session's source was deleted: the harnesses still hold all of them".to_string(),
+        };
+    }
     if r.hits.is_empty() {
         return format!("nothing matched{scope} (tried {})", deja_core::index::search::TIER_NAMES);
     }

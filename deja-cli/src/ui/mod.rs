@@ -25,7 +25,7 @@ mod worker;
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
@@ -87,15 +87,18 @@ pub fn run(args: UiArgs) -> Result<ExitCode> {
     }
     job_tx.send(Job::Start { here }).context("the index thread stopped")?;
 
-    let stop = Arc::new(AtomicBool::new(false));
+    // The signal that asked the screen to close, if any: the loop polls it, closes the
+    // screen, and exits as a process killed by it would report (128 + its number).
+    let stop = Arc::new(AtomicUsize::new(0));
     for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT, signal_hook::consts::SIGHUP] {
-        signal_hook::flag::register(sig, stop.clone()).context("installing the signal handlers")?;
+        signal_hook::flag::register_usize(sig, stop.clone(), sig as usize).context("installing the signal handlers")?;
     }
     let mut term = Screen::enter()?;
     let outcome = event_loop(&mut term.terminal, &mut app, &job_tx, &reply_rx, &stop);
     drop(term);
     match outcome? {
         Exit::Quit => Ok(ExitCode::SUCCESS),
+        Exit::Signal(sig) => Ok(ExitCode::from(128u8.saturating_add(u8::try_from(sig).unwrap_or(0)))),
         Exit::Run(cmd) => cmd.start(),
     }
 }
@@ -143,6 +146,8 @@ impl Drop for Screen {
 /// How the screen ended.
 enum Exit {
     Quit,
+    /// Closed by this signal.
+    Signal(usize),
     /// Run a program once the terminal is back.
     Run(Launch),
 }
@@ -184,14 +189,15 @@ fn event_loop(
     app: &mut App,
     jobs: &mpsc::Sender<Job>,
     replies: &mpsc::Receiver<Reply>,
-    stop: &AtomicBool,
+    stop: &AtomicUsize,
 ) -> Result<Exit> {
     let theme = draw::Theme::from_env();
     let mut started = false;
     let mut waiting = 1usize;
     loop {
-        if stop.load(Ordering::Relaxed) {
-            return Ok(Exit::Quit);
+        let sig = stop.load(Ordering::Relaxed);
+        if sig != 0 {
+            return Ok(Exit::Signal(sig));
         }
         terminal.draw(|f| draw::draw(f, app, theme, Timestamp::now())).context("drawing the screen")?;
         let now = Instant::now();

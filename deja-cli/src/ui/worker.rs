@@ -73,7 +73,11 @@ impl Index {
         let serving = IndexPaths::new(&self.paths.root).generation_name();
         let stale = self.view.as_ref().is_none_or(|(g, _)| *g != serving);
         if stale {
-            let v = IndexView::open(&self.paths).map_err(|e| e.to_string())?;
+            let v = IndexView::open(&self.paths).map_err(|e| match e {
+                // The refresh thread is building it: say so rather than ask for `deja index`.
+                deja_core::index::IndexError::Missing(_) => "no index yet: it is being built, and the list fills when it is".to_string(),
+                e => e.to_string(),
+            })?;
             self.view = Some((serving, v));
         } else if let Some((_, v)) = &self.view {
             // The same generation may have had commits since: a cheap reload.
@@ -126,7 +130,7 @@ fn answer(index: &mut Index, job: Job) -> Reply {
             Reply::Started { here_has_history: has }
         }
         Job::Search { n, line, req } => {
-            let result = index.view().and_then(|v| v.search(&req).map(Box::new).map_err(|e| e.to_string()));
+            let result = index.view().and_then(|v| v.search(&req).map(Box::new).map_err(|e| format!("search failed: {e}")));
             Reply::Search { n, line, result }
         }
         Job::Open { meta, focus, terms } => {
