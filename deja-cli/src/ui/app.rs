@@ -169,6 +169,8 @@ pub struct App {
     /// Filters in the line that could not be read.
     pub problems: Vec<String>,
     pub selected: usize,
+    /// First result shown in the list: it moves only when the selection leaves the window.
+    pub list_top: usize,
     pub screen: Screen,
     pub overlay: Option<Overlay>,
     /// A message for the status line, until the next key.
@@ -200,6 +202,7 @@ impl App {
             error: None,
             problems: Vec::new(),
             selected: 0,
+            list_top: 0,
             screen: Screen::Search,
             overlay: None,
             message: None,

@@ -218,13 +218,18 @@ fn short_project(p: Option<&str>) -> String {
 }
 
 fn results(f: &mut Frame, app: &mut App, area: Rect, theme: Theme, now: Timestamp) {
-    let hits = app.hits();
     let h = area.height as usize;
-    if hits.is_empty() || h == 0 {
+    if app.hits().is_empty() || h == 0 {
         return;
     }
-    // The selection stays in view: the window starts where it must.
-    let top = app.selected.saturating_sub(h.saturating_sub(1));
+    // The window moves only as far as keeps the selection in view.
+    if app.selected < app.list_top {
+        app.list_top = app.selected;
+    } else if app.selected >= app.list_top + h {
+        app.list_top = app.selected + 1 - h;
+    }
+    let top = app.list_top;
+    let hits = app.hits();
     let w = area.width as usize;
     let harness_w = 10.min(w / 6);
     let project_w = 18.min(w / 5);
@@ -373,6 +378,11 @@ fn header_lines(v: &SessionView, w: usize, theme: Theme) -> Vec<Line<'static>> {
         let what = m.kind.as_deref().map(safe).unwrap_or_else(|| "sub-agent".to_string());
         out.push(Line::styled(fit(&format!("⤷ {what} run of session {}", safe(p)), w), theme.fg(Color::Yellow)));
     }
+    if !v.children.is_empty() {
+        let n = v.children.len();
+        let runs = format!("⤵ started {n} sub-agent run{}: {}", if n == 1 { "" } else { "s" }, v.children.join(" · "));
+        out.push(Line::styled(fit(&runs, w), theme.fg(Color::Yellow)));
+    }
     let resume = match deja_core::format::resume_for(m) {
         Ok(r) => format!("↻ {}", safe(&r.command)),
         Err(why) => format!("↻ - ({})", safe(&why)),
@@ -469,6 +479,9 @@ fn overlay(f: &mut Frame, o: &Overlay, area: Rect, theme: Theme) {
     };
     let widest = lines.iter().map(|l| width(l)).max().unwrap_or(0).max(width(&title) + 4);
     let w = (widest as u16 + 4).min(area.width);
+    // Text to read (a digest) wraps to the box rather than being cut.
+    let lines: Vec<String> =
+        if matches!(o, Overlay::Text { .. }) { lines.iter().flat_map(|l| wrap(l, w.saturating_sub(4) as usize)).collect() } else { lines };
     let h = (lines.len() as u16 + 2).min(area.height);
     let rect = Rect { x: area.x + (area.width - w) / 2, y: area.y + (area.height - h) / 2, width: w, height: h };
     let inner_w = w.saturating_sub(4) as usize;

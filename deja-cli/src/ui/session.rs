@@ -70,6 +70,8 @@ pub struct SessionView {
     pub scroll: usize,
     /// Every tool output shown whole.
     pub unfolded: bool,
+    /// Sessions this one started (sub-agent runs, forks), by title, for the header.
+    pub children: Vec<String>,
     width: usize,
 }
 
@@ -85,6 +87,7 @@ impl SessionView {
             current: None,
             scroll: 0,
             unfolded: false,
+            children: Vec::new(),
             width: 0,
         }
     }

@@ -181,9 +181,15 @@ fn the_session_view_shows_the_header_the_match_and_the_diff() {
     let view =
         SessionView::new(meta("a1", "pool sizing", "alpha", "/src/api"), super::session::tests::sample(), vec!["pool".into()], Some(3));
     app.opened(Ok(Box::new(view)));
+    if let Screen::Session(Some(v)) = &mut app.screen {
+        v.children = vec!["explore the pool".into()];
+        v.meta.parent = Some("p0".into());
+    }
     let b = render(&mut app, 80, 24, true);
     let s = screen(&b);
     assert!(s.contains("pool sizing  [alpha]"), "{s}");
+    assert!(s.contains("⤷ sub-agent run of session p0"), "a sub-agent run is marked: {s}");
+    assert!(s.contains("⤵ started 1 sub-agent run: explore the pool"), "and the runs it started: {s}");
     assert!(s.contains("/src/api"), "{s}");
     assert!(s.contains("↻ "), "the resume line: {s}");
     assert!(s.contains("+ size = 40") && s.contains("- size = 10"), "the edit as a diff: {s}");
@@ -255,4 +261,28 @@ fn history_cannot_drive_the_terminal() {
     answered(&mut app, "x", vec![hit(meta("e1", "evil\u{1b}]52;c;aGk=\u{7}title\u{1b}[2J", "alpha", "/p"), "text\u{1b}[31mred")]);
     let s = screen(&render(&mut app, 100, 12, true));
     assert!(!s.contains('\u{1b}') && !s.contains('\u{7}'), "{s:?}");
+}
+
+#[test]
+fn the_list_window_follows_the_selection_without_jumping() {
+    let mut app = App::new("t", None, Vec::new());
+    let hits = (0..60).map(|i| hit(meta(&format!("s{i}"), &format!("session number {i}"), "alpha", "/p"), "t")).collect();
+    answered(&mut app, "t", hits);
+    let down = crossterm::event::KeyEvent::from(crossterm::event::KeyCode::Down);
+    let up = crossterm::event::KeyEvent::from(crossterm::event::KeyCode::Up);
+    for _ in 0..20 {
+        app.key(down, Instant::now());
+        render(&mut app, 60, 12, true);
+    }
+    let s = screen(&render(&mut app, 60, 12, true));
+    assert!(s.contains("session number 20 "), "the selection is in view: {s}");
+    let top = app.list_top;
+    app.key(up, Instant::now());
+    render(&mut app, 60, 12, true);
+    assert_eq!(app.list_top, top, "moving back inside the window does not move it");
+    for _ in 0..20 {
+        app.key(up, Instant::now());
+    }
+    render(&mut app, 60, 12, true);
+    assert_eq!((app.selected, app.list_top), (0, 0));
 }

@@ -134,8 +134,22 @@ fn answer(index: &mut Index, job: Job) -> Reply {
             Reply::Search { n, line, result }
         }
         Job::Open { meta, focus, terms } => {
-            let turns = index.view().and_then(|v| v.session_turns(&meta.key()).map_err(|e| e.to_string()));
-            Reply::Opened(turns.map(|t| Box::new(SessionView::new(*meta, t, terms, focus))))
+            let opened = index.view().and_then(|v| {
+                let turns = v.session_turns(&meta.key()).map_err(|e| e.to_string())?;
+                // The sessions it started name it as their parent; a harness keeps them
+                // beside it, so only its own sessions are read.
+                let children = v
+                    .all_sessions(Some(&meta.harness))
+                    .map_err(|e| e.to_string())?
+                    .into_iter()
+                    .filter(|m| m.parent.as_deref() == Some(meta.id.as_str()))
+                    .map(|m| safe(m.title.as_deref().unwrap_or(&m.id)))
+                    .collect();
+                let mut view = SessionView::new(*meta, turns, terms, focus);
+                view.children = children;
+                Ok(Box::new(view))
+            });
+            Reply::Opened(opened)
         }
         Job::Digest(meta) => {
             let key = meta.key();
