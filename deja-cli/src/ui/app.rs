@@ -245,12 +245,12 @@ impl App {
         if p.file.is_some() && p.text.trim().is_empty() {
             self.problems.push("file: narrows the turns your words match; type a word too".into());
         }
+        // A `project:` typed in the line is asked for by name, so it wins over the tab's
+        // directory (the two cannot be one substring filter).
         let project = match self.scope {
-            Scope::Here => self.here.clone().or(p.project.clone()),
+            Scope::Here => p.project.clone().or_else(|| self.here.clone()),
             _ => p.project.clone(),
         };
-        // `project:` narrows this project's scope further only by its own words: both
-        // cannot be one substring filter, and the tab is the broader promise.
         let req = SearchRequest {
             query: p.text,
             harnesses: p.harnesses,
@@ -639,6 +639,9 @@ mod tests {
         app.key(key(KeyCode::Tab), t0);
         let (_, req) = app.take_search(t0, Timestamp(0)).expect("at once");
         assert_eq!((app.scope, req.project.as_deref(), req.deleted_only), (Scope::Here, Some("/src/api"), false));
+        typed(&mut app, " project:web", t0);
+        let (_, req) = app.take_search(t0 + DEBOUNCE, Timestamp(0)).expect("due");
+        assert_eq!(req.project.as_deref(), Some("web"), "a typed project wins over the tab");
         app.key(key(KeyCode::BackTab), t0);
         assert_eq!(app.scope, Scope::Kept);
         let mut nowhere = App::new("", None, Vec::new());
