@@ -178,7 +178,12 @@ fn info_line(app: &App) -> String {
         };
     }
     if r.hits.is_empty() {
-        return format!("nothing matched{scope} (tried {})", deja_core::index::search::TIER_NAMES);
+        let wider = match app.scope {
+            Scope::Here => " · Tab: all projects",
+            Scope::All => "",
+            Scope::Kept => " · ⇧Tab: all projects",
+        };
+        return format!("nothing matched{scope} (tried {}){wider}", deja_core::index::search::TIER_NAMES);
     }
     let what = if app.answered.trim().is_empty() { "recent".to_string() } else { format!("{} match", r.tier.as_str()) };
     let more = if r.capped { "+" } else { "" };
