@@ -31,8 +31,8 @@ pub struct Pictures {
     pub projects: Vec<(String, u64, u64)>,
     /// Sessions indexed per harness, most first.
     pub indexed: Vec<(String, u64)>,
-    /// Recurring errors and the commands that fixed them (`deja friction`'s answer).
-    pub friction: Vec<String>,
+    /// Recurring errors (`deja friction`'s) and the command that fixed each (`deja fix`'s).
+    pub friction: Vec<Friction>,
     /// What `deja install` wired (its targets).
     pub wired: Vec<String>,
 }
@@ -92,6 +92,15 @@ impl Pictures {
     pub fn peak(&self) -> u64 {
         self.days.iter().map(|(_, c)| c.iter().sum::<u64>()).max().unwrap_or(0)
     }
+}
+
+/// One recurring error: its line, how many sessions it hit, and the command after which
+/// it last went away (with whether it stayed away), when one was recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Friction {
+    pub error: String,
+    pub sessions: usize,
+    pub fix: Option<(String, bool)>,
 }
 
 fn bump(list: &mut Vec<(String, u64)>, key: &str, n: u64) {
@@ -193,8 +202,14 @@ pub fn lines(p: &Pictures, width: usize) -> Vec<(String, Option<usize>)> {
     if p.friction.is_empty() {
         out.push(("  (no error recurred across sessions)".into(), None));
     }
-    for l in &p.friction {
-        out.push((fit(&format!("  {l}"), width), None));
+    for f in &p.friction {
+        out.push((fit(&format!("  {:>3} sessions  {}", f.sessions, safe(&f.error)), width), None));
+        let fix = match &f.fix {
+            Some((cmd, true)) => format!("        fixed by: $ {}", safe(cmd)),
+            Some((cmd, false)) => format!("        tried: $ {} (it came back)", safe(cmd)),
+            None => "        no fix recorded".to_string(),
+        };
+        out.push((fit(&fix, width), None));
     }
     out
 }

@@ -245,12 +245,16 @@ fn pictures_show_bars_projects_and_what_is_wired() {
         (0..6).map(|i| meta(&format!("s{i}"), "t", if i % 2 == 0 { "alpha" } else { "beta" }, "/src/api")).collect();
     let mut p = Pictures::of(&sessions, NOW);
     p.wired = vec!["alpha-auto".into()];
-    p.friction = vec!["error[E0425] in 3 sessions; fixed by cargo build".into()];
+    p.friction = vec![
+        super::pictures::Friction { error: "error[E0425]: cannot find value".into(), sessions: 3, fix: Some(("cargo build".into(), true)) },
+        super::pictures::Friction { error: "FAIL auth.test.ts".into(), sessions: 4, fix: None },
+    ];
     app.pictures = Some(Ok(p));
     app.screen = Screen::Pictures { back: None };
     let s = screen(&render(&mut app, 120, 30, true));
     assert!(s.contains("Sessions per day") && s.contains('█'), "{s}");
-    assert!(s.contains("/src/api") && s.contains("Wired: alpha-auto") && s.contains("E0425"), "{s}");
+    assert!(s.contains("/src/api") && s.contains("Wired: alpha-auto"), "{s}");
+    assert!(s.contains("3 sessions  error[E0425]") && s.contains("fixed by: $ cargo build") && s.contains("no fix recorded"), "{s}");
     app.key(crossterm::event::KeyEvent::from(crossterm::event::KeyCode::Esc), Instant::now());
     assert!(matches!(app.screen, Screen::Search));
 }

@@ -11,10 +11,10 @@ use deja_core::index::search::{SearchRequest, SearchResults};
 use deja_core::index::{IndexPaths, IndexView};
 use deja_core::model::SessionMeta;
 use deja_core::recall::mode::{Ask, Mode};
-use deja_core::recall::query::Scope as AskScope;
+use deja_core::recall::query::{self, Scope as AskScope};
 use deja_core::{StoreEnv, Timestamp};
 
-use super::pictures::Pictures;
+use super::pictures::{Friction, Pictures};
 use super::session::{files_touched, SessionView};
 use super::text::safe;
 
@@ -180,13 +180,11 @@ fn pictures(index: &mut Index) -> Result<Pictures, String> {
     let v = index.view()?;
     let sessions = v.all_sessions(None).map_err(|e| e.to_string())?;
     let mut p = Pictures::of(&sessions, Timestamp::now());
-    let ask = Ask { limit: Some(6), ..Ask::default() };
     // Friction is a picture among others: one that cannot be asked leaves its place
     // saying why rather than taking the others down.
-    p.friction = match Mode::Friction.ask(v, &ask) {
-        Ok(r) if r.is_empty() => Vec::new(),
-        Ok(r) => safe(&r.plain()).lines().filter(|l| !l.trim().is_empty()).map(str::to_string).collect(),
-        Err(e) => vec![format!("(could not be read: {e})")],
+    p.friction = match friction(v) {
+        Ok(rows) => rows,
+        Err(e) => vec![Friction { error: format!("(could not be read: {e})"), sessions: 0, fix: None }],
     };
     let env = StoreEnv::from_process();
     p.wired = deja_core::wire::engine::Engine::new(env.data_dir().join("wiring"))
@@ -195,6 +193,23 @@ fn pictures(index: &mut Index) -> Result<Pictures, String> {
         .unwrap_or_default();
     Ok(p)
 }
+
+/// The errors that hit most sessions (as `deja friction` counts them, with its default
+/// bar), each with the last command it went away after (as `deja fix` finds it).
+fn friction(v: &IndexView) -> Result<Vec<Friction>, deja_core::index::IndexError> {
+    let min = Ask::default().param("min-sessions").max(1);
+    let rows = query::friction(v, &AskScope::default(), min, FRICTION_ROWS)?;
+    let mut out = Vec::with_capacity(rows.len());
+    for row in rows {
+        let answer = query::fixes(v, &row.error.line, &AskScope::default(), 1)?;
+        let fix = answer.fixes.first().and_then(|h| h.fix.commands.last().map(|c| (c.clone(), h.held)));
+        out.push(Friction { error: row.error.line, sessions: row.error.sessions, fix });
+    }
+    Ok(out)
+}
+
+/// Recurring errors shown: the picture is a glance, `deja friction` lists them all.
+const FRICTION_ROWS: usize = 5;
 
 /// Makes the index fresh (as a search does), reporting on the screen instead of
 /// stderr, and says when it is done so the screen searches again.
