@@ -276,3 +276,42 @@ fn sigterm_closes_the_screen_and_restores_the_terminal() {
     let state = String::from_utf8_lossy(&t.cmd(&["display", "-p", "-t", "ui", "#{alternate_on} #{cursor_flag}"]).stdout).trim().to_string();
     assert_eq!(state, "0 1");
 }
+
+#[test]
+fn a_session_indexed_while_the_screen_is_open_joins_the_list() {
+    if !have_tmux() {
+        return;
+    }
+    let (h, project) = home();
+    let env = shell_words(&[
+        "env",
+        "-i",
+        &format!("HOME={}", h.home.display()),
+        &format!("DEJA_INDEX_DIR={}", h.index.display()),
+        "DEJA_WATCH=off",
+        &format!("PATH={}", std::env::var("PATH").unwrap_or_default()),
+        "TERM=xterm-256color",
+    ]);
+    let script = format!("cd / && {env} {} ui; echo \"EXITED $?\"; sleep 600", shell_words(&[env!("CARGO_BIN_EXE_deja")]));
+    let t = Tmux { socket: format!("deja-ui-live-{}", std::process::id()) };
+    assert!(t.cmd(&["new-session", "-d", "-s", "ui", "-x", "100", "-y", "20", &script]).status.success());
+    t.wait_for("the login token expires too early");
+    // Another session arrives and another process indexes it.
+    let other = "8b2d0f11-3333-4444-8555-a66667777888";
+    let dashed = project.replace('/', "-");
+    let recs: Vec<Value> = records(&project)
+        .into_iter()
+        .map(|mut r| {
+            r["sessionId"] = json!(other);
+            if r["uuid"] == json!("u1") {
+                r["message"]["content"] = json!("zanzibar deploy keeps failing");
+            }
+            r
+        })
+        .collect();
+    h.write(&format!(".claude/projects/{dashed}/{other}.jsonl"), &lines(&recs));
+    assert!(h.deja(&["index"]).status.success());
+    t.wait_for("zanzibar deploy");
+    t.keys(&["Escape"]);
+    t.wait_for("EXITED 0");
+}

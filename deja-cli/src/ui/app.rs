@@ -20,9 +20,11 @@ use super::pictures::Pictures;
 use super::query;
 use super::session::SessionView;
 
-/// How long typing must pause before the line is searched: long enough that a word
-/// typed at speed is one search, short enough to feel immediate.
-pub const DEBOUNCE: Duration = Duration::from_millis(60);
+/// How long typing must pause before the line is searched: a burst of keys (a fast
+/// typist, a paste) is one search, and the answer still lands within a frame or two of
+/// the pause. Searches that queue up anyway are dropped for the newest by the index
+/// thread, so this only saves work, it never holds an answer back.
+pub const DEBOUNCE: Duration = Duration::from_millis(40);
 /// Sessions asked of one search: a screenful and more, few enough to read quickly.
 pub const RESULTS: usize = 100;
 

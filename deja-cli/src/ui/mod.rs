@@ -179,6 +179,10 @@ impl Launch {
     }
 }
 
+/// How often an idle screen looks for commits to the index (a watcher indexing what
+/// agents write), to search the line again: a stat of one file each time.
+const POLL_EVERY: Duration = Duration::from_secs(3);
+
 /// How long the loop sleeps with nothing due: short enough to notice a signal soon.
 const IDLE_TICK: Duration = Duration::from_millis(200);
 /// How often it looks for replies while the index thread is working.
@@ -194,6 +198,7 @@ fn event_loop(
     let theme = draw::Theme::from_env();
     let mut started = false;
     let mut waiting = 1usize;
+    let mut polled = Instant::now();
     loop {
         let sig = stop.load(Ordering::Relaxed);
         if sig != 0 {
@@ -248,6 +253,10 @@ fn event_loop(
                 Err(mpsc::TryRecvError::Empty) => break,
                 Err(mpsc::TryRecvError::Disconnected) => bail!("the index thread stopped"),
             }
+        }
+        if started && waiting == 0 && polled.elapsed() >= POLL_EVERY {
+            polled = Instant::now();
+            jobs.send(Job::Poll).context("the index thread stopped")?;
         }
         if let Some((n, req)) = app.take_search(Instant::now(), Timestamp::now()) {
             waiting += 1;

@@ -37,6 +37,8 @@ pub enum Job {
     Digest(Box<SessionMeta>),
     Files(Box<SessionMeta>),
     Pictures,
+    /// Has a commit changed the index since the last look? Answered only when it has.
+    Poll,
 }
 
 /// What comes back to the screen.
@@ -66,10 +68,25 @@ pub enum Reply {
 struct Index {
     paths: IndexPaths,
     view: Option<(Option<String>, IndexView)>,
+    /// The index as the last answer saw it (or the last poll).
+    seen: Option<Stamp>,
+}
+
+/// The serving generation and when its tantivy meta file was last written: a commit
+/// rewrites that file, a new generation renames the pointer.
+type Stamp = (Option<String>, Option<std::time::SystemTime>);
+
+fn stamp(paths: &IndexPaths) -> Stamp {
+    let serving = IndexPaths::new(&paths.root);
+    let written = std::fs::metadata(serving.tantivy().join("meta.json")).and_then(|m| m.modified()).ok();
+    (serving.generation_name(), written)
 }
 
 impl Index {
     fn view(&mut self) -> Result<&IndexView, String> {
+        // Taken before the reload, so a commit landing in between is seen as new by the
+        // next poll rather than missed.
+        self.seen = Some(stamp(&self.paths));
         let serving = IndexPaths::new(&self.paths.root).generation_name();
         let stale = self.view.as_ref().is_none_or(|(g, _)| *g != serving);
         if stale {
@@ -89,7 +106,7 @@ impl Index {
 
 /// Runs the index thread until the screen hangs up.
 pub fn serve(paths: IndexPaths, jobs: Receiver<Job>, replies: Sender<Reply>) {
-    let mut index = Index { paths, view: None };
+    let mut index = Index { paths, view: None, seen: None };
     let mut queued: std::collections::VecDeque<Job> = std::collections::VecDeque::new();
     loop {
         let job = match queued.pop_front() {
@@ -113,15 +130,16 @@ pub fn serve(paths: IndexPaths, jobs: Receiver<Job>, replies: Sender<Reply>) {
             }
             other => other,
         };
-        let reply = answer(&mut index, job);
+        let Some(reply) = answer(&mut index, job) else { continue };
         if replies.send(reply).is_err() {
             return;
         }
     }
 }
 
-fn answer(index: &mut Index, job: Job) -> Reply {
-    match job {
+/// The reply to `job`; `None` for a poll that found nothing new.
+fn answer(index: &mut Index, job: Job) -> Option<Reply> {
+    Some(match job {
         Job::Start { here } => {
             let has = here.is_some_and(|dir| {
                 let req = SearchRequest { project: Some(dir), limit: 1, ..SearchRequest::default() };
@@ -173,7 +191,13 @@ fn answer(index: &mut Index, job: Job) -> Reply {
             Reply::Text { title: "Files touched".into(), lines }
         }
         Job::Pictures => Reply::Pictures(pictures(index)),
-    }
+        Job::Poll => {
+            let now = stamp(&index.paths);
+            let changed = index.seen.as_ref().is_some_and(|s| *s != now);
+            index.seen = Some(now);
+            return changed.then_some(Reply::Refreshed);
+        }
+    })
 }
 
 fn pictures(index: &mut Index) -> Result<Pictures, String> {
