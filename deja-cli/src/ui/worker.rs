@@ -267,3 +267,38 @@ pub fn refresh(env: StoreEnv, paths: IndexPaths, replies: Sender<Reply>) {
     let _ = replies.send(Reply::IndexNote(said));
     let _ = replies.send(Reply::Refreshed);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn search(n: u64) -> Job {
+        Job::Search { n, line: format!("q{n}"), req: Box::default() }
+    }
+
+    #[test]
+    fn only_the_newest_of_the_waiting_searches_is_run_and_other_jobs_keep_their_turn() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let (jobs, rx) = std::sync::mpsc::channel();
+        let (tx, replies) = std::sync::mpsc::channel();
+        for job in [search(1), search(2), Job::Pictures, search(3), Job::Poll] {
+            jobs.send(job).expect("queued");
+        }
+        drop(jobs);
+        serve(IndexPaths::new(tmp.path().join("none")), rx, tx);
+        let got: Vec<String> = replies
+            .iter()
+            .map(|r| match r {
+                Reply::Search { n, result, .. } => {
+                    let e = result.err().unwrap_or_default();
+                    assert!(e.contains("no index yet"), "{e}");
+                    format!("search {n}")
+                }
+                Reply::Pictures(_) => "pictures".to_string(),
+                _ => "other".to_string(),
+            })
+            .collect();
+        // The poll saw the index as the searches left it: nothing to say.
+        assert_eq!(got, ["search 3", "pictures"]);
+    }
+}
