@@ -157,8 +157,10 @@ fn the_screen_finds_opens_resumes_and_gives_the_terminal_back() {
         "TERM=xterm-256color",
         "LANG=C.UTF-8",
     ]);
-    // Started from the project's directory, so the screen opens on this project.
-    let script = format!("cd {} && {env} {} ui; echo \"EXITED $?\"; sleep 600", shell_words(&[&project]), shell_words(&[deja]));
+    // Started from a directory inside the project: the screen opens on the project.
+    let inside = format!("{project}/src");
+    std::fs::create_dir_all(&inside).expect("src");
+    let script = format!("cd {} && {env} {} ui; echo \"EXITED $?\"; sleep 600", shell_words(&[&inside]), shell_words(&[deja]));
     let t = Tmux { socket: format!("deja-ui-test-{}", std::process::id()) };
     let out = t.cmd(&["new-session", "-d", "-s", "ui", "-x", "100", "-y", "30", &script]);
     assert!(out.status.success(), "tmux: {}", String::from_utf8_lossy(&out.stderr));
@@ -168,6 +170,7 @@ fn the_screen_finds_opens_resumes_and_gives_the_terminal_back() {
     t.keys(&["-l", "token ttl"]);
     let s = t.wait_for("exact match · 1 session");
     assert!(s.contains("› token ttl"), "{s}");
+    assert!(s.contains(&format!("1 session in {project}")), "on this project's tab: {s}");
     assert!(s.contains("the login token expires too early"), "the session is listed: {s}");
     t.keys(&["Enter"]);
     let s = t.wait_for("↻ ");

@@ -219,10 +219,14 @@ impl App {
         }
     }
 
-    /// Sets where the screen opens (this project when it has history) and asks for
-    /// the first search at once.
-    pub fn start(&mut self, here_has_history: bool, now: Instant) {
-        self.scope = if here_has_history && self.here.is_some() { Scope::Here } else { Scope::All };
+    /// Sets where the screen opens — on `project`, the current directory's project by
+    /// its history, when there is one, else on all projects — and asks for the first
+    /// search at once.
+    pub fn start(&mut self, project: Option<String>, now: Instant) {
+        self.scope = if project.is_some() { Scope::Here } else { Scope::All };
+        if project.is_some() {
+            self.here = project;
+        }
         self.due = Some(now);
     }
 
@@ -611,7 +615,7 @@ mod tests {
     fn typing_searches_once_the_typing_pauses_and_only_the_newest_answer_shows() {
         let t0 = Instant::now();
         let mut app = App::new("", Some("/src/api".into()), Vec::new());
-        app.start(true, t0);
+        app.start(Some("/src/api".into()), t0);
         let (first, req) = app.take_search(t0, Timestamp(0)).expect("the opening search");
         assert_eq!((req.project.as_deref(), req.query.as_str()), (Some("/src/api"), ""));
         typed(&mut app, "pool harness:beta", t0);
@@ -631,7 +635,7 @@ mod tests {
     fn tabs_change_the_scope_and_search_at_once() {
         let t0 = Instant::now();
         let mut app = App::new("x", Some("/src/api".into()), Vec::new());
-        app.start(false, t0);
+        app.start(None, t0);
         assert_eq!(app.scope, Scope::All, "no history here: all projects");
         app.take_search(t0, Timestamp(0));
         app.key(key(KeyCode::Tab), t0);
@@ -647,7 +651,7 @@ mod tests {
         app.key(key(KeyCode::BackTab), t0);
         assert_eq!(app.scope, Scope::Kept);
         let mut nowhere = App::new("", None, Vec::new());
-        nowhere.start(true, t0);
+        nowhere.start(None, t0);
         assert_eq!(nowhere.scope, Scope::All);
         nowhere.key(key(KeyCode::BackTab), t0);
         nowhere.key(key(KeyCode::BackTab), t0);
@@ -693,7 +697,7 @@ mod tests {
     fn enter_opens_the_selected_session_at_its_best_turn_and_q_goes_back() {
         let t0 = Instant::now();
         let mut app = App::new("pool", None, Vec::new());
-        app.start(false, t0);
+        app.start(None, t0);
         let (n, _) = app.take_search(t0, Timestamp(0)).expect("search");
         app.answer(n, "pool".into(), Ok(results(&["a", "b", "c"])));
         app.key(key(KeyCode::Down), t0);
@@ -724,7 +728,7 @@ mod tests {
         let own = resumable();
         let targets = vec![("other".to_string(), "Other".to_string()), (own.clone(), "Own".to_string())];
         let mut app = App::new("pool", None, targets);
-        app.start(false, t0);
+        app.start(None, t0);
         let (n, _) = app.take_search(t0, Timestamp(0)).expect("search");
         let mut r = results(&["a"]);
         r.hits[0].session.harness = own.clone();
@@ -754,7 +758,7 @@ mod tests {
     fn a_session_without_a_resume_command_says_why() {
         let t0 = Instant::now();
         let mut app = App::new("pool", None, Vec::new());
-        app.start(false, t0);
+        app.start(None, t0);
         let (n, _) = app.take_search(t0, Timestamp(0)).expect("search");
         app.answer(n, "pool".into(), Ok(results(&["a"])));
         assert_eq!(app.key(ctrl('r'), t0), None);
@@ -768,7 +772,7 @@ mod tests {
     fn copy_says_what_it_copied() {
         let t0 = Instant::now();
         let mut app = App::new("pool", None, Vec::new());
-        app.start(false, t0);
+        app.start(None, t0);
         let (n, _) = app.take_search(t0, Timestamp(0)).expect("search");
         app.answer(n, "pool".into(), Ok(results(&["a"])));
         let Some(Effect::Copy(text)) = app.key(ctrl('y'), t0) else { panic!("copies") };

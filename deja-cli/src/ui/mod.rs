@@ -85,7 +85,7 @@ pub fn run(args: UiArgs) -> Result<ExitCode> {
         let (env, paths, replies) = (env.clone(), paths.clone(), reply_tx);
         std::thread::Builder::new().name("deja-ui-refresh".into()).spawn(move || worker::refresh(env, paths, replies))?;
     }
-    job_tx.send(Job::Start { here }).context("the index thread stopped")?;
+    job_tx.send(Job::Start { here, home: env.home().to_path_buf() }).context("the index thread stopped")?;
 
     // The signal that asked the screen to close, if any: the loop polls it, closes the
     // screen, and exits as a process killed by it would report (128 + its number).
@@ -234,8 +234,8 @@ fn event_loop(
                         waiting = waiting.saturating_sub(1);
                     }
                     match r {
-                        Reply::Started { here_has_history } => {
-                            app.start(here_has_history, Instant::now());
+                        Reply::Started { project } => {
+                            app.start(project, Instant::now());
                             started = true;
                         }
                         Reply::Search { n, line, result } => app.answer(n, line, result.map(|r| *r)),

@@ -48,7 +48,7 @@ fn hit(m: SessionMeta, text: &str) -> Hit {
 
 fn answered(app: &mut App, line: &str, hits: Vec<Hit>) {
     let t0 = Instant::now();
-    app.start(false, t0);
+    app.start(None, t0);
     let (n, _) = app.take_search(t0, NOW).expect("a search is due");
     let total = hits.len();
     let r = SearchResults {

@@ -20,9 +20,11 @@ use super::text::safe;
 
 /// A question for the index thread.
 pub enum Job {
-    /// Does the current directory have history (to pick the opening tab)?
+    /// Which project the current directory is in, by its history (to pick the opening
+    /// tab): `here` or the nearest directory above it with sessions, below `home`.
     Start {
         here: Option<String>,
+        home: std::path::PathBuf,
     },
     Search {
         n: u64,
@@ -43,8 +45,9 @@ pub enum Job {
 
 /// What comes back to the screen.
 pub enum Reply {
+    /// The project the screen opens on, if the current directory is in one.
     Started {
-        here_has_history: bool,
+        project: Option<String>,
     },
     Search {
         n: u64,
@@ -140,13 +143,7 @@ pub fn serve(paths: IndexPaths, jobs: Receiver<Job>, replies: Sender<Reply>) {
 /// The reply to `job`; `None` for a poll that found nothing new.
 fn answer(index: &mut Index, job: Job) -> Option<Reply> {
     Some(match job {
-        Job::Start { here } => {
-            let has = here.is_some_and(|dir| {
-                let req = SearchRequest { project: Some(dir), limit: 1, ..SearchRequest::default() };
-                index.view().and_then(|v| v.search(&req).map_err(|e| e.to_string())).is_ok_and(|r| !r.hits.is_empty())
-            });
-            Reply::Started { here_has_history: has }
-        }
+        Job::Start { here, home } => Reply::Started { project: here.and_then(|dir| project_of(index, &dir, &home)) },
         Job::Search { n, line, req } => {
             let result = index.view().and_then(|v| v.search(&req).map(Box::new).map_err(|e| format!("search failed: {e}")));
             Reply::Search { n, line, result }
@@ -216,6 +213,23 @@ fn pictures(index: &mut Index) -> Result<Pictures, String> {
         .map(|s| s.targets.into_iter().collect())
         .unwrap_or_default();
     Ok(p)
+}
+
+/// The directory whose sessions "this project" means for `dir`: `dir` itself or the
+/// nearest one above it that has history (`deja` run in `api/src` opens on `api`). The
+/// home directory, the root and what holds them hold everything and are no project.
+fn project_of(index: &mut Index, dir: &str, home: &std::path::Path) -> Option<String> {
+    for d in std::path::Path::new(dir).ancestors() {
+        if d.parent().is_none() || home.starts_with(d) {
+            return None;
+        }
+        let d = d.to_string_lossy().into_owned();
+        let req = SearchRequest { project: Some(d.clone()), limit: 1, ..SearchRequest::default() };
+        if index.view().and_then(|v| v.search(&req).map_err(|e| e.to_string())).is_ok_and(|r| !r.hits.is_empty()) {
+            return Some(d);
+        }
+    }
+    None
 }
 
 /// The errors that hit most sessions (as `deja friction` counts them, with its default
