@@ -4,7 +4,7 @@
 //! ([`mcp`], and under fuzzing-style input, [`fuzz_mcp`]), ordinary mistakes and hostile
 //! settings ([`misuse`]), resume commands and `deja handoff` ([`handoff`]), one order
 //! of answers however the history was indexed ([`ranking`]), every kind of secret kept
-//! out of all of them ([`secrets`]), team memory on a real PostgreSQL ([`team`]), `deja install` and the hooks ([`wiring`]), the
+//! out of all of them ([`secrets`]), team memory on a real PostgreSQL ([`team`]), `deja install` and the hooks ([`wiring`]), the search screen driven in a real terminal ([`ui`]), the
 //! files deja keeps fresh after install ([`live_files`]), the archive under rebuilds,
 //! upgrades, kills, `forget`, exclusions and export/import ([`archive`]), and `deja
 //! index --watch` ([`watch`]).
@@ -21,6 +21,7 @@ mod ranking;
 mod recall;
 mod secrets;
 mod team;
+mod ui;
 mod watch;
 mod wiring;
 

@@ -52,7 +52,7 @@ impl Home {
         self.json(&["search", query, "--json"])
     }
 
-    fn write(&self, rel: &str, content: &[u8]) -> PathBuf {
+    pub(crate) fn write(&self, rel: &str, content: &[u8]) -> PathBuf {
         let p = self.home.join(rel);
         std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
         std::fs::write(&p, content).expect("write");
@@ -60,7 +60,7 @@ impl Home {
     }
 }
 
-fn lines(values: &[Value]) -> Vec<u8> {
+pub(crate) fn lines(values: &[Value]) -> Vec<u8> {
     let mut out = Vec::new();
     for v in values {
         out.extend(serde_json::to_vec(v).expect("json"));

@@ -47,10 +47,18 @@ pub fn caught_up_by_watcher(paths: &IndexPaths) -> Option<Option<u32>> {
 /// Makes the index fresh before a read (see the module doc). Never fails: a reader
 /// answers from what is indexed, saying on stderr why it may lag.
 pub fn refresh(env: &StoreEnv, paths: &IndexPaths) {
+    refresh_reporting(env, paths, true, &mut |m| eprintln!("deja: {m}"));
+}
+
+/// [`refresh`], saying why the index may lag through `say` rather than on stderr, and
+/// with a progress bar for a first build only when `progress` is set: the search screen
+/// runs it on a thread of its own while it draws the terminal, where stderr would
+/// scribble over the screen.
+pub fn refresh_reporting(env: &StoreEnv, paths: &IndexPaths, progress: bool, say: &mut dyn FnMut(String)) {
     match sync_with_watcher(paths, SYNC_PATIENCE) {
         Synced::Fresh => return,
         Synced::TimedOut => {
-            eprintln!("deja: the watcher did not catch up within {} s; answering from the index as it is", SYNC_PATIENCE.as_secs());
+            say(format!("the watcher did not catch up within {} s; answering from the index as it is", SYNC_PATIENCE.as_secs()));
             return;
         }
         Synced::NoWatcher => {}
@@ -66,27 +74,32 @@ pub fn refresh(env: &StoreEnv, paths: &IndexPaths) {
     if serving.exists() && needs_new_generation(&serving) && IndexView::open(&serving).is_ok() {
         if !writer_busy(&serving) {
             match spawn_detached(&["index", "--quiet"]) {
-                Ok(()) => eprintln!("deja: building a new index generation in the background; answering from the current one"),
-                Err(e) => eprintln!("deja: could not start the index build in the background ({e}); run `deja index`"),
+                Ok(()) => say("building a new index generation in the background; answering from the current one".to_string()),
+                Err(e) => say(format!("could not start the index build in the background ({e}); run `deja index`")),
             }
         }
         return;
     }
-    let first_build = !paths.exists();
+    let first_build = !paths.exists() && progress;
     let bar = crate::index_cmd::BarObserver::new(first_build);
     let observer: &dyn deja_core::index::indexer::IndexObserver = if first_build { &bar } else { &Silent };
     let result = run_index(env, paths, &IndexRequest { wait: false, ..IndexRequest::default() }, observer);
     bar.finish();
     match result {
-        Ok(_) => start_watcher_if_wanted(env, paths),
+        Ok(_) => start_watcher_reporting(env, paths, say),
         Err(IndexRunError::Busy) => {}
-        Err(IndexRunError::Index(e)) => eprintln!("deja: could not refresh the index ({e}); searching what is there"),
+        Err(IndexRunError::Index(e)) => say(format!("could not refresh the index ({e}); searching what is there")),
     }
 }
 
 /// Starts `deja index --watch` in the background when the settings allow it and none
 /// runs (nor was started within [`START_BACKOFF`]).
 pub fn start_watcher_if_wanted(env: &StoreEnv, paths: &IndexPaths) {
+    start_watcher_reporting(env, paths, &mut |m| eprintln!("deja: {m}"));
+}
+
+/// [`start_watcher_if_wanted`], saying a failure through `say`.
+fn start_watcher_reporting(env: &StoreEnv, paths: &IndexPaths, say: &mut dyn FnMut(String)) {
     let config = Settings::load(env).map(|s| s.config).unwrap_or_default();
     if WatchMode::in_effect(env, &config) == WatchMode::Off || watcher_running(paths).is_some() || !paths.root.is_dir() {
         return;
@@ -99,7 +112,7 @@ pub fn start_watcher_if_wanted(env: &StoreEnv, paths: &IndexPaths) {
     }
     let idle = IDLE_EXIT_SECS.to_string();
     if let Err(e) = spawn_detached(&["index", "--watch", "--quiet", "--idle-exit", &idle]) {
-        eprintln!("deja: could not start a watcher in the background ({e}); every search refreshes the index itself");
+        say(format!("could not start a watcher in the background ({e}); every search refreshes the index itself"));
     }
 }
 

@@ -135,14 +135,14 @@ pub fn run(args: HandoffArgs) -> Result<ExitCode> {
 /// Replaces deja with the harness, so it owns the terminal and its exit status is the
 /// user's; only a failure to start comes back.
 #[cfg(unix)]
-fn start(mut cmd: std::process::Command, name: &str) -> Result<ExitCode> {
+pub(crate) fn start(mut cmd: std::process::Command, name: &str) -> Result<ExitCode> {
     use std::os::unix::process::CommandExt;
     let err = cmd.exec();
     Err(err).with_context(|| format!("could not start `{name}`"))
 }
 
 #[cfg(not(unix))]
-fn start(mut cmd: std::process::Command, name: &str) -> Result<ExitCode> {
+pub(crate) fn start(mut cmd: std::process::Command, name: &str) -> Result<ExitCode> {
     let status = cmd.status().with_context(|| format!("could not start `{name}`"))?;
     Ok(ExitCode::from(status.code().map_or(1, |c| u8::try_from(c).unwrap_or(1))))
 }

@@ -28,6 +28,7 @@ mod search_cmd;
 mod show;
 mod team;
 mod transfer;
+mod ui;
 mod watch;
 
 use std::ffi::OsString;
@@ -57,8 +58,8 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
     about = "Search what your coding agents already did",
     long_about = "deja finds the conversation logs your coding agents (Claude Code, Codex CLI, DeepSeek Harness, …) \
                   keep on disk, indexes them locally (secrets redacted), and finds the past session you need.\n\n\
-                  `deja QUERY…` is shorthand for `deja search QUERY…`.",
-    after_help = "Examples:\n  deja \"jwt refresh\"                 search every harness\n  deja search pgbouncer --since 30d   only recent sessions\n  deja index                          refresh the index\n  deja show 5f0c7e2a                  a whole session by id prefix\n  deja demo                           try it on a synthetic home"
+                  `deja QUERY…` is shorthand for `deja search QUERY…`; bare `deja` on a terminal opens the search screen (`deja ui`).",
+    after_help = "Examples:\n  deja                                the search screen: type, read, resume\n  deja \"jwt refresh\"                  search every harness\n  deja search pgbouncer --since 30d   only recent sessions\n  deja index                          refresh the index\n  deja show 5f0c7e2a                  a whole session by id prefix\n  deja demo                           try it on a synthetic home"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -67,6 +68,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Open the search screen: type to search, read, resume (also: bare `deja` on a terminal).
+    Ui(ui::UiArgs),
     /// Search past sessions (also: `deja QUERY…`).
     #[command(
         long_about = "Search past sessions. Bare words must all occur in one turn; \"quoted phrases\" must occur \
@@ -146,6 +149,10 @@ pub struct SearchArgs {
     /// Only turns of this kind.
     #[arg(long, value_name = "ROLE", value_parser = clap::builder::PossibleValuesParser::new(output::ROLES))]
     pub role: Option<String>,
+    /// Only turns that read, changed or named this file (a path or its last parts:
+    /// `src/auth.rs`, `auth.rs`); narrows the turns the words match.
+    #[arg(long, value_name = "PATH")]
+    pub file: Option<String>,
     /// At most this many sessions (1–1000).
     #[arg(long, default_value_t = 15, value_parser = output::parse_limit)]
     pub limit: usize,
@@ -211,11 +218,65 @@ fn cli() -> clap::Command {
             order.extend(runtimes.iter().map(|c| c.get_name().to_string()));
         }
     }
+    // Hooks and runtimes are run by harnesses, not typed: they work as ever, and `deja
+    // install` and the docs name them, but the help people read leaves them out.
+    let hooks: Vec<clap::Command> = hooks.into_iter().map(|c| c.hide(true)).collect();
+    let runtimes: Vec<clap::Command> = runtimes.into_iter().map(|c| c.hide(true)).collect();
+    let recall_names: Vec<String> = recall.iter().map(|c| c.get_name().to_string()).collect();
     let mut cmd = derived.subcommands(recall).subcommands(hooks).subcommands(runtimes);
     for (i, name) in order.iter().enumerate() {
         cmd = cmd.mut_subcommand(name, |c| c.display_order(i));
     }
-    cmd
+    let groups = command_groups(&cmd, &recall_names);
+    cmd.help_template(format!(
+        "{{before-help}}{{about-with-newline}}\n{{usage-heading}} {{usage}}\n\n{groups}Options:\n{{options}}{{after-help}}"
+    ))
+}
+
+/// The groups `deja --help` lists commands in, by what a person wants to do. The recall
+/// commands (whatever modes deja-core declares) are "ask about past work"; a command in
+/// no group here lands in "Other", which a test keeps empty.
+const GROUPS: [(&str, &[&str]); 4] = [
+    ("Search and read", &["ui", "search", "show", "handoff", "harnesses"]),
+    ("Ask about past work", &["remember"]),
+    ("Wire into harnesses", &["install", "uninstall", "doctor", "mcp"]),
+    ("Manage history", &["index", "forget", "export", "import", "config", "demo", "bench"]),
+];
+
+/// The visible subcommands of `cmd` under [`GROUPS`]' headings, each with its one-line
+/// help, as the help template's commands section.
+fn command_groups(cmd: &clap::Command, recall: &[String]) -> String {
+    let visible: Vec<&clap::Command> = cmd.get_subcommands().filter(|c| !c.is_hide_set()).collect();
+    let group_of = |name: &str| -> &str {
+        if recall.iter().any(|r| r == name) {
+            return GROUPS[1].0;
+        }
+        GROUPS.iter().find(|(_, names)| names.contains(&name)).map_or("Other", |(g, _)| g)
+    };
+    let width = visible.iter().map(|c| c.get_name().len()).max().unwrap_or(0);
+    let mut out = String::new();
+    for heading in GROUPS.iter().map(|(g, _)| *g).chain(["Other"]) {
+        let mut members: Vec<&&clap::Command> = visible.iter().filter(|c| group_of(c.get_name()) == heading).collect();
+        if members.is_empty() {
+            continue;
+        }
+        // The recall commands as declared, then the group's own, in its order.
+        let rank = |name: &str| {
+            recall
+                .iter()
+                .position(|r| r == name)
+                .or_else(|| GROUPS.iter().flat_map(|(_, n)| n.iter()).position(|n| *n == name).map(|i| 1000 + i))
+        };
+        members.sort_by_key(|c| rank(c.get_name()).unwrap_or(usize::MAX));
+        out.push_str(&format!("{heading}:\n"));
+        for c in members {
+            let about = c.get_about().map(|a| a.to_string()).unwrap_or_default();
+            out.push_str(&format!("  {:<width$}  {about}\n", c.get_name()));
+        }
+        out.push('\n');
+    }
+    out.push_str(&format!("  {:<width$}  Print this message or the help of a command\n\n", "help"));
+    out
 }
 
 /// `deja <runtime> …`: a wrapper's arguments all go to the harness (`--help` included).
@@ -315,6 +376,21 @@ fn main() -> ExitCode {
         }
     }
     if args.len() == 1 {
+        // Bare `deja` on a terminal opens the search screen; piped, or with DEJA_TUI=0,
+        // it prints the help as it always has.
+        if ui::wanted() {
+            if let Err(e) = deja_core::StoreEnv::from_process().check_home() {
+                eprintln!("deja: {e}");
+                return ExitCode::from(2);
+            }
+            return match ui::run(ui::UiArgs { query: Vec::new() }) {
+                Ok(code) => code,
+                Err(e) => {
+                    eprintln!("deja: {e:#}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
         let _ = cmd.print_help();
         return ExitCode::from(2);
     }
@@ -355,6 +431,7 @@ fn main() -> ExitCode {
 /// Runs a derived command.
 fn run(command: Command, shorthand: bool) -> anyhow::Result<ExitCode> {
     match command {
+        Command::Ui(a) => ui::run(a),
         Command::Search(a) => search_cmd::run(SearchArgs { shorthand, ..a }),
         Command::Index(a) => index_cmd::run(a),
         Command::Show(a) => show::run(a),
@@ -392,5 +469,21 @@ mod tests {
             assert!(names.iter().any(|n| n == r.name()), "{} is a subcommand", r.name());
         }
         cli().debug_assert();
+    }
+
+    /// Every command a person types is in one of the help's groups, none in "Other",
+    /// and the harness-only ones are in none.
+    #[test]
+    fn help_groups_every_visible_command() {
+        let cmd = cli();
+        let recall: Vec<String> = recall_cmd::commands().iter().map(|c| c.get_name().to_string()).collect();
+        let groups = command_groups(&cmd, &recall);
+        assert!(!groups.contains("Other:"), "{groups}");
+        for c in cmd.get_subcommands() {
+            let listed = groups.lines().any(|l| l.split_whitespace().next() == Some(c.get_name()));
+            assert_eq!(listed, !c.is_hide_set(), "{}: {groups}", c.get_name());
+        }
+        let events = deja_core::wire::hook::HookEvent::ALL.len();
+        assert!(cmd.get_subcommands().filter(|c| c.is_hide_set()).count() >= events, "hooks are hidden");
     }
 }

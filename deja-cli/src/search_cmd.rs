@@ -154,6 +154,7 @@ fn local_search(env: &StoreEnv, args: &SearchArgs, query: &str, since: Option<Ti
         project: args.project.clone(),
         since,
         role: args.role.clone(),
+        file: args.file.clone(),
         limit: args.limit.max(1),
         ..SearchRequest::default()
     };

@@ -50,6 +50,14 @@ pub struct SearchRequest {
     pub since: Option<Timestamp>,
     /// `user`, `assistant`, `tool`, `command`, `files`, `edit` (or any role name).
     pub role: Option<String>,
+    /// Only turns that touched this file or named it in a tool's output: a path or its
+    /// last components (`src/auth.rs`, `auth.rs`), matched case-blind as `blame`
+    /// matches them. Like `role`, it narrows the turns words match; a query of
+    /// filters alone lists recent sessions without it.
+    pub file: Option<String>,
+    /// Only sessions whose source the harness has deleted and deja's archive still
+    /// holds (the search screen's "kept after deletion" tab). Off by default.
+    pub deleted_only: bool,
     pub limit: usize,
     /// The query is plain language whatever its wording — a prompt an agent was
     /// given, which a hook searches with — and is ranked as a question is (see
@@ -595,6 +603,13 @@ impl IndexView {
             };
             out.push((Occur::Must, Box::new(TermQuery::new(Term::from_field_text(f.role, &name), IndexRecordOption::Basic))));
         }
+        if let Some(file) = &req.file {
+            // As the index writes its path terms: normalized, lowercased, and a relative
+            // path as the suffix it is (`./src/a.rs` is found as `src/a.rs`).
+            let norm = super::records::normalize_path(file);
+            let term = norm.trim_start_matches("./");
+            out.push((Occur::Must, Box::new(TermQuery::new(Term::from_field_text(f.path, term), IndexRecordOption::Basic))));
+        }
         out
     }
 
@@ -624,13 +639,13 @@ impl IndexView {
         }
         let filters = self.filters(req);
         let with_filters = |q: Box<dyn Query>| -> Box<dyn Query> {
-            if filters.is_empty() && req.role.is_none() {
+            if filters.is_empty() && req.role.is_none() && req.file.is_none() {
                 // Unwrapped, so a pure disjunction keeps tantivy's block-max pruning.
                 return q;
             }
             let mut all = vec![(Occur::Must, q)];
             all.extend(filters.iter().map(|(o, q)| (*o, q.box_clone())));
-            if req.role.is_some() {
+            if req.role.is_some() || req.file.is_some() {
                 all.push((Occur::Must, self.kind_term(KIND_TURN)));
             }
             Box::new(BooleanQuery::new(all))
@@ -888,7 +903,7 @@ impl IndexView {
     /// The most recently updated sessions (a query with only filters).
     fn recent(&self, searcher: &Searcher, req: &SearchRequest) -> Result<SearchResults, IndexError> {
         let mut all: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, self.kind_term(KIND_SESSION))];
-        all.extend(self.filters(&SearchRequest { role: None, ..req.clone() }));
+        all.extend(self.filters(&SearchRequest { role: None, file: None, ..req.clone() }));
         let q = BooleanQuery::new(all);
         let limit = req.limit.clamp(1, MAX_LIMIT);
         let want = if req.project.is_some() { limit * 50 } else { limit };

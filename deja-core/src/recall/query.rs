@@ -230,6 +230,8 @@ fn recall_as(view: &IndexView, query: &str, scope: &Scope, limit: usize, prose: 
         project: scope.project.clone(),
         since: scope.since,
         role: None,
+        file: None,
+        deleted_only: false,
         limit: limit.max(1) + 3,
         prose,
         cancel: scope.cancel.clone(),
