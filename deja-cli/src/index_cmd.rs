@@ -1,5 +1,6 @@
 //! `deja index`: build or refresh the index, with a progress bar on a terminal and a
-//! per-harness report at the end. Whatever could not be read is named with the reason,
+//! per-harness report at the end, then what the harnesses' own retention deletes this
+//! week and whether deja keeps it. Whatever could not be read is named with the reason,
 //! also under `--quiet` (on stderr), and turns the exit status into
 //! [`EXIT_UNREADABLE`] while everything else is indexed. `--watch` keeps running
 //! ([`crate::watch`]).
@@ -154,10 +155,18 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
     if !args.rebuild && args.harness.is_empty() {
         crate::freshness::start_watcher_if_wanted(&env, &paths);
     }
+    // What the harnesses' own sweeps delete this week, now that this run archived
+    // what it read (only the harnesses indexed).
+    let indexed: Vec<&'static dyn deja_core::HarnessFormat> =
+        deja_core::registry().into_iter().filter(|f| args.harness.is_empty() || args.harness.iter().any(|h| h == f.info().id)).collect();
+    let retention = deja_core::index::retention::retention_reports(&env, &paths, &indexed, deja_core::Timestamp::now());
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report_json(&report))?);
+        let mut v = report_json(&report);
+        v["retention"] = serde_json::to_value(&retention)?;
+        println!("{}", serde_json::to_string_pretty(&v)?);
     } else if !args.quiet {
         print!("{}", render_report(&report));
+        crate::doctor::print_retention(&retention);
     } else {
         // `-q` silences progress and the table, never what went unread.
         for (id, u) in report.unreadable() {

@@ -257,6 +257,10 @@ pub struct HarnessInfo {
     pub injected: &'static InjectedText,
     /// The wiring surfaces; resume and handoff are derived from [`launch`](Self::launch).
     pub capabilities: Capabilities,
+    /// Whether and when the harness deletes its own sessions (its setting, default and
+    /// trigger): `deja doctor` and `deja index` say what it will delete and whether deja
+    /// keeps it.
+    pub retention: crate::retention::Retention,
     /// How a found session is reopened in this harness, and how it starts with a prompt.
     pub launch: crate::launch::Launch,
 }

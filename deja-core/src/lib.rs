@@ -31,6 +31,7 @@ pub mod project;
 pub mod read;
 pub mod recall;
 pub mod redact;
+pub mod retention;
 pub mod sqlite;
 pub mod stamp;
 pub mod store;

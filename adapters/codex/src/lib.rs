@@ -54,6 +54,7 @@ use deja_core::format::SessionSink;
 use deja_core::format::{Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, ParseOptions, ParseStats};
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::model::SessionMeta;
+use deja_core::retention::Retention;
 use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{InjectedText, SourceRef, StoreEnv, SynthSession, SynthWriter};
 
@@ -98,6 +99,10 @@ static INFO: HarnessInfo = HarnessInfo {
             "custom prompts are deprecated upstream; the deja-history skill is invocable as `$deja-history` or from `/skills`",
         ),
     },
+    retention: Retention::KeepsForever(
+        "Codex CLI's source (codex-rs/rollout) writes rollouts and never sweeps `sessions/`; only the prompt history \
+         `history.jsonl` is capped (`history.max_bytes`), which is not a session",
+    ),
     launch: Launch {
         resume: Resume::PerSession { doc: "`codex resume <id>` (not for history-only sessions)", pick: resume_rollouts },
         handoff: Handoff::Exec(&["codex", "{prompt}"]),

@@ -23,6 +23,7 @@ pub mod maintain;
 pub mod manifest;
 pub mod progress;
 pub mod records;
+pub mod retention;
 pub mod schema;
 pub mod search;
 mod seed;

@@ -1,0 +1,58 @@
+//! History the harness deletes, end to end: `deja doctor` and `deja index` say what
+//! Claude Code's own sweep (`cleanupPeriodDays`) deletes this week and whether deja
+//! keeps it.
+
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+use serde_json::Value;
+
+use crate::e2e::{build_home, Home};
+
+const DAY: Duration = Duration::from_secs(86_400);
+
+fn age(path: &Path, days: u32) {
+    let f = std::fs::File::options().write(true).open(path).expect("open");
+    f.set_modified(SystemTime::now() - DAY * days).expect("set mtime");
+}
+
+fn claude_retention(v: &Value) -> Value {
+    v["retention"].as_array().into_iter().flatten().find(|r| r["harness"] == "claude").cloned().unwrap_or(Value::Null)
+}
+
+#[test]
+fn doctor_and_index_say_what_claude_deletes_this_week_and_that_deja_keeps_it() {
+    let h = Home::new();
+    let (claude, _, _) = build_home(&h);
+    // Past the default 30 days: deleted at Claude's next start.
+    age(&claude, 35);
+
+    let before = claude_retention(&h.json(&["doctor", "--json", "--harness", "claude"]));
+    assert_eq!(before["policy"]["max_age_secs"], 30 * 86_400, "{before}");
+    assert_eq!(before["policy"]["from"], "default", "{before}");
+    assert_eq!(before["due"]["overdue"], 1, "{before}");
+    assert_eq!(before["lost"], 1, "not archived yet: {before}");
+    let text = String::from_utf8_lossy(&h.deja(&["doctor", "--harness", "claude"]).stdout).into_owned();
+    assert!(text.contains("1 not yet archived"), "{text}");
+
+    let after = claude_retention(&h.json(&["index", "--json"]));
+    assert_eq!((after["kept"].as_u64(), after["lost"].as_u64()), (Some(1), Some(0)), "{after}");
+    let text = String::from_utf8_lossy(&h.deja(&["doctor", "--harness", "claude"]).stdout).into_owned();
+    assert!(text.contains("1 of its 1 sessions will be deleted within 7 days") && text.contains("deja keeps all of them"), "{text}");
+
+    // The user's own setting: a year keeps it on disk; nothing is due.
+    std::fs::write(h.home.join(".claude/settings.json"), r#"{"cleanupPeriodDays": 365}"#).expect("settings");
+    let year = claude_retention(&h.json(&["doctor", "--json", "--harness", "claude"]));
+    assert_eq!(year["policy"]["from"], "settings file", "{year}");
+    assert_eq!(year["due"]["overdue"].as_u64().unwrap_or(9) + year["due"]["within"].as_u64().unwrap_or(9), 0, "{year}");
+    // deja only reads it.
+    assert_eq!(std::fs::read_to_string(h.home.join(".claude/settings.json")).expect("read"), r#"{"cleanupPeriodDays": 365}"#);
+
+    // Excluded from deja: what Claude deletes is lost, and doctor says so.
+    std::fs::write(h.home.join(".claude/settings.json"), "{}").expect("settings");
+    let config = h.home.join(".config/deja/config.toml");
+    std::fs::create_dir_all(config.parent().expect("parent")).expect("mkdir");
+    std::fs::write(&config, "[exclude]\nharnesses = [\"claude\"]\n").expect("config");
+    let excluded = claude_retention(&h.json(&["doctor", "--json", "--harness", "claude"]));
+    assert!(excluded["excluded"].is_string() && excluded["lost"] == 1, "{excluded}");
+}
