@@ -56,3 +56,61 @@ fn doctor_and_index_say_what_claude_deletes_this_week_and_that_deja_keeps_it() {
     let excluded = claude_retention(&h.json(&["doctor", "--json", "--harness", "claude"]));
     assert!(excluded["excluded"].is_string() && excluded["lost"] == 1, "{excluded}");
 }
+
+fn deleted_keys(h: &Home, args: &[&str]) -> Vec<String> {
+    let mut all = vec!["search", "--deleted", "--json", "--no-refresh"];
+    all.extend_from_slice(args);
+    let v = h.json(&all);
+    v["hits"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|x| format!("{}:{}", x["session"]["harness"].as_str().unwrap_or(""), x["session"]["id"].as_str().unwrap_or("")))
+        .collect()
+}
+
+#[test]
+fn a_session_whose_source_is_gone_is_marked_listed_and_counted_and_unmarked_when_it_is_back() {
+    let h = Home::new();
+    let (claude, _, _) = build_home(&h);
+    let key = format!("claude:{}", crate::e2e::CLAUDE_SESSION);
+    let r = h.json(&["index", "--json"]);
+    assert_eq!(r["sources_gone"], 0, "{r}");
+    assert!(deleted_keys(&h, &[]).is_empty(), "nothing is deleted yet");
+
+    let kept = std::fs::read(&claude).expect("read");
+    std::fs::remove_file(&claude).expect("the harness sweeps it");
+    let r = h.json(&["index", "--json"]);
+    assert_eq!(r["sources_gone"], 1, "{r}");
+    assert_eq!(deleted_keys(&h, &[]), vec![key.clone()], "listed with no words");
+    assert_eq!(deleted_keys(&h, &["nightly"]), vec![key.clone()], "and by its words");
+    assert!(deleted_keys(&h, &["invoice"]).is_empty(), "the codex session is not deleted");
+    let plain = h.json(&["search", "nightly", "--json", "--no-refresh"]);
+    let noticed = &plain["hits"][0]["session"]["source_deleted"]["noticed"];
+    assert!(noticed.is_string(), "every search says so: {plain}");
+
+    let shown = h.json(&["show", crate::e2e::CLAUDE_SESSION, "--json"]);
+    assert_eq!(&shown["session"]["source_deleted"]["noticed"], noticed, "{shown}");
+    let text = String::from_utf8_lossy(&h.deja(&["show", crate::e2e::CLAUDE_SESSION]).stdout).into_owned();
+    assert!(text.contains("its harness deleted the source"), "{text}");
+    let harnesses = h.json(&["harnesses", "--json"]);
+    let claude_row = harnesses["harnesses"].as_array().into_iter().flatten().find(|x| x["id"] == "claude").cloned().unwrap_or_default();
+    assert_eq!((claude_row["sessions"].as_u64(), claude_row["source_deleted"].as_u64()), (Some(1), Some(1)), "{claude_row}");
+    let recall = String::from_utf8_lossy(&h.deja(&["ctx", "nightly build"]).stdout).into_owned();
+    assert!(recall.contains("deja kept it"), "recall (and so MCP) says it: {recall}");
+
+    // A rebuild keeps the label and its first date.
+    ok_json(&h, &["index", "--rebuild", "--json"]);
+    let again = h.json(&["search", "nightly", "--json", "--no-refresh"]);
+    assert_eq!(&again["hits"][0]["session"]["source_deleted"]["noticed"], noticed, "{again}");
+
+    // Back on disk: no longer deleted.
+    std::fs::write(&claude, kept).expect("put back");
+    let r = h.json(&["index", "--json"]);
+    assert_eq!(r["sources_back"], 1, "{r}");
+    assert!(deleted_keys(&h, &[]).is_empty());
+}
+
+fn ok_json(h: &Home, args: &[&str]) -> Value {
+    h.json(args)
+}

@@ -285,6 +285,8 @@ fn declared_retention(r: &deja_core::retention::Retention) -> Value {
 /// The harnesses' sweeps and what deja keeps of them, one line each (`deja doctor`, the
 /// end of `deja index`).
 pub fn print_retention(reports: &[RetentionReport]) {
+    // A harness with nothing on this machine has nothing to lose.
+    let reports: Vec<&RetentionReport> = reports.iter().filter(|r| r.sources > 0).collect();
     if reports.is_empty() {
         return;
     }

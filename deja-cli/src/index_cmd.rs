@@ -213,6 +213,8 @@ pub fn report_json(report: &IndexReport) -> serde_json::Value {
         "harnesses": report.harnesses,
         "new_generation": report.new_generation,
         "restored_from_archive": report.restored,
+        "sources_gone": report.sources_gone,
+        "sources_back": report.sources_back,
         "purged_by_exclusions": report.purged,
         "seeded_into_archive": report.seeded,
         "archive_problems": report.archive_problems,
@@ -281,6 +283,15 @@ pub fn render_report(report: &IndexReport) -> String {
             "built a new index generation ({generation}); {} session(s) whose sources are gone restored from the archive\n",
             report.restored
         ));
+    }
+    if report.sources_gone > 0 {
+        out.push_str(&format!(
+            "{} session(s) whose source its harness deleted: kept in the archive (`deja search --deleted`, `deja restore ID`)\n",
+            report.sources_gone
+        ));
+    }
+    if report.sources_back > 0 {
+        out.push_str(&format!("{} session(s) whose deleted source is back on disk\n", report.sources_back));
     }
     for p in &report.archive_problems {
         out.push_str(&format!("archive: {p}\n"));

@@ -152,6 +152,10 @@ pub struct SearchArgs {
     /// Search the index as it is, without refreshing it first.
     #[arg(long)]
     pub no_refresh: bool,
+    /// Only sessions whose source the harness deleted and deja kept (with no words: all
+    /// of them, newest first). `deja restore ID` writes one back for its harness.
+    #[arg(long)]
+    pub deleted: bool,
     /// Set when `deja WORD…` was read as a search, so a first word that misspells a
     /// command can be pointed out when nothing matches.
     #[arg(skip)]

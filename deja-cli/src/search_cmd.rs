@@ -73,6 +73,7 @@ pub fn run(args: SearchArgs) -> Result<ExitCode> {
         since,
         role: args.role.clone(),
         limit: args.limit.max(1),
+        deleted_only: args.deleted,
         ..SearchRequest::default()
     };
     let results = view.search(&req).context("search failed")?;
@@ -105,6 +106,7 @@ pub fn results_json(r: &SearchResults) -> serde_json::Value {
                     "started": h.session.started,
                     "updated": h.session.updated,
                     "parent": h.session.parent,
+                    "source_deleted": h.session.source_deleted,
                 },
                 "tier": h.tier.as_str(),
                 "resume": resume,
@@ -182,6 +184,9 @@ pub fn render(r: &SearchResults, query: &str) -> String {
         out.push_str(&format!("    {}  {}\n", id_short, clean(s.project.as_deref().unwrap_or("-"), 200)));
         for sn in &h.snippets {
             out.push_str(&format!("    │ {}\n", clean(sn, 400)));
+        }
+        if let Some(line) = crate::output::kept_line(s) {
+            out.push_str(&format!("    {line}\n"));
         }
         if let Ok(r) = deja_core::format::resume_for(s) {
             let note = r.note.map(|n| format!("  ({n})")).unwrap_or_default();

@@ -64,6 +64,9 @@ pub fn run(args: ShowArgs) -> Result<ExitCode> {
     }
     println!("when     {} → {}", short_time(meta.started), short_time(meta.updated));
     println!("source   {}", safe(&meta.path));
+    if let Some(line) = crate::output::kept_line(&meta) {
+        println!("         {line}");
+    }
     if let Some(p) = &meta.parent {
         println!("parent   {}", safe(p));
     }

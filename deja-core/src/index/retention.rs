@@ -74,7 +74,7 @@ impl RetentionReport {
 }
 
 fn days(secs: u64) -> String {
-    if secs % 86_400 == 0 {
+    if secs.is_multiple_of(86_400) {
         format!("{} days", secs / 86_400)
     } else {
         format!("{:.1} days", secs as f64 / 86_400.0)
