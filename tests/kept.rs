@@ -93,6 +93,8 @@ fn a_session_whose_source_is_gone_is_marked_listed_and_counted_and_unmarked_when
     assert_eq!(&shown["session"]["source_deleted"]["noticed"], noticed, "{shown}");
     let text = String::from_utf8_lossy(&h.deja(&["show", crate::e2e::CLAUDE_SESSION]).stdout).into_owned();
     assert!(text.contains("its harness deleted the source"), "{text}");
+    assert!(text.contains(&format!("restore  deja restore {key}")), "show offers restore next to resume: {text}");
+    assert_eq!(shown["restore"], format!("deja restore {key}"), "{shown}");
     let harnesses = h.json(&["harnesses", "--json"]);
     let claude_row = harnesses["harnesses"].as_array().into_iter().flatten().find(|x| x["id"] == "claude").cloned().unwrap_or_default();
     assert_eq!((claude_row["sessions"].as_u64(), claude_row["source_deleted"].as_u64()), (Some(1), Some(1)), "{claude_row}");
@@ -113,4 +115,63 @@ fn a_session_whose_source_is_gone_is_marked_listed_and_counted_and_unmarked_when
 
 fn ok_json(h: &Home, args: &[&str]) -> Value {
     h.json(args)
+}
+
+#[test]
+fn restore_writes_a_deleted_claude_session_back_where_claude_reads_it_and_never_overwrites() {
+    let h = Home::new();
+    let (claude, _, _) = build_home(&h);
+    let id = crate::e2e::CLAUDE_SESSION;
+    h.json(&["index", "--json"]);
+    std::fs::remove_file(&claude).expect("the harness sweeps it");
+    h.json(&["index", "--json"]);
+
+    let dry = h.json(&["restore", id, "--dry-run", "--json"]);
+    let r = &dry["restored"][0];
+    assert_eq!(r["path"].as_str().map(std::path::PathBuf::from), Some(claude.clone()), "{dry}");
+    assert!(r["bytes"].as_u64().unwrap_or(0) > 0 && r["written"] == false, "{dry}");
+    assert!(!claude.exists(), "a dry run writes nothing");
+
+    let done = h.json(&["restore", id, "--json"]);
+    let r = &done["restored"][0];
+    assert_eq!(r["written"], true, "{done}");
+    assert!(r["redacted_turns"].as_u64().unwrap_or(0) >= 1, "the prompt held keys, kept redacted: {done}");
+    assert!(r["resume"].as_str().is_some_and(|c| c.contains(&format!("claude --resume {id}"))), "{done}");
+    let text = std::fs::read_to_string(&claude).expect("restored");
+    assert!(!text.contains("AKIAIOSFODNN7EXAMPLE") && text.contains("[redacted:"), "secrets stay redacted");
+    for line in text.lines() {
+        let v: Value = serde_json::from_str(line).expect("every line is JSON");
+        if v["type"] == "user" || v["type"] == "assistant" {
+            for field in ["uuid", "sessionId", "cwd", "version", "timestamp"] {
+                assert!(v[field].is_string(), "{field} missing in {line}");
+            }
+            assert_eq!(v["sessionId"], id);
+        }
+    }
+    // Read back through deja: the session is the harness's again, with its turns.
+    let r = h.json(&["index", "--json"]);
+    assert_eq!(r["sources_back"], 1, "{r}");
+    let shown = h.json(&["show", id, "--json"]);
+    assert!(shown["session"]["source_deleted"].is_null(), "{shown}");
+    let turns = shown["turns"].as_array().cloned().unwrap_or_default();
+    assert!(
+        turns.iter().any(|t| t["tool"]["command"] == "cd ci && make nightly"
+            && t["tool"]["is_error"] == true
+            && t["text"] == "make: *** [nightly] Error 124"),
+        "{shown}"
+    );
+
+    // Never over a file; --force writes a copy under a new id beside it.
+    let again = h.deja(&["restore", id]);
+    assert!(!again.status.success() && String::from_utf8_lossy(&again.stderr).contains("exists already"), "{again:?}");
+    assert_eq!(std::fs::read_to_string(&claude).expect("same"), text, "untouched");
+    let beside = h.json(&["restore", id, "--force", "--json"]);
+    let copy = &beside["restored"][0];
+    assert_eq!(copy["beside"], true, "{beside}");
+    assert_ne!(copy["id"], id, "{beside}");
+    assert!(std::path::Path::new(copy["path"].as_str().unwrap_or("")).exists(), "{beside}");
+
+    // A session deja does not know is an error naming it.
+    let unknown = h.deja(&["restore", "no-such-session"]);
+    assert!(!unknown.status.success() && String::from_utf8_lossy(&unknown.stderr).contains("no-such-session"));
 }
