@@ -44,6 +44,7 @@
 //! | `history.jsonl` `{session_id, ts, text}` | `User` | session per id without a rollout; project `history` |
 //! | `state_5.sqlite` `threads` `id`, `title` | session `title` | when non-empty; a change read as a rename |
 
+mod restore;
 mod wiring;
 
 use std::path::{Path, PathBuf};
@@ -148,6 +149,11 @@ impl HarnessFormat for CodexFormat {
     }
 
     fn synthetic(&self) -> Option<&dyn SynthWriter> {
+        Some(self)
+    }
+
+    /// Codex resumes a rollout by its thread id ([`restore`]).
+    fn restorer(&self) -> Option<&dyn deja_core::format::RestoreWriter> {
         Some(self)
     }
 }
