@@ -39,6 +39,7 @@
 //! "<project-id>"}}`, reverse lookup), else `tmp/<project-id>/.project_root`, else the
 //! project id itself.
 
+mod restore;
 mod wiring;
 
 use std::path::{Path, PathBuf};
@@ -203,6 +204,11 @@ impl HarnessFormat for GeminiFormat {
     }
 
     fn synthetic(&self) -> Option<&dyn deja_core::SynthWriter> {
+        Some(self)
+    }
+
+    /// Gemini CLI resumes a chat by its session id ([`restore`]).
+    fn restorer(&self) -> Option<&dyn deja_core::format::RestoreWriter> {
         Some(self)
     }
 }
