@@ -13,10 +13,14 @@
 #   cargo build -p deja-cli
 #   unshare -rn xtask/restore-check.sh claude /tmp/r/npm/node_modules/.bin/claude target/debug/deja
 #
-# Harnesses: claude (Claude Code). Prints the versions checked and PASS, or why not.
+#   unshare -rn xtask/restore-check.sh codex /tmp/r/npm/node_modules/.bin/codex target/debug/deja
+#   unshare -rn xtask/restore-check.sh gemini /tmp/r/npm/node_modules/.bin/gemini target/debug/deja
+#
+# Harnesses: claude (Claude Code), codex (Codex CLI), gemini (Gemini CLI). Prints the
+# versions checked and PASS, or why not.
 set -euo pipefail
 
-harness=${1:?harness id (claude)}
+harness=${1:?harness id (claude, codex, gemini)}
 bin=$(realpath "${2:?path to the harness binary}")
 deja=$(realpath "${3:?path to the deja binary}")
 here=$(cd "$(dirname "$0")" && pwd)
@@ -26,23 +30,63 @@ work=$(mktemp -d)
 export HOME=$work/home DEJA_WATCH=off
 mkdir -p "$HOME/project"
 log=$work/requests.jsonl
-python3 "$here/mock_model.py" --port 8787 --log "$log" 2>"$work/mock.err" &
-mock=$!
+mock=
+# The mock reads its script (MOCK_STEPS) from its own environment, so each run gets a
+# mock of its own: the first runs a shell call, the resumed one only answers, and the
+# shell output can reach the resumed request only from the restored file.
+start_mock() {
+    if [ -n "$mock" ]; then kill "$mock" 2>/dev/null || true; wait "$mock" 2>/dev/null || true; fi
+    MOCK_STEPS=$1 python3 "$here/mock_model.py" --port 8787 --log "$log" 2>>"$work/mock.err" &
+    mock=$!
+    for _ in $(seq 50); do
+        (echo > /dev/tcp/127.0.0.1/8787) 2>/dev/null && break
+        sleep 0.1
+    done
+}
 trap 'kill $mock 2>/dev/null || true' EXIT
-for _ in $(seq 50); do
-    (echo > /dev/tcp/127.0.0.1/8787) 2>/dev/null && break
-    sleep 0.1
-done
+start_mock shell,answer
 cd "$HOME/project"
 marker=zebrafinch$RANDOM
 
 case $harness in
 claude)
     export ANTHROPIC_BASE_URL=http://127.0.0.1:8787 ANTHROPIC_API_KEY=sk-ant-test IS_SANDBOX=1 DISABLE_AUTOUPDATER=1
-    MOCK_STEPS=shell,answer "$bin" -p "remember the word $marker" --dangerously-skip-permissions >"$work/first.out"
+    "$bin" -p "remember the word $marker" --dangerously-skip-permissions >"$work/first.out"
     transcript=$(find "$HOME/.claude/projects" -name '*.jsonl' -not -path '*/subagents/*' | head -1)
     id=$(basename "$transcript" .jsonl)
-    resume() { MOCK_STEPS=answer "$bin" -p --resume "$id" "which word did I ask you to remember?" --dangerously-skip-permissions; }
+    resume() { "$bin" -p --resume "$id" "which word did I ask you to remember?" --dangerously-skip-permissions; }
+    ;;
+codex)
+    # A provider of its own pointed at the mock (Responses API), its key from the
+    # environment: no login, no network.
+    export CODEX_HOME=$HOME/.codex MOCK_KEY=sk-test
+    mkdir -p "$CODEX_HOME"
+    cat >"$CODEX_HOME/config.toml" <<'TOML'
+model = "gpt-5-codex"
+model_provider = "mock"
+[model_providers.mock]
+name = "mock"
+base_url = "http://127.0.0.1:8787/v1"
+wire_api = "responses"
+env_key = "MOCK_KEY"
+TOML
+    run() { "$bin" exec --skip-git-repo-check --dangerously-bypass-approvals-and-sandbox "$@"; }
+    run "remember the word $marker" >"$work/first.out" 2>&1
+    transcript=$(find "$CODEX_HOME/sessions" -name 'rollout-*.jsonl' | head -1)
+    id=$(head -1 "$transcript" | python3 -c 'import json,sys; print(json.load(sys.stdin)["payload"]["id"])')
+    # Codex keeps the thread's row in state_5.sqlite; deja leaves it as it is.
+    resume() { run resume "$id" "which word did I ask you to remember?"; }
+    ;;
+gemini)
+    # Gemini API key auth against the mock; a model named so no routing call is made.
+    export GEMINI_API_KEY=test-key GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:8787
+    mkdir -p "$HOME/.gemini"
+    echo '{"security":{"auth":{"selectedType":"gemini-api-key"},"folderTrust":{"enabled":false}}}' >"$HOME/.gemini/settings.json"
+    run() { "$bin" -m gemini-2.5-flash --yolo "$@"; }
+    run -p "remember the word $marker" >"$work/first.out" 2>&1
+    transcript=$(find "$HOME/.gemini/tmp" -path '*/chats/session-*' | head -1)
+    id=$(head -1 "$transcript" | python3 -c 'import json,sys; print(json.load(sys.stdin)["sessionId"])')
+    resume() { run --resume "$id" -p "which word did I ask you to remember?"; }
     ;;
 *)
     echo "restore-check: no scenario for $harness yet" >&2
@@ -58,6 +102,7 @@ grep -q '"sources_gone": 1' "$work/index.json" || { echo "FAIL: deja did not not
 "$deja" search --deleted --no-refresh | grep -q "$id" || { echo "FAIL: deja search --deleted does not list $id"; exit 1; }
 "$deja" restore "$id"
 : >"$log"
+start_mock answer
 resume >"$work/resumed.out"
 # The last request the model got for the resumed prompt holds the restored turns.
 python3 - "$log" "$marker" <<'EOF'

@@ -59,9 +59,11 @@ impl RestoreWriter for GeminiFormat {
             // The name it had, so a legacy `.json` chat comes back as `.json`.
             return Ok(original);
         }
-        let cwd = meta.project.as_deref().filter(|p| p.starts_with('/')).ok_or(
-            "the session has no absolute working directory, which names the project Gemini resumes it in",
-        )?;
+        let cwd = meta
+            .project
+            .as_deref()
+            .filter(|p| p.starts_with('/'))
+            .ok_or("the session has no absolute working directory, which names the project Gemini resumes it in")?;
         let tmp = crate::INFO.store.root(crate::ID, env).ok_or("no Gemini CLI store root on this machine")?;
         let dir = registered(&tmp, cwd).or_else(|| adopted(&tmp, cwd)).unwrap_or_else(|| project_hash(cwd));
         Ok(tmp.join(dir).join("chats").join(file))
@@ -135,9 +137,7 @@ impl<'a> Writer<'a> {
                     self.line(&rec);
                 }
                 Role::ToolCall => self.call(t),
-                Role::Reasoning => {
-                    self.left_out.push((t.seq, "reasoning: Gemini CLI sends a chat's thoughts back to no model".into()))
-                }
+                Role::Reasoning => self.left_out.push((t.seq, "reasoning: Gemini CLI sends a chat's thoughts back to no model".into())),
                 Role::Summary => self.left_out.push((t.seq, "a compaction summary: a Gemini chat file has no record for one".into())),
                 Role::ToolOutput => self.left_out.push((t.seq, "a tool result whose call the archive does not hold".into())),
                 Role::Note => self.left_out.push((t.seq, "a note is deja's, not the harness's".into())),
