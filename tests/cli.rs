@@ -6,14 +6,16 @@
 //! of answers however the history was indexed ([`ranking`]), every kind of secret kept
 //! out of all of them ([`secrets`]), team memory on a real PostgreSQL ([`team`]), `deja install` and the hooks ([`wiring`]), the search screen driven in a real terminal ([`ui`]), the
 //! files deja keeps fresh after install ([`live_files`]), the archive under rebuilds,
-//! upgrades, kills, `forget`, exclusions and export/import ([`archive`]), and `deja
-//! index --watch` ([`watch`]).
+//! upgrades, kills, `forget`, exclusions and export/import ([`archive`]), `deja
+//! index --watch` ([`watch`]), and history the harnesses delete: their retention, what deja kept
+//! and `deja restore` ([`kept`]).
 
 mod archive;
 mod e2e;
 mod every_harness;
 mod fuzz_mcp;
 mod handoff;
+mod kept;
 mod live_files;
 mod mcp;
 mod misuse;

@@ -2,13 +2,15 @@
 //! store (path, exists, sessions indexed) and each wiring target (wired, not wired,
 //! partly wired, stale, broken) with the command that fixes it; then the index (size,
 //! schema generation, last refresh, whether a writer holds the lock, a first build in
-//! progress, whether a `deja index --watch` keeps it fresh).
+//! progress, whether a `deja index --watch` keeps it fresh); then what the harnesses'
+//! own retention deletes this week and whether deja keeps it.
 
 use std::process::ExitCode;
 use std::time::SystemTime;
 
 use anyhow::Result;
 use clap::Args;
+use deja_core::index::retention::{retention_reports, RetentionReport};
 use deja_core::index::{IndexPaths, IndexView};
 use deja_core::wire::inspect::{target_state, TargetState};
 use deja_core::wire::WireContext;
@@ -83,6 +85,9 @@ pub fn run(args: DoctorArgs) -> Result<ExitCode> {
     let shared = |p: &std::path::Path| writers.get(p).is_some_and(|ids| ids.len() > 1);
     let mut harnesses = Vec::new();
     let mut problems = 0usize;
+    let selected: Vec<&'static dyn deja_core::HarnessFormat> =
+        deja_core::registry().into_iter().filter(|f| args.harness.is_empty() || args.harness.iter().any(|h| h == f.info().id)).collect();
+    let retention = retention_reports(&env, &paths, &selected, deja_core::Timestamp::now());
     for f in deja_core::registry() {
         let info = f.info();
         if !args.harness.is_empty() && !args.harness.iter().any(|h| h == info.id) {
@@ -130,6 +135,7 @@ pub fn run(args: DoctorArgs) -> Result<ExitCode> {
             "sessions": counts.get(info.id).copied().unwrap_or(0),
             "wiring": targets,
             "notes": f.wiring().map(|w| w.notes().to_vec()).unwrap_or_default(),
+            "retention": declared_retention(&info.retention),
         }));
     }
     let index = json!({
@@ -160,7 +166,7 @@ pub fn run(args: DoctorArgs) -> Result<ExitCode> {
         println!(
             "{}",
             serde_json::to_string_pretty(
-                &json!({"schema_version": 1, "harnesses": harnesses, "index": index, "config": config, "problems": problems})
+                &json!({"schema_version": 1, "harnesses": harnesses, "index": index, "config": config, "retention": retention, "problems": problems})
             )?
         );
         return Ok(if problems == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE });
@@ -250,8 +256,43 @@ pub fn run(args: DoctorArgs) -> Result<ExitCode> {
         crate::output::human_bytes(config["archive"]["bytes"].as_u64().unwrap_or(0)),
         config["tombstones"]["sessions"]
     );
+    print_retention(&retention);
     if problems > 0 {
         println!("{problems} problem(s): see the `fix:` lines above");
     }
     Ok(if problems == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+/// What a harness declares about deleting its history, for `--json`.
+fn declared_retention(r: &deja_core::retention::Retention) -> Value {
+    use deja_core::retention::Retention;
+    match r {
+        Retention::Unknown => json!({"kind": "unknown"}),
+        Retention::KeepsForever(why) => json!({"kind": "keeps-forever", "evidence": why}),
+        Retention::MaxAge(m) => json!({
+            "kind": "max-age",
+            "file": m.file,
+            "setting": m.setting,
+            "default_days": m.default_secs / 86_400,
+            "switch": m.switch.map(|(k, d)| json!({"setting": k, "default": d})),
+            "trigger": m.trigger,
+            "age_of": m.age_of,
+            "evidence": m.evidence,
+        }),
+    }
+}
+
+/// The harnesses' sweeps and what deja keeps of them, one line each (`deja doctor`, the
+/// end of `deja index`).
+pub fn print_retention(reports: &[RetentionReport]) {
+    // A harness with nothing on this machine has nothing to lose.
+    let reports: Vec<&RetentionReport> = reports.iter().filter(|r| r.sources > 0).collect();
+    if reports.is_empty() {
+        return;
+    }
+    println!("history the harnesses delete:");
+    for r in reports {
+        let mark = if r.lost + r.behind > 0 || r.excluded.is_some() && r.due.total() > 0 { "!" } else { "✓" };
+        println!("  {mark} {}", r.sentence());
+    }
 }

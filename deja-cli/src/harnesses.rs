@@ -21,7 +21,7 @@ pub struct HarnessesArgs {
 pub fn run(args: HarnessesArgs) -> Result<ExitCode> {
     let env = StoreEnv::from_process();
     let paths = IndexPaths::new(env.index_dir());
-    let counts = IndexView::open(&paths).ok().and_then(|v| v.session_counts().ok()).unwrap_or_default();
+    let counts = IndexView::open(&paths).ok().and_then(|v| v.session_and_deleted_counts().ok()).unwrap_or_default();
     // Adapters that look in project directories see the ones the index learned.
     let env = env.with_work_dirs(WorkDirs::load(&paths.work_dirs()).newest());
     let mut list = Vec::new();
@@ -37,7 +37,9 @@ pub fn run(args: HarnessesArgs) -> Result<ExitCode> {
             // its key): counted here so missing history is never silent.
             "not_opened": d.locked.len(),
             "not_opened_reasons": distinct_reasons(&d.locked),
-            "sessions": counts.get(info.id).copied().unwrap_or(0),
+            "sessions": counts.get(info.id).map_or(0, |c| c.0),
+            // Of them, kept after the harness deleted their source (`deja search --deleted`).
+            "source_deleted": counts.get(info.id).map_or(0, |c| c.1),
         }));
     }
     if args.json {
@@ -45,8 +47,14 @@ pub fn run(args: HarnessesArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     for h in &list {
+        let deleted = match h["source_deleted"].as_u64() {
+            Some(n) if n > 0 => {
+                format!(" ({n} kept after the harness deleted them: `deja search --deleted --harness {}`)", h["id"].as_str().unwrap_or(""))
+            }
+            _ => String::new(),
+        };
         println!(
-            "{} ({}) — {} sources, {} sessions indexed",
+            "{} ({}) — {} sources, {} sessions indexed{deleted}",
             h["name"].as_str().unwrap_or(""),
             h["id"].as_str().unwrap_or(""),
             h["sources"],

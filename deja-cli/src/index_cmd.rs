@@ -1,5 +1,6 @@
 //! `deja index`: build or refresh the index, with a progress bar on a terminal and a
-//! per-harness report at the end. Whatever could not be read is named with the reason,
+//! per-harness report at the end, then what the harnesses' own retention deletes this
+//! week and whether deja keeps it. Whatever could not be read is named with the reason,
 //! also under `--quiet` (on stderr), and turns the exit status into
 //! [`EXIT_UNREADABLE`] while everything else is indexed. `--watch` keeps running
 //! ([`crate::watch`]).
@@ -154,10 +155,18 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
     if !args.rebuild && args.harness.is_empty() {
         crate::freshness::start_watcher_if_wanted(&env, &paths);
     }
+    // What the harnesses' own sweeps delete this week, now that this run archived
+    // what it read (only the harnesses indexed).
+    let indexed: Vec<&'static dyn deja_core::HarnessFormat> =
+        deja_core::registry().into_iter().filter(|f| args.harness.is_empty() || args.harness.iter().any(|h| h == f.info().id)).collect();
+    let retention = deja_core::index::retention::retention_reports(&env, &paths, &indexed, deja_core::Timestamp::now());
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report_json(&report))?);
+        let mut v = report_json(&report);
+        v["retention"] = serde_json::to_value(&retention)?;
+        println!("{}", serde_json::to_string_pretty(&v)?);
     } else if !args.quiet {
         print!("{}", render_report(&report));
+        crate::doctor::print_retention(&retention);
     } else {
         // `-q` silences progress and the table, never what went unread.
         for (id, u) in report.unreadable() {
@@ -204,6 +213,8 @@ pub fn report_json(report: &IndexReport) -> serde_json::Value {
         "harnesses": report.harnesses,
         "new_generation": report.new_generation,
         "restored_from_archive": report.restored,
+        "sources_gone": report.sources_gone,
+        "sources_back": report.sources_back,
         "purged_by_exclusions": report.purged,
         "seeded_into_archive": report.seeded,
         "archive_problems": report.archive_problems,
@@ -272,6 +283,15 @@ pub fn render_report(report: &IndexReport) -> String {
             "built a new index generation ({generation}); {} session(s) whose sources are gone restored from the archive\n",
             report.restored
         ));
+    }
+    if report.sources_gone > 0 {
+        out.push_str(&format!(
+            "{} session(s) whose source its harness deleted: kept in the archive (`deja search --deleted`, `deja restore ID`)\n",
+            report.sources_gone
+        ));
+    }
+    if report.sources_back > 0 {
+        out.push_str(&format!("{} session(s) whose deleted source is back on disk\n", report.sources_back));
     }
     for p in &report.archive_problems {
         out.push_str(&format!("archive: {p}\n"));

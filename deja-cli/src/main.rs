@@ -24,6 +24,7 @@ mod mcp;
 mod output;
 mod recall_cmd;
 mod remember;
+mod restore_cmd;
 mod search_cmd;
 mod show;
 mod team;
@@ -95,6 +96,17 @@ enum Command {
     Index(index_cmd::IndexArgs),
     /// Print a whole session (an id prefix is enough), with the command that resumes it.
     Show(show::ShowArgs),
+    /// Write sessions deja kept back into their harness's store, so the harness resumes them.
+    #[command(long_about = "Write archived sessions back into their harness's own store, in its own format and where it \
+                            reads them, so its own resume works again (`claude --resume <id>`, …). Meant for sessions \
+                            whose source the harness deleted (`deja search --deleted` lists them). Never overwrites: a \
+                            session whose file exists is reported, and --force writes a copy under a new id beside it \
+                            only where the harness tolerates that. Each file is read back through deja's own reader \
+                            before it is written and must give the archived turns. Text the archive keeps redacted \
+                            stays redacted, and the report says how many turns carry a redaction. Harnesses whose \
+                            history is a database, or that resume nothing by id, are not restorable; `deja harnesses` \
+                            and the harness matrix say which are.")]
+    Restore(restore_cmd::RestoreArgs),
     /// Start a harness with a past session's digest as its first prompt (or print it to paste).
     Handoff(handoff::HandoffArgs),
     /// List the harnesses deja reads, their stores on this machine, and session counts.
@@ -171,6 +183,10 @@ pub struct SearchArgs {
     /// Short for `--scope team`.
     #[arg(long, conflicts_with = "scope")]
     pub team: bool,
+    /// Only sessions whose source the harness deleted and deja kept (with no words: all
+    /// of them, newest first). `deja restore ID` writes one back for its harness.
+    #[arg(long)]
+    pub deleted: bool,
     /// Set when `deja WORD…` was read as a search, so a first word that misspells a
     /// command can be pointed out when nothing matches.
     #[arg(skip)]
@@ -435,6 +451,7 @@ fn run(command: Command, shorthand: bool) -> anyhow::Result<ExitCode> {
         Command::Search(a) => search_cmd::run(SearchArgs { shorthand, ..a }),
         Command::Index(a) => index_cmd::run(a),
         Command::Show(a) => show::run(a),
+        Command::Restore(a) => restore_cmd::run(a),
         Command::Handoff(a) => handoff::run(a),
         Command::Harnesses(a) => harnesses::run(a),
         Command::Demo(a) => demo::run(a),

@@ -18,6 +18,13 @@ pub fn resume_json(meta: &deja_core::model::SessionMeta) -> (serde_json::Value, 
     }
 }
 
+/// `⌫ source deleted …` for a session whose harness deleted its source: when deja
+/// noticed and that the archive kept it.
+pub fn kept_line(meta: &deja_core::model::SessionMeta) -> Option<String> {
+    let d = meta.source_deleted.as_ref()?;
+    Some(format!("⌫ its harness deleted the source (noticed {}); deja kept the session", short_time(Some(d.noticed))))
+}
+
 /// Parses `30d`, `12h`, `2w`, `90m`, or a date `2026-01-02` (or any timestamp shape).
 pub fn parse_since(s: &str, now: Timestamp) -> Result<Timestamp> {
     parse_when("--since", s, now)

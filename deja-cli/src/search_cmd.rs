@@ -156,6 +156,7 @@ fn local_search(env: &StoreEnv, args: &SearchArgs, query: &str, since: Option<Ti
         role: args.role.clone(),
         file: args.file.clone(),
         limit: args.limit.max(1),
+        deleted_only: args.deleted,
         ..SearchRequest::default()
     };
     view.search(&req).context("search failed")
@@ -231,6 +232,7 @@ pub fn results_json(r: &SearchResults) -> serde_json::Value {
                     "started": h.session.started,
                     "updated": h.session.updated,
                     "parent": h.session.parent,
+                    "source_deleted": h.session.source_deleted,
                 },
                 "tier": h.tier.as_str(),
                 "resume": resume,
@@ -308,6 +310,9 @@ pub fn render(r: &SearchResults, query: &str) -> String {
         out.push_str(&format!("    {}  {}\n", id_short, clean(s.project.as_deref().unwrap_or("-"), 200)));
         for sn in &h.snippets {
             out.push_str(&format!("    │ {}\n", clean(sn, 400)));
+        }
+        if let Some(line) = crate::output::kept_line(s) {
+            out.push_str(&format!("    {line}\n"));
         }
         if let Ok(r) = deja_core::format::resume_for(s) {
             let note = r.note.map(|n| format!("  ({n})")).unwrap_or_default();

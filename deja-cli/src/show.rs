@@ -1,5 +1,6 @@
 //! `deja show ID`: the whole normalized session, as text or JSON, with the command that
-//! resumes it in its harness.
+//! resumes it in its harness (and, when its harness deleted the source, the `deja restore`
+//! that puts it back).
 
 use std::process::ExitCode;
 
@@ -64,11 +65,18 @@ pub fn run(args: ShowArgs) -> Result<ExitCode> {
     let turns = view.session_turns(&meta.key())?;
     if args.json {
         let (resume, unavailable) = crate::output::resume_json(&meta);
+        let (restore, restore_unavailable) = match restore_offer(&meta) {
+            Some(Ok(cmd)) => (Some(cmd), None),
+            Some(Err(why)) => (None, Some(why)),
+            None => (None, None),
+        };
         let doc = serde_json::json!({
             "schema_version": 1,
             "session": meta,
             "resume": resume,
             "resume_unavailable": unavailable,
+            "restore": restore,
+            "restore_unavailable": restore_unavailable,
             "turns": turns,
         });
         println!("{}", serde_json::to_string_pretty(&doc)?);
@@ -82,6 +90,9 @@ pub fn run(args: ShowArgs) -> Result<ExitCode> {
     }
     println!("when     {} → {}", short_time(meta.started), short_time(meta.updated));
     println!("source   {}", safe(&meta.path));
+    if let Some(line) = crate::output::kept_line(&meta) {
+        println!("         {line}");
+    }
     if let Some(p) = &meta.parent {
         println!("parent   {}", safe(p));
     }
@@ -93,6 +104,12 @@ pub fn run(args: ShowArgs) -> Result<ExitCode> {
             }
         }
         Err(why) => println!("resume   - ({})", safe(&why)),
+    }
+    // A session whose source is gone resumes only once it is back in its harness's store.
+    match restore_offer(&meta) {
+        Some(Ok(cmd)) => println!("restore  {}  (writes it back so the harness can resume it)", safe(&cmd)),
+        Some(Err(why)) => println!("restore  - ({})", safe(&why)),
+        None => {}
     }
     for t in &turns {
         let label = match t.role {
@@ -168,4 +185,15 @@ fn show_team(env: &StoreEnv, args: &ShowArgs) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// For a session whose source its harness deleted: the `deja restore` command that puts
+/// it back, or why its harness cannot take it back. `None` while the source exists.
+fn restore_offer(meta: &SessionMeta) -> Option<Result<String, String>> {
+    meta.source_deleted.as_ref()?;
+    let Some(format) = deja_core::lookup(&meta.harness) else { return Some(Err(format!("no adapter for `{}` is linked", meta.harness))) };
+    Some(match format.restorer() {
+        Some(_) => Ok(format!("deja restore {}", deja_core::launch::quote(&meta.key()))),
+        None => Err(format.restore_capability().reason().to_string()),
+    })
 }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use crate::env::StoreEnv;
 use crate::launch::{resume_command, Handoff, Resume, ResumeCommand};
-use crate::model::{Session, SessionMeta, SourceRef};
+use crate::model::{ExitStatus, Session, SessionMeta, SourceRef, Turn};
 pub use crate::store::{Discovery, Locked, Os, StoreSpec};
 use crate::synth::SynthSession;
 use crate::text::InjectedText;
@@ -75,6 +75,32 @@ pub trait HarnessFormat: Send + Sync + 'static {
         None
     }
 
+    /// The adapter's restore writer, when its harness can take a session back: `deja
+    /// restore` writes an archived session through it where the harness reads it, so its
+    /// own resume works again. `None` (the default): the matrix says why not.
+    fn restorer(&self) -> Option<&dyn RestoreWriter> {
+        None
+    }
+
+    /// The matrix's restore cell, derived: `works` exactly when there is a
+    /// [`restorer`](Self::restorer); otherwise why not (history in a database deja does
+    /// not write into, a harness that resumes nothing, or not built yet).
+    fn restore_capability(&self) -> Capability {
+        if let Some(r) = self.restorer() {
+            return Capability::Works(r.doc());
+        }
+        let info = self.info();
+        if info.store.stores.iter().any(|s| matches!(s.layout, crate::store::Layout::Database(_))) {
+            return Capability::Unsupported("its history lives in a database; deja writes no harness's database");
+        }
+        match info.launch.resume {
+            Resume::Unsupported(_) => Capability::Unsupported("the harness has no resume by id, so a restored file would not be reopened"),
+            // Whether it could reopen one is not known: neither is whether restoring helps.
+            Resume::Unknown => Capability::Unknown,
+            _ => Capability::Planned("its format's restore writer is not built yet"),
+        }
+    }
+
     /// Writes `session` through [`synthetic`](Self::synthetic); an `Unsupported` error
     /// when the adapter has no writer.
     fn write_synthetic(&self, home: &Path, session: &SynthSession) -> std::io::Result<PathBuf> {
@@ -92,6 +118,84 @@ pub trait SynthWriter: Sync {
     /// Writes `session` into `home` as the harness would have stored it. Returns the
     /// file written.
     fn write(&self, home: &Path, session: &SynthSession) -> std::io::Result<PathBuf>;
+}
+
+/// Writes an archived session back in one harness's own on-disk format, with every field
+/// the harness needs to accept the file and resume it (ids, parent links, working
+/// directory, versions, times), not only what deja's reader uses. Core decides where
+/// and whether to write (`deja restore`: never over a file, read back before it is
+/// written); the writer says where the harness looks and what the bytes are.
+pub trait RestoreWriter: Sync {
+    /// How the restore works, for the matrix (`writes <path>; resume with …`).
+    fn doc(&self) -> &'static str;
+    /// The file the harness reads the session `meta` from, under the id `id` (the
+    /// session's own, or a fresh one when restoring beside an existing file).
+    fn target(&self, meta: &SessionMeta, id: &str, env: &StoreEnv) -> Result<PathBuf, String>;
+    /// Whether the harness tolerates a second copy of a session under a fresh id beside
+    /// the first (`deja restore --force`).
+    fn beside(&self) -> bool {
+        false
+    }
+    /// The file's bytes for `meta` with `turns` (the archive's, in order) under `id`.
+    fn render(&self, meta: &SessionMeta, id: &str, turns: &[Turn]) -> Result<Rendered, String>;
+}
+
+/// What a [`RestoreWriter`] made of a session.
+#[derive(Debug, Clone, Default)]
+pub struct Rendered {
+    pub bytes: Vec<u8>,
+    /// Turns the format cannot carry back (by seq), each with why: they stay in deja's
+    /// archive and are left out of the file and of the read-back check.
+    pub left_out: Vec<(u32, String)>,
+}
+
+/// Parses `bytes` as the adapter would read them at `path` (in a private directory of
+/// the same shape: the file's folder name and name) and compares the session `id` with
+/// `want`. The first difference, if any.
+pub fn read_back(adapter: &dyn HarnessFormat, path: &Path, id: &str, bytes: &[u8], want: &[&Turn]) -> Result<(), String> {
+    let tmp = tempfile::tempdir().map_err(|e| format!("a private directory to read it back in: {e}"))?;
+    let folder = path.parent().and_then(Path::file_name).map_or_else(|| PathBuf::from("store"), PathBuf::from);
+    let name = path.file_name().ok_or("the target has no file name")?;
+    let dir = tmp.path().join(folder);
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let file = dir.join(name);
+    std::fs::write(&file, bytes).map_err(|e| e.to_string())?;
+    let mut sessions: Vec<Session> = Vec::new();
+    adapter.parse(&SourceRef::file(&file), &ParseOptions::default(), &mut sessions).map_err(|e| e.reason())?;
+    let got = sessions.into_iter().find(|s| s.id == id).ok_or_else(|| format!("the adapter reads no session {id} from it"))?;
+    compare(want, &got.turns)
+}
+
+/// The first difference between the archive's turns and the ones read back, compared
+/// by what a person and the harness see: role, text, tool (name, command, exit status,
+/// error), files and edit, in order. Times and numbering are the file's own.
+pub fn compare(want: &[&Turn], got: &[Turn]) -> Result<(), String> {
+    for (i, (w, g)) in want.iter().zip(got).enumerate() {
+        let at = || format!("turn {i} (seq {})", w.seq);
+        if w.role != g.role {
+            return Err(format!("{}: role {} read back as {}", at(), w.role.as_str(), g.role.as_str()));
+        }
+        if w.text != g.text {
+            return Err(format!("{}: its text reads back differently ({} bytes, {} back)", at(), w.text.len(), g.text.len()));
+        }
+        let tool = |t: &Turn| {
+            t.tool.as_ref().map(|u| {
+                // A signal is carried as a failure without a status.
+                let exit = u.exit.clone().filter(|e| matches!(e, ExitStatus::Code(_)));
+                (u.name.clone(), u.command.clone(), exit, u.is_error)
+            })
+        };
+        if tool(w) != tool(g) {
+            return Err(format!("{}: tool call {:?} read back as {:?}", at(), tool(w), tool(g)));
+        }
+        if w.files != g.files || w.edit != g.edit {
+            return Err(format!("{}: its files or edit read back differently", at()));
+        }
+    }
+    if want.len() != got.len() {
+        return Err(format!("{} turns read back as {}", want.len(), got.len()));
+    }
+    Ok(())
 }
 
 /// Switches that change what a parser emits.
@@ -257,6 +361,10 @@ pub struct HarnessInfo {
     pub injected: &'static InjectedText,
     /// The wiring surfaces; resume and handoff are derived from [`launch`](Self::launch).
     pub capabilities: Capabilities,
+    /// Whether and when the harness deletes its own sessions (its setting, default and
+    /// trigger): `deja doctor` and `deja index` say what it will delete and whether deja
+    /// keeps it.
+    pub retention: crate::retention::Retention,
     /// How a found session is reopened in this harness, and how it starts with a prompt.
     pub launch: crate::launch::Launch,
 }

@@ -201,6 +201,7 @@ mod tests {
             agent: None,
             machine: None,
             turns: 1,
+            source_deleted: None,
         }
     }
 

@@ -31,6 +31,8 @@ pub mod project;
 pub mod read;
 pub mod recall;
 pub mod redact;
+pub mod restore;
+pub mod retention;
 pub mod sqlite;
 pub mod stamp;
 pub mod store;
@@ -52,7 +54,7 @@ pub use builder::SessionBuilder;
 pub use env::StoreEnv;
 pub use format::{
     lookup, registry, Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, Locked, Os, ParseOptions, ParseStats,
-    Registration, SessionSink, SynthWriter,
+    Registration, Rendered, RestoreWriter, SessionSink, SynthWriter,
 };
 pub use model::{Edit, ExitStatus, FileAction, FileTouch, NodeRef, Role, Session, SourceRef, TailState, Timestamp, TitleBy, ToolUse, Turn};
 pub use store::{Files, Layout, Part, Root, Store, StoreSpec};

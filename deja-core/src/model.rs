@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 pub use crate::time::Timestamp;
-pub use meta::{SessionMeta, NOTES_HARNESS, NOTE_BY_AGENT, NOTE_BY_PERSON, NOTE_UNSOURCED};
+pub use meta::{SessionMeta, SourceDeleted, NOTES_HARNESS, NOTE_BY_AGENT, NOTE_BY_PERSON, NOTE_UNSOURCED};
 
 use crate::redact::Redact;
 

@@ -40,6 +40,7 @@ pub fn whole_meta(s: &Session, source_key: &str) -> SessionMeta {
         agent: s.agent.clone(),
         machine: None,
         turns: s.turns.len() as u32,
+        source_deleted: None,
     }
 }
 
@@ -66,6 +67,7 @@ pub fn continue_meta(held: &SessionMeta, held_by: TitleBy, s: &Session, replaced
         agent: s.agent.clone().or_else(|| held.agent.clone()),
         machine: held.machine.clone(),
         turns: held.turns.saturating_sub(replaced) + s.turns.len() as u32,
+        source_deleted: None,
     };
     (meta, by)
 }

@@ -100,6 +100,10 @@ macro_rules! conformance {
             deja_conformance_kit().check_synthetic_round_trip();
         }
         #[test]
+        fn conformance_restore_round_trip() {
+            deja_conformance_kit().check_restore_round_trip();
+        }
+        #[test]
         fn conformance_read_only() {
             deja_conformance_kit().check_read_only();
         }
@@ -557,6 +561,35 @@ impl Kit {
                 self.id()
             );
         }
+    }
+}
+
+impl Kit {
+    /// Where the adapter has a restore writer, every fixture session it takes (in a home
+    /// of its own, so the target path is the writer's) is rendered and read back through
+    /// the adapter's parser with the same turns: roles, texts, tool calls with their
+    /// results and exit status, files and edits, in order — those the writer says it
+    /// leaves out aside. A target must lie under the home; the rendered file must parse.
+    pub fn check_restore_round_trip(&self) {
+        let Some(writer) = self.format.restorer() else { return };
+        let target_home = tempfile::tempdir().expect("temporary directory");
+        let env = StoreEnv::with_home(target_home.path());
+        let mut checked = 0;
+        for s in self.sessions(|p| StoreEnv::with_home(p), &ParseOptions::default()) {
+            let mut meta = crate::tail::whole_meta(&s, &s.source.manifest_key());
+            // As if read on another machine: the target comes from the store spec.
+            meta.machine = Some("elsewhere".into());
+            let Ok(path) = writer.target(&meta, &meta.id, &env) else { continue };
+            assert!(path.starts_with(target_home.path()), "{}: {} restores outside the home: {}", self.id(), meta.id, path.display());
+            let rendered = writer.render(&meta, &meta.id, &s.turns).unwrap_or_else(|e| panic!("{}: rendering {}: {e}", self.id(), meta.id));
+            let left: BTreeSet<u32> = rendered.left_out.iter().map(|(seq, _)| *seq).collect();
+            let kept: Vec<&crate::model::Turn> = s.turns.iter().filter(|t| !left.contains(&t.seq)).collect();
+            if let Err(diff) = crate::format::read_back(self.format, &path, &meta.id, &rendered.bytes, &kept) {
+                panic!("{}: session {} does not round-trip: {diff}", self.id(), meta.id);
+            }
+            checked += 1;
+        }
+        assert!(checked > 0, "{}: a restore writer, but no fixture session it takes", self.id());
     }
 }
 

@@ -109,6 +109,7 @@ static INFO: HarnessInfo = HarnessInfo {
         skill: Capability::Unsupported("`--read`/CONVENTIONS.md put a file in every message; no on-demand catalogue"),
         command: Capability::Unsupported("built-in slash-command set only (aider issue 894)"),
     },
+    retention: deja_core::retention::Retention::Unknown,
     launch: Launch {
         resume: Resume::Unsupported("the history file is a log aider appends to, not a session it reopens"),
         handoff: Handoff::Exec(&["aider", "--message", "{prompt}"]),

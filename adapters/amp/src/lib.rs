@@ -70,6 +70,7 @@ static INFO: HarnessInfo = HarnessInfo {
         skill: Capability::Unknown,
         command: Capability::Unknown,
     },
+    retention: deja_core::retention::Retention::Unknown,
     launch: Launch {
         resume: Resume::Always(ResumeSpec::anywhere(&["amp", "threads", "continue", "{id}"])),
         handoff: Handoff::Paste("the page says exec but names no start-with-prompt argument"),

@@ -76,6 +76,7 @@ static INFO: HarnessInfo = HarnessInfo {
         skill: Capability::Planned("`~/.gemini/config/plugins/deja/skills/deja-history/SKILL.md` (needs the plugin's `plugin.json`)"),
         command: Capability::Planned("via the plugin skill (`agy plugin validate` turns commands into skills)"),
     },
+    retention: deja_core::retention::Retention::Unknown,
     launch: Launch {
         resume: Resume::Always(ResumeSpec::anywhere(&["agy", "--conversation", "{id}"])),
         handoff: Handoff::Exec(&["agy", "-i", "{prompt}"]),

@@ -113,6 +113,7 @@ static INFO: HarnessInfo = HarnessInfo {
         skill: Capability::Planned("`~/.agents/skills/deja-history/SKILL.md`, enabled per agent by the user"),
         command: Capability::Unsupported("slash commands are the app's own"),
     },
+    retention: deja_core::retention::Retention::Unknown,
     launch: Launch { resume: Resume::Unsupported("sessions are picked in the app's UI"), handoff: Handoff::Paste("an app with no start-with-prompt command") },
 };
 

@@ -12,6 +12,7 @@ mod wiring;
 use deja_core::family::claude_jsonl::{self, ClaudeAdapter, ClaudeDialect, CLAUDE_INJECTED, CLAUDE_TOOLS};
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::model::SessionMeta;
+use deja_core::retention::{AgeUnit, MaxAge, Retention};
 use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{Capabilities, Capability, HarnessInfo};
 
@@ -42,6 +43,17 @@ static INFO: HarnessInfo = HarnessInfo {
         skill: Capability::Planned("${CLAUDE_CONFIG_DIR:-~/.claude}/skills/deja-history/SKILL.md"),
         command: Capability::Planned("/deja: ${CLAUDE_CONFIG_DIR:-~/.claude}/commands/deja.md (written by claude-auto)"),
     },
+    retention: Retention::MaxAge(MaxAge {
+        file: "${CLAUDE_CONFIG_DIR:-~/.claude}/settings.json",
+        setting: "cleanupPeriodDays",
+        unit: AgeUnit::Days,
+        default_secs: 30 * 86_400,
+        switch: None,
+        trigger: "at start-up, every project",
+        age_of: "the transcript file's modification time",
+        evidence: "Claude Code's settings reference: session files older than `cleanupPeriodDays` are deleted at startup \
+            (default 30, minimum 1; 0 is rejected by current releases, and older ones stopped writing transcripts at 0)",
+    }),
     launch: Launch { resume: Resume::PerSession { doc: "`cd <dir> && claude --resume <id>` (sub-agent runs: their parent)", pick: resume_unless_subagent }, handoff: Handoff::Exec(&["claude", "{prompt}"]) },
 };
 

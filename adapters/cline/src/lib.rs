@@ -118,6 +118,7 @@ static INFO: HarnessInfo = HarnessInfo {
         skill: Capability::Planned("inside the plugin: `~/.cline/plugins/deja/skills/deja-history/SKILL.md` (with the plugin only)"),
         command: Capability::Planned("`/deja` registered by the plugin (`api.registerCommand`)"),
     },
+    retention: deja_core::retention::Retention::Unknown,
     launch: Launch {
         resume: Resume::PerSession {
             doc: "modern sessions: `cline --id <id>`; legacy `cline-task-*` reopen only from the extension's history UI",

@@ -110,6 +110,7 @@ static INFO: HarnessInfo = HarnessInfo {
         skill: Capability::Unknown,
         command: Capability::Unknown,
     },
+    retention: deja_core::retention::Retention::Unknown,
     launch: Launch {
         resume: Resume::PerSession {
             doc: "`cd <cwd> && codebuddy -c -r <id>`; not for WorkBuddy sessions or sub-agent runs",

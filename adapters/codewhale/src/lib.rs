@@ -96,6 +96,7 @@ static INFO: HarnessInfo = HarnessInfo {
         skill: Capability::Planned("shared ~/.agents/skills/deja-history/SKILL.md"),
         command: Capability::Planned("/deja: ~/.codewhale/commands/deja.md (always under $HOME; no description frontmatter)"),
     },
+    retention: deja_core::retention::Retention::Unknown,
     launch: Launch {
         resume: Resume::Always(ResumeSpec::in_dir(&["codewhale", "--resume", "{id}"])),
         handoff: Handoff::Exec(&["codewhale", "{prompt}"]),

@@ -44,6 +44,7 @@
 //! | `history.jsonl` `{session_id, ts, text}` | `User` | session per id without a rollout; project `history` |
 //! | `state_5.sqlite` `threads` `id`, `title` | session `title` | when non-empty; a change read as a rename |
 
+mod restore;
 mod wiring;
 
 use std::path::{Path, PathBuf};
@@ -54,6 +55,7 @@ use deja_core::format::SessionSink;
 use deja_core::format::{Capabilities, Capability, Discovery, FormatError, HarnessFormat, HarnessInfo, ParseOptions, ParseStats};
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::model::SessionMeta;
+use deja_core::retention::Retention;
 use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{InjectedText, SourceRef, StoreEnv, SynthSession, SynthWriter};
 
@@ -98,6 +100,10 @@ static INFO: HarnessInfo = HarnessInfo {
             "custom prompts are deprecated upstream; the deja-history skill is invocable as `$deja-history` or from `/skills`",
         ),
     },
+    retention: Retention::KeepsForever(
+        "Codex CLI's source (codex-rs/rollout) writes rollouts and never sweeps `sessions/`; only the prompt history \
+         `history.jsonl` is capped (`history.max_bytes`), which is not a session",
+    ),
     launch: Launch {
         resume: Resume::PerSession { doc: "`codex resume <id>` (not for history-only sessions)", pick: resume_rollouts },
         handoff: Handoff::Exec(&["codex", "{prompt}"]),
@@ -143,6 +149,11 @@ impl HarnessFormat for CodexFormat {
     }
 
     fn synthetic(&self) -> Option<&dyn SynthWriter> {
+        Some(self)
+    }
+
+    /// Codex resumes a rollout by its thread id ([`restore`]).
+    fn restorer(&self) -> Option<&dyn deja_core::format::RestoreWriter> {
         Some(self)
     }
 }

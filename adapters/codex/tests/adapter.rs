@@ -9,6 +9,7 @@ deja_core::conformance!(
 mod common;
 mod discovery;
 mod properties;
+mod restore;
 mod resume;
 mod roundtrip;
 mod snapshots;

@@ -104,6 +104,7 @@ static INFO: HarnessInfo = HarnessInfo {
         skill: Capability::Planned("`~/.commandcode/skills/deja-history/SKILL.md`"),
         command: Capability::Planned("`~/.commandcode/commands/deja.md` → `/deja`"),
     },
+    retention: deja_core::retention::Retention::Unknown,
     launch: Launch { resume: Resume::Always(ResumeSpec::in_dir(&["cmd", "--resume", "{id}"]).or_elsewhere(&["cmd", "--session", "{id}"])), handoff: Handoff::Paste("the page says exec but names no start-with-prompt argument") },
 };
 

@@ -72,6 +72,7 @@ static INFO: HarnessInfo = HarnessInfo {
         skill: Capability::Planned("${CONTINUE_GLOBAL_DIR:-~/.continue}/skills/deja-history/SKILL.md, named in cn's `Skills` tool and offered as /deja-history"),
         command: Capability::Planned("`prompts:` entry in config.yaml → /deja"),
     },
+    retention: deja_core::retention::Retention::Unknown,
     launch: Launch { resume: Resume::Always(ResumeSpec::in_dir(&["cn", "--fork", "{id}"]).with_note("cn forks the session: its history continues under a new id")), handoff: Handoff::Exec(&["cn", "{prompt}"]) },
 };
 

@@ -85,6 +85,7 @@ static INFO: HarnessInfo = HarnessInfo {
         skill: Capability::Planned("`<User>/prompts/deja.instructions.md` with `applyTo: \"**\"` (custom instructions in every chat)"),
         command: Capability::Planned("`<User>/prompts/deja.prompt.md` → `/deja`"),
     },
+    retention: deja_core::retention::Retention::Unknown,
     launch: Launch {
         resume: Resume::Unsupported(
             "no resume by id: Chat: Show Chats… lists only the open workspace's chats, so deja names the folder to open (`code <dir>`)",

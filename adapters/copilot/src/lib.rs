@@ -86,6 +86,7 @@ static INFO: HarnessInfo = HarnessInfo {
         skill: Capability::Planned("${COPILOT_HOME:-~/.copilot}/skills/deja-history/SKILL.md, loaded on demand"),
         command: Capability::Planned("through the skill: `/deja-history`"),
     },
+    retention: deja_core::retention::Retention::Unknown,
     launch: Launch {
         resume: Resume::Always(ResumeSpec::anywhere(&["copilot", "--resume={id}"])),
         handoff: Handoff::Exec(&["copilot", "-p", "{prompt}"]),

@@ -81,6 +81,7 @@ static INFO: HarnessInfo = HarnessInfo {
         skill: Capability::Unknown,
         command: Capability::Unknown,
     },
+    retention: deja_core::retention::Retention::Unknown,
     launch: Launch {
         resume: Resume::Unsupported("sessions resume only inside the Claude Desktop app"),
         handoff: Handoff::Paste("an app with no start-with-prompt command"),

@@ -97,6 +97,7 @@ static INFO: HarnessInfo = HarnessInfo {
         skill: Capability::Planned("`~/.agents/skills/deja-history/SKILL.md`"),
         command: Capability::Planned("`~/.config/crush/commands/deja.md` → `/user:deja`"),
     },
+    retention: deja_core::retention::Retention::Unknown,
     launch: Launch {
         resume: Resume::Always(
             ResumeSpec::in_dir(&["crush", "--session", "{id}"]).with_note("only while the project's .crush store exists"),

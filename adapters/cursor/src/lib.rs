@@ -138,6 +138,7 @@ static INFO: HarnessInfo = HarnessInfo {
         ),
         command: Capability::Planned("`${CURSOR_CONFIG_DIR:-~/.cursor}/commands/deja.md`"),
     },
+    retention: deja_core::retention::Retention::Unknown,
     launch: Launch {
         resume: Resume::PerSession {
             doc: "CLI chats: `cd <dir> && cursor-agent --resume <id>`; IDE composers reopen only in the editor",

@@ -95,6 +95,7 @@ static INFO: HarnessInfo = HarnessInfo {
              (the registry is mounted in every profile; only the web profile has a UI that dispatches it)",
         ),
     },
+    retention: deja_core::retention::Retention::Unknown,
     launch: Launch {
         resume: Resume::Unsupported(
             "dsh has no resume command: headless takes a task and exits, web takes only server flags (its sidebar reopens conversations)",

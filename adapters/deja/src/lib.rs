@@ -63,6 +63,7 @@ static INFO: HarnessInfo = HarnessInfo {
     // Notes are the user's own words; deja injects nothing into them.
     injected: &InjectedText::NONE,
     capabilities: Capabilities { mcp: NOT_A_HARNESS, auto_recall: NOT_A_HARNESS, skill: NOT_A_HARNESS, command: NOT_A_HARNESS },
+    retention: deja_core::retention::Retention::Unknown,
     launch: Launch {
         resume: Resume::Unsupported("deja's own notes: there is no agent to reopen them in"),
         handoff: Handoff::Unsupported("deja's own notes: there is no agent to hand a session to"),

@@ -77,6 +77,7 @@ static INFO: HarnessInfo = HarnessInfo {
         skill: Capability::Unknown,
         command: Capability::Unknown,
     },
+    retention: deja_core::retention::Retention::Unknown,
     launch: Launch { resume: Resume::Unknown, handoff: Handoff::Paste("no start-with-prompt command is known") },
 };
 

@@ -39,6 +39,7 @@
 //! "<project-id>"}}`, reverse lookup), else `tmp/<project-id>/.project_root`, else the
 //! project id itself.
 
+mod restore;
 mod wiring;
 
 use std::path::{Path, PathBuf};
@@ -47,6 +48,7 @@ use deja_core::discover::{find_files, subdirs};
 use deja_core::family::gemini_chat::{self, GeminiDialect, GEMINI_TOOLS};
 use deja_core::launch::{Handoff, Launch, Resume, ResumeSpec};
 use deja_core::read::{for_each_json_line, parse_json_document, read_source};
+use deja_core::retention::{AgeUnit, MaxAge, Retention};
 use deja_core::store::{Layout, Root, Store, StoreSpec};
 use deja_core::{
     Capabilities, Capability, Discovery, ExitStatus, FormatError, HarnessFormat, HarnessInfo, InjectedText, ParseOptions, ParseStats, Role,
@@ -98,6 +100,18 @@ static INFO: HarnessInfo = HarnessInfo {
         skill: Capability::Planned("shared `~/.agents/skills/deja-history/SKILL.md` (not also `<home>/skills/`)"),
         command: Capability::Planned("`<home>/commands/deja.toml` with `prompt = '''…{{args}}…'''`"),
     },
+    retention: Retention::MaxAge(MaxAge {
+        file: "${GEMINI_CLI_HOME:-~}/.gemini/settings.json",
+        setting: "general.sessionRetention.maxAge",
+        unit: AgeUnit::Period,
+        default_secs: 30 * 86_400,
+        switch: Some(("general.sessionRetention.enabled", true)),
+        trigger: "at start-up, in the project it starts in",
+        age_of: "the chat's `lastUpdated` (written with the file)",
+        evidence: "gemini-cli packages/cli/src/config/settingsSchema.ts (`enabled` true, `maxAge` \"30d\" by default, units \
+            h/d/w/m) and packages/cli/src/utils/sessionCleanup.ts (run at start-up over the project's `chats/`; a \
+            `maxCount`, unset by default, also deletes all but the newest)",
+    }),
     launch: Launch {
         resume: Resume::Always(ResumeSpec::anywhere(&["gemini", "--resume", "{id}"])),
         handoff: Handoff::Exec(&["gemini", "-i", "{prompt}"]),
@@ -190,6 +204,11 @@ impl HarnessFormat for GeminiFormat {
     }
 
     fn synthetic(&self) -> Option<&dyn deja_core::SynthWriter> {
+        Some(self)
+    }
+
+    /// Gemini CLI resumes a chat by its session id ([`restore`]).
+    fn restorer(&self) -> Option<&dyn deja_core::format::RestoreWriter> {
         Some(self)
     }
 }

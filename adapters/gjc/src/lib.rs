@@ -69,6 +69,7 @@ static INFO: HarnessInfo = HarnessInfo {
         skill: Capability::Planned("`~/.gjc/agent/skills/deja-history/SKILL.md` (gjc ignores `~/.agents/skills`)"),
         command: Capability::Planned("`~/.gjc/agent/commands/deja.md` → `/deja`"),
     },
+    retention: deja_core::retention::Retention::Unknown,
     launch: Launch {
         resume: Resume::Always(
             ResumeSpec::in_dir(&["gjc", "--resume", "{id}"]).with_note("outside its project gjc offers to fork the session"),

@@ -98,6 +98,7 @@ static INFO: HarnessInfo = HarnessInfo {
         skill: Capability::Planned("`~/.agents/skills/deja-history/SKILL.md`"),
         command: Capability::Planned("`slash_commands: - command: \"deja\"` in `config.yaml`, pointing at `<config>/deja-recipe.yaml`"),
     },
+    retention: deja_core::retention::Retention::Unknown,
     launch: Launch {
         resume: Resume::Always(ResumeSpec::anywhere(&["goose", "session", "--resume", "--session-id", "{id}"])),
         handoff: Handoff::Exec(&["goose", "run", "-t", "{prompt}"]),

@@ -126,6 +126,7 @@ static INFO: HarnessInfo = HarnessInfo {
              the shared skill's frontmatter does not say so yet",
         ),
     },
+    retention: deja_core::retention::Retention::Unknown,
     launch: Launch { resume: Resume::Unknown, handoff: Handoff::Exec(&["grok", "{prompt}"]) },
 };
 

@@ -110,6 +110,7 @@ static INFO: HarnessInfo = HarnessInfo {
         skill: Capability::Planned("`<home>/skills/deja-history/SKILL.md` (top level, not inside the plugin)"),
         command: Capability::Planned("`/deja`, registered by the plugin with `ctx.register_command`"),
     },
+    retention: deja_core::retention::Retention::Unknown,
     launch: Launch {
         resume: Resume::Always(ResumeSpec::anywhere(&["hermes", "--resume", "{id}"])),
         handoff: Handoff::Paste("Hermes documents no start-with-prompt flag"),

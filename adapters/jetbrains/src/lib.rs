@@ -115,6 +115,7 @@ static INFO: HarnessInfo = HarnessInfo {
         skill: Capability::Unknown,
         command: Capability::Blocked("custom commands only from a project's .aiassistant/commands"),
     },
+    retention: deja_core::retention::Retention::Unknown,
     launch: Launch {
         resume: Resume::Unsupported("chats are reopened from the IDE's chat history"),
         handoff: Handoff::Paste("an IDE chat with no start-with-prompt command"),

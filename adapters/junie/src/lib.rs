@@ -80,6 +80,7 @@ static INFO: HarnessInfo = HarnessInfo {
         skill: Capability::Planned("shared ~/.agents/skills/deja-history/SKILL.md, read beside Junie's own skills/"),
         command: Capability::Planned("$JUNIE_HOME/commands/deja.md → `/deja`"),
     },
+    retention: deja_core::retention::Retention::Unknown,
     launch: Launch {
         resume: Resume::Always(ResumeSpec::in_dir(&["junie", "--session-id", "{id}", "--resume"])),
         handoff: Handoff::Exec(&["junie", "{prompt}"]),

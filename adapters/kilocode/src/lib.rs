@@ -164,6 +164,7 @@ static INFO: HarnessInfo = HarnessInfo {
         skill: Capability::Planned("`~/.kilocode/skills/deja-history/SKILL.md`"),
         command: Capability::Planned("`~/.config/kilo/commands/deja.md` → `/deja`"),
     },
+    retention: deja_core::retention::Retention::Unknown,
     launch: Launch {
         resume: Resume::PerSession {
             doc: "CLI sessions: `cd <dir> && kilo -s <id>`; extension tasks reopen from Kilo's history view",

@@ -76,6 +76,7 @@ static INFO: HarnessInfo = HarnessInfo {
         skill: Capability::Planned("`~/.config/kimchi/harness/skills/deja-history/SKILL.md` (on config `skillPaths`)"),
         command: Capability::Planned("`/deja` registered by the extension"),
     },
+    retention: deja_core::retention::Retention::Unknown,
     launch: Launch { resume: Resume::Always(ResumeSpec::in_dir(&["kimchi", "--session", "{id}"])), handoff: Handoff::Exec(&["kimchi", "{prompt}"]) },
 };
 

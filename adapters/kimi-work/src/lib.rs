@@ -67,6 +67,7 @@ static INFO: HarnessInfo = HarnessInfo {
         skill: Capability::Unknown,
         command: Capability::Unknown,
     },
+    retention: deja_core::retention::Retention::Unknown,
     launch: Launch {
         resume: Resume::Unsupported("conversations reopen in the desktop app only"),
         handoff: Handoff::Paste("a desktop app with no start-with-prompt command"),

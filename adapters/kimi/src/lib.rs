@@ -91,6 +91,7 @@ static INFO: HarnessInfo = HarnessInfo {
         skill: Capability::Planned("shared ~/.agents/skills/deja-history/SKILL.md"),
         command: Capability::Planned("through the skill: `/skill:deja-history`"),
     },
+    retention: deja_core::retention::Retention::Unknown,
     launch: Launch {
         resume: Resume::Always(ResumeSpec::anywhere(&["kimi", "--session", "{id}"])),
         handoff: Handoff::Exec(&["kimi", "-p", "{prompt}"]),

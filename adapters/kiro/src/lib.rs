@@ -156,6 +156,7 @@ static INFO: HarnessInfo = HarnessInfo {
         skill: Capability::Planned("`~/.kiro/skills/deja-history/SKILL.md`"),
         command: Capability::Planned("`~/.kiro/prompts/deja.md` (`/deja`, or `@deja` on V2)"),
     },
+    retention: deja_core::retention::Retention::Unknown,
     launch: Launch { resume: Resume::PerSession { doc: "CLI: `cd <dir> && kiro-cli chat --resume-id <id>`; V3: `kiro-cli --v3 chat --resume-id sess_<uuid>`; IDE sessions reopen in the app", pick: resume_kiro }, handoff: Handoff::Paste("the page says exec but names no start-with-prompt argument") },
 };
 

@@ -89,6 +89,7 @@ static INFO: HarnessInfo = HarnessInfo {
         skill: Capability::Planned("`~/.agents/skills/deja-history/SKILL.md` (also `/deja-history` in the slash menu)"),
         command: Capability::Unsupported("no user-level commands directory; commands come only from `.muse-plugin` plugins"),
     },
+    retention: deja_core::retention::Retention::Unknown,
     launch: Launch {
         resume: Resume::PerSession {
             doc: "`cd <workspace_root> && muse resume <id>` (sub-agents: their parent)",

@@ -97,6 +97,7 @@ static INFO: HarnessInfo = HarnessInfo {
         skill: Capability::Planned("shared `~/.agents/skills/deja-history/SKILL.md`"),
         command: Capability::Planned("`~/.omp/agent/commands/deja.md` (`$ARGUMENTS`)"),
     },
+    retention: deja_core::retention::Retention::Unknown,
     launch: Launch {
         resume: Resume::Always(ResumeSpec::anywhere(&["omp", "--resume", "{id}"])),
         handoff: Handoff::Exec(&["omp", "{prompt}"]),

@@ -50,6 +50,7 @@ static INFO: HarnessInfo = HarnessInfo {
         skill: Capability::Unknown,
         command: Capability::Unknown,
     },
+    retention: deja_core::retention::Retention::Unknown,
     launch: Launch {
         resume: Resume::PerSession {
             doc: "`cd <dir> && openclaude --resume <id>` (sub-agent runs: their parent)",

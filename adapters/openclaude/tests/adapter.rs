@@ -102,6 +102,7 @@ fn meta(id: &str, project: &str, parent: Option<&str>) -> SessionMeta {
         agent: None,
         machine: None,
         turns: 1,
+        source_deleted: None,
     }
 }
 

@@ -118,6 +118,7 @@ static INFO: HarnessInfo = HarnessInfo {
         ),
         command: Capability::Planned("via the skill: OpenClaw offers `deja-history` as a command (\"Available as command: yes\")"),
     },
+    retention: deja_core::retention::Retention::Unknown,
     launch: Launch {
         resume: Resume::ByKey {
             doc: "`openclaw chat --session <key>` (the key `sessions.json` or the database gives the session)",

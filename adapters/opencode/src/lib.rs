@@ -90,6 +90,7 @@ static INFO: HarnessInfo = HarnessInfo {
         skill: Capability::Planned("`${XDG_CONFIG_HOME:-~/.config}/opencode/skills/deja-history/SKILL.md`"),
         command: Capability::Planned("`${XDG_CONFIG_HOME:-~/.config}/opencode/commands/deja.md` (frontmatter `description`, `$ARGUMENTS`)"),
     },
+    retention: deja_core::retention::Retention::Unknown,
     launch: Launch {
         resume: Resume::Always(ResumeSpec::in_dir(&["opencode", "-s", "{id}"])),
         handoff: Handoff::Exec(&["opencode", "--prompt", "{prompt}"]),

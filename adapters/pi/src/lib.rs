@@ -89,6 +89,7 @@ static INFO: HarnessInfo = HarnessInfo {
         skill: Capability::Planned("`~/.pi/agent/skills/deja-history/SKILL.md`"),
         command: Capability::Planned("`/deja` registered by the extension with `pi.registerCommand`"),
     },
+    retention: deja_core::retention::Retention::Unknown,
     launch: Launch {
         resume: Resume::Always(ResumeSpec::in_dir(&["pi", "--session", "{id}"])),
         handoff: Handoff::Exec(&["pi", "{prompt}"]),

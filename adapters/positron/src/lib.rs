@@ -66,6 +66,7 @@ static INFO: HarnessInfo = HarnessInfo {
         skill: Capability::Unknown,
         command: Capability::Unknown,
     },
+    retention: deja_core::retention::Retention::Unknown,
     launch: Launch {
         resume: Resume::Unsupported("chats reopen only inside the IDE"),
         handoff: Handoff::Paste("an IDE chat with no start-with-prompt command"),

@@ -90,6 +90,7 @@ static INFO: HarnessInfo = HarnessInfo {
         skill: Capability::Planned("`~/.agents/skills/deja-history/SKILL.md`"),
         command: Capability::Planned("`/deja <query>` registered by the extension"),
     },
+    retention: deja_core::retention::Retention::Unknown,
     launch: Launch {
         resume: Resume::Always(ResumeSpec::in_dir(&["prime-agent", "--resume", "{id}"]).or_elsewhere(&["prime-agent", "--fork", "{id}"])),
         handoff: Handoff::Exec(&["prime-agent", "{prompt}"]),

@@ -83,6 +83,7 @@ static INFO: HarnessInfo = HarnessInfo {
         skill: Capability::Planned("shared `~/.agents/skills/deja-history/SKILL.md`"),
         command: Capability::Planned("via the skill: listed under `/skills`, run as `/deja-history <words>`"),
     },
+    retention: deja_core::retention::Retention::Unknown,
     launch: Launch {
         resume: Resume::Always(ResumeSpec::in_dir(&["qwen", "-r", "{id}"])),
         handoff: Handoff::Exec(&["qwen", "-i", "{prompt}"]),

@@ -142,6 +142,7 @@ static INFO: HarnessInfo = HarnessInfo {
         skill: Capability::Planned("`skills/deja-history/SKILL.md` inside the deja plugin package"),
         command: Capability::Planned("`commands/deja.md` inside the deja plugin package, run as `/deja:deja`"),
     },
+    retention: deja_core::retention::Retention::Unknown,
     launch: Launch { resume: Resume::PerSession { doc: "`cd <workspace> && reasonix --resume <id>`; a JSONL session with no workspace: `reasonix --resume <path>`; 1.x global and desktop sessions have none", pick: resume_reasonix }, handoff: Handoff::Exec(&["reasonix", "run", "{prompt}"]) },
 };
 

@@ -108,6 +108,7 @@ static INFO: HarnessInfo = HarnessInfo {
         skill: Capability::Planned("the shared `~/.agents/skills/deja-history/SKILL.md`"),
         command: Capability::Planned("`~/.roo/commands/deja.md` (markdown, `$ARGUMENTS`)"),
     },
+    retention: deja_core::retention::Retention::Unknown,
     launch: Launch { resume: Resume::Unsupported("no CLI reopens a task by id; only the extension's history UI"), handoff: Handoff::Paste("an editor extension with no start-with-prompt command") },
 };
 

@@ -78,6 +78,7 @@ static INFO: HarnessInfo = HarnessInfo {
         skill: Capability::Planned("`~/.agents/skills/deja-history/SKILL.md` only (a second copy under `<agent>/skills` collides)"),
         command: Capability::Planned("`/deja` registered by the extension"),
     },
+    retention: deja_core::retention::Retention::Unknown,
     launch: Launch {
         resume: Resume::Always(ResumeSpec::in_dir(&["senpi", "--session", "{id}"])),
         handoff: Handoff::Exec(&["senpi", "{prompt}"]),

@@ -84,6 +84,7 @@ static INFO: HarnessInfo = HarnessInfo {
         skill: Capability::Planned("shared `~/.agents/skills/deja-history/SKILL.md`"),
         command: Capability::Planned("the skill runs as `/deja-history <query>` (TRAE has no custom-prompt directory)"),
     },
+    retention: deja_core::retention::Retention::Unknown,
     launch: Launch {
         resume: Resume::PerSession { doc: "`traex resume <id>` (not for history-only sessions)", pick: resume_rollouts },
         handoff: Handoff::Exec(&["traex", "{prompt}"]),

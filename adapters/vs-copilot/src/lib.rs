@@ -70,6 +70,7 @@ static INFO: HarnessInfo = HarnessInfo {
         skill: Capability::Unknown,
         command: Capability::Unknown,
     },
+    retention: deja_core::retention::Retention::Unknown,
     launch: Launch {
         resume: Resume::Unsupported("sessions live in the IDE only"),
         handoff: Handoff::Paste("an IDE chat with no start-with-prompt command"),

@@ -88,6 +88,7 @@ static INFO: HarnessInfo = HarnessInfo {
         skill: Capability::Unknown,
         command: Capability::Unknown,
     },
+    retention: deja_core::retention::Retention::Unknown,
     launch: Launch { resume: Resume::Unknown, handoff: Handoff::Paste("Warp is a GUI terminal with no known start-with-prompt command") },
 };
 

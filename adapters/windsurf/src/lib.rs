@@ -78,6 +78,7 @@ static INFO: HarnessInfo = HarnessInfo {
         skill: Capability::Unknown,
         command: Capability::Unknown,
     },
+    retention: deja_core::retention::Retention::Unknown,
     launch: Launch {
         resume: Resume::Unsupported("chats reopen only in the editor's UI"),
         handoff: Handoff::Paste("an editor with no start-with-prompt command"),

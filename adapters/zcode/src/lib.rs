@@ -140,6 +140,7 @@ static INFO: HarnessInfo = HarnessInfo {
         skill: Capability::Planned("`~/.agents/skills/deja-history/SKILL.md` (ZCode scans `~/.zcode/skills`, then `~/.agents/skills`)"),
         command: Capability::Planned("`~/.zcode/commands/deja.md` (`$ARGUMENTS` expanded)"),
     },
+    retention: deja_core::retention::Retention::Unknown,
     launch: Launch {
         resume: Resume::PerSession {
             doc: "CLI database sessions: `cd <dir> && zcode --resume <sess_id>`; JSONL transcripts have none",

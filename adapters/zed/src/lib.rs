@@ -97,6 +97,7 @@ static INFO: HarnessInfo = HarnessInfo {
         skill: Capability::Planned("`~/.agents/skills/deja-history/SKILL.md` (Zed 1.4.2+ loads Agent Skills globally)"),
         command: Capability::Planned("via the skill: `/` in the agent panel lists skills by name"),
     },
+    retention: deja_core::retention::Retention::Unknown,
     launch: Launch {
         resume: Resume::Unsupported("no `zed` CLI flag reopens a thread by id"),
         handoff: Handoff::Paste("Zed has no CLI prompt entry"),

@@ -10,7 +10,8 @@
 //! variables) and `deja_overrides` (deja's variables, derived from the id, each with the
 //! older names still honoured). Capabilities are as the code derives them
 //! (`HarnessFormat::capabilities`: a wiring surface works only where its wiring exists;
-//! resume and handoff from `launch`), in the matrix's order. xtask's `matrix/meta.rs`
+//! resume and handoff from `launch`; restore from `HarnessFormat::restore_capability`), in
+//! the matrix's order. xtask's `matrix/meta.rs`
 //! reads exactly this shape and refuses anything else, so the two change together.
 
 use std::io::Write;
@@ -32,9 +33,11 @@ fn os(os: Os) -> &'static str {
 
 fn describe(format: &dyn HarnessFormat) -> Value {
     let info = HarnessInfo { capabilities: format.capabilities(), ..*format.info() };
+    // Restore is derived from the adapter (its restore writer), not its static metadata.
     let capabilities: Vec<Value> = info
         .named_capabilities()
-        .iter()
+        .into_iter()
+        .chain([("restore", format.restore_capability())])
         .map(|(surface, cap)| json!({ "surface": surface, "status": cap.status(), "reason": cap.reason() }))
         .collect();
     json!({

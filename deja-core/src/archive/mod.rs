@@ -39,6 +39,7 @@ use crate::model::SessionMeta;
 use crate::model::{Session, Timestamp, Turn};
 
 pub mod frames;
+pub mod gone;
 pub mod lookup;
 
 use frames::{FrameAt, FrameTable, FRAME_BYTES, FRAME_MIN_BYTES};
@@ -224,6 +225,7 @@ impl ArchivedSession {
             agent: f.agent.clone(),
             machine: f.machine.clone(),
             turns: self.turns.len() as u32,
+            source_deleted: None,
         }
     }
 
@@ -802,6 +804,7 @@ mod tests {
             agent: None,
             machine: None,
             turns: 0,
+            source_deleted: None,
         }
     }
 

@@ -240,6 +240,13 @@ impl crate::format::HarnessFormat for ClaudeAdapter {
     fn synthetic(&self) -> Option<&dyn crate::format::SynthWriter> {
         Some(self)
     }
+
+    /// Every harness of the family takes a transcript back where it reads them, when it
+    /// resumes sessions by id ([`super::claude_restore`]).
+    fn restorer(&self) -> Option<&dyn crate::format::RestoreWriter> {
+        let resumes = !matches!(self.info.launch.resume, crate::launch::Resume::Unsupported(_) | crate::launch::Resume::Unknown);
+        resumes.then_some(self as &dyn crate::format::RestoreWriter)
+    }
 }
 
 impl crate::format::SynthWriter for ClaudeAdapter {

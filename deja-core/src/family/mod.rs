@@ -8,6 +8,7 @@
 //! Claude Code, OpenClaude, Qoder and others write).
 
 pub mod claude_jsonl;
+pub mod claude_restore;
 pub mod cline_tasks;
 pub mod codex_rollout;
 pub mod codex_synth;

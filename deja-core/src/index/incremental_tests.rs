@@ -45,6 +45,7 @@ static INFO: HarnessInfo = HarnessInfo {
         skill: Capability::Unknown,
         command: Capability::Unknown,
     },
+    retention: crate::retention::Retention::Unknown,
     launch: crate::launch::Launch::UNKNOWN,
 };
 
@@ -167,6 +168,7 @@ static SIDE_INFO: HarnessInfo = HarnessInfo {
         skill: Capability::Unknown,
         command: Capability::Unknown,
     },
+    retention: crate::retention::Retention::Unknown,
     launch: crate::launch::Launch::UNKNOWN,
 };
 
@@ -299,6 +301,7 @@ static OPEN_INFO: HarnessInfo = HarnessInfo {
         skill: Capability::Unknown,
         command: Capability::Unknown,
     },
+    retention: crate::retention::Retention::Unknown,
     launch: crate::launch::Launch::UNKNOWN,
 };
 

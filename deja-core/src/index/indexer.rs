@@ -40,6 +40,7 @@ use super::manifest::{Manifest, SourceEntry, TailEntry};
 use super::schema::{build_schema, register_tokenizer, Fields, KIND_SESSION, KIND_TURN, SCHEMA_VERSION};
 use super::work_dirs::WorkDirs;
 use super::{IndexError, IndexPaths, IndexView, SessionMeta, TurnExtra};
+use crate::archive::gone::Gone;
 use crate::archive::{load_tombstones, tombstones_path, Archive, SegmentWriter};
 use crate::config::Exclusions;
 use crate::env::StoreEnv;
@@ -130,6 +131,10 @@ pub struct IndexReport {
     pub new_generation: Option<String>,
     /// Sessions restored from the archive that no source produced (sources deleted, imports).
     pub restored: u64,
+    /// Sessions whose source this run first saw deleted by its harness (kept: the
+    /// archive has them), and sessions whose deleted source is back (`deja restore`).
+    pub sources_gone: u64,
+    pub sources_back: u64,
     /// Sessions removed because the settings' exclusions changed and now exclude them.
     pub purged: u64,
     /// Sessions copied into the archive from an index that predates it (once).
@@ -564,13 +569,14 @@ pub fn run_index(
     let exclusions_changed = exclusions.fingerprint() != stored_exclusions(&target);
     // Exclusions added since this generation last honoured them: what they now exclude goes.
     let purge = if !fresh && exclusions_changed { excluded_sessions(&target, exclusions)? } else { Vec::new() };
-    let jobs = plan_all(discoveries, &manifest, &mut report);
+    let mut found = Found::default();
+    let jobs = plan_all(discoveries, &manifest, &mut report, &mut found);
     stages.end("discover");
     // With nothing to parse, nothing new is learned: the late adapters can be planned now
     // against the directories already known, and an unchanged refresh stops here.
     let late_jobs = if jobs.is_empty() {
         let env = env.clone().with_work_dirs(known.newest());
-        Some(plan_all(discover_all(&late, &env), &manifest, &mut report))
+        Some(plan_all(discover_all(&late, &env), &manifest, &mut report, &mut found))
     } else {
         None
     };
@@ -581,6 +587,7 @@ pub fn run_index(
         if exclusions_changed {
             save_exclusions(&target, exclusions)?;
         }
+        (report.sources_gone, report.sources_back) = notice_gone(&target, &archive, &manifest, &found)?;
         report.elapsed_ms = started.elapsed().as_millis() as u64;
         return Ok(report);
     }
@@ -627,7 +634,7 @@ pub fn run_index(
             let mut dirs = known.clone();
             dirs.extend(&learned);
             let env = env.clone().with_work_dirs(dirs.newest());
-            let j = plan_all(discover_all(&late, &env), &run.manifest, &mut run.report);
+            let j = plan_all(discover_all(&late, &env), &run.manifest, &mut run.report, &mut found);
             job_count += j.len() as u64;
             total_bytes += j.iter().map(|j| j.size).sum::<u64>();
             observer.start(job_count, total_bytes);
@@ -675,6 +682,12 @@ pub fn run_index(
         report.new_generation = target.generation_name();
     }
     stages.end("manifest and swap");
+    // After the swap: the sessions of a source gone are looked up in the generation
+    // that now serves. A new generation's manifest has no gone source; the rebuild
+    // noticed them as it restored them from the archive.
+    let (gone, back) = notice_gone(&target, &archive, &manifest, &found)?;
+    report.sources_gone += gone;
+    report.sources_back += back;
     let segments = archive.segments()?.len();
     if !purge.is_empty() || (fresh && segments > 1) {
         // A new generation re-archived every session its sources hold: fold the copies
@@ -1074,9 +1087,11 @@ struct Discovered {
 
 /// Plans every discovered source against the manifest, filling each harness's report
 /// with what discovery saw; returns the sources to read.
-fn plan_all(discoveries: Vec<Discovered>, manifest: &Manifest, report: &mut IndexReport) -> Vec<Job> {
+fn plan_all(discoveries: Vec<Discovered>, manifest: &Manifest, report: &mut IndexReport, found: &mut Found) -> Vec<Job> {
     let mut jobs = Vec::new();
     for Discovered { adapter, discovery, unreadable, metas } in discoveries {
+        found.harnesses.insert(adapter.info().id.to_string());
+        found.sources.extend(discovery.sources.iter().map(SourceRef::manifest_key));
         let hr = report.harnesses.entry(adapter.info().id.to_string()).or_default();
         hr.unreadable.extend(unreadable);
         hr.roots = discovery.roots.clone();
@@ -1099,6 +1114,71 @@ fn plan_all(discoveries: Vec<Discovered>, manifest: &Manifest, report: &mut Inde
         }
     }
     jobs
+}
+
+/// What discovery found this run, for noticing sources that are gone.
+#[derive(Default)]
+struct Found {
+    /// The harnesses whose stores were walked.
+    harnesses: HashSet<String>,
+    /// Every source found, by manifest key.
+    sources: HashSet<String>,
+}
+
+/// True when the source `key` (a path, or `path#row` for a row of a database) is no
+/// longer on disk: neither the key as a path nor the file before a `#` exists. Only a
+/// definite "not found" counts; a source that cannot be looked at is not called gone.
+fn source_gone(key: &str) -> bool {
+    let missing = |p: &str| matches!(std::fs::symlink_metadata(p), Err(e) if e.kind() == std::io::ErrorKind::NotFound);
+    missing(key) && key.rmatch_indices('#').all(|(i, _)| missing(&key[..i]))
+}
+
+/// Updates the archive's ledger of sessions whose source is gone ([`Gone`]): a source
+/// the manifest has, of a harness walked this run, that discovery did not find and that
+/// is not on disk is gone (its sessions are looked up on `target`'s session documents);
+/// a source the ledger names that discovery found again is back. Returns how many
+/// sessions were noticed gone and how many came back.
+fn notice_gone(target: &IndexPaths, archive: &Archive, manifest: &Manifest, found: &Found) -> Result<(u64, u64), IndexError> {
+    let mut gone = Gone::load(&archive.dir).map_err(IndexError::io(&archive.dir))?;
+    let named: HashSet<String> = gone.sources().into_iter().map(str::to_string).collect();
+    let before = gone.len();
+    for source in named.iter().filter(|s| found.sources.contains(*s)) {
+        gone.returned(source);
+    }
+    let back = (before - gone.len()) as u64;
+    let candidates: Vec<&SourceEntry> = manifest
+        .entries()
+        .filter(|e| e.sessions > 0 && found.harnesses.contains(&e.harness) && !found.sources.contains(&e.key) && !named.contains(&e.key))
+        .filter(|e| source_gone(&e.key))
+        .collect();
+    let mut noticed = 0;
+    if !candidates.is_empty() {
+        let view = IndexView::open_generation(target)?;
+        let searcher = view.searcher();
+        let now = crate::time::Timestamp::now();
+        for e in candidates {
+            let q = BooleanQuery::new(vec![
+                (Occur::Must, term_query(view.fields.kind, KIND_SESSION)),
+                (Occur::Must, term_query(view.fields.source, &e.key)),
+            ]);
+            let addrs = searcher.search(&q, &tantivy::collector::DocSetCollector).map_err(IndexError::tantivy(&target.root))?;
+            for addr in addrs {
+                let doc: TantivyDocument = searcher.doc(addr).map_err(IndexError::tantivy(&target.root))?;
+                let Some(meta) =
+                    doc.get_first(view.fields.extra).and_then(|v| tantivy::schema::Value::as_str(&v)).and_then(SessionMeta::from_stored)
+                else {
+                    continue;
+                };
+                if meta.machine.is_none() && gone.notice(meta.key(), e.key.clone(), now) {
+                    noticed += 1;
+                }
+            }
+        }
+    }
+    if noticed + back > 0 {
+        gone.save(&archive.dir).map_err(IndexError::io(&archive.dir))?;
+    }
+    Ok((noticed, back))
 }
 
 /// One indexing run's writer and the state its jobs update.
@@ -1488,6 +1568,21 @@ impl Run<'_> {
         let (seen, tombstones, exclusions) = (&self.seen, self.tombstones, self.exclusions);
         let (sessions, problems) = archive.load(|key| !seen.contains(key) && !tombstones.contains(key)).map_err(IndexError::from)?;
         self.report.archive_problems.extend(problems);
+        // A session no source produced, read on this machine from a source no longer on
+        // disk, was deleted by its harness: the ledger says so from now on, if it did not.
+        let mut gone = Gone::load(&archive.dir).map_err(IndexError::io(&archive.dir))?;
+        let now = crate::time::Timestamp::now();
+        let mut noticed = 0;
+        for archived in &sessions {
+            let meta = archived.meta();
+            if meta.machine.is_none() && source_gone(&meta.path) && gone.notice(meta.key(), meta.path.clone(), now) {
+                noticed += 1;
+            }
+        }
+        if noticed > 0 {
+            gone.save(&archive.dir).map_err(IndexError::io(&archive.dir))?;
+            self.report.sources_gone += noticed;
+        }
         for archived in sessions {
             if exclusions.excluded_by(&archived.harness, archived.fields.project.as_deref()).is_some() {
                 continue;

@@ -23,6 +23,7 @@ pub mod maintain;
 pub mod manifest;
 pub mod progress;
 pub mod records;
+pub mod retention;
 pub mod schema;
 pub mod search;
 mod seed;
@@ -254,6 +255,9 @@ pub struct IndexView {
     pub fields: Fields,
     /// Where turn text is read: the archive the generation was built from.
     pub archive: Option<crate::archive::ArchiveReader>,
+    /// The archive's ledger of sessions whose source is gone, read when the view opens:
+    /// every session's metadata this view gives carries its `source_deleted`.
+    pub gone: crate::archive::gone::Gone,
 }
 
 impl IndexView {
@@ -283,8 +287,11 @@ impl IndexView {
             Err(e) => return Err(IndexError::tantivy(&dir)(e)),
         };
         let reader = index.reader_builder().reload_policy(tantivy::ReloadPolicy::Manual).try_into().map_err(IndexError::tantivy(&dir))?;
-        let archive = paths.linked_archive().map(crate::archive::ArchiveReader::new);
-        Ok(IndexView { paths: paths.clone(), index, reader, fields, archive })
+        let linked = paths.linked_archive();
+        // A ledger that cannot be read labels nothing; the sessions are all still there.
+        let gone = linked.as_deref().and_then(|d| crate::archive::gone::Gone::load(d).ok()).unwrap_or_default();
+        let archive = linked.map(crate::archive::ArchiveReader::new);
+        Ok(IndexView { paths: paths.clone(), index, reader, fields, archive, gone })
     }
 
     pub fn searcher(&self) -> Searcher {
@@ -299,6 +306,16 @@ impl IndexView {
         Box::new(TermQuery::new(Term::from_field_text(self.fields.kind, kind), IndexRecordOption::Basic))
     }
 
+    /// The metadata stored on a session document (see [`SessionMeta::from_stored`]),
+    /// with `source_deleted` from the ledger of gone sources.
+    pub(crate) fn meta_of(&self, doc: &TantivyDocument) -> Option<SessionMeta> {
+        let mut m = doc.get_first(self.fields.extra).and_then(|v| v.as_str()).and_then(SessionMeta::from_stored)?;
+        if !self.gone.is_empty() {
+            m.source_deleted = self.gone.get(&m.key()).cloned();
+        }
+        Some(m)
+    }
+
     /// Session documents, optionally of one harness.
     pub fn all_sessions(&self, harness: Option<&str>) -> Result<Vec<SessionMeta>, IndexError> {
         let searcher = self.searcher();
@@ -311,7 +328,7 @@ impl IndexView {
         let mut out = Vec::with_capacity(addrs.len());
         for addr in addrs {
             let doc: TantivyDocument = searcher.doc(addr).map_err(self.err())?;
-            if let Some(m) = doc.get_first(self.fields.extra).and_then(|v| v.as_str()).and_then(SessionMeta::from_stored) {
+            if let Some(m) = self.meta_of(&doc) {
                 out.push(m);
             }
         }
@@ -320,9 +337,16 @@ impl IndexView {
 
     /// Number of sessions per harness.
     pub fn session_counts(&self) -> Result<std::collections::BTreeMap<String, u64>, IndexError> {
+        Ok(self.session_and_deleted_counts()?.into_iter().map(|(h, (n, _))| (h, n)).collect())
+    }
+
+    /// Per harness: sessions, and of them those whose source the harness deleted.
+    pub fn session_and_deleted_counts(&self) -> Result<std::collections::BTreeMap<String, (u64, u64)>, IndexError> {
         let mut counts = std::collections::BTreeMap::new();
         for m in self.all_sessions(None)? {
-            *counts.entry(m.harness).or_insert(0) += 1;
+            let c: &mut (u64, u64) = counts.entry(m.harness).or_default();
+            c.0 += 1;
+            c.1 += u64::from(m.source_deleted.is_some());
         }
         Ok(counts)
     }
@@ -336,7 +360,7 @@ impl IndexView {
         let top = searcher.search(&q, &TopDocs::with_limit(1).order_by_score()).map_err(self.err())?;
         let Some((_, addr)) = top.first() else { return Ok(None) };
         let doc: TantivyDocument = searcher.doc(*addr).map_err(self.err())?;
-        Ok(doc.get_first(self.fields.extra).and_then(|v| v.as_str()).and_then(SessionMeta::from_stored))
+        Ok(self.meta_of(&doc))
     }
 
     /// Sessions whose id (or `<harness>:<id>`) starts with `prefix`.

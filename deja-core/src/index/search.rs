@@ -24,7 +24,7 @@ use tantivy::columnar::Column;
 use tantivy::query::{
     BooleanQuery, BoostQuery, DfaWrapper, DisjunctionMaxQuery, EmptyQuery, FuzzyTermQuery, Occur, PhraseQuery, Query, RangeQuery, TermQuery,
 };
-use tantivy::schema::{IndexRecordOption, Value};
+use tantivy::schema::IndexRecordOption;
 use tantivy::{DocAddress, DocSet, Score, Searcher, TantivyDocument, Term};
 
 use super::bound::{bound_query, BoundedQuery};
@@ -55,9 +55,6 @@ pub struct SearchRequest {
     /// matches them. Like `role`, it narrows the turns words match; a query of
     /// filters alone lists recent sessions without it.
     pub file: Option<String>,
-    /// Only sessions whose source the harness has deleted and deja's archive still
-    /// holds (the search screen's "kept after deletion" tab). Off by default.
-    pub deleted_only: bool,
     pub limit: usize,
     /// The query is plain language whatever its wording — a prompt an agent was
     /// given, which a hook searches with — and is ranked as a question is (see
@@ -66,6 +63,10 @@ pub struct SearchRequest {
     /// Stops the search between its steps (tiers, sessions grouped, turns read) with
     /// [`IndexError::Cancelled`]; the default never does.
     pub cancel: Cancel,
+    /// Only sessions whose source the harness deleted and deja kept (`source_deleted`
+    /// set: the archive's ledger of gone sources) — `deja search --deleted` and the
+    /// search screen's "kept after deletion" tab. Off by default.
+    pub deleted_only: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -590,6 +591,15 @@ impl IndexView {
                 .collect();
             out.push((Occur::Must, Box::new(BooleanQuery::new(any))));
         }
+        if req.deleted_only {
+            // The ledger's sessions as a set of keys; an empty ledger matches nothing.
+            let q: Box<dyn Query> = if self.gone.is_empty() {
+                Box::new(tantivy::query::EmptyQuery)
+            } else {
+                Box::new(tantivy::query::TermSetQuery::new(self.gone.keys().map(|k| Term::from_field_text(f.sid, k))))
+            };
+            out.push((Occur::Must, q));
+        }
         if let Some(since) = req.since {
             out.push((
                 Occur::Must,
@@ -914,7 +924,7 @@ impl IndexView {
         for (_, addr) in top {
             req.cancel.check()?;
             let doc: TantivyDocument = searcher.doc(addr).map_err(|e| IndexError::Query(e.to_string()))?;
-            let Some(meta) = doc.get_first(self.fields.extra).and_then(|v| v.as_str()).and_then(SessionMeta::from_stored) else {
+            let Some(meta) = self.meta_of(&doc) else {
                 continue;
             };
             if !project_matches(&meta, req.project.as_deref()) {
@@ -1285,7 +1295,7 @@ impl IndexView {
     /// The metadata stored on the session document at `addr`.
     fn meta_at(&self, searcher: &Searcher, addr: DocAddress) -> Result<Option<SessionMeta>, IndexError> {
         let doc: TantivyDocument = searcher.doc(addr).map_err(|e| IndexError::Query(e.to_string()))?;
-        Ok(doc.get_first(self.fields.extra).and_then(|v| v.as_str()).and_then(SessionMeta::from_stored))
+        Ok(self.meta_of(&doc))
     }
 
     /// The session document of the session with this hash.

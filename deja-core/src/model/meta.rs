@@ -35,6 +35,21 @@ pub struct SessionMeta {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machine: Option<String>,
     pub turns: u32,
+    /// The harness deleted the source this session was read from, and deja keeps it
+    /// (the archive is the log): when deja noticed. Never stored on the session
+    /// document; the index view sets it from the archive's ledger of gone sources.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_deleted: Option<SourceDeleted>,
+}
+
+/// A session's source was deleted by its harness (pruned, swept, or removed by hand).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SourceDeleted {
+    /// When deja first saw the source gone (an index run), not when the harness deleted
+    /// it: deja only knows it was there at the run before.
+    pub noticed: Timestamp,
+    /// The source that was read (a file, or `file#row` for a row of a database).
+    pub source: String,
 }
 
 impl SessionMeta {

@@ -159,7 +159,7 @@ pub fn resolve_session(view: &IndexView, q: &str) -> Result<Option<SessionMeta>,
     let mut found: Vec<SessionMeta> = Vec::new();
     for (_, addr) in searcher.search(&query, &TopDocs::with_limit(16).order_by_score()).map_err(qerr)? {
         let doc: TantivyDocument = searcher.doc(addr).map_err(qerr)?;
-        if let Some(m) = stored_str(&doc, f.extra).and_then(|s| SessionMeta::from_stored(&s)) {
+        if let Some(m) = view.meta_of(&doc) {
             found.push(m);
         }
     }
@@ -231,10 +231,10 @@ fn recall_as(view: &IndexView, query: &str, scope: &Scope, limit: usize, prose: 
         since: scope.since,
         role: None,
         file: None,
-        deleted_only: false,
         limit: limit.max(1) + 3,
         prose,
         cancel: scope.cancel.clone(),
+        deleted_only: false,
     };
     let r = view.search(&req)?;
     let mut hits: Vec<RecallHit> = r
@@ -308,7 +308,7 @@ pub fn project_sessions(view: &IndexView, dir: &str, scope: &Scope, limit: usize
     for (_, addr) in top {
         scope.cancel.check()?;
         let doc: TantivyDocument = searcher.doc(addr).map_err(qerr)?;
-        let Some(m) = stored_str(&doc, f.extra).and_then(|s| SessionMeta::from_stored(&s)) else { continue };
+        let Some(m) = view.meta_of(&doc) else { continue };
         if project_related(m.project.as_deref(), dir) && scope.admits(&m, None) {
             out.push(m);
         }

@@ -107,6 +107,7 @@ fn meta_of(s: &Session, source: &str) -> SessionMeta {
         agent: None,
         machine: None,
         turns: s.turns.len() as u32,
+        source_deleted: None,
     }
 }
 

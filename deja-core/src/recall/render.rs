@@ -25,14 +25,22 @@ fn short_id(id: &str) -> String {
 /// `claude · 2026-03-02 · /src/app · title (id 5f0c7e2a)`.
 pub fn session_label(m: &SessionMeta) -> String {
     format!(
-        "{}{} · {} · {} · {} (id {})",
+        "{}{} · {} · {} · {} (id {}){}",
         clean(&m.harness, 20),
         note_origin(m),
         date(m.updated.or(m.started)),
         clean(m.project.as_deref().unwrap_or("-"), 80),
         clean(m.title.as_deref().unwrap_or("(untitled)"), TITLE),
-        short_id(&m.id)
+        short_id(&m.id),
+        kept_note(m)
     )
+}
+
+/// Said of a session whose source its harness deleted: the archive kept it.
+fn kept_note(m: &SessionMeta) -> String {
+    m.source_deleted
+        .as_ref()
+        .map_or_else(String::new, |d| format!(" (its harness deleted the source; deja kept it, noticed {})", date(Some(d.noticed))))
 }
 
 /// `    resume: cd /src/app && claude --resume 5f0c…`, when the harness reopens the session.

@@ -118,7 +118,7 @@ pub struct HarnessInfo {
     pub root_var: String,
     pub needs: Vec<String>,
     pub format_summary: String,
-    /// The six surfaces in [`CAPABILITY_NAMES`] order.
+    /// The seven surfaces in [`CAPABILITY_NAMES`] order.
     #[serde(deserialize_with = "capabilities")]
     pub capabilities: Vec<(String, Capability)>,
 }
@@ -203,13 +203,14 @@ mod tests {
         )
     }
 
-    const SIX: [(&str, &str, &str); 6] = [
+    const SEVEN: [(&str, &str, &str); 7] = [
         ("mcp", "works", "`deja install`"),
         ("auto-recall", "unknown", ""),
         ("skill", "planned", "a file"),
         ("command", "unsupported", "none"),
         ("resume", "blocked", "no flag"),
         ("handoff", "works", "exec"),
+        ("restore", "unsupported", "a database"),
     ];
 
     /// The capabilities array as the binary prints it.
@@ -220,7 +221,7 @@ mod tests {
 
     #[test]
     fn the_binary_output_is_read_with_every_field() {
-        let infos = parse(entry(&caps(&SIX)).as_bytes()).expect("parse");
+        let infos = parse(entry(&caps(&SEVEN)).as_bytes()).expect("parse");
         let alpha = &infos[0];
         assert_eq!((alpha.id.as_str(), alpha.root_var.as_str()), ("alpha", "DEJA_ALPHA_ROOT"));
         assert_eq!(alpha.store_paths, vec![StorePath { os: Os::Unix, path: "~/.a".to_string() }]);
@@ -235,12 +236,12 @@ mod tests {
 
     #[test]
     fn a_shape_xtask_does_not_know_is_refused() {
-        let five = caps(&SIX[..5]);
+        let five = caps(&SEVEN[..5]);
         assert!(format!("{:#}", parse(entry(&five).as_bytes()).expect_err("five surfaces")).contains("expected"), "{five}");
-        let mut odd = SIX;
+        let mut odd = SEVEN;
         odd[5].1 = "maybe";
         assert!(format!("{:#}", parse(entry(&caps(&odd)).as_bytes()).expect_err("status")).contains("unknown status `maybe`"));
-        let extra = entry(&caps(&SIX)).replace(r#""needs":[]"#, r#""needs":[],"retention":"30d""#);
+        let extra = entry(&caps(&SEVEN)).replace(r#""needs":[]"#, r#""needs":[],"retention":"30d""#);
         assert!(parse(extra.as_bytes()).is_err(), "a new field needs a reader");
     }
 }

@@ -20,7 +20,7 @@ pub const NOTES_FILE: &str = "harness-matrix.toml";
 
 /// The surface names a blocker or a capability check may name, as
 /// deja-core's `Capabilities::named` spells them, in the matrix's order.
-pub const CAPABILITY_NAMES: [&str; 6] = ["mcp", "auto-recall", "skill", "command", "resume", "handoff"];
+pub const CAPABILITY_NAMES: [&str; 7] = ["mcp", "auto-recall", "skill", "command", "resume", "handoff", "restore"];
 
 /// One adapter's `harness.toml` (its keys at the top level), and the `[<id>]` table
 /// of the generated view.
@@ -236,8 +236,9 @@ fn check_notes(info: &HarnessInfo, n: &HarnessNotes, problems: &mut Vec<String>)
     for (name, cap) in info.named_capabilities() {
         match cap {
             // Resume and handoff are the adapter's declared commands, printed by `deja show`,
-            // search and `deja handoff` alike and tested there, not a wiring a user checks.
-            Capability::Works(_) if matches!(name, "resume" | "handoff") => {}
+            // search and `deja handoff` alike and tested there, not a wiring a user checks;
+            // restore works exactly where a restore writer exists, which the kit round-trips.
+            Capability::Works(_) if matches!(name, "resume" | "handoff" | "restore") => {}
             Capability::Works(_) if !n.capability_checks.contains_key(name) => problems
                 .push(format!("`{id}` says {name} works: add {name} = \"<how to see it working>\" under [capability_checks] in {file}")),
             Capability::Blocked(_) if !n.blockers.iter().any(|b| b.capability == name) => problems.push(format!(

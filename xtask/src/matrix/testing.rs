@@ -26,6 +26,7 @@ pub fn info(id: &str) -> &'static HarnessInfo {
                 "handoff".to_string(),
                 Capability::Works("paste: `deja handoff` prints the digest (no start-with-prompt command is known)".to_string()),
             ),
+            ("restore".to_string(), Capability::Planned("its format's restore writer is not built yet".to_string())),
         ],
     }))
 }

@@ -184,7 +184,7 @@ pub fn checked_label(notes: &HarnessNotes) -> String {
 }
 
 /// What each surface is, for the legends.
-pub const SURFACES: [(&str, &str, &str); 6] = [
+pub const SURFACES: [(&str, &str, &str); 7] = [
     ("mcp", "MCP", "`deja mcp` registered as an MCP server in the harness, so the agent can call the `deja` tool itself."),
     (
         "auto-recall",
@@ -195,6 +195,11 @@ pub const SURFACES: [(&str, &str, &str); 6] = [
     ("command", "Command", "a slash command (`/deja`) the user types inside the harness."),
     ("resume", "Resume", "the command deja prints to reopen a found session in the harness."),
     ("handoff", "Handoff", "starting the harness with a digest of a past session (exec), or printing the digest to paste."),
+    (
+        "restore",
+        "Restore",
+        "`deja restore` writing a session deja kept back into the harness's own store, in its format, so the harness resumes it.",
+    ),
 ];
 
 pub fn surface_title(name: &str) -> &'static str {
