@@ -65,7 +65,7 @@ pub fn run(args: ShowArgs) -> Result<ExitCode> {
     let turns = view.session_turns(&meta.key())?;
     if args.json {
         let (resume, unavailable) = crate::output::resume_json(&meta);
-        let (restore, restore_unavailable) = match restore_offer(&meta) {
+        let (restore, restore_unavailable) = match deja_core::restore::offer(&meta) {
             Some(Ok(cmd)) => (Some(cmd), None),
             Some(Err(why)) => (None, Some(why)),
             None => (None, None),
@@ -106,7 +106,7 @@ pub fn run(args: ShowArgs) -> Result<ExitCode> {
         Err(why) => println!("resume   - ({})", safe(&why)),
     }
     // A session whose source is gone resumes only once it is back in its harness's store.
-    match restore_offer(&meta) {
+    match deja_core::restore::offer(&meta) {
         Some(Ok(cmd)) => println!("restore  {}  (writes it back so the harness can resume it)", safe(&cmd)),
         Some(Err(why)) => println!("restore  - ({})", safe(&why)),
         None => {}
@@ -185,15 +185,4 @@ fn show_team(env: &StoreEnv, args: &ShowArgs) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// For a session whose source its harness deleted: the `deja restore` command that puts
-/// it back, or why its harness cannot take it back. `None` while the source exists.
-fn restore_offer(meta: &SessionMeta) -> Option<Result<String, String>> {
-    meta.source_deleted.as_ref()?;
-    let Some(format) = deja_core::lookup(&meta.harness) else { return Some(Err(format!("no adapter for `{}` is linked", meta.harness))) };
-    Some(match format.restorer() {
-        Some(_) => Ok(format!("deja restore {}", deja_core::launch::quote(&meta.key()))),
-        None => Err(format.restore_capability().reason().to_string()),
-    })
 }

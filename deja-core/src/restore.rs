@@ -77,6 +77,20 @@ pub enum RestoreError {
     Index(#[from] IndexError),
 }
 
+/// For a session whose source its harness deleted: the `deja restore` command that puts
+/// it back, or why its harness cannot take it back; `None` while the source exists.
+/// `deja show` and the search screen offer it next to the resume command.
+pub fn offer(meta: &SessionMeta) -> Option<Result<String, String>> {
+    meta.source_deleted.as_ref()?;
+    let Some(format) = crate::format::lookup(&meta.harness) else {
+        return Some(Err(format!("no adapter for `{}` is linked", meta.harness)));
+    };
+    Some(match format.restorer() {
+        Some(_) => Ok(format!("deja restore {}", crate::launch::quote(&meta.key()))),
+        None => Err(format.restore_capability().reason().to_string()),
+    })
+}
+
 /// Restores `meta` (a session the index holds) from the archive; `force` writes beside an
 /// existing file where the harness tolerates it, `dry_run` writes nothing.
 pub fn restore(view: &IndexView, env: &StoreEnv, meta: &SessionMeta, force: bool, dry_run: bool) -> Result<Restored, RestoreError> {

@@ -531,6 +531,12 @@ impl App {
                 if let Some(note) = &r.note {
                     question.push(format!("({note})"));
                 }
+                // The harness resumes only from its own files: say how to put them back.
+                match deja_core::restore::offer(&meta) {
+                    Some(Ok(cmd)) => question.push(format!("(its harness deleted it; put it back first: {cmd})")),
+                    Some(Err(why)) => question.push(format!("(its harness deleted it and cannot take it back: {why})")),
+                    None => {}
+                }
                 question.push(String::new());
                 question.push("y runs it (deja closes)   n or Esc goes back".to_string());
                 let then = Effect::Resume { argv: r.argv, dir: r.dir, shown: r.command };

@@ -393,6 +393,16 @@ fn header_lines(v: &SessionView, w: usize, theme: Theme) -> Vec<Line<'static>> {
         Err(why) => format!("↻ - ({})", safe(&why)),
     };
     out.push(Line::styled(fit(&resume, w), theme.fg(Color::Green)));
+    // Its harness deleted it: resuming needs the file back first.
+    match deja_core::restore::offer(m) {
+        Some(Ok(cmd)) => {
+            out.push(Line::styled(fit(&format!("⟲ deleted by its harness, kept by deja: {}", safe(&cmd)), w), theme.fg(Color::Yellow)))
+        }
+        Some(Err(why)) => {
+            out.push(Line::styled(fit(&format!("⟲ deleted by its harness, kept by deja (not restorable: {})", safe(&why)), w), theme.dim()))
+        }
+        None => {}
+    }
     out.push(Line::styled("─".repeat(w), theme.dim()));
     out
 }

@@ -25,7 +25,7 @@ mod worker;
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
@@ -94,7 +94,11 @@ pub fn run(args: UiArgs) -> Result<ExitCode> {
         signal_hook::flag::register_usize(sig, stop.clone(), sig as usize).context("installing the signal handlers")?;
     }
     let mut term = Screen::enter()?;
+    let watching = Arc::new(AtomicBool::new(true));
+    watch_the_terminal(stop.clone(), watching.clone());
     let outcome = event_loop(&mut term.terminal, &mut app, &job_tx, &reply_rx, &stop);
+    // From here the terminal may belong to a program the screen starts (a resume).
+    watching.store(false, Ordering::Relaxed);
     drop(term);
     match outcome? {
         Exit::Quit => Ok(ExitCode::SUCCESS),
@@ -102,6 +106,47 @@ pub fn run(args: UiArgs) -> Result<ExitCode> {
         Exit::Run(cmd) => cmd.start(),
     }
 }
+
+/// How often the watchdog looks at the terminal and at a signal the loop has not acted on.
+const WATCH_EVERY: Duration = Duration::from_millis(250);
+/// How long a signal may wait for the loop before the watchdog ends the process.
+const SIGNAL_GRACE: Duration = Duration::from_secs(1);
+
+/// Ends the process when the loop cannot: once its terminal is gone (the emulator or
+/// tmux server closed, so the pty reads as end of file), crossterm's reader retries the
+/// read forever without returning, so neither a key nor the loop's signal check ever
+/// comes back — a process seen spinning a core for an hour after its pane was killed.
+/// A hang-up of standard input ends it at once (there is nothing left to restore); a
+/// signal the loop has not acted on within a second restores what it can and ends it
+/// with the code a process killed by that signal reports.
+#[cfg(unix)]
+fn watch_the_terminal(stop: Arc<AtomicUsize>, watching: Arc<AtomicBool>) {
+    let spawned = std::thread::Builder::new().name("deja-ui-watch".into()).spawn(move || {
+        let mut signalled: Option<Instant> = None;
+        loop {
+            std::thread::sleep(WATCH_EVERY);
+            if !watching.load(Ordering::Relaxed) {
+                return;
+            }
+            let mut fd = libc::pollfd { fd: libc::STDIN_FILENO, events: libc::POLLIN, revents: 0 };
+            // SAFETY: one valid pollfd for the length given, and a zero timeout.
+            let ready = unsafe { libc::poll(&mut fd, 1, 0) };
+            if ready > 0 && fd.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0 {
+                std::process::exit(128 + libc::SIGHUP);
+            }
+            let sig = stop.load(Ordering::Relaxed);
+            if sig != 0 && signalled.get_or_insert_with(Instant::now).elapsed() >= SIGNAL_GRACE {
+                restore();
+                std::process::exit(128 + i32::try_from(sig).unwrap_or(0));
+            }
+        }
+    });
+    // Without the watchdog the screen still works; only a vanished terminal is not noticed.
+    drop(spawned);
+}
+
+#[cfg(not(unix))]
+fn watch_the_terminal(_stop: Arc<AtomicUsize>, _watching: Arc<AtomicBool>) {}
 
 /// Raw mode and the alternate screen, left when dropped or on a panic.
 struct Screen {

@@ -349,6 +349,7 @@ pub(crate) mod tests {
             kind: None,
             agent: None,
             machine: None,
+            source_deleted: None,
             turns: 0,
         }
     }

@@ -32,6 +32,7 @@ fn meta(id: &str, title: &str, harness: &str, project: &str) -> SessionMeta {
         kind: None,
         agent: None,
         machine: None,
+        source_deleted: None,
         turns: 4,
     }
 }
@@ -168,6 +169,24 @@ fn tiny_and_narrow_screens_draw_without_panicking() {
         app.screen = Screen::Pictures { back: None };
         render(&mut app, w, h, false);
     }
+}
+
+#[test]
+fn a_session_its_harness_deleted_offers_restore_beside_resume() {
+    let mut app = sample_app();
+    app.screen = Screen::Session(None);
+    let mut kept = meta("c1", "kept session", "claude", "/src/api");
+    kept.source_deleted = Some(deja_core::model::SourceDeleted { noticed: NOW, source: "/h/c1.jsonl".into() });
+    app.opened(Ok(Box::new(SessionView::new(kept, super::session::tests::sample(), vec!["pool".into()], Some(3)))));
+    let s = screen(&render(&mut app, 100, 24, true));
+    assert!(s.contains("deleted by its harness, kept by deja: deja restore claude:c1"), "{s}");
+    // A harness deja cannot write back for says why instead.
+    app.screen = Screen::Session(None);
+    let mut gone = meta("a1", "pool sizing", "alpha", "/src/api");
+    gone.source_deleted = Some(deja_core::model::SourceDeleted { noticed: NOW, source: "/h/a1.jsonl".into() });
+    app.opened(Ok(Box::new(SessionView::new(gone, super::session::tests::sample(), vec!["pool".into()], Some(3)))));
+    let s = screen(&render(&mut app, 100, 24, true));
+    assert!(s.contains("kept by deja (not restorable: no adapter for `alpha` is linked)"), "{s}");
 }
 
 #[test]
