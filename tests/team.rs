@@ -163,11 +163,26 @@ fn two_machines_share_a_project_that_only_granted_roles_read() {
     let status = json_of(&deja(&alice, "laptop", &["team", "status", "--json"]));
     let held = status["held"].as_array().expect("held");
     assert!(held.iter().any(|h| h["detector"] == "high_entropy"), "{status}");
-    let leaked: i64 = admin.query_one("SELECT count(*) FROM deja.turns WHERE doc::text LIKE '%zX8qK2mP9vR4%'", &[]).expect("q").get(0);
+    let leaked: i64 = admin
+        .query_one("SELECT count(*) FROM deja.turns WHERE text || coalesce(extra::text, '') LIKE '%zX8qK2mP9vR4%'", &[])
+        .expect("q")
+        .get(0);
     assert_eq!(leaked, 0);
     // Redaction ran on the way out too.
     let secrets: i64 = admin.query_one("SELECT count(*) FROM deja.turns WHERE text LIKE '%AKIAIOSFODNN7EXAMPLE%'", &[]).expect("q").get(0);
     assert_eq!(secrets, 0);
+    // The server keeps each turn's document in parts (text and times once, as columns);
+    // put back together it is what `deja export` on that machine writes, field for field.
+    let exported: Vec<Value> = ok(&deja(&alice, "laptop", &["export"]))
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).expect("an export line is JSON"))
+        .filter(|d| d["session"] == CLAUDE_SESSION)
+        .collect();
+    let mut store = deja_team::Store { client: c.admin(), target: String::new() };
+    let stored = store.docs("laptop", &format!("claude:{CLAUDE_SESSION}")).expect("documents read back");
+    assert!(stored.len() >= 3 && stored.iter().any(|d| d.turn.tool.is_some()), "{stored:?}");
+    let stored: Vec<Value> = stored.iter().map(|d| serde_json::to_value(d).expect("json")).collect();
+    assert_eq!(stored, exported);
 
     // Carol has the grant: both authors. Dave has none: neither.
     assert_eq!(authors_seen(&mut c.connect("carol")), vec![c.role("alice"), c.role("bob")]);
@@ -233,12 +248,12 @@ fn two_machines_share_a_project_that_only_granted_roles_read() {
     // Forging: bob cannot write as alice, nor as alice's machine.
     let mut bob_db = c.connect("bob");
     let forged_author = bob_db.execute(
-        "INSERT INTO deja.turns (machine, turn_id, author, project, session_key, seq, role, text, doc) VALUES ('desktop', 'x:y:1', $1, '/src/app', 'x:y', 1, 'user', 'forged', '{}')",
+        "INSERT INTO deja.turns (machine, turn_id, author, project, session_key, seq, role, text) VALUES ('desktop', 'x:y:1', $1, '/src/app', 'x:y', 1, 'user', 'forged')",
         &[&c.role("alice")],
     );
     assert!(forged_author.is_err(), "a forged author was accepted");
     let forged_machine = bob_db.execute(
-        "INSERT INTO deja.turns (machine, turn_id, project, session_key, seq, role, text, doc) VALUES ('laptop', 'x:y:1', '/src/app', 'x:y', 1, 'user', 'forged', '{}')",
+        "INSERT INTO deja.turns (machine, turn_id, project, session_key, seq, role, text) VALUES ('laptop', 'x:y:1', '/src/app', 'x:y', 1, 'user', 'forged')",
         &[],
     );
     assert!(forged_machine.is_err(), "a forged machine was accepted");

@@ -2,7 +2,8 @@
 //! conventions, as `deja team init`). Stages, all in this process through the
 //! production code:
 //!
-//! 1. the corpus is indexed into a fresh archive beside it (`run_index`, as `deja index`);
+//! 1. the corpus is indexed into a fresh archive beside it, or under `--work`
+//!    (`run_index`, as `deja index`);
 //! 2. the schema is created or migrated in the target database, and the rows of earlier
 //!    runs' machines (`bench-0`, `bench-1`, …) are deleted, so sizes are this run's;
 //! 3. the archive is planned (`deja_core::team::plan`, redaction and the secret gate
@@ -53,6 +54,11 @@ pub struct TeamBenchArgs {
     /// At most this many queries (the corpus's needle queries, in order).
     #[arg(long, default_value_t = 100)]
     pub queries: usize,
+    /// Where the fresh index and archive go (`DIR/team-index`, `DIR/team-index-data`);
+    /// by default inside the corpus directory. Point it elsewhere to leave a shared
+    /// corpus untouched.
+    #[arg(long)]
+    pub work: Option<PathBuf>,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -105,6 +111,8 @@ pub struct Size {
     pub turns_total_bytes: i64,
     pub turns_index_bytes: i64,
     pub sessions_total_bytes: i64,
+    /// Each index of `deja.turns`, by name: which one the room goes to.
+    pub turns_indexes: std::collections::BTreeMap<String, i64>,
     /// Table (heap + TOAST + indexes) bytes per GB of raw history.
     pub total_per_raw_gb: f64,
     pub index_per_raw_gb: f64,
@@ -123,7 +131,10 @@ fn measure(args: &TeamBenchArgs) -> Result<TeamBench> {
         }
     };
     say(format!("corpus: {}", corpus.describe()));
-    let index_dir = corpus.dir.join("team-index");
+    if let Some(w) = &args.work {
+        std::fs::create_dir_all(w).with_context(|| format!("creating {}", w.display()))?;
+    }
+    let index_dir = args.work.as_ref().unwrap_or(&corpus.dir).join("team-index");
     let env = corpus.env(&index_dir);
     for dir in [&index_dir, &crate::corpus::archive_dir_of(&index_dir)] {
         if dir.exists() {
@@ -213,6 +224,12 @@ fn measure(args: &TeamBenchArgs) -> Result<TeamBench> {
         sessions_total_bytes: size_of(&mut store.client, "SELECT pg_total_relation_size('deja.sessions')")?,
         ..Size::default()
     };
+    for r in store.client.query(
+        "SELECT indexrelid::regclass::text, pg_relation_size(indexrelid) FROM pg_index WHERE indrelid = 'deja.turns'::regclass",
+        &[],
+    )? {
+        size.turns_indexes.insert(r.get(0), r.get(1));
+    }
     let raw_bytes = corpus.manifest.bytes * args.machines as u64;
     let raw_gb = raw_bytes as f64 / 1e9;
     size.total_per_raw_gb = (size.turns_total_bytes + size.sessions_total_bytes) as f64 / raw_gb.max(1e-9);
@@ -289,6 +306,8 @@ fn render(b: &TeamBench) -> String {
             bytes(z.index_per_raw_gb as i64),
         ]],
     ));
+    let each: Vec<String> = z.turns_indexes.iter().map(|(name, n)| format!("{name} {}", bytes(*n))).collect();
+    out.push_str(&format!("turns indexes: {}\n", each.join(", ")));
     out.push_str(&format!("\nplanning (redaction, secret gate) took {:.1}s, apart from the push\n", b.plan_s));
     out
 }

@@ -14,6 +14,7 @@
 //! database client.
 
 pub mod conn;
+pub mod docs;
 pub mod schema;
 pub mod search;
 
@@ -24,6 +25,7 @@ pub use postgres;
 use postgres::Client;
 
 pub use conn::Target;
+use docs::{session_extra, turn_extra};
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -140,11 +142,11 @@ impl Store {
             let m = &s.meta;
             let ts = |t: Option<deja_core::Timestamp>| t.map(|t| t.0 as f64 / 1000.0);
             tx.execute(
-                "INSERT INTO deja.sessions (machine, session_key, project, harness, session, title, project_path, started, updated, turns, digest)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, to_timestamp($8), to_timestamp($9), $10, $11)
+                "INSERT INTO deja.sessions (machine, session_key, project, harness, session, title, project_path, started, updated, turns, digest, extra)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, to_timestamp($8), to_timestamp($9), $10, $11, $12::text::jsonb)
                  ON CONFLICT (machine, session_key) DO UPDATE SET project = EXCLUDED.project, title = EXCLUDED.title,
                    project_path = EXCLUDED.project_path, started = EXCLUDED.started, updated = EXCLUDED.updated,
-                   turns = EXCLUDED.turns, digest = EXCLUDED.digest, pushed = now()",
+                   turns = EXCLUDED.turns, digest = EXCLUDED.digest, extra = EXCLUDED.extra, pushed = now()",
                 &[
                     &machine,
                     &s.key,
@@ -157,6 +159,7 @@ impl Store {
                     &ts(m.updated),
                     &(s.turns.len() as i32),
                     &(s.digest as i64),
+                    &session_extra(m)?,
                 ],
             )
             .map_err(Error::sql("writing a session"))?;
@@ -166,23 +169,22 @@ impl Store {
             let mut roles = Vec::with_capacity(s.turns.len());
             let mut times: Vec<Option<f64>> = Vec::with_capacity(s.turns.len());
             let mut texts = Vec::with_capacity(s.turns.len());
-            let mut docs = Vec::with_capacity(s.turns.len());
+            let mut extras = Vec::with_capacity(s.turns.len());
             for t in &s.turns {
-                let doc = deja_core::archive::TurnDoc::new(m, t);
-                ids.push(doc.id.clone());
+                ids.push(deja_core::archive::turn_id(&m.harness, &m.id, t.seq));
                 seqs.push(t.seq as i32);
-                roles.push(serde_json::to_value(t.role).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default());
+                roles.push(t.role.as_str().to_string());
                 times.push(ts(t.time));
                 // PostgreSQL text cannot hold NUL.
                 texts.push(t.text.replace('\0', ""));
-                docs.push(serde_json::to_string(&doc).unwrap_or_default().replace("\\u0000", ""));
+                extras.push(turn_extra(t)?);
             }
             rows += tx
                 .execute(
-                    "INSERT INTO deja.turns (machine, turn_id, project, session_key, seq, role, time, text, doc)
-                     SELECT $1, u.id, $2, $3, u.seq, u.role, to_timestamp(u.time), u.text, u.doc::jsonb
-                     FROM unnest($4::text[], $5::int[], $6::text[], $7::float8[], $8::text[], $9::text[]) AS u(id, seq, role, time, text, doc)",
-                    &[&machine, &s.project, &s.key, &ids, &seqs, &roles, &times, &texts, &docs],
+                    "INSERT INTO deja.turns (machine, turn_id, project, session_key, seq, role, time, text, extra)
+                     SELECT $1, u.id, $2, $3, u.seq, u.role, to_timestamp(u.time), u.text, u.extra::jsonb
+                     FROM unnest($4::text[], $5::int[], $6::text[], $7::float8[], $8::text[], $9::text[]) AS u(id, seq, role, time, text, extra)",
+                    &[&machine, &s.project, &s.key, &ids, &seqs, &roles, &times, &texts, &extras],
                 )
                 .map_err(Error::sql("writing a session's turns"))?;
         }

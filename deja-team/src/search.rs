@@ -4,7 +4,7 @@
 //! | tier | the local index | here |
 //! | --- | --- | --- |
 //! | exact | every word as typed | every word (and quoted phrase) as a whole-word, case-insensitive regular expression (`~*`, served by the trigram index) |
-//! | stemmed | every word or another form | `tsv @@ websearch_to_tsquery('english', q)` (the GIN index on `tsv`) |
+//! | stemmed | every word or another form | `to_tsvector('english', text) @@ websearch_to_tsquery('english', q)` (the expression GIN index `turns_fts`) |
 //! | fuzzy | typos of words the index has | every word of 3+ letters found as a similar word (`text %> w`, `pg_trgm`'s word similarity, trigram index) |
 //! | relevance | the most words shared | any word (`websearch_to_tsquery('english', 'a or b …')`) |
 //!
@@ -39,6 +39,11 @@ const MAX_ROWS: usize = 2000;
 /// The word similarity the fuzzy tier asks of a word (`pg_trgm.word_similarity_threshold`).
 const FUZZY_THRESHOLD: f32 = 0.5;
 
+/// A turn's English full-text vector. Computed, not stored: written exactly as the
+/// schema's expression index `turns_fts` is, so the planner answers `@@` from that index;
+/// only the rows a tier finds are parsed again, to rank them.
+const TSV: &str = "to_tsvector('english', t.text)";
+
 type Params = Vec<Box<dyn ToSql + Sync>>;
 
 /// One tier's condition and score over `t` (turns), with its parameters from `$first`.
@@ -52,7 +57,7 @@ struct TierSql {
 /// The ladder for `words` and `phrases`; a tier with nothing to ask is left out.
 fn ladder(query: &str, words: &[String], phrases: &[Vec<String>], first: usize) -> Vec<TierSql> {
     let mut tiers = Vec::new();
-    let rank = |n: usize| format!("ts_rank_cd(t.tsv, websearch_to_tsquery('english', ${n}))");
+    let rank = |n: usize| format!("ts_rank_cd({TSV}, websearch_to_tsquery('english', ${n}))");
 
     // exact: whole words (and phrases), as typed, case-insensitively.
     let mut params: Params = vec![Box::new(query.to_string())];
@@ -70,7 +75,7 @@ fn ladder(query: &str, words: &[String], phrases: &[Vec<String>], first: usize) 
     // stemmed: PostgreSQL's English forms of every word.
     tiers.push(TierSql {
         name: "stemmed",
-        condition: format!("t.tsv @@ websearch_to_tsquery('english', ${first})"),
+        condition: format!("{TSV} @@ websearch_to_tsquery('english', ${first})"),
         score: rank(first),
         params: vec![Box::new(query.to_string())],
     });
@@ -95,7 +100,7 @@ fn ladder(query: &str, words: &[String], phrases: &[Vec<String>], first: usize) 
     if any.len() > 1 {
         tiers.push(TierSql {
             name: "relevance",
-            condition: format!("t.tsv @@ websearch_to_tsquery('english', ${first})"),
+            condition: format!("{TSV} @@ websearch_to_tsquery('english', ${first})"),
             score: rank(first),
             params: vec![Box::new(any.join(" or "))],
         });
