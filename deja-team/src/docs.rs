@@ -198,6 +198,7 @@ mod tests {
             kind: Some("subagent".into()),
             agent: Some("reviewer".into()),
             machine: Some("desktop".into()),
+            source_deleted: None,
             turns: 2,
         };
         let mut rich = Turn::new(Role::ToolCall, "$ cargo test\nok").at(Some(Timestamp(1_767_225_601_001)));
