@@ -256,7 +256,7 @@ const GROUPS: [(&str, &[&str]); 4] = [
     ("Search and read", &["ui", "search", "show", "handoff", "harnesses"]),
     ("Ask about past work", &["remember"]),
     ("Wire into harnesses", &["install", "uninstall", "doctor", "mcp"]),
-    ("Manage history", &["index", "forget", "export", "import", "config", "demo", "bench"]),
+    ("Manage history", &["index", "restore", "forget", "team", "export", "import", "config", "demo", "bench"]),
 ];
 
 /// The visible subcommands of `cmd` under [`GROUPS`]' headings, each with its one-line
