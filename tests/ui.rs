@@ -124,6 +124,16 @@ fn have_tmux() -> bool {
     found
 }
 
+/// The `env -i …` words that start the screen on `h`'s history alone: its HOME and
+/// index, no watcher, `path` as PATH, an xterm, and `extra` settings.
+fn screen_env(h: &Home, path: &str, extra: &[&str]) -> String {
+    let (home, index, path) =
+        (format!("HOME={}", h.home.display()), format!("DEJA_INDEX_DIR={}", h.index.display()), format!("PATH={path}"));
+    let mut words = vec!["env", "-i", &home, &index, "DEJA_WATCH=off", &path, "TERM=xterm-256color"];
+    words.extend_from_slice(extra);
+    shell_words(&words)
+}
+
 fn shell_words(words: &[&str]) -> String {
     words.iter().map(|w| format!("'{}'", w.replace('\'', r"'\''"))).collect::<Vec<_>>().join(" ")
 }
@@ -145,18 +155,7 @@ fn the_screen_finds_opens_resumes_and_gives_the_terminal_back() {
     std::fs::set_permissions(&stand_in, std::os::unix::fs::PermissionsExt::from_mode(0o755)).expect("chmod");
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
     let deja = env!("CARGO_BIN_EXE_deja");
-    let home = h.home.display().to_string();
-    let index = h.index.display().to_string();
-    let env = shell_words(&[
-        "env",
-        "-i",
-        &format!("HOME={home}"),
-        &format!("DEJA_INDEX_DIR={index}"),
-        "DEJA_WATCH=off",
-        &format!("PATH={path}"),
-        "TERM=xterm-256color",
-        "LANG=C.UTF-8",
-    ]);
+    let env = screen_env(&h, &path, &["LANG=C.UTF-8"]);
     // Started from a directory inside the project: the screen opens on the project.
     let inside = format!("{project}/src");
     std::fs::create_dir_all(&inside).expect("src");
@@ -199,16 +198,7 @@ fn esc_quits_and_leaves_the_terminal_as_it_was() {
         return;
     }
     let (h, project) = home();
-    let env = shell_words(&[
-        "env",
-        "-i",
-        &format!("HOME={}", h.home.display()),
-        &format!("DEJA_INDEX_DIR={}", h.index.display()),
-        "DEJA_WATCH=off",
-        &format!("PATH={}", std::env::var("PATH").unwrap_or_default()),
-        "TERM=xterm-256color",
-        "NO_COLOR=1",
-    ]);
+    let env = screen_env(&h, &std::env::var("PATH").unwrap_or_default(), &["NO_COLOR=1"]);
     let script = format!(
         "cd {} && stty -g > before.txt && {env} {} ui token; echo \"EXITED $?\"; stty -g > after.txt; sleep 600",
         shell_words(&[&project]),
@@ -227,7 +217,6 @@ fn esc_quits_and_leaves_the_terminal_as_it_was() {
     t.keys(&["Escape"]);
     t.wait_for("EXITED 0");
     let read = |name: &str| std::fs::read_to_string(Path::new(&project).join(name)).unwrap_or_default();
-    t.wait_for("EXITED 0");
     // `after.txt` is written just after the line above is printed.
     let start = Instant::now();
     while read("after.txt").is_empty() && start.elapsed() < Duration::from_secs(30) {
@@ -250,15 +239,7 @@ fn sigterm_closes_the_screen_and_restores_the_terminal() {
         return;
     }
     let (h, project) = home();
-    let env = shell_words(&[
-        "env",
-        "-i",
-        &format!("HOME={}", h.home.display()),
-        &format!("DEJA_INDEX_DIR={}", h.index.display()),
-        "DEJA_WATCH=off",
-        &format!("PATH={}", std::env::var("PATH").unwrap_or_default()),
-        "TERM=xterm-256color",
-    ]);
+    let env = screen_env(&h, &std::env::var("PATH").unwrap_or_default(), &[]);
     let script = format!(
         "cd {} && {env} {} ui token; echo \"EXITED $?\"; sleep 600",
         shell_words(&[&project]),
@@ -286,15 +267,7 @@ fn a_session_indexed_while_the_screen_is_open_joins_the_list() {
         return;
     }
     let (h, project) = home();
-    let env = shell_words(&[
-        "env",
-        "-i",
-        &format!("HOME={}", h.home.display()),
-        &format!("DEJA_INDEX_DIR={}", h.index.display()),
-        "DEJA_WATCH=off",
-        &format!("PATH={}", std::env::var("PATH").unwrap_or_default()),
-        "TERM=xterm-256color",
-    ]);
+    let env = screen_env(&h, &std::env::var("PATH").unwrap_or_default(), &[]);
     let script = format!("cd / && {env} {} ui; echo \"EXITED $?\"; sleep 600", shell_words(&[env!("CARGO_BIN_EXE_deja")]));
     let t = Tmux { socket: format!("deja-ui-live-{}", std::process::id()) };
     assert!(t.cmd(&["new-session", "-d", "-s", "ui", "-x", "100", "-y", "20", &script]).status.success());

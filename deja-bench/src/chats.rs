@@ -46,7 +46,7 @@ use deja_core::{StoreEnv, SynthSession, SynthTurn, Timestamp};
 use serde::{Deserialize, Serialize};
 
 use super::locomo::Half;
-use super::stats::{first_relevant, median, Machine, RankRates, RankTally};
+use super::stats::{finish_dump, first_relevant, median, open_dump, Machine, RankRates, RankTally};
 
 /// The set's folder in the repository.
 const DEFAULT_DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/chats");
@@ -415,10 +415,7 @@ pub fn run(args: ChatsArgs) -> Result<ExitCode> {
             tmp.path().to_path_buf()
         }
     };
-    let mut dump = match &args.dump {
-        Some(p) => Some(std::io::BufWriter::new(std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?)),
-        None => None,
-    };
+    let mut dump = open_dump(args.dump.as_deref())?;
     let result = evaluate(
         &set,
         &args.harness,
@@ -428,9 +425,7 @@ pub fn run(args: ChatsArgs) -> Result<ExitCode> {
         args.deja_bin.as_deref(),
         dump.as_mut().map(|d| d as &mut dyn Write),
     )?;
-    if let (Some(d), Some(p)) = (dump.as_mut(), &args.dump) {
-        d.flush().with_context(|| format!("writing {}", p.display()))?;
-    }
+    finish_dump(dump, args.dump.as_deref())?;
     if args.json {
         println!("{}", serde_json::to_string(&result)?);
     } else {
@@ -451,15 +446,13 @@ fn render(r: &ChatsResult, data: &Path) -> String {
         r.half,
         r.build
     ));
-    let pct = |x: f64| format!("{:.1}%", x * 100.0);
-    let row =
-        |name: String, x: &RankRates| vec![name, x.questions.to_string(), pct(x.hit1), pct(x.hit5), pct(x.hit10), format!("{:.3}", x.mrr)];
+    let row = |name: String, x: &RankRates| x.row(name);
     let mut rows = vec![row("all".into(), &r.overall)];
     for (k, x) in &r.by_type {
         rows.push(row(format!("  {k}"), x));
     }
     rows.push(row("  over 32 words".into(), &r.long_questions));
-    out.push_str(&crate::report::table(&["questions", "n", "hit@1", "hit@5", "hit@10", "MRR"], &rows));
+    out.push_str(&crate::report::table(&RankRates::HEADER, &rows));
     let tiers: Vec<String> = r.tiers.iter().map(|(t, n)| format!("{t} {n}")).collect();
     out.push_str(&format!("\nmedian search {:.2} ms; tiers: {}; errors: {}\n", r.median_ms, tiers.join(", "), r.errors));
     out

@@ -31,7 +31,7 @@ use deja_core::{StoreEnv, SynthSession, SynthTurn, Timestamp};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::stats::{first_relevant, median, Machine, RankRates, RankTally};
+use super::stats::{finish_dump, first_relevant, median, open_dump, Machine, RankRates, RankTally};
 
 const DEFAULT_DATA: &str = "/work/shared/data/locomo10.json";
 
@@ -403,14 +403,9 @@ pub fn run(args: LocomoArgs) -> Result<ExitCode> {
             tmp.path().to_path_buf()
         }
     };
-    let mut dump = match &args.dump {
-        Some(p) => Some(std::io::BufWriter::new(std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?)),
-        None => None,
-    };
+    let mut dump = open_dump(args.dump.as_deref())?;
     let mut result = evaluate(&convs, &args.harness, args.scope, args.limit.max(1), &root, dump.as_mut().map(|d| d as &mut dyn Write))?;
-    if let (Some(d), Some(p)) = (dump.as_mut(), &args.dump) {
-        d.flush().with_context(|| format!("writing {}", p.display()))?;
-    }
+    finish_dump(dump, args.dump.as_deref())?;
     result.half = args.half;
     if args.json {
         println!("{}", serde_json::to_string(&result)?);
@@ -433,9 +428,7 @@ fn render(r: &LocomoResult, data: &Path) -> String {
         r.index_seconds,
         r.scope
     ));
-    let pct = |x: f64| format!("{:.1}%", x * 100.0);
-    let row =
-        |name: String, x: &RankRates| vec![name, x.questions.to_string(), pct(x.hit1), pct(x.hit5), pct(x.hit10), format!("{:.3}", x.mrr)];
+    let row = |name: String, x: &RankRates| x.row(name);
     let mut rows = vec![row("all".into(), &r.overall), row("categories 1–4".into(), &r.categories_1_4)];
     for (c, x) in &r.by_category {
         let name = match c.as_str() {
@@ -448,7 +441,7 @@ fn render(r: &LocomoResult, data: &Path) -> String {
         };
         rows.push(row(format!("  {name}"), x));
     }
-    out.push_str(&crate::report::table(&["questions", "n", "hit@1", "hit@5", "hit@10", "MRR"], &rows));
+    out.push_str(&crate::report::table(&RankRates::HEADER, &rows));
     let tiers: Vec<String> = r.tiers.iter().map(|(t, n)| format!("{t} {n}")).collect();
     out.push_str(&format!("\nmedian search {:.2} ms; tiers: {}\n", r.median_ms, tiers.join(", ")));
     out

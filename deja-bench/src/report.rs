@@ -1,4 +1,4 @@
-//! How the benchmarks report: an aligned text table, a directory's size on disk, and the
+//! How the benchmarks report: an aligned text table and the
 //! check that a `--harness` names a linked adapter. The `deja` binary has its own
 //! `output.rs` for its commands; these few lines are the bench's, so the suite depends
 //! on deja-core and the adapters, never on the binary's code.
@@ -39,22 +39,8 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
     out
 }
 
-/// Bytes of the regular files under `dir` (0 for what cannot be read).
-pub fn dir_size(dir: &std::path::Path) -> u64 {
-    let mut total = 0;
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else { continue };
-        for e in entries.flatten() {
-            match e.file_type() {
-                Ok(t) if t.is_dir() => stack.push(e.path()),
-                Ok(t) if t.is_file() => total += e.metadata().map_or(0, |m| m.len()),
-                _ => {}
-            }
-        }
-    }
-    total
-}
+/// A directory's size on disk, as the binary reports it too.
+pub use deja_core::fsutil::dir_size;
 
 /// Refuses a harness id no linked adapter has, naming the ones there are.
 pub fn check_harness_ids(ids: &[String]) -> Result<()> {

@@ -2,6 +2,7 @@
 //! `/proc`, Linux only — elsewhere they read as unknown), the machine a figure was taken
 //! on, and a small work-sharing loop over a fixed number of threads.
 
+use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
@@ -171,6 +172,33 @@ pub struct RankRates {
     #[serde(rename = "hit@10")]
     pub hit10: f64,
     pub mrr: f64,
+}
+
+impl RankRates {
+    /// The columns [`RankRates::row`] fills.
+    pub const HEADER: [&'static str; 6] = ["questions", "n", "hit@1", "hit@5", "hit@10", "MRR"];
+
+    /// One row of a rank table: the name, the count, hit@1/5/10 as percentages, MRR.
+    pub fn row(&self, name: impl Into<String>) -> Vec<String> {
+        let pct = |x: f64| format!("{:.1}%", x * 100.0);
+        vec![name.into(), self.questions.to_string(), pct(self.hit1), pct(self.hit5), pct(self.hit10), format!("{:.3}", self.mrr)]
+    }
+}
+
+/// The file `--dump` names, opened for writing (`None` without one).
+pub fn open_dump(path: Option<&Path>) -> anyhow::Result<Option<std::io::BufWriter<std::fs::File>>> {
+    use anyhow::Context;
+    path.map(|p| std::fs::File::create(p).map(std::io::BufWriter::new).with_context(|| format!("creating {}", p.display()))).transpose()
+}
+
+/// Flushes the dump opened by [`open_dump`], naming the file if it fails.
+pub fn finish_dump(dump: Option<std::io::BufWriter<std::fs::File>>, path: Option<&Path>) -> anyhow::Result<()> {
+    use anyhow::Context;
+    use std::io::Write;
+    if let (Some(mut d), Some(p)) = (dump, path) {
+        d.flush().with_context(|| format!("writing {}", p.display()))?;
+    }
+    Ok(())
 }
 
 impl RankTally {

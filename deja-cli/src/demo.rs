@@ -17,8 +17,9 @@ use deja_core::synth::synth_uuid;
 use deja_core::{StoreEnv, SynthSession, SynthTurn, Timestamp};
 
 use crate::index_cmd::{render_report, BarObserver};
-use crate::output::{dir_size, human_bytes};
+use crate::output::human_bytes;
 use crate::search_cmd::render;
+use deja_core::fsutil::dir_size;
 
 #[derive(Args)]
 pub struct DemoArgs {

@@ -141,7 +141,7 @@ pub fn run(args: DoctorArgs) -> Result<ExitCode> {
     let index = json!({
         "dir": paths.root,
         "exists": paths.exists(),
-        "bytes": crate::output::dir_size(&paths.root),
+        "bytes": deja_core::fsutil::dir_size(&paths.root),
         "schema_generation": std::fs::read_to_string(paths.version()).ok().map(|v| v.trim().to_string()),
         "built_by_schema": deja_core::index::schema::SCHEMA_VERSION,
         "last_refresh_seconds_ago": refreshed,

@@ -146,3 +146,69 @@ mod tests {
         assert!(open_private(&lock, std::fs::File::options().create(true).truncate(false).write(true)).is_err());
     }
 }
+
+/// Bytes of the regular files under `dir`, following no symlinks; what cannot be read
+/// counts 0 (a size for a report or a benchmark, not an inventory).
+pub fn dir_size(dir: &Path) -> u64 {
+    let mut total = 0;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else { continue };
+        for e in entries.flatten() {
+            match e.file_type() {
+                Ok(t) if t.is_dir() => stack.push(e.path()),
+                Ok(t) if t.is_file() => total += e.metadata().map_or(0, |m| m.len()),
+                _ => {}
+            }
+        }
+    }
+    total
+}
+
+/// One field of a tab-separated line deja keeps (the manifest, the archive's ledger of
+/// gone sources): tabs, newlines, carriage returns and backslashes are written as `\t`,
+/// `\n`, `\r`, `\\`, so a path or an id never splits its line.
+pub mod field {
+    use std::borrow::Cow;
+
+    /// `s` as a field.
+    pub fn escape(s: &str) -> Cow<'_, str> {
+        if !s.contains(['\t', '\n', '\r', '\\']) {
+            return Cow::Borrowed(s);
+        }
+        let mut out = String::with_capacity(s.len() + 8);
+        for c in s.chars() {
+            match c {
+                '\t' => out.push_str("\\t"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\\' => out.push_str("\\\\"),
+                c => out.push(c),
+            }
+        }
+        Cow::Owned(out)
+    }
+
+    /// The text a field written by [`escape`] holds.
+    pub fn unescape(s: &str) -> String {
+        if !s.contains('\\') {
+            return s.to_string();
+        }
+        let mut out = String::with_capacity(s.len());
+        let mut chars = s.chars();
+        while let Some(c) = chars.next() {
+            if c != '\\' {
+                out.push(c);
+                continue;
+            }
+            match chars.next() {
+                Some('t') => out.push('\t'),
+                Some('n') => out.push('\n'),
+                Some('r') => out.push('\r'),
+                Some(other) => out.push(other),
+                None => out.push('\\'),
+            }
+        }
+        out
+    }
+}

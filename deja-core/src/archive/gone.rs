@@ -11,6 +11,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use crate::fsutil::field;
 use crate::model::SourceDeleted;
 use crate::time::Timestamp;
 
@@ -40,7 +41,7 @@ impl Gone {
             let mut f = line.splitn(3, '\t');
             let (Some(key), Some(ms), Some(source)) = (f.next(), f.next(), f.next()) else { continue };
             let Ok(ms) = ms.parse::<i64>() else { continue };
-            sessions.insert(unescape(key), SourceDeleted { noticed: Timestamp::from_millis(ms), source: unescape(source) });
+            sessions.insert(field::unescape(key), SourceDeleted { noticed: Timestamp::from_millis(ms), source: field::unescape(source) });
         }
         Ok(Gone { sessions })
     }
@@ -53,7 +54,7 @@ impl Gone {
         crate::fsutil::replace_private(&Gone::path(dir), |w| {
             for k in keys {
                 let d = &self.sessions[k];
-                writeln!(w, "{}\t{}\t{}", escape(k), d.noticed.millis(), escape(&d.source))?;
+                writeln!(w, "{}\t{}\t{}", field::escape(k), d.noticed.millis(), field::escape(&d.source))?;
             }
             Ok(())
         })
@@ -98,28 +99,6 @@ impl Gone {
     pub fn sources(&self) -> std::collections::HashSet<&str> {
         self.sessions.values().map(|d| d.source.as_str()).collect()
     }
-}
-
-fn escape(s: &str) -> String {
-    s.replace('\\', "\\\\").replace('\t', "\\t").replace('\n', "\\n")
-}
-
-fn unescape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some('t') => out.push('\t'),
-            Some('n') => out.push('\n'),
-            Some(other) => out.push(other),
-            None => out.push('\\'),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

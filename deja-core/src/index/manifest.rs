@@ -18,6 +18,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::fsutil::field;
 use crate::model::{TailState, TitleBy};
 
 const HEADER: &str = "deja-manifest 3";
@@ -167,52 +168,52 @@ impl SourceEntry {
         writeln!(
             w,
             "{}\t{}\t{}\t{}\t{}\t{:x}\t{}\t{}\t{}\t{:x}\t{}\t{}{}",
-            escape(&self.key),
-            escape(&self.harness),
+            field::escape(&self.key),
+            field::escape(&self.harness),
             self.size,
             self.mtime_ns,
             self.offset,
             self.prefix_hash,
             self.sessions,
             self.next_seq,
-            self.session_id.as_deref().map(escape).unwrap_or_default(),
+            self.session_id.as_deref().map(field::escape).unwrap_or_default(),
             self.parts_fp,
-            self.cursor.as_deref().map(escape).unwrap_or_default(),
+            self.cursor.as_deref().map(field::escape).unwrap_or_default(),
             // The twelfth field is empty unless the source was refused; releases before
             // the tail state stop reading there.
-            self.refused.as_ref().map(|r| format!("{} {}", r.cap, escape(&r.reason))).unwrap_or_default(),
+            self.refused.as_ref().map(|r| format!("{} {}", r.cap, field::escape(&r.reason))).unwrap_or_default(),
             self.tail
                 .as_ref()
-                .map(|t| format!("\t{}\t{}", t.title_by.as_str(), escape(&serde_json::to_string(&t.state).unwrap_or_default())))
+                .map(|t| format!("\t{}\t{}", t.title_by.as_str(), field::escape(&serde_json::to_string(&t.state).unwrap_or_default())))
                 .unwrap_or_default(),
         )
     }
 
     fn from_line(line: &str) -> Option<SourceEntry> {
         let mut f = line.split('\t');
-        let key = unescape(f.next()?);
-        let harness = unescape(f.next()?);
+        let key = field::unescape(f.next()?);
+        let harness = field::unescape(f.next()?);
         let size = f.next()?.parse().ok()?;
         let mtime_ns = f.next()?.parse().ok()?;
         let offset = f.next()?.parse().ok()?;
         let prefix_hash = u64::from_str_radix(f.next()?, 16).ok()?;
         let sessions = f.next()?.parse().ok()?;
         let next_seq = f.next()?.parse().ok()?;
-        let session_id = f.next().filter(|s| !s.is_empty()).map(unescape);
+        let session_id = f.next().filter(|s| !s.is_empty()).map(field::unescape);
         // Version 2 lines end here.
         let parts_fp = f.next().and_then(|h| u64::from_str_radix(h, 16).ok()).unwrap_or(0);
-        let cursor = f.next().filter(|s| !s.is_empty()).map(unescape);
+        let cursor = f.next().filter(|s| !s.is_empty()).map(field::unescape);
         let refused = f
             .next()
             .and_then(|r| r.split_once(' '))
-            .and_then(|(cap, reason)| Some(Refusal { cap: cap.parse().ok()?, reason: unescape(reason) }));
+            .and_then(|(cap, reason)| Some(Refusal { cap: cap.parse().ok()?, reason: field::unescape(reason) }));
         // A state that does not decode (damaged, or from another release) is none: the
         // source is then read whole when it grows, never continued wrongly.
         let tail = f
             .next()
             .and_then(TitleBy::parse)
             .zip(f.next())
-            .and_then(|(title_by, state)| Some(TailEntry { title_by, state: serde_json::from_str(&unescape(state)).ok()? }));
+            .and_then(|(title_by, state)| Some(TailEntry { title_by, state: serde_json::from_str(&field::unescape(state)).ok()? }));
         Some(SourceEntry {
             key,
             harness,
@@ -229,46 +230,6 @@ impl SourceEntry {
             tail,
         })
     }
-}
-
-/// Tabs, newlines and backslashes in paths and ids are written as `\t`, `\n`, `\\`.
-fn escape(s: &str) -> std::borrow::Cow<'_, str> {
-    if !s.contains(['\t', '\n', '\r', '\\']) {
-        return std::borrow::Cow::Borrowed(s);
-    }
-    let mut out = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
-        match c {
-            '\t' => out.push_str("\\t"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\\' => out.push_str("\\\\"),
-            c => out.push(c),
-        }
-    }
-    std::borrow::Cow::Owned(out)
-}
-
-fn unescape(s: &str) -> String {
-    if !s.contains('\\') {
-        return s.to_string();
-    }
-    let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some('t') => out.push('\t'),
-            Some('n') => out.push('\n'),
-            Some('r') => out.push('\r'),
-            Some(other) => out.push(other),
-            None => out.push('\\'),
-        }
-    }
-    out
 }
 
 /// xxh3 of the first `len` bytes of the file.
