@@ -172,7 +172,7 @@ fn info_line(app: &App) -> String {
     };
     if r.hits.is_empty() && app.answered.trim().is_empty() {
         return match app.scope {
-            Scope::Here => format!("no session of{scope} is indexed; Tab shows all projects"),
+            Scope::Here => format!("no session{scope} is indexed; Tab shows all projects"),
             Scope::All => "no session is indexed yet".to_string(),
             Scope::Kept => "no session's source was deleted: the harnesses still hold all of them".to_string(),
         };
