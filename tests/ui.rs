@@ -144,6 +144,19 @@ fn the_screen_finds_opens_resumes_and_gives_the_terminal_back() {
         return;
     }
     let (h, project) = home();
+    // A sub-agent run the session started, beside it as Claude Code keeps them.
+    let dashed = project.replace('/', "-");
+    let run = |seq: u32, role: &str, text: &str| {
+        let content = if role == "user" { json!(text) } else { json!([{"type":"text","text":text}]) };
+        json!({"type":role,"uuid":format!("s{seq}"),"parentUuid":null,"isSidechain":true,"agentId":"a7","sessionId":SESSION,"cwd":project,
+               "timestamp":format!("2026-03-02T10:01:0{seq}.000Z"),"message":{"role":role,"content":content}})
+    };
+    h.write(
+        &format!(".claude/projects/{dashed}/{SESSION}/subagents/agent-a7.jsonl"),
+        &lines(&[run(1, "user", "survey the pool sizing"), run(2, "assistant", "The pool holds eight.")]),
+    );
+    let out = h.deja(&["index"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     // The stand-in harness: records where it ran and with what, as `claude` on PATH.
     let bin = h.home.join("bin");
     std::fs::create_dir_all(&bin).expect("bin");
@@ -176,6 +189,9 @@ fn the_screen_finds_opens_resumes_and_gives_the_terminal_back() {
     assert!(s.contains("↻ ") && s.contains(SESSION), "the header holds the resume command: {s}");
     assert!(s.contains("cargo test token_ttl") && s.contains("✗"), "the failing command with its outcome: {s}");
     assert!(s.contains("+ const TOKEN_TTL: u64 = 3600;"), "the edit as a diff: {s}");
+    // The runs it started follow the session in a reply of their own.
+    let s = t.wait_for("started 1 sub-agent run");
+    assert!(s.contains("survey the pool sizing"), "named by its first words: {s}");
     t.keys(&["n"]);
     t.wait_for("match ");
     // Back, then forward again and resume: it asks first.

@@ -319,6 +319,15 @@ impl App {
     }
 
     /// A session's turns arrived.
+    /// The runs the session `key` started, if it is still the one shown.
+    pub fn children(&mut self, key: &str, titles: Vec<String>) {
+        if let Screen::Session(Some(v)) = &mut self.screen {
+            if v.meta.key() == key {
+                v.children = titles;
+            }
+        }
+    }
+
     pub fn opened(&mut self, view: Result<Box<SessionView>, String>) {
         if !matches!(self.screen, Screen::Session(None)) {
             return;

@@ -156,15 +156,30 @@ fn search(f: &mut Frame, app: &mut App, area: Rect, theme: Theme, now: Timestamp
 }
 
 fn info_line(app: &App) -> String {
+    // Whatever the last answer was (an empty one and an error too), a search in flight shows.
+    match (answer_line(app), app.searching) {
+        (None, false) => String::new(),
+        (None, true) => "searching…".to_string(),
+        (Some(a), false) => a,
+        (Some(a), true) => format!("{a} · searching…"),
+    }
+}
+
+/// What the last answer was — an error, the line's problems, or the tier and counts —
+/// if there was one.
+fn answer_line(app: &App) -> Option<String> {
     if let Some(e) = &app.error {
-        return e.clone();
+        return Some(e.clone());
     }
     if !app.problems.is_empty() {
-        return app.problems.join(" · ");
+        return Some(app.problems.join(" · "));
     }
-    let Some(r) = &app.results else {
-        return if app.searching { "searching…".to_string() } else { String::new() };
-    };
+    let r = app.results.as_ref()?;
+    Some(counts_line(app, r))
+}
+
+/// The tier and counts of answer `r`, or why it is empty.
+fn counts_line(app: &App, r: &deja_core::index::search::SearchResults) -> String {
     let scope = match app.scope {
         Scope::Here => format!(" in {}", app.here.as_deref().map(safe).unwrap_or_default()),
         Scope::All => String::new(),
@@ -195,9 +210,6 @@ fn info_line(app: &App) -> String {
     }
     if !r.ignored.is_empty() {
         s.push_str(&format!(" · not needed: {}", listed(&r.ignored)));
-    }
-    if app.searching {
-        s.push_str(" · searching…");
     }
     s
 }

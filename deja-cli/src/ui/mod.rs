@@ -275,7 +275,8 @@ fn event_loop(
         loop {
             match replies.try_recv() {
                 Ok(r) => {
-                    if !matches!(r, Reply::IndexNote(_) | Reply::Refreshed) {
+                    // Notes, refreshes and sub-agent runs come unasked: they answer no job.
+                    if !matches!(r, Reply::IndexNote(_) | Reply::Refreshed | Reply::Children { .. }) {
                         waiting = waiting.saturating_sub(1);
                     }
                     match r {
@@ -285,6 +286,7 @@ fn event_loop(
                         }
                         Reply::Search { n, line, result } => app.answer(n, line, result.map(|r| *r)),
                         Reply::Opened(v) => app.opened(v),
+                        Reply::Children { key, titles } => app.children(&key, titles),
                         Reply::Text { title, lines } => match lines {
                             Ok(lines) => app.show_text(title, lines),
                             Err(e) => app.message = Some(format!("could not read the index: {e}")),

@@ -129,6 +129,20 @@ fn the_search_screen_shows_tabs_line_counts_results_preview_and_keys() {
 }
 
 #[test]
+fn a_search_in_flight_shows_after_an_empty_answer_too() {
+    // The answer to `zqx` was empty; the next key's search must still say it is running,
+    // or a slow search on a big index looks like "nothing matched" for the new line.
+    let mut app = App::new("zqx", None, Vec::new());
+    answered(&mut app, "zqx", Vec::new());
+    assert!(screen(&render(&mut app, 100, 10, true)).contains("nothing matched"));
+    let t = Instant::now();
+    app.key(crossterm::event::KeyEvent::from(crossterm::event::KeyCode::Char('v')), t);
+    assert!(app.take_search(t + super::app::DEBOUNCE, NOW).is_some(), "the new line is searched");
+    let s = screen(&render(&mut app, 100, 10, true));
+    assert!(s.lines().nth(2).is_some_and(|l| l.contains("nothing matched") && l.contains("searching…")), "{s}");
+}
+
+#[test]
 fn cjk_and_emoji_keep_the_columns_aligned() {
     let mut app = sample_app();
     let b = render(&mut app, 120, 20, true);
