@@ -16,6 +16,8 @@
 //! - `chats` — plain-language questions about past user–assistant sessions with long
 //!   answers and tool output (a set of another kind than LoCoMo, written for deja);
 //! - `rows` — a refresh of a large database in which one session grew (row cursors);
+//! - `ui` — the search screen's keystroke-to-frame latency on a pty (`deja ui`), against
+//!   the same screen on an empty home;
 //! - `team` — team memory on a PostgreSQL you give it: push throughput, team search
 //!   p50/p95, table and index size per GB of raw history (`--machines N`).
 //!
@@ -33,6 +35,8 @@ mod rows_bench;
 mod search_bench;
 mod stats;
 mod team_bench;
+#[cfg(unix)]
+mod ui_bench;
 mod vocab;
 
 use std::path::PathBuf;
@@ -58,6 +62,7 @@ use deja_adapters as _;
                   deja-bench hooks  --corpus /tmp/deja-bench/c200\n  \
                   deja-bench locomo --data locomo10.json\n  \
                   deja-bench chats\n  \
+                  deja-bench ui     --corpus /tmp/deja-bench/c200\n  \
                   deja-bench team   --corpus /tmp/deja-bench/c200 --url postgres://me@localhost/deja_bench --machines 10\n\n\
                   The figures, the machine they were taken on and how to read them: docs/benchmarks.md"
 )]
@@ -110,6 +115,14 @@ enum BenchCommand {
                             of the push, search p50/p95, and pg_total_relation_size / pg_indexes_size per GB of raw \
                             history. Use a database of its own: rows of machines named bench-N are replaced.")]
     Team(team_bench::TeamBenchArgs),
+    /// The search screen's keystroke-to-frame latency (echo, results, open) on a pty.
+    #[cfg(unix)]
+    #[command(long_about = "Runs `deja ui` on a pseudo-terminal of its own, types the search benchmark's queries one key \
+                            at a time, and reads the screen with a terminal emulator: for each key the time to the frame \
+                            that shows it (echo) and to the frame that shows its answer (results, the 40 ms debounce \
+                            included); Enter and Esc on the first session (open, back). The same run on an empty home is \
+                            the baseline.")]
+    Ui(ui_bench::UiBenchArgs),
 }
 
 /// Prints a benchmark's figures: one pretty JSON object with `--json`, else its table.
@@ -155,6 +168,8 @@ pub fn run(args: Bench) -> Result<ExitCode> {
         BenchCommand::Chats(a) => chats::run(a),
         BenchCommand::Rows(a) => rows_bench::run(a),
         BenchCommand::Team(a) => team_bench::run(a),
+        #[cfg(unix)]
+        BenchCommand::Ui(a) => ui_bench::run(a),
     }
 }
 

@@ -16,6 +16,10 @@
 //! 5. `pg_total_relation_size` and `pg_indexes_size` of the tables, per GB of raw history
 //!    (the corpus's bytes on disk times the machines).
 //!
+//! `--search-only` skips stages 1–3 and measures what the database already holds (the
+//! machines an earlier run pushed): to measure a change to the team search without
+//! pushing again.
+//!
 //! The role connecting must be able to create the schema (the database's owner) or have
 //! a schema already migrated and own the machine names it pushes.
 
@@ -59,6 +63,10 @@ pub struct TeamBenchArgs {
     /// corpus untouched.
     #[arg(long)]
     pub work: Option<PathBuf>,
+    /// Push nothing: search and measure what the database holds from an earlier run
+    /// (its `bench-N` machines).
+    #[arg(long)]
+    pub search_only: bool,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -103,6 +111,15 @@ pub struct Search {
     /// Queries whose needle session was among the hits.
     pub needle_found: usize,
     pub errors: usize,
+    /// The five slowest queries (their slowest round) and the tier that answered.
+    pub slowest: Vec<Slow>,
+}
+
+#[derive(Debug, Default, Serialize)]
+pub struct Slow {
+    pub query: String,
+    pub ms: f64,
+    pub tier: String,
 }
 
 #[derive(Debug, Default, Serialize)]
@@ -131,6 +148,103 @@ fn measure(args: &TeamBenchArgs) -> Result<TeamBench> {
         }
     };
     say(format!("corpus: {}", corpus.describe()));
+    let target = deja_team::Target::resolve(&deja_core::StoreEnv::from_process(), &args.url)?;
+    let (mut store, machines, plan_s, push) = if args.search_only {
+        let mut client = target.connect(Some(Duration::from_secs(10)))?;
+        deja_team::schema::check(&mut client).context("reading the schema")?;
+        let held: i64 = client.query_one("SELECT count(DISTINCT machine) FROM deja.sessions WHERE machine LIKE 'bench-%'", &[])?.get(0);
+        if held == 0 {
+            bail!("{} holds no bench-N machine: run without --search-only first", target.display());
+        }
+        (deja_team::Store { client, target: target.display() }, held as u32, 0.0, Push::default())
+    } else {
+        let (store, plan_s, push) = index_and_push(args, &corpus, &target, &say)?;
+        (store, args.machines, plan_s, push)
+    };
+    let server_version: String = store.client.query_one("SHOW server_version", &[])?.get(0);
+
+    let queries: Vec<(String, String)> =
+        corpus.manifest.needles.iter().take(args.queries).map(|n| (n.keyword_query.clone(), n.session_id.clone())).collect();
+    if queries.is_empty() {
+        bail!("the corpus lists no needle queries (corpus.json): write one with `deja-bench corpus`");
+    }
+    let mut search = Search { queries: queries.len(), ..Search::default() };
+    let mut samples = Vec::new();
+    let mut slowest: std::collections::HashMap<&str, Slow> = std::collections::HashMap::new();
+    for round in 0..=args.rounds {
+        for (q, session) in &queries {
+            let tq = TeamQuery { query: q.clone(), limit: 10, ..TeamQuery::default() };
+            let t = Instant::now();
+            let r = deja_team::search::search(&mut store.client, &tq);
+            let took = t.elapsed();
+            // Round 0 warms the cache and is not counted.
+            if round == 0 {
+                continue;
+            }
+            samples.push(took);
+            let tier = r.as_ref().map_or_else(|e| format!("error: {e}"), |r| r.tier.clone());
+            let slow = slowest.entry(q.as_str()).or_insert_with(|| Slow { query: q.clone(), ..Slow::default() });
+            if took.as_secs_f64() * 1000.0 > slow.ms {
+                *slow = Slow { query: q.clone(), ms: took.as_secs_f64() * 1000.0, tier };
+            }
+            match r {
+                Ok(r) if round == args.rounds => {
+                    *search.tiers.entry(r.tier.clone()).or_default() += 1;
+                    search.needle_found += usize::from(r.sessions.iter().any(|s| &s.id == session));
+                }
+                Ok(_) => {}
+                Err(_) => search.errors += 1,
+            }
+        }
+    }
+    search.latency = Latency::of(&samples);
+    let mut slowest: Vec<Slow> = slowest.into_values().collect();
+    slowest.sort_by(|a, b| b.ms.total_cmp(&a.ms));
+    slowest.truncate(5);
+    search.slowest = slowest;
+
+    let size_of = |c: &mut deja_team::postgres::Client, sql: &str| -> Result<i64> { Ok(c.query_one(sql, &[])?.get(0)) };
+    let mut size = Size {
+        turns_rows: size_of(&mut store.client, "SELECT count(*) FROM deja.turns")?,
+        turns_total_bytes: size_of(&mut store.client, "SELECT pg_total_relation_size('deja.turns')")?,
+        turns_index_bytes: size_of(&mut store.client, "SELECT pg_indexes_size('deja.turns')")?,
+        sessions_total_bytes: size_of(&mut store.client, "SELECT pg_total_relation_size('deja.sessions')")?,
+        ..Size::default()
+    };
+    for r in store.client.query(
+        "SELECT indexrelid::regclass::text, pg_relation_size(indexrelid) FROM pg_index WHERE indrelid = 'deja.turns'::regclass",
+        &[],
+    )? {
+        size.turns_indexes.insert(r.get(0), r.get(1));
+    }
+    let raw_bytes = corpus.manifest.bytes * machines as u64;
+    let raw_gb = raw_bytes as f64 / 1e9;
+    size.total_per_raw_gb = (size.turns_total_bytes + size.sessions_total_bytes) as f64 / raw_gb.max(1e-9);
+    size.index_per_raw_gb = size.turns_index_bytes as f64 / raw_gb.max(1e-9);
+    Ok(TeamBench {
+        schema_version: 1,
+        date: super::today(),
+        machine: here.ended().line(),
+        corpus: corpus.describe(),
+        store: store.target.clone(),
+        server_version,
+        machines,
+        raw_bytes,
+        plan_s,
+        push,
+        search,
+        size,
+    })
+}
+
+/// Stages 1–3: a fresh archive of the corpus, the schema, and the push as `--machines`
+/// machines; the store, planning seconds and the push's figures.
+fn index_and_push(
+    args: &TeamBenchArgs,
+    corpus: &Corpus,
+    target: &deja_team::Target,
+    say: &dyn Fn(String),
+) -> Result<(deja_team::Store, f64, Push)> {
     if let Some(w) = &args.work {
         std::fs::create_dir_all(w).with_context(|| format!("creating {}", w.display()))?;
     }
@@ -146,11 +260,9 @@ fn measure(args: &TeamBenchArgs) -> Result<TeamBench> {
     run_index(&env, &IndexPaths::new(&index_dir), &req, &Silent).map_err(|e| anyhow::anyhow!("indexing the corpus: {e}"))?;
     say(format!("indexed into a fresh archive in {:.1}s", started.elapsed().as_secs_f64()));
 
-    let target = deja_team::Target::resolve(&deja_core::StoreEnv::from_process(), &args.url)?;
     let mut client = target.connect(Some(Duration::from_secs(10)))?;
     deja_team::schema::migrate(&mut client).context("creating the schema")?;
     let mut store = deja_team::Store { client, target: target.display() };
-    let server_version: String = store.client.query_one("SHOW server_version", &[])?.get(0);
     let names: Vec<String> = (0..args.machines).map(|m| format!("bench-{m}")).collect();
     for name in &names {
         store.claim_machine(name)?;
@@ -186,68 +298,7 @@ fn measure(args: &TeamBenchArgs) -> Result<TeamBench> {
     push.mb_per_s = push.text_bytes as f64 / 1e6 / push.seconds.max(1e-9);
     store.client.batch_execute("ANALYZE deja.turns, deja.sessions")?;
 
-    let queries: Vec<(String, String)> =
-        corpus.manifest.needles.iter().take(args.queries).map(|n| (n.keyword_query.clone(), n.session_id.clone())).collect();
-    if queries.is_empty() {
-        bail!("the corpus lists no needle queries (corpus.json): write one with `deja-bench corpus`");
-    }
-    let mut search = Search { queries: queries.len(), ..Search::default() };
-    let mut samples = Vec::new();
-    for round in 0..=args.rounds {
-        for (q, session) in &queries {
-            let tq = TeamQuery { query: q.clone(), limit: 10, ..TeamQuery::default() };
-            let t = Instant::now();
-            let r = deja_team::search::search(&mut store.client, &tq);
-            let took = t.elapsed();
-            // Round 0 warms the cache and is not counted.
-            if round == 0 {
-                continue;
-            }
-            samples.push(took);
-            match r {
-                Ok(r) if round == args.rounds => {
-                    *search.tiers.entry(r.tier.clone()).or_default() += 1;
-                    search.needle_found += usize::from(r.sessions.iter().any(|s| &s.id == session));
-                }
-                Ok(_) => {}
-                Err(_) => search.errors += 1,
-            }
-        }
-    }
-    search.latency = Latency::of(&samples);
-
-    let size_of = |c: &mut deja_team::postgres::Client, sql: &str| -> Result<i64> { Ok(c.query_one(sql, &[])?.get(0)) };
-    let mut size = Size {
-        turns_rows: size_of(&mut store.client, "SELECT count(*) FROM deja.turns")?,
-        turns_total_bytes: size_of(&mut store.client, "SELECT pg_total_relation_size('deja.turns')")?,
-        turns_index_bytes: size_of(&mut store.client, "SELECT pg_indexes_size('deja.turns')")?,
-        sessions_total_bytes: size_of(&mut store.client, "SELECT pg_total_relation_size('deja.sessions')")?,
-        ..Size::default()
-    };
-    for r in store.client.query(
-        "SELECT indexrelid::regclass::text, pg_relation_size(indexrelid) FROM pg_index WHERE indrelid = 'deja.turns'::regclass",
-        &[],
-    )? {
-        size.turns_indexes.insert(r.get(0), r.get(1));
-    }
-    let raw_bytes = corpus.manifest.bytes * args.machines as u64;
-    let raw_gb = raw_bytes as f64 / 1e9;
-    size.total_per_raw_gb = (size.turns_total_bytes + size.sessions_total_bytes) as f64 / raw_gb.max(1e-9);
-    size.index_per_raw_gb = size.turns_index_bytes as f64 / raw_gb.max(1e-9);
-    Ok(TeamBench {
-        schema_version: 1,
-        date: super::today(),
-        machine: here.ended().line(),
-        corpus: corpus.describe(),
-        store: store.target.clone(),
-        server_version,
-        machines: args.machines,
-        raw_bytes,
-        plan_s,
-        push,
-        search,
-        size,
-    })
+    Ok((store, plan_s, push))
 }
 
 fn render(b: &TeamBench) -> String {
@@ -262,20 +313,24 @@ fn render(b: &TeamBench) -> String {
         b.machine
     );
     let p = &b.push;
-    out.push_str(&crate::report::table(
-        &["push", "sessions", "turns", "text", "held", "txns", "seconds", "turns/s", "MB/s"],
-        &[vec![
-            "all machines".into(),
-            p.sessions.to_string(),
-            p.turns.to_string(),
-            crate::stats::bytes(p.text_bytes),
-            p.held.to_string(),
-            p.transactions.to_string(),
-            format!("{:.1}", p.seconds),
-            format!("{:.0}", p.turns_per_s),
-            format!("{:.2}", p.mb_per_s),
-        ]],
-    ));
+    if p.transactions == 0 {
+        out.push_str("push: none in this run (--search-only): the database's rows as an earlier run left them\n");
+    } else {
+        out.push_str(&crate::report::table(
+            &["push", "sessions", "turns", "text", "held", "txns", "seconds", "turns/s", "MB/s"],
+            &[vec![
+                "all machines".into(),
+                p.sessions.to_string(),
+                p.turns.to_string(),
+                crate::stats::bytes(p.text_bytes),
+                p.held.to_string(),
+                p.transactions.to_string(),
+                format!("{:.1}", p.seconds),
+                format!("{:.0}", p.turns_per_s),
+                format!("{:.2}", p.mb_per_s),
+            ]],
+        ));
+    }
     let s = &b.search;
     let tiers: Vec<String> = s.tiers.iter().map(|(t, n)| format!("{t} {n}")).collect();
     out.push('\n');
@@ -306,6 +361,9 @@ fn render(b: &TeamBench) -> String {
             bytes(z.index_per_raw_gb as i64),
         ]],
     ));
+    for q in &s.slowest {
+        out.push_str(&format!("slow: {:.0} ms ({}) {}\n", q.ms, q.tier, q.query));
+    }
     let each: Vec<String> = z.turns_indexes.iter().map(|(name, n)| format!("{name} {}", bytes(*n))).collect();
     out.push_str(&format!("turns indexes: {}\n", each.join(", ")));
     out.push_str(&format!("\nplanning (redaction, secret gate) took {:.1}s, apart from the push\n", b.plan_s));
