@@ -140,6 +140,8 @@ fn two_machines_share_a_project_that_only_granted_roles_read() {
     claude_session(&alice, "aaaa0000-0000-4000-8000-000000000001", "deploy with zX8qK2mP9vR4tL7wB3nH6jD1fG5sA0cE as the key");
     claude_session(&alice, "aaaa0000-0000-4000-8000-000000000003", "the staging pool size doubled after the deploy");
     claude_session(&bob, "bbbb0000-0000-4000-8000-000000000002", "the staging pool size is forty connections");
+    // A word only inside a path and a URL: PostgreSQL's parser keeps those whole.
+    claude_session(&bob, "eeee0000-0000-4000-8000-000000000004", "the fix is in src/quuxpool.rs, see https://example.com/quuxpool");
     for (h, who, machine) in [(&alice, "alice", "laptop"), (&bob, "bob", "desktop")] {
         ok(&deja(h, machine, &["index"]));
         ok(&deja(h, machine, &["team", "init", &c.url(who)]));
@@ -196,6 +198,10 @@ fn two_machines_share_a_project_that_only_granted_roles_read() {
     assert_eq!(found["scope"], "team", "{found}");
     assert_eq!(found["team_unavailable"], Value::Null, "{found}");
     assert_eq!(found["team"]["tier"], "exact", "{found}");
+    // The full-text index does not see it; the exact tier still finds it, by trigrams.
+    let in_path = json_of(&deja(&carol, "carol-box", &["search", "--team", "quuxpool", "--json"]));
+    assert_eq!(in_path["team"]["tier"], "exact", "{in_path}");
+    assert!(in_path["team"]["sessions"].as_array().is_some_and(|s| s.iter().any(|s| s["id"] == "eeee0000-0000-4000-8000-000000000004")), "{in_path}");
     let sessions = found["team"]["sessions"].as_array().expect("sessions");
     let mut labels: Vec<(String, String)> = sessions
         .iter()
