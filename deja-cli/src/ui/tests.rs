@@ -128,6 +128,28 @@ fn the_search_screen_shows_tabs_line_counts_results_preview_and_keys() {
     assert_eq!(b[(x, y as u16)].bg, ratatui::style::Color::Yellow, "highlighted");
 }
 
+/// Each screen as a person sees it, recorded in `src/ui/snapshots/` (insta): a change to
+/// the layout shows as a diff of those files to review, not as a test rewritten.
+#[test]
+fn the_screens_look_as_recorded() {
+    let mut app = sample_app();
+    insta::assert_snapshot!("search", screen(&render(&mut app, 100, 14, false)));
+    app.overlay = Some(Overlay::Help);
+    insta::assert_snapshot!("help", screen(&render(&mut app, 100, 34, false)));
+    app.overlay = None;
+    app.screen = Screen::Session(None);
+    let view =
+        SessionView::new(meta("a1", "pool sizing", "alpha", "/src/api"), super::session::tests::sample(), vec!["pool".into()], Some(3));
+    app.opened(Ok(Box::new(view)));
+    insta::assert_snapshot!("session", screen(&render(&mut app, 90, 30, false)));
+    let sessions: Vec<SessionMeta> =
+        (0..9).map(|i| meta(&format!("s{i}"), "t", ["alpha", "beta", "gamma"][i % 3], ["/src/api", "/src/web"][i % 2])).collect();
+    app.pictures = Some(Ok(Pictures::of(&sessions, NOW)));
+    app.screen = Screen::Pictures { back: None };
+    insta::assert_snapshot!("pictures", screen(&render(&mut app, 100, 26, false)));
+    insta::assert_snapshot!("too-small", screen(&render(&mut app, 19, 4, false)));
+}
+
 #[test]
 fn a_search_in_flight_shows_after_an_empty_answer_too() {
     // The answer to `zqx` was empty; the next key's search must still say it is running,
