@@ -116,7 +116,7 @@ fn a_watcher_makes_an_appended_turn_searchable_and_stops_cleanly() {
     }
     assert!(found, "the appended turn was not searchable within {DEADLINE:?}");
     eprintln!("appended turn searchable after {} ms", appended.elapsed().as_millis());
-    wait_for_line(&lines, "indexed 1 turns in 1 sessions (claude)");
+    wait_for_line(&lines, "indexed 1 turn in 1 session (claude)");
 
     // A store only a search's own environment names: a search that refreshed would index
     // it. While the watcher runs, the search must not refresh, so finds nothing.

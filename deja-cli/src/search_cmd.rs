@@ -278,7 +278,8 @@ pub fn render(r: &SearchResults, query: &str) -> String {
         return out;
     }
     let more = if r.capped { "+" } else { "" };
-    out.push_str(&format!("{} match · {}{} sessions", r.tier.as_str(), r.total, more));
+    let noun = if r.total == 1 && more.is_empty() { "session" } else { "sessions" };
+    out.push_str(&format!("{} match · {}{more} {noun}", r.tier.as_str(), r.total));
     // The query is echoed in these lists too: a pasted secret is not.
     let listed = |words: &[String]| clean(&deja_core::redact::redact(&words.join(", ")), 200);
     if !r.matched.is_empty() {

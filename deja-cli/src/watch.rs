@@ -474,7 +474,14 @@ impl Watching {
             println!("{line}");
         } else if !self.quiet && !changed.is_empty() {
             let ids: Vec<&str> = changed.keys().copied().collect();
-            eprintln!("indexed {turns} turns in {sessions} sessions ({}) in {} ms", ids.join(", "), report.elapsed_ms);
+            let counted = |n, one, many| deja_core::recall::render::plural(n as usize, one, many);
+            eprintln!(
+                "indexed {} in {} ({}) in {} ms",
+                counted(turns, "turn", "turns"),
+                counted(sessions, "session", "sessions"),
+                ids.join(", "),
+                report.elapsed_ms
+            );
         }
     }
 

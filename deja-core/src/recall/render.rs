@@ -66,7 +66,8 @@ fn quote(text: &str) -> String {
     format!("    > {}", clean(text, QUOTE))
 }
 
-fn plural(n: usize, one: &str, many: &str) -> String {
+/// `1 session`, `2 sessions`: a count with its noun.
+pub fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
