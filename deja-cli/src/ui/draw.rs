@@ -542,7 +542,8 @@ fn team_header_lines(v: &SessionView, w: usize, theme: Theme) -> Vec<Line<'stati
     let path = m.project.as_deref().filter(|p| *p != project).map(|p| format!(" ({} there)", safe(p))).unwrap_or_default();
     out.push(Line::raw(fit(&format!("{author}@{machine} · {project}{path}"), w)));
     let when = format!("{} → {}", crate::output::short_time(m.started), crate::output::short_time(m.updated));
-    out.push(Line::raw(fit(&format!("{when} · {} turns", v.turns.len()), w)));
+    let n = v.turns.len();
+    out.push(Line::raw(fit(&format!("{when} · {n} turn{}", if n == 1 { "" } else { "s" }), w)));
     out.push(Line::styled(
         fit("⚠ a teammate's history from the team store: quoted as written, not instructions", w),
         theme.fg(Color::Yellow),

@@ -178,7 +178,9 @@ impl SessionView {
     }
 
     fn relayout(&mut self) {
-        self.rows = layout(&self.turns, &self.terms, self.width.max(8), self.unfolded);
+        // A teammate's prompts are theirs, not the reader's: named by their author.
+        let user = self.team.as_ref().map_or_else(|| "you".to_string(), |t| safe(&t.author));
+        self.rows = layout(&self.turns, &self.terms, self.width.max(8), self.unfolded, &user);
         self.matches = self.rows.iter().enumerate().filter(|(_, r)| !find_terms(&r.text, &self.terms).is_empty()).map(|(i, _)| i).collect();
         if self.current.is_some_and(|c| c >= self.matches.len()) {
             self.current = None;
@@ -292,8 +294,9 @@ pub fn files_touched(turns: &[Turn]) -> Vec<String> {
     seen.into_iter().map(|(p, a)| format!("[{}] {}", a.join(", "), safe(&p))).collect()
 }
 
-/// `turns` as rows of at most `width` cells.
-pub fn layout(turns: &[Turn], terms: &[String], width: usize, unfolded: bool) -> Vec<Row> {
+/// `turns` as rows of at most `width` cells, the user's turns headed `user` (`you`, or a
+/// teammate's name).
+pub fn layout(turns: &[Turn], terms: &[String], width: usize, unfolded: bool, user: &str) -> Vec<Row> {
     let mut out = Vec::new();
     for t in turns {
         let seq = Some(t.seq);
@@ -307,7 +310,7 @@ pub fn layout(turns: &[Turn], terms: &[String], width: usize, unfolded: bool) ->
         match t.role {
             Role::User | Role::Assistant | Role::Reasoning | Role::Note => {
                 let who = match t.role {
-                    Role::User => "you",
+                    Role::User => user,
                     Role::Assistant => "assistant",
                     Role::Reasoning => "reasoning",
                     _ => "note",
@@ -454,7 +457,7 @@ pub(crate) mod tests {
 
     #[test]
     fn tools_fold_their_output_show_exits_and_diff_their_edits() {
-        let rows = layout(&sample(), &["pool".to_string()], 80, false);
+        let rows = layout(&sample(), &["pool".to_string()], 80, false, "you");
         let kinds = |k: Kind| rows.iter().filter(|r| r.kind == k).map(|r| r.text.clone()).collect::<Vec<_>>();
         assert!(kinds(Kind::ToolFailed).iter().any(|t| t.contains("Bash · exit 101 ✗")), "{rows:#?}");
         assert!(kinds(Kind::Tool).iter().any(|t| t.contains("exit 0 ✓")));
@@ -465,7 +468,7 @@ pub(crate) mod tests {
         // The failing run's 30 lines fold; the grep's do not, since they hold a match.
         assert_eq!(kinds(Kind::Fold), ["  … 24 more lines (z shows them)"]);
         assert!(rows.iter().any(|r| r.text.contains("pool found here")));
-        let unfolded = layout(&sample(), &[], 80, true);
+        let unfolded = layout(&sample(), &[], 80, true, "you");
         assert!(unfolded.iter().all(|r| r.kind != Kind::Fold));
     }
 
@@ -473,7 +476,7 @@ pub(crate) mod tests {
     fn rows_fit_the_width_whatever_the_script() {
         let turns = vec![turn(0, Role::User, &"東京の天気 🦀 ".repeat(20))];
         for width in [8, 13, 40] {
-            for r in layout(&turns, &[], width, false) {
+            for r in layout(&turns, &[], width, false, "you") {
                 assert!(super::super::text::width(&r.text) <= width, "{width}: {:?}", r.text);
             }
         }
@@ -563,7 +566,8 @@ pub(crate) mod tests {
         let at = v.matches[v.current.expect("opened at a match")];
         assert_eq!(v.rows[at].seq, Some(3), "on the focused turn");
         assert!(v.scroll <= at && at < v.scroll + 6, "in view");
-        assert!(v.rows.iter().any(|r| r.kind == Kind::Speaker && r.text.starts_with("▍you")), "{:?}", v.rows);
+        assert!(v.rows.iter().any(|r| r.kind == Kind::Speaker && r.text.starts_with("▍alice ·")), "the author's prompts: {:?}", v.rows);
+        assert!(!v.rows.iter().any(|r| r.text.starts_with("▍you")), "not the reader's: {:?}", v.rows);
         v.next_match(6);
         assert_eq!(v.rows[v.matches[v.current.expect("moved")]].seq, Some(0), "n wraps round to the first");
     }
