@@ -615,8 +615,8 @@ const HELP: &[&str] = &[
     "  r resume in its harness (asks first)   o hand off to another harness",
     "  y copy the resume command   c digest   f files touched   s pictures",
     "  q or Esc  back to the results",
-    "Team tab (when `deja team init` set up a team store): other machines' sessions,",
-    "  labelled author@machine; Enter reads one, ^Y or y copies `deja show --team …`;",
+    "Team tab (with a team store): other machines' sessions, as author@machine;",
+    "  Enter reads one   ^Y or y copies its `deja show --team …` command;",
     "  resume and hand off run where it ran; file: is not applied there.",
 ];
 

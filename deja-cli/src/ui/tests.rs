@@ -458,3 +458,13 @@ fn a_teammates_history_cannot_drive_the_terminal() {
     let s = screen(&render(&mut app, 120, 20, true));
     assert!(clean(&s) && s.contains("copied"), "{s:?}");
 }
+
+#[test]
+fn the_help_says_what_the_team_tab_does() {
+    let mut app = on_team_tab("");
+    app.key(KeyEvent::from(KeyCode::F(1)), Instant::now());
+    let s = screen(&render(&mut app, 100, 40, true));
+    assert!(s.contains("kept after deletion · team"), "{s}");
+    assert!(s.contains("Team tab (with a team store): other machines' sessions, as author@machine;"), "{s}");
+    assert!(s.contains("^Y or y copies its `deja show --team …` command"), "{s}");
+}
