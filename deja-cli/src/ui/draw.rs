@@ -16,7 +16,7 @@ use ratatui::Frame;
 
 use super::app::{App, Overlay, Scope, Screen};
 use super::pictures;
-use super::session::{Kind, SessionView};
+use super::session::{Kind, SessionView, Teammate};
 use super::text::{find_terms, fit, pad, safe, width, wrap};
 
 /// Colours or none (`NO_COLOR`).
@@ -177,24 +177,23 @@ fn info_line(app: &App) -> String {
     };
     let scope = match app.scope {
         Scope::Here => format!(" in {}", app.here.as_deref().map(safe).unwrap_or_default()),
-        Scope::All => String::new(),
+        Scope::All | Scope::Team => String::new(),
         Scope::Kept => " kept after deletion".to_string(),
-        Scope::Team => String::new(),
     };
     if r.hits.is_empty() && app.answered.trim().is_empty() {
         return match app.scope {
             Scope::Here => format!("no session{scope} is indexed; Tab shows all projects"),
             Scope::All => "no session is indexed yet".to_string(),
             Scope::Kept => "no session's source was deleted: the harnesses still hold all of them".to_string(),
+            // Answered by `team_info_line` above.
             Scope::Team => String::new(),
         };
     }
     if r.hits.is_empty() {
         let wider = match app.scope {
             Scope::Here => " · Tab: all projects",
-            Scope::All => "",
+            Scope::All | Scope::Team => "",
             Scope::Kept => " · ⇧Tab: all projects",
-            Scope::Team => "",
         };
         return format!("nothing matched{scope} (tried {}){wider}", deja_core::index::search::TIER_NAMES);
     }
@@ -494,8 +493,8 @@ fn session(f: &mut Frame, app: &mut App, area: Rect, theme: Theme) {
 
 /// Title, project, harness, times, what it is, and the resume command.
 fn header_lines(v: &SessionView, w: usize, theme: Theme) -> Vec<Line<'static>> {
-    if v.team.is_some() {
-        return team_header_lines(v, w, theme);
+    if let Some(t) = &v.team {
+        return team_header_lines(v, t, w, theme);
     }
     let m = &v.meta;
     let mut out =
@@ -533,10 +532,9 @@ fn header_lines(v: &SessionView, w: usize, theme: Theme) -> Vec<Line<'static>> {
 /// A team session's header: title and harness; who ran it on which machine, the
 /// project (its key and the path there), the times; that it is a teammate's history;
 /// and, where the resume command would be, why it is not here and how to read it.
-fn team_header_lines(v: &SessionView, w: usize, theme: Theme) -> Vec<Line<'static>> {
-    let (m, t) = (&v.meta, v.team.as_ref());
-    let (author, machine, show, project) =
-        t.map(|t| (safe(&t.author), safe(&t.machine), safe(&t.show_command()), safe(&t.project))).unwrap_or_default();
+fn team_header_lines(v: &SessionView, t: &Teammate, w: usize, theme: Theme) -> Vec<Line<'static>> {
+    let m = &v.meta;
+    let (author, machine, show, project) = (safe(&t.author), safe(&t.machine), safe(&t.show_command()), safe(&t.project));
     let mut out =
         vec![Line::styled(fit(&format!("{}  [{}]", safe(m.title.as_deref().unwrap_or("(untitled)")), safe(&m.harness)), w), theme.bold())];
     let path = m.project.as_deref().filter(|p| *p != project).map(|p| format!(" ({} there)", safe(p))).unwrap_or_default();
