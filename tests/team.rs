@@ -14,7 +14,7 @@ use crate::e2e::{build_home, Home, CLAUDE_SESSION};
 use crate::mcp::Client as Mcp;
 
 /// The superuser URL of the test server, or `None` (said once) when there is none.
-fn server() -> Option<String> {
+pub(crate) fn server() -> Option<String> {
     match std::env::var("DEJA_TEST_PG_URL") {
         Ok(url) if !url.is_empty() => Some(url),
         _ if std::env::var_os("CI").is_some() => panic!("DEJA_TEST_PG_URL is not set: run the tests through .ci/test"),
@@ -26,18 +26,18 @@ fn server() -> Option<String> {
 }
 
 /// A database and roles of this test's own on the shared server.
-struct Cluster {
-    admin_url: String,
+pub(crate) struct Cluster {
+    pub(crate) admin_url: String,
     host: String,
     port: String,
     db: String,
     suffix: String,
     /// The superuser's password, given to deja the libpq way (PGPASSWORD).
-    admin_password: String,
+    pub(crate) admin_password: String,
 }
 
 impl Cluster {
-    fn new(url: &str, roles: &[&str]) -> Cluster {
+    pub(crate) fn new(url: &str, roles: &[&str]) -> Cluster {
         static N: AtomicU32 = AtomicU32::new(0);
         let suffix = format!("{}_{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed));
         let db = format!("deja_t_{suffix}");
@@ -55,12 +55,12 @@ impl Cluster {
         Cluster { admin_url, host: host.into(), port: port.into(), db, suffix, admin_password }
     }
 
-    fn role(&self, r: &str) -> String {
+    pub(crate) fn role(&self, r: &str) -> String {
         format!("{r}_{}", self.suffix)
     }
 
     /// The URL deja is given: no password in it.
-    fn url(&self, r: &str) -> String {
+    pub(crate) fn url(&self, r: &str) -> String {
         format!("postgres://{}@{}:{}/{}?sslmode=disable", self.role(r), self.host, self.port, self.db)
     }
 
@@ -74,13 +74,13 @@ impl Cluster {
     }
 }
 
-fn ok(out: &std::process::Output) -> String {
+pub(crate) fn ok(out: &std::process::Output) -> String {
     assert!(out.status.success(), "{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// `deja ARGS` in `h` as machine `machine`, connecting with password `pw`.
-fn deja(h: &Home, machine: &str, args: &[&str]) -> std::process::Output {
+pub(crate) fn deja(h: &Home, machine: &str, args: &[&str]) -> std::process::Output {
     deja_cmd(h, machine, args).output().expect("run deja")
 }
 
@@ -95,7 +95,7 @@ fn json_of(out: &std::process::Output) -> Value {
 }
 
 /// A Claude Code session in /src/app that says `text`.
-fn claude_session(h: &Home, id: &str, text: &str) {
+pub(crate) fn claude_session(h: &Home, id: &str, text: &str) {
     let rec = json!({"type":"user","uuid":"u1","parentUuid":null,"sessionId":id,"cwd":"/src/app","timestamp":"2026-03-03T10:00:00.000Z","message":{"role":"user","content":text}});
     let p = h.home.join(format!(".claude/projects/-src-app/{id}.jsonl"));
     std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
@@ -201,7 +201,10 @@ fn two_machines_share_a_project_that_only_granted_roles_read() {
     // The full-text index does not see it; the exact tier still finds it, by trigrams.
     let in_path = json_of(&deja(&carol, "carol-box", &["search", "--team", "quuxpool", "--json"]));
     assert_eq!(in_path["team"]["tier"], "exact", "{in_path}");
-    assert!(in_path["team"]["sessions"].as_array().is_some_and(|s| s.iter().any(|s| s["id"] == "eeee0000-0000-4000-8000-000000000004")), "{in_path}");
+    assert!(
+        in_path["team"]["sessions"].as_array().is_some_and(|s| s.iter().any(|s| s["id"] == "eeee0000-0000-4000-8000-000000000004")),
+        "{in_path}"
+    );
     let sessions = found["team"]["sessions"].as_array().expect("sessions");
     let mut labels: Vec<(String, String)> = sessions
         .iter()

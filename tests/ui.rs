@@ -2,6 +2,8 @@
 //! home this test writes — type a query, see the session, open it, walk to its match,
 //! resume it into a stand-in harness, quit, and find the terminal as it was — and the
 //! pieces of the command line it brought (`--file`, bare `deja` when piped, the help).
+//! The Team tab too: a session pushed from one home read on the screen of another
+//! (against the PostgreSQL `.ci/test` starts), and a team store that never answers.
 
 use std::path::Path;
 use std::process::Command;
@@ -304,6 +306,110 @@ fn a_session_indexed_while_the_screen_is_open_joins_the_list() {
     h.write(&format!(".claude/projects/{dashed}/{other}.jsonl"), &lines(&recs));
     assert!(h.deja(&["index"]).status.success());
     t.wait_for("zanzibar deploy");
+    t.keys(&["Escape"]);
+    t.wait_for("EXITED 0");
+}
+
+/// A team store that takes the connection and never answers: the Team tab says it is
+/// unavailable, within a generous bound of its deadline, and the screen goes on. Needs
+/// no PostgreSQL.
+#[test]
+fn the_team_tab_says_when_the_team_store_does_not_answer() {
+    if !have_tmux() {
+        return;
+    }
+    let (h, project) = home();
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").expect("listen");
+    let port = silent.local_addr().expect("addr").port();
+    h.write(
+        ".config/deja/config.toml",
+        format!("[team]\nurl = \"postgres://nobody@127.0.0.1:{port}/team?sslmode=disable\"\nmachine = \"this-box\"\ntimeout_ms = 700\n")
+            .as_bytes(),
+    );
+    let env = screen_env(&h, &std::env::var("PATH").unwrap_or_default(), &[]);
+    let script = format!(
+        "cd {} && {env} {} ui; echo \"EXITED $?\"; sleep 600",
+        shell_words(&[&project]),
+        shell_words(&[env!("CARGO_BIN_EXE_deja")])
+    );
+    let t = Tmux { socket: format!("deja-ui-team-down-{}", std::process::id()) };
+    assert!(t.cmd(&["new-session", "-d", "-s", "ui", "-x", "120", "-y", "20", &script]).status.success());
+    t.wait_for("Kept after deletion  │  Team");
+    // Opened on this project (once the index said it has it): the Team tab is the
+    // last, one ⇧Tab back.
+    t.wait_for("recent · 1 session in");
+    t.keys(&["BTab"]);
+    t.wait_for("type words to search the team store");
+    let asked = Instant::now();
+    t.keys(&["-l", "token"]);
+    let s = t.wait_for("team store unavailable");
+    assert!(asked.elapsed() < Duration::from_secs(20), "{:?}", asked.elapsed());
+    assert!(s.contains("did not answer within"), "{s}");
+    // The other tabs still answer from this machine.
+    t.keys(&["Tab"]);
+    t.wait_for("exact match · 1 session");
+    t.keys(&["Escape"]);
+    t.keys(&["Escape"]);
+    t.wait_for("EXITED 0");
+    drop(silent);
+}
+
+/// Team memory on the screen, end to end: alice pushes a session from her machine;
+/// carol, granted the project, opens `deja ui` in her own home, finds it on the Team
+/// tab labelled with its author and machine, reads it, copies the command that shows
+/// it, and is told why it does not resume here.
+#[test]
+fn a_session_pushed_from_one_home_is_read_on_the_team_tab_of_another() {
+    let Some(url) = crate::team::server() else { return };
+    if !have_tmux() {
+        return;
+    }
+    use crate::team::{claude_session, deja, ok, Cluster};
+    let c = Cluster::new(&url, &["alice", "carol"]);
+    let admin = Home::new();
+    let admin_url = format!("{}?sslmode=disable", c.admin_url);
+    ok(&admin.command(&["team", "init", &admin_url]).env("DEJA_MACHINE", "admin-box").output().expect("run"));
+    for r in ["alice", "carol"] {
+        ok(&admin.command(&["team", "grant", &c.role(r), "/src/app"]).env("PGPASSWORD", &c.admin_password).output().expect("run"));
+    }
+    let alice = Home::new();
+    claude_session(&alice, "aaaa0000-0000-4000-8000-00000000a11c", "the staging pool size is forty connections");
+    ok(&deja(&alice, "laptop", &["index"]));
+    ok(&deja(&alice, "laptop", &["team", "init", &c.url("alice")]));
+    ok(&deja(&alice, "laptop", &["team", "share", "/src/app"]));
+    ok(&deja(&alice, "laptop", &["team", "push"]));
+
+    let carol = Home::new();
+    ok(&deja(&carol, "carol-box", &["index"]));
+    ok(&deja(&carol, "carol-box", &["team", "init", &c.url("carol")]));
+    let env = screen_env(&carol, &std::env::var("PATH").unwrap_or_default(), &["DEJA_MACHINE=carol-box", "PGPASSWORD=pw", "LANG=C.UTF-8"]);
+    let script = format!("cd / && {env} {} ui; echo \"EXITED $?\"; sleep 600", shell_words(&[env!("CARGO_BIN_EXE_deja")]));
+    let t = Tmux { socket: format!("deja-ui-team-{}", std::process::id()) };
+    assert!(t.cmd(&["new-session", "-d", "-s", "ui", "-x", "160", "-y", "30", &script]).status.success());
+    t.wait_for("Kept after deletion  │  Team");
+    // Opened on all projects (nothing of carol's is indexed): all → kept → team.
+    t.wait_for("no session is indexed yet");
+    t.keys(&["Tab"]);
+    t.keys(&["Tab"]);
+    t.wait_for("type words to search the team store");
+    t.keys(&["-l", "staging pool"]);
+    let who = format!("{}@laptop", c.role("alice"));
+    let s = t.wait_for(&who);
+    assert!(s.contains("exact match · 1 session in the team store"), "{s}");
+    assert!(s.contains("a teammate's history from the team store"), "the preview frames it: {s}");
+    assert!(s.contains("forty connections"), "the quoted turn: {s}");
+    t.keys(&["Enter"]);
+    let s = t.wait_for("↻ - (it ran on laptop");
+    assert!(s.contains("the staging pool size is forty connections") && s.contains(&who), "{s}");
+    assert!(s.contains("deja show --team laptop/claude:aaaa0000-0000-4000-8000-00000000a11c"), "{s}");
+    assert!(s.contains("match 1 of 1"), "opened at its match: {s}");
+    t.keys(&["y"]);
+    t.wait_for("copied the command that reads it");
+    t.keys(&["r"]);
+    t.wait_for("cannot resume it here");
+    t.keys(&["q"]);
+    t.wait_for("Enter read");
+    t.keys(&["Escape"]);
     t.keys(&["Escape"]);
     t.wait_for("EXITED 0");
 }

@@ -164,13 +164,19 @@ fn local_search(env: &StoreEnv, args: &SearchArgs, query: &str, since: Option<Ti
 
 /// The turn roles a `--role` names in the team store (whose rows are turns: the kinds
 /// of work a local search also knows, `command` or `edit`, are tool calls there).
-fn team_roles(role: Option<&str>) -> Vec<String> {
+pub(crate) fn team_roles(role: Option<&str>) -> Vec<String> {
     match role {
         None => Vec::new(),
         Some("tool") => vec!["tool_call".into(), "tool_output".into()],
         Some(r) if deja_core::Role::ALL.iter().any(|x| x.as_str() == r) => vec![r.to_string()],
         Some(_) => vec!["tool_call".into()],
     }
+}
+
+/// True when the team store applies `role` as the local search does; false for the
+/// kinds of work ([`team_roles`] reads `command`, `edit`, … as any tool call there).
+pub(crate) fn team_role_is_exact(role: &str) -> bool {
+    role == "tool" || deja_core::Role::parse(role).is_some()
 }
 
 /// The team store's answer as JSON: the same rows MCP frames, every quoted text

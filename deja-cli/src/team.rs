@@ -478,6 +478,15 @@ pub const SEARCH_DEADLINE_HOOK: Duration = Duration::from_millis(600);
 /// is none (no store set up, unreachable, too slow, refused): a team search never fails
 /// a command, it degrades to the local answer.
 pub fn search(env: &StoreEnv, q: deja_core::team::TeamQuery, deadline: Duration) -> Result<deja_core::team::TeamResults, String> {
+    let (target, deadline) = search_target(env, deadline)?;
+    deja_team::search::search_within(&target, q, deadline).map_err(|e| format!("{e}; answering from this machine's history only"))
+}
+
+/// Where a team search goes and how long it may wait: the `[team]` store, and
+/// `deadline` as `[team] timeout_ms` changes it. The search screen's Team tab asks with
+/// these too; it says "unavailable" in its own words rather than [`search`]'s, since it
+/// has no local answer to fall back on.
+pub fn search_target(env: &StoreEnv, deadline: Duration) -> Result<(Target, Duration), String> {
     let team = settings(env).map_err(|e| format!("{e:#}"))?;
     let deadline = match team.timeout_ms.map(|ms| Duration::from_millis(ms.max(1))) {
         Some(set) if deadline >= SEARCH_DEADLINE_CLI => set,
@@ -485,7 +494,7 @@ pub fn search(env: &StoreEnv, q: deja_core::team::TeamQuery, deadline: Duration)
         None => deadline,
     };
     let target = Target::resolve(env, &team.url).map_err(|e| e.to_string())?;
-    deja_team::search::search_within(&target, q, deadline).map_err(|e| format!("{e}; answering from this machine's history only"))
+    Ok((target, deadline))
 }
 
 /// Team sessions `spec` names (the one named with its turns), within the CLI deadline.

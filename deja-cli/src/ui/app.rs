@@ -8,23 +8,32 @@
 //! On the search screen printable keys type into the query line, so the actions there
 //! are on control keys (`^R` resume, `^O` hand off, …); in the session view, where
 //! nothing is typed, the same actions are plain letters (`r`, `o`, …).
+//!
+//! With a team store set up (`deja team init`) a fourth tab searches it. Its sessions
+//! ran on other machines: they are read (Enter) and their `deja show --team` command
+//! copied, and the actions that need the session's own files say why they cannot run.
 
 use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use deja_core::index::search::{SearchRequest, SearchResults};
 use deja_core::model::SessionMeta;
+use deja_core::team::{TeamQuery, TeamResults, TeamSession};
 use deja_core::Timestamp;
 
 use super::pictures::Pictures;
 use super::query;
-use super::session::SessionView;
+use super::session::{SessionView, Teammate};
+use super::text::safe;
 
 /// How long typing must pause before the line is searched: a burst of keys (a fast
 /// typist, a paste) is one search, and the answer still lands within a frame or two of
 /// the pause. Searches that queue up anyway are dropped for the newest by the index
 /// thread, so this only saves work, it never holds an answer back.
 pub const DEBOUNCE: Duration = Duration::from_millis(40);
+/// The same pause on the Team tab, longer: each search there is a connection to a
+/// server the whole team shares, so it is asked once a word is typed, not at every key.
+pub const TEAM_DEBOUNCE: Duration = Duration::from_millis(250);
 /// Sessions asked of one search: a screenful and more, few enough to read quickly.
 pub const RESULTS: usize = 100;
 
@@ -36,18 +45,31 @@ pub enum Scope {
     All,
     /// Sessions whose source the harness deleted and deja's archive still holds.
     Kept,
+    /// The team store's sessions from other machines (shown only when one is set up).
+    Team,
 }
 
 impl Scope {
+    /// The tabs without a team store.
     pub const TABS: [Scope; 3] = [Scope::Here, Scope::All, Scope::Kept];
+    /// The tabs with one.
+    pub const WITH_TEAM: [Scope; 4] = [Scope::Here, Scope::All, Scope::Kept, Scope::Team];
 
     pub fn label(self) -> &'static str {
         match self {
             Scope::Here => "This project",
             Scope::All => "All projects",
             Scope::Kept => "Kept after deletion",
+            Scope::Team => "Team",
         }
     }
+}
+
+/// A search for the loop to send: to this machine's index, or to the team store.
+#[derive(Debug)]
+pub enum Ask {
+    Index(Box<SearchRequest>),
+    Team(Box<TeamQuery>),
 }
 
 /// What fills the screen.
@@ -92,6 +114,11 @@ pub enum Effect {
     /// Load a session's turns to read it, opening at the turn `focus`.
     Open {
         meta: Box<SessionMeta>,
+        focus: Option<u32>,
+    },
+    /// Read a session from the team store (`<machine>/<harness>:<id>`), opening at `focus`.
+    OpenTeam {
+        key: String,
         focus: Option<u32>,
     },
     /// Leave the screen and run a session's resume command.
@@ -170,6 +197,14 @@ pub struct App {
     pub error: Option<String>,
     /// Filters in the line that could not be read.
     pub problems: Vec<String>,
+    /// This machine's name in the team store, when one is set up: the Team tab shows
+    /// only then, and leaves this machine's own pushed copies to the other tabs.
+    pub team: Option<String>,
+    /// The team store's last answer shown (on the Team tab).
+    pub team_results: Option<TeamResults>,
+    /// Filters in the line the team store cannot apply as typed, said beside its answer
+    /// rather than dropped in silence.
+    pub unapplied: Vec<String>,
     pub selected: usize,
     /// First result shown in the list: it moves only when the selection leaves the window.
     pub list_top: usize,
@@ -203,6 +238,9 @@ impl App {
             answered: String::new(),
             error: None,
             problems: Vec::new(),
+            team: None,
+            team_results: None,
+            unapplied: Vec::new(),
             selected: 0,
             list_top: 0,
             screen: Screen::Search,
@@ -230,9 +268,21 @@ impl App {
         self.due = Some(now);
     }
 
-    /// Searches the line again now (the index changed under it).
+    /// Searches the line again now (the index changed under it). The Team tab's answer
+    /// does not come from this machine's index, so it is not asked again for it.
     pub fn research(&mut self, now: Instant) {
-        self.due = Some(now);
+        if self.scope != Scope::Team {
+            self.due = Some(now);
+        }
+    }
+
+    /// The tabs shown: the Team tab only when a team store is set up.
+    pub fn tabs(&self) -> &'static [Scope] {
+        if self.team.is_some() {
+            &Scope::WITH_TEAM
+        } else {
+            &Scope::TABS
+        }
     }
 
     /// When the loop should wake to send a search, if one is pending.
@@ -241,13 +291,17 @@ impl App {
     }
 
     /// The search to send, if one is due at `now`, numbered.
-    pub fn take_search(&mut self, now: Instant, at: Timestamp) -> Option<(u64, SearchRequest)> {
+    pub fn take_search(&mut self, now: Instant, at: Timestamp) -> Option<(u64, Ask)> {
         if self.due.is_none_or(|d| d > now) {
             return None;
         }
         self.due = None;
         let p = query::parse(&self.line.text, at);
         self.problems = p.problems.clone();
+        self.unapplied.clear();
+        if self.scope == Scope::Team {
+            return self.team_search(p);
+        }
         if p.file.is_some() && p.text.trim().is_empty() {
             self.problems.push("file: narrows the turns your words match; type a word too".into());
         }
@@ -270,7 +324,40 @@ impl App {
         };
         self.sent += 1;
         self.searching = true;
-        Some((self.sent, req))
+        Some((self.sent, Ask::Index(Box::new(req))))
+    }
+
+    /// The Team tab's search: the line's filters as the team store takes them (as
+    /// `deja search --scope all` asks it), the ones it cannot apply noted. A line with
+    /// no word is not sent: the store answers words, it has no "recent" list.
+    fn team_search(&mut self, p: query::Parsed) -> Option<(u64, Ask)> {
+        if let Some(f) = &p.file {
+            self.unapplied.push(format!("file:{f} not applied (the team store keeps no file touches)"));
+        }
+        if let Some(r) = p.role.as_deref().filter(|r| !crate::search_cmd::team_role_is_exact(r)) {
+            self.unapplied.push(format!("role:{r} read as any tool call (the team store keeps turns, not kinds of work)"));
+        }
+        let q = TeamQuery {
+            roles: crate::search_cmd::team_roles(p.role.as_deref()),
+            query: p.text,
+            project: p.project,
+            harnesses: p.harnesses,
+            since: p.since,
+            // This machine's sessions are on the other tabs, where they can be resumed.
+            not_machine: self.team.clone(),
+            limit: RESULTS,
+        };
+        self.sent += 1;
+        if q.terms().0.is_empty() {
+            self.searching = false;
+            self.team_results = Some(TeamResults { tier: "none".into(), sessions: Vec::new() });
+            self.answered = self.line.text.clone();
+            self.error = None;
+            self.selected = 0;
+            return None;
+        }
+        self.searching = true;
+        Some((self.sent, Ask::Team(Box::new(q))))
     }
 
     /// An answer to search `n`: shown if it is the latest sent, dropped otherwise.
@@ -296,20 +383,83 @@ impl App {
         }
     }
 
+    /// An answer of the team store to search `n`: shown if it is the latest sent. One
+    /// that could not come (unreachable, too slow, refused) empties the list and says
+    /// why, rather than leave another query's sessions under the new line.
+    pub fn answer_team(&mut self, n: u64, line: String, result: Result<TeamResults, String>) {
+        if n != self.sent {
+            return;
+        }
+        self.searching = false;
+        match result {
+            Ok(r) => {
+                let same_line = line == self.answered;
+                let keep = self.selected_team().map(TeamSession::key);
+                self.team_results = Some(r);
+                self.answered = line;
+                self.error = None;
+                self.selected = match keep.filter(|_| same_line) {
+                    Some(k) => self.team_sessions().iter().position(|s| s.key() == k).unwrap_or(0),
+                    None => 0,
+                };
+            }
+            Err(why) => {
+                self.team_results = None;
+                self.error = Some(format!("team store unavailable: {}", safe(&why)));
+            }
+        }
+    }
+
     pub fn hits(&self) -> &[deja_core::index::search::Hit] {
         self.results.as_ref().map_or(&[], |r| r.hits.as_slice())
     }
 
+    pub fn team_sessions(&self) -> &[TeamSession] {
+        self.team_results.as_ref().map_or(&[], |r| r.sessions.as_slice())
+    }
+
+    /// How many sessions the list shows: the team store's on the Team tab.
+    fn listed(&self) -> usize {
+        if self.scope == Scope::Team {
+            self.team_sessions().len()
+        } else {
+            self.hits().len()
+        }
+    }
+
+    /// The selected session of this machine's history (none on the Team tab).
     pub fn selected_meta(&self) -> Option<&SessionMeta> {
+        if self.scope == Scope::Team {
+            return None;
+        }
         self.hits().get(self.selected).map(|h| &h.session)
     }
 
-    /// The session the actions apply to: the one being read, else the one selected.
+    /// The selected session of the team store (on the Team tab).
+    pub fn selected_team(&self) -> Option<&TeamSession> {
+        if self.scope != Scope::Team {
+            return None;
+        }
+        self.team_sessions().get(self.selected)
+    }
+
+    /// The session of this machine the actions apply to: the one being read, else the
+    /// one selected; none when that is a teammate's ([`App::teammate`]).
     fn subject(&self) -> Option<SessionMeta> {
         match &self.screen {
-            Screen::Session(Some(v)) => Some(v.meta.clone()),
-            Screen::Session(None) => None,
+            Screen::Session(Some(v)) if v.team.is_none() => Some(v.meta.clone()),
+            Screen::Session(_) => None,
             _ => self.selected_meta().cloned(),
+        }
+    }
+
+    /// The team store's session the actions apply to, when that is what is being read
+    /// or selected.
+    fn teammate(&self) -> Option<Teammate> {
+        match &self.screen {
+            Screen::Session(Some(v)) => v.team.clone(),
+            Screen::Session(None) => None,
+            _ => self.selected_team().map(Teammate::of),
         }
     }
 
@@ -380,7 +530,7 @@ impl App {
 
     fn search_key(&mut self, k: KeyEvent, ctrl: bool, now: Instant) -> Option<Effect> {
         let before = self.line.text.clone();
-        let n = self.hits().len();
+        let n = self.listed();
         match k.code {
             KeyCode::Esc if !self.line.text.is_empty() => self.line = Line::default(),
             KeyCode::Esc => {
@@ -393,10 +543,11 @@ impl App {
             KeyCode::PageUp => self.selected = self.selected.saturating_sub(10),
             KeyCode::PageDown => self.selected = (self.selected + 10).min(n.saturating_sub(1)),
             KeyCode::Tab | KeyCode::BackTab => {
-                let i = Scope::TABS.iter().position(|s| *s == self.scope).unwrap_or(0);
-                let len = Scope::TABS.len();
+                let tabs = self.tabs();
+                let i = tabs.iter().position(|s| *s == self.scope).unwrap_or(0);
+                let len = tabs.len();
                 let next = if k.code == KeyCode::Tab { (i + 1) % len } else { (i + len - 1) % len };
-                self.scope = Scope::TABS[next];
+                self.scope = tabs[next];
                 if self.scope == Scope::Here && self.here.is_none() {
                     self.message = Some("the current directory is unknown; showing all projects".into());
                     self.scope = Scope::All;
@@ -410,8 +561,8 @@ impl App {
                 'r' => return self.resume(),
                 'o' => return self.handoff(),
                 'y' => return self.copy(),
-                'g' => return self.subject().map(|m| Effect::Digest(Box::new(m))),
-                'f' => return self.subject().map(|m| Effect::Files(Box::new(m))),
+                'g' => return self.digest(),
+                'f' => return self.files(),
                 'p' => return self.pictures(),
                 'u' => self.line = Line::default(),
                 'w' => self.line.delete_word(),
@@ -429,7 +580,7 @@ impl App {
             _ => {}
         }
         if self.line.text != before {
-            self.due = Some(now + DEBOUNCE);
+            self.due = Some(now + if self.scope == Scope::Team { TEAM_DEBOUNCE } else { DEBOUNCE });
         }
         None
     }
@@ -457,7 +608,8 @@ impl App {
             KeyCode::Char('r') => return self.resume(),
             KeyCode::Char('o') => return self.handoff(),
             KeyCode::Char('y') => return self.copy(),
-            KeyCode::Char('c') => return self.subject().map(|m| Effect::Digest(Box::new(m))),
+            KeyCode::Char('c') => return self.digest(),
+            KeyCode::Char('f') if v.team.is_some() => return self.files(),
             KeyCode::Char('f') => {
                 let files = v.files();
                 let lines = if files.is_empty() { vec!["(no file was read or changed)".to_string()] } else { files };
@@ -517,6 +669,12 @@ impl App {
     }
 
     fn open_selected(&mut self) -> Option<Effect> {
+        if self.scope == Scope::Team {
+            let s = self.selected_team()?;
+            let effect = Effect::OpenTeam { key: s.key(), focus: s.hits.first().map(|h| h.seq) };
+            self.screen = Screen::Session(None);
+            return Some(effect);
+        }
         let hit = self.hits().get(self.selected)?;
         let effect = Effect::Open { meta: Box::new(hit.session.clone()), focus: hit.turns.first().map(|t| t.seq) };
         self.screen = Screen::Session(None);
@@ -532,7 +690,33 @@ impl App {
         Some(Effect::Pictures)
     }
 
+    /// Says why an action that needs the session's own files, or this machine's index,
+    /// cannot be taken on a teammate's session: `what` it is not, `because` of what.
+    fn not_here(&mut self, what: &str, because: &str, t: &Teammate) {
+        self.message = Some(format!("{what}: it is {}'s session on {}, {because}", safe(&t.author), safe(&t.machine)));
+    }
+
+    fn digest(&mut self) -> Option<Effect> {
+        if let Some(t) = self.teammate() {
+            self.not_here("no digest", "and a digest is made from this machine's index", &t);
+            return None;
+        }
+        self.subject().map(|m| Effect::Digest(Box::new(m)))
+    }
+
+    fn files(&mut self) -> Option<Effect> {
+        if let Some(t) = self.teammate() {
+            self.not_here("no list of files", "and the team store keeps its turns as role, text and time only", &t);
+            return None;
+        }
+        self.subject().map(|m| Effect::Files(Box::new(m)))
+    }
+
     fn resume(&mut self) -> Option<Effect> {
+        if let Some(t) = self.teammate() {
+            self.not_here("cannot resume it here", "and its harness resumes it only from its own files, on that machine", &t);
+            return None;
+        }
         let meta = self.subject()?;
         match deja_core::format::resume_for(&meta) {
             Ok(r) => {
@@ -557,6 +741,10 @@ impl App {
     }
 
     fn handoff(&mut self) -> Option<Effect> {
+        if let Some(t) = self.teammate() {
+            self.not_here("cannot hand it off", "and `deja handoff` starts from this machine's history", &t);
+            return None;
+        }
         let meta = self.subject()?;
         if self.targets.is_empty() {
             self.message = Some("no harness that can be started with a prompt is installed".into());
@@ -573,6 +761,11 @@ impl App {
     }
 
     fn copy(&mut self) -> Option<Effect> {
+        if let Some(t) = self.teammate() {
+            let text = t.show_command();
+            self.message = Some(format!("copied the command that reads it (OSC 52; if your terminal ignores it: {})", safe(&text)));
+            return Some(Effect::Copy(text));
+        }
         let meta = self.subject()?;
         let (what, text) = match deja_core::format::resume_for(&meta) {
             Ok(r) => ("the resume command", r.command),
@@ -594,6 +787,14 @@ mod tests {
 
     fn ctrl(c: char) -> KeyEvent {
         KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
+    }
+
+    /// The search due at `now`, which must be one of this machine's index.
+    fn index_search(app: &mut App, now: Instant) -> Option<(u64, SearchRequest)> {
+        app.take_search(now, Timestamp(0)).map(|(n, ask)| match ask {
+            Ask::Index(req) => (n, *req),
+            Ask::Team(q) => panic!("a team search: {q:?}"),
+        })
     }
 
     fn typed(app: &mut App, s: &str, now: Instant) {
@@ -631,12 +832,12 @@ mod tests {
         let t0 = Instant::now();
         let mut app = App::new("", Some("/src/api".into()), Vec::new());
         app.start(Some("/src/api".into()), t0);
-        let (first, req) = app.take_search(t0, Timestamp(0)).expect("the opening search");
+        let (first, req) = index_search(&mut app, t0).expect("the opening search");
         assert_eq!((req.project.as_deref(), req.query.as_str()), (Some("/src/api"), ""));
         typed(&mut app, "pool harness:beta", t0);
         assert!(app.take_search(t0, Timestamp(0)).is_none(), "not while typing");
         let later = t0 + DEBOUNCE;
-        let (second, req) = app.take_search(later, Timestamp(0)).expect("due after the pause");
+        let (second, req) = index_search(&mut app, later).expect("due after the pause");
         assert_eq!((req.query.as_str(), req.harnesses.as_slice()), ("pool", ["beta".to_string()].as_slice()));
         assert!(app.take_search(later, Timestamp(0)).is_none(), "sent once");
         app.answer(first, String::new(), Ok(results(&["old"])));
@@ -655,13 +856,13 @@ mod tests {
         app.take_search(t0, Timestamp(0));
         app.key(key(KeyCode::Tab), t0);
         assert_eq!(app.scope, Scope::Kept);
-        let (_, req) = app.take_search(t0, Timestamp(0)).expect("at once");
+        let (_, req) = index_search(&mut app, t0).expect("at once");
         assert!(req.deleted_only && req.project.is_none());
         app.key(key(KeyCode::Tab), t0);
-        let (_, req) = app.take_search(t0, Timestamp(0)).expect("at once");
+        let (_, req) = index_search(&mut app, t0).expect("at once");
         assert_eq!((app.scope, req.project.as_deref(), req.deleted_only), (Scope::Here, Some("/src/api"), false));
         typed(&mut app, " project:web", t0);
-        let (_, req) = app.take_search(t0 + DEBOUNCE, Timestamp(0)).expect("due");
+        let (_, req) = index_search(&mut app, t0 + DEBOUNCE).expect("due");
         assert_eq!(req.project.as_deref(), Some("web"), "a typed project wins over the tab");
         app.key(key(KeyCode::BackTab), t0);
         assert_eq!(app.scope, Scope::Kept);
@@ -792,5 +993,135 @@ mod tests {
         app.answer(n, "pool".into(), Ok(results(&["a"])));
         let Some(Effect::Copy(text)) = app.key(ctrl('y'), t0) else { panic!("copies") };
         assert!(app.message.as_deref().is_some_and(|m| m.contains(&text)), "{:?}", app.message);
+    }
+
+    /// The search due at `now`, which must be one for the team store.
+    fn team_search(app: &mut App, now: Instant) -> Option<(u64, TeamQuery)> {
+        app.take_search(now, Timestamp(10 * 86_400_000)).map(|(n, ask)| match ask {
+            Ask::Team(q) => (n, *q),
+            Ask::Index(req) => panic!("a search of the index: {req:?}"),
+        })
+    }
+
+    fn team_results(machines: &[&str]) -> TeamResults {
+        let sessions = machines
+            .iter()
+            .enumerate()
+            .map(|(i, m)| TeamSession { machine: m.to_string(), id: format!("t{i}"), ..super::super::session::tests::team_session() })
+            .collect();
+        TeamResults { tier: "stemmed".into(), sessions }
+    }
+
+    /// A screen with a team store, on its Team tab (Tab twice from all projects).
+    fn on_team_tab(line: &str, targets: Vec<(String, String)>, now: Instant) -> App {
+        let mut app = App::new(line, None, targets);
+        app.team = Some("this-box".into());
+        app.start(None, now);
+        index_search(&mut app, now).expect("the opening search");
+        app.key(key(KeyCode::Tab), now);
+        app.key(key(KeyCode::Tab), now);
+        assert_eq!(app.scope, Scope::Team);
+        app
+    }
+
+    #[test]
+    fn the_team_tab_is_there_only_with_a_team_store() {
+        let t0 = Instant::now();
+        let mut app = App::new("x", Some("/src/api".into()), Vec::new());
+        app.start(Some("/src/api".into()), t0);
+        for _ in 0..3 {
+            app.key(key(KeyCode::Tab), t0);
+            assert_ne!(app.scope, Scope::Team);
+        }
+        assert_eq!(app.scope, Scope::Here);
+        app.team = Some("this-box".into());
+        assert_eq!(app.tabs(), Scope::WITH_TEAM);
+        app.key(key(KeyCode::BackTab), t0);
+        assert_eq!(app.scope, Scope::Team, "the last tab, one ⇧Tab back from the first");
+        app.key(key(KeyCode::Tab), t0);
+        assert_eq!(app.scope, Scope::Here);
+    }
+
+    #[test]
+    fn the_team_tab_asks_the_team_store_with_the_filters_it_can_apply() {
+        let t0 = Instant::now();
+        let mut app = on_team_tab("", Vec::new(), t0);
+        // No word: nothing to ask, and the list says so at once.
+        assert!(team_search(&mut app, t0).is_none());
+        assert!(!app.searching && app.team_results.as_ref().is_some_and(|r| r.sessions.is_empty()));
+        typed(&mut app, "staging pool harness:claude project:app since:7d role:command file:src/db.rs", t0);
+        assert!(app.take_search(t0 + DEBOUNCE, Timestamp(0)).is_none(), "the team store is asked after a longer pause");
+        let (n, q) = team_search(&mut app, t0 + TEAM_DEBOUNCE).expect("due");
+        assert_eq!(q.query, "staging pool");
+        assert_eq!((q.harnesses.as_slice(), q.project.as_deref()), (["claude".to_string()].as_slice(), Some("app")));
+        assert_eq!(q.since, Some(Timestamp(3 * 86_400_000)));
+        assert_eq!(q.roles, ["tool_call"]);
+        assert_eq!(q.not_machine.as_deref(), Some("this-box"), "this machine's own sessions are on the other tabs");
+        assert_eq!(app.unapplied.len(), 2, "{:?}", app.unapplied);
+        assert!(app.unapplied[0].starts_with("file:src/db.rs not applied"), "{:?}", app.unapplied);
+        assert!(app.unapplied[1].starts_with("role:command read as any tool call"), "{:?}", app.unapplied);
+        assert!(app.searching);
+        // A commit to this machine's index does not ask the team store again.
+        app.research(t0);
+        assert!(app.take_search(t0, Timestamp(0)).is_none());
+        app.answer_team(n, app.line.text.clone(), Ok(team_results(&["laptop", "desktop"])));
+        assert_eq!((app.team_sessions().len(), app.searching), (2, false));
+        app.key(key(KeyCode::Down), t0);
+        assert_eq!(app.selected_team().map(|s| s.machine.as_str()), Some("desktop"));
+        assert_eq!(app.selected_meta(), None, "no session of this machine is selected on the Team tab");
+    }
+
+    #[test]
+    fn an_unavailable_team_store_says_why_and_empties_the_list() {
+        let t0 = Instant::now();
+        let mut app = on_team_tab("pool", Vec::new(), t0);
+        let (n, _) = team_search(&mut app, t0).expect("due");
+        app.answer_team(n, "pool".into(), Ok(team_results(&["laptop"])));
+        app.key(key(KeyCode::Char('s')), t0);
+        let (n, _) = team_search(&mut app, t0 + TEAM_DEBOUNCE).expect("due");
+        app.answer_team(n - 1, "pool".into(), Err("stale".into()));
+        assert!(app.error.is_none(), "an answer to an older search is dropped");
+        app.answer_team(n, "pools".into(), Err("the team store u@db:5432/team did not answer within 2000 ms\u{1b}[2J".into()));
+        let e = app.error.as_deref().unwrap_or_default();
+        assert!(e.starts_with("team store unavailable: the team store u@db:5432/team did not answer"), "{e}");
+        assert!(!e.contains('\u{1b}'), "made safe to draw: {e:?}");
+        assert!(app.team_sessions().is_empty() && !app.searching);
+        assert_eq!(app.key(key(KeyCode::Enter), t0), None, "nothing to open");
+    }
+
+    #[test]
+    fn a_teammates_session_opens_from_the_store_copies_its_show_command_and_says_why_it_does_not_resume() {
+        let t0 = Instant::now();
+        let mut app = on_team_tab("staging", vec![("claude".into(), "Claude Code".into())], t0);
+        let (n, _) = team_search(&mut app, t0).expect("due");
+        app.answer_team(n, "staging".into(), Ok(team_results(&["laptop"])));
+        // On the search screen: ^R, ^O, ^G and ^F say why; ^Y copies how to read it.
+        for (c, why) in [
+            ('r', "cannot resume it here: it is alice's session on laptop"),
+            ('o', "cannot hand it off"),
+            ('g', "no digest"),
+            ('f', "no list of files"),
+        ] {
+            assert_eq!(app.key(ctrl(c), t0), None, "^{c}");
+            assert_eq!(app.overlay, None, "^{c}");
+            assert!(app.message.as_deref().is_some_and(|m| m.starts_with(why)), "^{c}: {:?}", app.message);
+        }
+        assert_eq!(app.key(ctrl('y'), t0), Some(Effect::Copy("deja show --team laptop/claude:t0".into())));
+        assert!(app.message.as_deref().is_some_and(|m| m.contains("deja show --team laptop/claude:t0")), "{:?}", app.message);
+        let Some(Effect::OpenTeam { key: k, focus }) = app.key(key(KeyCode::Enter), t0) else { panic!("opens from the store") };
+        assert_eq!((k.as_str(), focus), ("laptop/claude:t0", Some(0)));
+        let mut s = super::super::session::tests::team_session();
+        s.id = "t0".into();
+        app.opened(Ok(Box::new(SessionView::from_team(s, app.terms(), focus))));
+        assert!(matches!(app.screen, Screen::Session(Some(_))));
+        // In the session view: the same, on plain letters.
+        for (c, why) in [('r', "cannot resume it here"), ('o', "cannot hand it off"), ('c', "no digest"), ('f', "no list of files")] {
+            assert_eq!(app.key(key(KeyCode::Char(c)), t0), None, "{c}");
+            assert_eq!(app.overlay, None, "{c}");
+            assert!(app.message.as_deref().is_some_and(|m| m.starts_with(why)), "{c}: {:?}", app.message);
+        }
+        assert_eq!(app.key(key(KeyCode::Char('y')), t0), Some(Effect::Copy("deja show --team laptop/claude:t0".into())));
+        app.key(key(KeyCode::Char('q')), t0);
+        assert!(matches!(app.screen, Screen::Search));
     }
 }

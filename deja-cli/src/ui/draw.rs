@@ -1,9 +1,12 @@
 //! Drawing the screen from [`App`] with ratatui: the tabs and query line, the results
 //! and the preview, the session view, the pictures, the boxes over them and the status
-//! line. Everything from history goes through [`safe`] first; with `NO_COLOR` set,
-//! emphasis is bold, reversed and underlined text instead of colour.
+//! line. Everything from history goes through [`safe`] first — the team store's
+//! sessions too, which are someone else's history and are framed as such wherever they
+//! show; with `NO_COLOR` set, emphasis is bold, reversed and underlined text instead of
+//! colour.
 
 use deja_core::index::search::Hit;
+use deja_core::team::TeamSession;
 use deja_core::Timestamp;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
@@ -13,7 +16,7 @@ use ratatui::Frame;
 
 use super::app::{App, Overlay, Scope, Screen};
 use super::pictures;
-use super::session::{Kind, SessionView};
+use super::session::{Kind, SessionView, Teammate};
 use super::text::{find_terms, fit, pad, safe, width, wrap};
 
 /// Colours or none (`NO_COLOR`).
@@ -94,7 +97,7 @@ fn search(f: &mut Frame, app: &mut App, area: Rect, theme: Theme, now: Timestamp
         Layout::vertical([Constraint::Length(1), Constraint::Length(1), Constraint::Length(1), Constraint::Min(0)]).areas(area);
     // Tabs, the index's note on the right.
     let mut spans: Vec<Span> = Vec::new();
-    for (i, s) in Scope::TABS.iter().enumerate() {
+    for (i, s) in app.tabs().iter().enumerate() {
         if i > 0 {
             spans.push(Span::styled(" │ ", theme.dim()));
         }
@@ -104,7 +107,7 @@ fn search(f: &mut Frame, app: &mut App, area: Rect, theme: Theme, now: Timestamp
     }
     f.render_widget(Paragraph::new(Line::from(spans)), tabs);
     if let Some(note) = &app.index_note {
-        let used: usize = Scope::TABS.iter().map(|s| s.label().len() + 5).sum();
+        let used: usize = app.tabs().iter().map(|s| s.label().len() + 5).sum();
         let room = (tabs.width as usize).saturating_sub(used + 1);
         if room > 8 {
             let text = fit(note, room);
@@ -149,13 +152,21 @@ fn search(f: &mut Frame, app: &mut App, area: Rect, theme: Theme, now: Timestamp
     } else {
         (rest, Rect::default())
     };
-    results(f, app, list, theme, now);
+    if app.scope == Scope::Team {
+        team_results(f, app, list, theme, now);
+    } else {
+        results(f, app, list, theme, now);
+    }
     if preview.height > 0 && preview.width > 0 {
         preview_pane(f, app, preview, theme, wide);
     }
 }
 
 fn info_line(app: &App) -> String {
+    // An error or the line's problems first, on every tab.
+    if app.scope == Scope::Team && app.error.is_none() && app.problems.is_empty() {
+        return team_info_line(app);
+    }
     // Whatever the last answer was (an empty one and an error too), a search in flight shows.
     match (answer_line(app), app.searching) {
         (None, false) => String::new(),
@@ -182,7 +193,7 @@ fn answer_line(app: &App) -> Option<String> {
 fn counts_line(app: &App, r: &deja_core::index::search::SearchResults) -> String {
     let scope = match app.scope {
         Scope::Here => format!(" in {}", app.here.as_deref().map(safe).unwrap_or_default()),
-        Scope::All => String::new(),
+        Scope::All | Scope::Team => String::new(),
         Scope::Kept => " kept after deletion".to_string(),
     };
     if r.hits.is_empty() && app.answered.trim().is_empty() {
@@ -190,12 +201,14 @@ fn counts_line(app: &App, r: &deja_core::index::search::SearchResults) -> String
             Scope::Here => format!("no session{scope} is indexed; Tab shows all projects"),
             Scope::All => "no session is indexed yet".to_string(),
             Scope::Kept => "no session's source was deleted: the harnesses still hold all of them".to_string(),
+            // Answered by `team_info_line` above.
+            Scope::Team => String::new(),
         };
     }
     if r.hits.is_empty() {
         let wider = match app.scope {
             Scope::Here => " · Tab: all projects",
-            Scope::All => "",
+            Scope::All | Scope::Team => "",
             Scope::Kept => " · ⇧Tab: all projects",
         };
         return format!("nothing matched{scope} (tried {}){wider}", deja_core::index::search::TIER_NAMES);
@@ -210,6 +223,34 @@ fn counts_line(app: &App, r: &deja_core::index::search::SearchResults) -> String
     }
     if !r.ignored.is_empty() {
         s.push_str(&format!(" · not needed: {}", listed(&r.ignored)));
+    }
+    s
+}
+
+/// The Team tab's info line: what the team store answered, framed as other people's
+/// history, with the filters it could not apply.
+fn team_info_line(app: &App) -> String {
+    let Some(r) = &app.team_results else {
+        return if app.searching { "asking the team store…".to_string() } else { String::new() };
+    };
+    let words = deja_core::team::TeamQuery { query: super::query::parse(&app.answered, Timestamp(0)).text, ..Default::default() };
+    let mut s = if r.sessions.is_empty() && words.terms().0.is_empty() {
+        "type words to search the team store: other machines' pushed history".to_string()
+    } else if r.sessions.is_empty() {
+        format!("nothing matched in the team store (tried {})", deja_core::index::search::TIER_NAMES)
+    } else {
+        let n = r.sessions.len();
+        format!(
+            "{} match · {n} session{} in the team store · teammates' history, quoted: not instructions",
+            safe(&r.tier),
+            if n == 1 { "" } else { "s" }
+        )
+    };
+    for u in &app.unapplied {
+        s.push_str(&format!(" · {}", safe(u)));
+    }
+    if app.searching {
+        s.push_str(" · asking the team store…");
     }
     s
 }
@@ -234,17 +275,21 @@ fn short_project(p: Option<&str>) -> String {
     parts.into_iter().rev().collect::<Vec<_>>().join("/")
 }
 
-fn results(f: &mut Frame, app: &mut App, area: Rect, theme: Theme, now: Timestamp) {
-    let h = area.height as usize;
-    if app.hits().is_empty() || h == 0 {
-        return;
-    }
-    // The window moves only as far as keeps the selection in view.
+/// Moves the list's window only as far as keeps the selection in view, `h` rows high.
+fn follow_selection(app: &mut App, h: usize) {
     if app.selected < app.list_top {
         app.list_top = app.selected;
     } else if app.selected >= app.list_top + h {
         app.list_top = app.selected + 1 - h;
     }
+}
+
+fn results(f: &mut Frame, app: &mut App, area: Rect, theme: Theme, now: Timestamp) {
+    let h = area.height as usize;
+    if app.hits().is_empty() || h == 0 {
+        return;
+    }
+    follow_selection(app, h);
     let top = app.list_top;
     let hits = app.hits();
     let w = area.width as usize;
@@ -276,6 +321,45 @@ fn results(f: &mut Frame, app: &mut App, area: Rect, theme: Theme, now: Timestam
     f.render_widget(Paragraph::new(lines), area);
 }
 
+/// The team store's sessions: title, harness, who ran it where (in place of the
+/// project: a teammate's path means little here), age, and the tier the store answered
+/// with (one for the whole answer, shown on every row so no row reads as exact when
+/// it was found fuzzily).
+fn team_results(f: &mut Frame, app: &mut App, area: Rect, theme: Theme, now: Timestamp) {
+    let h = area.height as usize;
+    if app.team_sessions().is_empty() || h == 0 {
+        return;
+    }
+    follow_selection(app, h);
+    let top = app.list_top;
+    let sessions = app.team_sessions();
+    let tier = app.team_results.as_ref().map_or(String::new(), |r| safe(&r.tier));
+    let w = area.width as usize;
+    let harness_w = 10.min(w / 6);
+    let who_w = 22.min(w / 4);
+    let tier_w = 10;
+    let title_w = w.saturating_sub(1 + (harness_w + 1) + (who_w + 1) + (4 + 1) + tier_w).max(4);
+    let mut lines: Vec<Line> = Vec::new();
+    for (i, s) in sessions.iter().enumerate().skip(top).take(h) {
+        let row = format!(
+            " {} {} {} {} {}",
+            pad(&safe(s.title.as_deref().unwrap_or("(untitled)")), title_w),
+            pad(&safe(&s.harness), harness_w),
+            pad(&who(s), who_w),
+            pad(&age(now, s.updated), 4),
+            pad(&tier, tier_w - 1),
+        );
+        let style = if i == app.selected { theme.selected() } else { Style::default() };
+        lines.push(Line::from(Span::styled(fit(&row, w), style)));
+    }
+    f.render_widget(Paragraph::new(lines), area);
+}
+
+/// `author@machine`, as every surface labels a team session.
+fn who(s: &TeamSession) -> String {
+    format!("{}@{}", safe(&s.author), safe(&s.machine))
+}
+
 /// A line of history with the query's words highlighted.
 fn highlighted(text: &str, terms: &[String], base: Style, theme: Theme) -> Line<'static> {
     let mut spans = Vec::new();
@@ -301,6 +385,12 @@ fn preview_pane(f: &mut Frame, app: &App, area: Rect, theme: Theme, wide: bool) 
     };
     let inner = block.inner(area);
     f.render_widget(block, area);
+    if app.scope == Scope::Team {
+        if let Some(s) = app.selected_team() {
+            team_preview(s, &app.terms(), inner, f, theme);
+        }
+        return;
+    }
     let Some(hit) = app.hits().get(app.selected) else { return };
     let w = (inner.width as usize).saturating_sub(1).max(1);
     let terms = app.terms();
@@ -311,6 +401,36 @@ fn preview_pane(f: &mut Frame, app: &App, area: Rect, theme: Theme, wide: bool) 
         .push(Line::styled(fit(&format!("{} · {} · {when}", safe(&s.harness), safe(s.project.as_deref().unwrap_or("-"))), w), theme.dim()));
     lines.push(Line::raw(""));
     preview_lines(hit, &terms, w, theme, &mut lines);
+    f.render_widget(Paragraph::new(lines), inner);
+}
+
+/// A team session's quoted turns (the store's snippets around the match), under a line
+/// that says whose history it is.
+fn team_preview(s: &TeamSession, terms: &[String], inner: Rect, f: &mut Frame, theme: Theme) {
+    let w = (inner.width as usize).saturating_sub(1).max(1);
+    let mut lines: Vec<Line> = vec![Line::styled(fit(&safe(s.title.as_deref().unwrap_or("(untitled)")), w), theme.bold())];
+    let project = match &s.project_path {
+        Some(p) if *p != s.project => format!("{} ({})", safe(&s.project), safe(p)),
+        _ => safe(&s.project),
+    };
+    let when = crate::output::short_time(s.updated);
+    lines.push(Line::styled(fit(&format!("{} · {} · {project} · {when}", who(s), safe(&s.harness)), w), theme.dim()));
+    lines.push(Line::styled(fit("a teammate's history from the team store: quoted, not instructions", w), theme.fg(Color::Yellow)));
+    lines.push(Line::raw(""));
+    for h in &s.hits {
+        let when = h.time.map(|t| format!(" · {}", crate::output::short_time(Some(t)))).unwrap_or_default();
+        lines.push(Line::styled(fit(&format!("▍{}{when}", safe(&h.role)), w), theme.fg(Color::Cyan)));
+        let text = safe(&h.text);
+        for line in text.lines().filter(|l| !l.trim().is_empty()).take(6) {
+            for row in wrap(line, w).into_iter().take(4) {
+                lines.push(highlighted(&row, terms, Style::default(), theme));
+            }
+        }
+        lines.push(Line::raw(""));
+    }
+    if s.hits.is_empty() {
+        lines.push(Line::styled("Enter reads the whole session", theme.dim()));
+    }
     f.render_widget(Paragraph::new(lines), inner);
 }
 
@@ -386,6 +506,9 @@ fn session(f: &mut Frame, app: &mut App, area: Rect, theme: Theme) {
 
 /// Title, project, harness, times, what it is, and the resume command.
 fn header_lines(v: &SessionView, w: usize, theme: Theme) -> Vec<Line<'static>> {
+    if let Some(t) = &v.team {
+        return team_header_lines(v, t, w, theme);
+    }
     let m = &v.meta;
     let mut out =
         vec![Line::styled(fit(&format!("{}  [{}]", safe(m.title.as_deref().unwrap_or("(untitled)")), safe(&m.harness)), w), theme.bold())];
@@ -415,6 +538,28 @@ fn header_lines(v: &SessionView, w: usize, theme: Theme) -> Vec<Line<'static>> {
         }
         None => {}
     }
+    out.push(Line::styled("─".repeat(w), theme.dim()));
+    out
+}
+
+/// A team session's header: title and harness; who ran it on which machine, the
+/// project (its key and the path there), the times; that it is a teammate's history;
+/// and, where the resume command would be, why it is not here and how to read it.
+fn team_header_lines(v: &SessionView, t: &Teammate, w: usize, theme: Theme) -> Vec<Line<'static>> {
+    let m = &v.meta;
+    let (author, machine, show, project) = (safe(&t.author), safe(&t.machine), safe(&t.show_command()), safe(&t.project));
+    let mut out =
+        vec![Line::styled(fit(&format!("{}  [{}]", safe(m.title.as_deref().unwrap_or("(untitled)")), safe(&m.harness)), w), theme.bold())];
+    let path = m.project.as_deref().filter(|p| *p != project).map(|p| format!(" ({} there)", safe(p))).unwrap_or_default();
+    out.push(Line::raw(fit(&format!("{author}@{machine} · {project}{path}"), w)));
+    let when = format!("{} → {}", crate::output::short_time(m.started), crate::output::short_time(m.updated));
+    let n = v.turns.len();
+    out.push(Line::raw(fit(&format!("{when} · {n} turn{}", if n == 1 { "" } else { "s" }), w)));
+    out.push(Line::styled(
+        fit("⚠ a teammate's history from the team store: quoted as written, not instructions", w),
+        theme.fg(Color::Yellow),
+    ));
+    out.push(Line::styled(fit(&format!("↻ - (it ran on {machine}: resume it there) · y copies {show}"), w), theme.dim()));
     out.push(Line::styled("─".repeat(w), theme.dim()));
     out
 }
@@ -472,7 +617,7 @@ fn status_line(f: &mut Frame, app: &App, area: Rect, theme: Theme) {
 const HELP: &[&str] = &[
     "Search screen — type to search; the list follows as you type.",
     "  ↑ ↓ PgUp PgDn  choose a session      Enter  read it",
-    "  Tab ⇧Tab       this project · all projects · kept after deletion",
+    "  Tab ⇧Tab       this project · all projects · kept after deletion · team",
     "  ^R resume  ^O hand off  ^Y copy the resume command  ^G digest  ^F files",
     "  ^P or F2  pictures of the history    ^U clear  ^W delete a word",
     "  Esc  clear the line, then quit       ^C  quit",
@@ -481,6 +626,9 @@ const HELP: &[&str] = &[
     "  r resume in its harness (asks first)   o hand off to another harness",
     "  y copy the resume command   c digest   f files touched   s pictures",
     "  q or Esc  back to the results",
+    "Team tab (with a team store): other machines' sessions, as author@machine;",
+    "  Enter reads one   ^Y or y copies its `deja show --team …` command;",
+    "  resume and hand off run where it ran; file: is not applied there.",
 ];
 
 /// The help box's lines: the keys, then every filter the line reads.

@@ -6,10 +6,11 @@
 //! The parts: [`query`] reads the line's words and filters, [`app`] holds the state and
 //! what each key does, [`session`] lays a session out and walks its matches,
 //! [`pictures`] counts the history, [`draw`] draws all of it with ratatui, [`worker`]
-//! asks the index on threads of its own. Only this file touches the terminal: raw mode
-//! and the alternate screen are entered once and always left — on quit, on an error,
-//! on a panic (a hook restores it before the report is printed), on SIGTERM, SIGHUP or
-//! SIGINT (flags the loop polls), and before a resume or handoff starts another program.
+//! asks the index (and the team store, when one is set up) on threads of its own. Only
+//! this file touches the terminal: raw mode and the alternate screen are entered once
+//! and always left — on quit, on an error, on a panic (a hook restores it before the
+//! report is printed), on SIGTERM, SIGHUP or SIGINT (flags the loop polls), and before
+//! a resume or handoff starts another program.
 //!
 //! ratatui (drawing, layout, a test backend) and crossterm (its default backend: raw
 //! mode, key and resize events on every platform) are the maintained convention for
@@ -39,18 +40,22 @@ use deja_core::{StoreEnv, Timestamp};
 use ratatui::backend::CrosstermBackend;
 use ratatui::Terminal;
 
-use app::{App, Effect};
-use worker::{Job, Reply};
+use app::{App, Ask, Effect};
+use worker::{Job, Reply, TeamJob};
 
 #[derive(Args)]
 #[command(
     long_about = "Open the search screen: type to search every past session (the list follows as you type), \
                   read one with its commands, exit codes and diffs, resume it in its own harness, hand it to \
                   another, or look at pictures of your history. Bare `deja` on a terminal opens it too \
-                  (DEJA_TUI=0 turns that off and prints the help instead).",
-    after_help = "Keys: ↑↓ choose · Enter read · Tab this project / all projects / kept after deletion · \
-                  ^R resume · ^O hand off · ^Y copy · ^P pictures · F1 every key · Esc quit.\n\
-                  Filters typed in the line: harness:codex project:api since:7d role:command file:src/auth.rs\n\n\
+                  (DEJA_TUI=0 turns that off and prints the help instead). With a team store set up \
+                  (`deja team init`), a Team tab searches it: other machines' sessions, labelled \
+                  author@machine, to read here and resume where they ran.",
+    after_help = "Keys: ↑↓ choose · Enter read · Tab this project / all projects / kept after deletion / team \
+                  (with a team store) · ^R resume · ^O hand off · ^Y copy (on the Team tab: `deja show --team …`) · \
+                  ^P pictures · F1 every key · Esc quit.\n\
+                  Filters typed in the line: harness:codex project:api since:7d role:command file:src/auth.rs \
+                  (the Team tab applies all but file:)\n\n\
                   Exit status: 0 closed · 2 not a terminal (use `deja search`)"
 )]
 pub struct UiArgs {
@@ -74,6 +79,8 @@ pub fn run(args: UiArgs) -> Result<ExitCode> {
     let here = crate::recall_cmd::current_dir();
     let targets = handoff_targets();
     let mut app = App::new(&args.query.join(" "), here.clone(), targets);
+    // Only the settings are read here: the store is asked when the Team tab searches.
+    app.team = crate::team::this_machine(&env);
 
     let (job_tx, job_rx) = mpsc::channel::<Job>();
     let (reply_tx, reply_rx) = mpsc::channel::<Reply>();
@@ -81,11 +88,21 @@ pub fn run(args: UiArgs) -> Result<ExitCode> {
         let (paths, replies) = (paths.clone(), reply_tx.clone());
         std::thread::Builder::new().name("deja-ui-index".into()).spawn(move || worker::serve(paths, job_rx, replies))?;
     }
+    let team_tx = match app.team {
+        Some(_) => {
+            let (tx, rx) = mpsc::channel::<TeamJob>();
+            let (env, replies) = (env.clone(), reply_tx.clone());
+            std::thread::Builder::new().name("deja-ui-team".into()).spawn(move || worker::serve_team(env, rx, replies))?;
+            Some(tx)
+        }
+        None => None,
+    };
+    let jobs = Jobs { index: job_tx, team: team_tx };
     {
         let (env, paths, replies) = (env.clone(), paths.clone(), reply_tx);
         std::thread::Builder::new().name("deja-ui-refresh".into()).spawn(move || worker::refresh(env, paths, replies))?;
     }
-    job_tx.send(Job::Start { here, home: env.home().to_path_buf() }).context("the index thread stopped")?;
+    jobs.index.send(Job::Start { here, home: env.home().to_path_buf() }).context("the index thread stopped")?;
 
     // The signal that asked the screen to close, if any: the loop polls it, closes the
     // screen, and exits as a process killed by it would report (128 + its number).
@@ -96,7 +113,7 @@ pub fn run(args: UiArgs) -> Result<ExitCode> {
     let mut term = Screen::enter()?;
     let watching = Arc::new(AtomicBool::new(true));
     watch_the_terminal(stop.clone(), watching.clone());
-    let outcome = event_loop(&mut term.terminal, &mut app, &job_tx, &reply_rx, &stop);
+    let outcome = event_loop(&mut term.terminal, &mut app, &jobs, &reply_rx, &stop);
     // From here the terminal may belong to a program the screen starts (a resume).
     watching.store(false, Ordering::Relaxed);
     drop(term);
@@ -224,6 +241,19 @@ impl Launch {
     }
 }
 
+/// Where the loop sends work: the index thread, and the team thread when there is one.
+struct Jobs {
+    index: mpsc::Sender<Job>,
+    team: Option<mpsc::Sender<TeamJob>>,
+}
+
+impl Jobs {
+    fn team(&self, job: TeamJob) -> Result<()> {
+        let Some(team) = &self.team else { bail!("no team store is set up") };
+        team.send(job).context("the team thread stopped")
+    }
+}
+
 /// How often an idle screen looks for commits to the index (a watcher indexing what
 /// agents write), to search the line again: a stat of one file each time.
 const POLL_EVERY: Duration = Duration::from_secs(3);
@@ -236,12 +266,14 @@ const BUSY_TICK: Duration = Duration::from_millis(8);
 fn event_loop(
     terminal: &mut Terminal<CrosstermBackend<std::io::Stdout>>,
     app: &mut App,
-    jobs: &mpsc::Sender<Job>,
+    jobs: &Jobs,
     replies: &mpsc::Receiver<Reply>,
     stop: &AtomicUsize,
 ) -> Result<Exit> {
     let theme = draw::Theme::from_env();
     let mut started = false;
+    // Jobs sent and not answered yet, searches apart: a search superseded while it
+    // waited is never answered, so the app's own flag says whether one is out.
     let mut waiting = 1usize;
     let mut polled = Instant::now();
     loop {
@@ -251,7 +283,8 @@ fn event_loop(
         }
         terminal.draw(|f| draw::draw(f, app, theme, Timestamp::now())).context("drawing the screen")?;
         let now = Instant::now();
-        let mut tick = if waiting > 0 { BUSY_TICK } else { IDLE_TICK };
+        let busy = waiting > 0 || app.searching;
+        let mut tick = if busy { BUSY_TICK } else { IDLE_TICK };
         if let Some(due) = app.due() {
             tick = tick.min(due.saturating_duration_since(now));
         }
@@ -275,8 +308,12 @@ fn event_loop(
         loop {
             match replies.try_recv() {
                 Ok(r) => {
-                    // Notes, refreshes and sub-agent runs come unasked: they answer no job.
-                    if !matches!(r, Reply::IndexNote(_) | Reply::Refreshed | Reply::Children { .. }) {
+                    // Notes, refreshes and sub-agent runs come unasked, and searches are
+                    // tracked by the app (a replaced one is never answered): none ends a wait.
+                    if !matches!(
+                        r,
+                        Reply::IndexNote(_) | Reply::Refreshed | Reply::Children { .. } | Reply::Search { .. } | Reply::TeamSearch { .. }
+                    ) {
                         waiting = waiting.saturating_sub(1);
                     }
                     match r {
@@ -285,6 +322,7 @@ fn event_loop(
                             started = true;
                         }
                         Reply::Search { n, line, result } => app.answer(n, line, result.map(|r| *r)),
+                        Reply::TeamSearch { n, line, result } => app.answer_team(n, line, result.map(|r| *r)),
                         Reply::Opened(v) => app.opened(v),
                         Reply::Children { key, titles } => app.children(&key, titles),
                         Reply::Text { title, lines } => match lines {
@@ -301,19 +339,22 @@ fn event_loop(
                 Err(mpsc::TryRecvError::Disconnected) => bail!("the index thread stopped"),
             }
         }
-        if started && waiting == 0 && polled.elapsed() >= POLL_EVERY {
+        if started && waiting == 0 && !app.searching && polled.elapsed() >= POLL_EVERY {
             polled = Instant::now();
-            jobs.send(Job::Poll).context("the index thread stopped")?;
+            jobs.index.send(Job::Poll).context("the index thread stopped")?;
         }
-        if let Some((n, req)) = app.take_search(Instant::now(), Timestamp::now()) {
-            waiting += 1;
-            jobs.send(Job::Search { n, line: app.line.text.clone(), req: Box::new(req) }).context("the index thread stopped")?;
+        if let Some((n, ask)) = app.take_search(Instant::now(), Timestamp::now()) {
+            let line = app.line.text.clone();
+            match ask {
+                Ask::Index(req) => jobs.index.send(Job::Search { n, line, req }).context("the index thread stopped")?,
+                Ask::Team(q) => jobs.team(TeamJob::Search { n, line, q })?,
+            }
         }
     }
 }
 
 /// Does what a key asked beyond the state change; `Some` ends the screen.
-fn carry_out(effect: Effect, app: &App, jobs: &mpsc::Sender<Job>, waiting: &mut usize) -> Result<Option<Exit>> {
+fn carry_out(effect: Effect, app: &App, jobs: &Jobs, waiting: &mut usize) -> Result<Option<Exit>> {
     let job = match effect {
         Effect::Quit => return Ok(Some(Exit::Quit)),
         Effect::Resume { argv, dir, shown } => return Ok(Some(Exit::Run(Launch { argv, dir, shown }))),
@@ -328,12 +369,17 @@ fn carry_out(effect: Effect, app: &App, jobs: &mpsc::Sender<Job>, waiting: &mut 
             return Ok(None);
         }
         Effect::Open { meta, focus } => Job::Open { meta, focus, terms: app.terms() },
+        Effect::OpenTeam { key, focus } => {
+            *waiting += 1;
+            jobs.team(TeamJob::Open { key, focus, terms: app.terms() })?;
+            return Ok(None);
+        }
         Effect::Digest(meta) => Job::Digest(meta),
         Effect::Files(meta) => Job::Files(meta),
         Effect::Pictures => Job::Pictures,
     };
     *waiting += 1;
-    jobs.send(job).context("the index thread stopped")?;
+    jobs.index.send(job).context("the index thread stopped")?;
     Ok(None)
 }
 

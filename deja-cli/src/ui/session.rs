@@ -4,8 +4,12 @@
 //! Laid out here rather than by a wrapping paragraph widget so that "row 240 holds the
 //! third match" is known before anything is drawn: `n`/`N` and "open at the match" need
 //! the row a match lands on after wrapping, and a pure layout can be tested for it.
+//!
+//! A session read from the team store ([`SessionView::from_team`]) is laid out the same
+//! way: its turns carry only a role, a text and a time, so it reads as speech.
 
 use deja_core::model::{SessionMeta, Turn};
+use deja_core::team::TeamSession;
 use deja_core::Role;
 
 use super::text::{find_terms, safe, wrap};
@@ -52,6 +56,31 @@ pub struct Row {
     pub seq: Option<u32>,
 }
 
+/// Who ran a session read from the team store, and where: it is someone else's history
+/// (or this person's on another machine), which this machine can read but not resume.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Teammate {
+    /// The PostgreSQL role that pushed it.
+    pub author: String,
+    /// The machine it ran on.
+    pub machine: String,
+    /// The project key it was pushed under (a normalized remote, or a path).
+    pub project: String,
+    /// `<machine>/<harness>:<id>`, as `deja show --team` takes it.
+    pub key: String,
+}
+
+impl Teammate {
+    pub fn of(s: &TeamSession) -> Teammate {
+        Teammate { author: s.author.clone(), machine: s.machine.clone(), project: s.project.clone(), key: s.key() }
+    }
+
+    /// The command that prints the session on any machine that may read it.
+    pub fn show_command(&self) -> String {
+        format!("deja show --team {}", deja_core::launch::quote(&self.key))
+    }
+}
+
 /// A session, laid out, with its matches and where the view stands.
 #[derive(Debug, Clone)]
 pub struct SessionView {
@@ -72,6 +101,8 @@ pub struct SessionView {
     pub unfolded: bool,
     /// Sessions this one started (sub-agent runs, forks), by title, for the header.
     pub children: Vec<String>,
+    /// Set when the session was read from the team store.
+    pub team: Option<Teammate>,
     width: usize,
 }
 
@@ -88,8 +119,42 @@ impl SessionView {
             scroll: 0,
             unfolded: false,
             children: Vec::new(),
+            team: None,
             width: 0,
         }
+    }
+
+    /// A session `deja show --team` read, with every turn: the session's metadata as
+    /// the store has it (the project as the path on the machine it ran on, when known),
+    /// its times from its turns, and a role the store names that this build does not
+    /// know read as a note rather than dropped.
+    pub fn from_team(s: TeamSession, terms: Vec<String>, focus: Option<u32>) -> SessionView {
+        let team = Teammate::of(&s);
+        let turns: Vec<Turn> = s
+            .hits
+            .into_iter()
+            .map(|h| Turn { seq: h.seq, time: h.time, ..Turn::new(Role::parse(&h.role).unwrap_or(Role::Note), h.text) })
+            .collect();
+        let started = turns.iter().find_map(|t| t.time);
+        let updated = s.updated.or_else(|| turns.iter().rev().find_map(|t| t.time));
+        let meta = SessionMeta {
+            harness: s.harness,
+            id: s.id,
+            title: s.title,
+            project: Some(s.project_path.unwrap_or(s.project)),
+            path: String::new(),
+            started,
+            updated,
+            parent: None,
+            kind: None,
+            agent: None,
+            machine: Some(s.machine),
+            source_deleted: None,
+            turns: turns.len() as u32,
+        };
+        let mut view = SessionView::new(meta, turns, terms, focus);
+        view.team = Some(team);
+        view
     }
 
     /// Lays the session out for `width` cells and a body of `height` rows, keeping the
@@ -113,7 +178,9 @@ impl SessionView {
     }
 
     fn relayout(&mut self) {
-        self.rows = layout(&self.turns, &self.terms, self.width.max(8), self.unfolded);
+        // A teammate's prompts are theirs, not the reader's: named by their author.
+        let user = self.team.as_ref().map_or_else(|| "you".to_string(), |t| safe(&t.author));
+        self.rows = layout(&self.turns, &self.terms, self.width.max(8), self.unfolded, &user);
         self.matches = self.rows.iter().enumerate().filter(|(_, r)| !find_terms(&r.text, &self.terms).is_empty()).map(|(i, _)| i).collect();
         if self.current.is_some_and(|c| c >= self.matches.len()) {
             self.current = None;
@@ -227,8 +294,9 @@ pub fn files_touched(turns: &[Turn]) -> Vec<String> {
     seen.into_iter().map(|(p, a)| format!("[{}] {}", a.join(", "), safe(&p))).collect()
 }
 
-/// `turns` as rows of at most `width` cells.
-pub fn layout(turns: &[Turn], terms: &[String], width: usize, unfolded: bool) -> Vec<Row> {
+/// `turns` as rows of at most `width` cells, the user's turns headed `user` (`you`, or a
+/// teammate's name).
+pub fn layout(turns: &[Turn], terms: &[String], width: usize, unfolded: bool, user: &str) -> Vec<Row> {
     let mut out = Vec::new();
     for t in turns {
         let seq = Some(t.seq);
@@ -242,7 +310,7 @@ pub fn layout(turns: &[Turn], terms: &[String], width: usize, unfolded: bool) ->
         match t.role {
             Role::User | Role::Assistant | Role::Reasoning | Role::Note => {
                 let who = match t.role {
-                    Role::User => "you",
+                    Role::User => user,
                     Role::Assistant => "assistant",
                     Role::Reasoning => "reasoning",
                     _ => "note",
@@ -389,7 +457,7 @@ pub(crate) mod tests {
 
     #[test]
     fn tools_fold_their_output_show_exits_and_diff_their_edits() {
-        let rows = layout(&sample(), &["pool".to_string()], 80, false);
+        let rows = layout(&sample(), &["pool".to_string()], 80, false, "you");
         let kinds = |k: Kind| rows.iter().filter(|r| r.kind == k).map(|r| r.text.clone()).collect::<Vec<_>>();
         assert!(kinds(Kind::ToolFailed).iter().any(|t| t.contains("Bash · exit 101 ✗")), "{rows:#?}");
         assert!(kinds(Kind::Tool).iter().any(|t| t.contains("exit 0 ✓")));
@@ -400,7 +468,7 @@ pub(crate) mod tests {
         // The failing run's 30 lines fold; the grep's do not, since they hold a match.
         assert_eq!(kinds(Kind::Fold), ["  … 24 more lines (z shows them)"]);
         assert!(rows.iter().any(|r| r.text.contains("pool found here")));
-        let unfolded = layout(&sample(), &[], 80, true);
+        let unfolded = layout(&sample(), &[], 80, true, "you");
         assert!(unfolded.iter().all(|r| r.kind != Kind::Fold));
     }
 
@@ -408,7 +476,7 @@ pub(crate) mod tests {
     fn rows_fit_the_width_whatever_the_script() {
         let turns = vec![turn(0, Role::User, &"東京の天気 🦀 ".repeat(20))];
         for width in [8, 13, 40] {
-            for r in layout(&turns, &[], width, false) {
+            for r in layout(&turns, &[], width, false, "you") {
                 assert!(super::super::text::width(&r.text) <= width, "{width}: {:?}", r.text);
             }
         }
@@ -449,6 +517,59 @@ pub(crate) mod tests {
         assert_eq!(v.scroll, 0);
         v.toggle_fold(5);
         assert!(v.unfolded && v.rows.iter().all(|r| r.kind != Kind::Fold));
+    }
+
+    pub(crate) fn team_session() -> TeamSession {
+        let hit = |seq: u32, role: &str, text: &str| deja_core::team::TeamHit {
+            seq,
+            role: role.into(),
+            time: Some(deja_core::Timestamp(1_779_989_200_000 + i64::from(seq) * 60_000)),
+            text: text.into(),
+        };
+        TeamSession {
+            author: "alice".into(),
+            machine: "laptop".into(),
+            project: "github.com/org/app".into(),
+            project_path: Some("/home/alice/app".into()),
+            harness: "claude".into(),
+            id: "bbbb0000".into(),
+            title: Some("staging pool size".into()),
+            updated: Some(deja_core::Timestamp(1_779_992_800_000)),
+            hits: vec![
+                hit(0, "user", "why is the staging pool so small?"),
+                hit(1, "tool_call", "psql -c 'show max_connections'\n100"),
+                hit(2, "assistant", &"Let me look. ".repeat(30)),
+                hit(3, "assistant", "The staging pool size is forty connections now."),
+                hit(4, "reviewer", "a role this build does not know"),
+            ],
+        }
+    }
+
+    #[test]
+    fn a_team_session_reads_as_speech_by_role_and_opens_at_its_match() {
+        let v = SessionView::from_team(team_session(), vec!["staging pool".into()], Some(3));
+        let t = v.team.as_ref().expect("marked as the team's");
+        assert_eq!((t.author.as_str(), t.machine.as_str(), t.key.as_str()), ("alice", "laptop", "laptop/claude:bbbb0000"));
+        assert_eq!(t.show_command(), "deja show --team laptop/claude:bbbb0000");
+        assert_eq!(v.meta.project.as_deref(), Some("/home/alice/app"), "the path on the machine it ran on");
+        assert_eq!(v.meta.machine.as_deref(), Some("laptop"));
+        assert_eq!(v.meta.started, Some(deja_core::Timestamp(1_779_989_200_000)), "from its first turn");
+        assert_eq!(v.meta.updated, Some(deja_core::Timestamp(1_779_992_800_000)));
+        let roles: Vec<Role> = v.turns.iter().map(|t| t.role).collect();
+        assert_eq!(
+            roles,
+            [Role::User, Role::ToolCall, Role::Assistant, Role::Assistant, Role::Note],
+            "an unknown role is a note, not dropped"
+        );
+        let mut v = v;
+        v.fit(40, 6);
+        let at = v.matches[v.current.expect("opened at a match")];
+        assert_eq!(v.rows[at].seq, Some(3), "on the focused turn");
+        assert!(v.scroll <= at && at < v.scroll + 6, "in view");
+        assert!(v.rows.iter().any(|r| r.kind == Kind::Speaker && r.text.starts_with("▍alice ·")), "the author's prompts: {:?}", v.rows);
+        assert!(!v.rows.iter().any(|r| r.text.starts_with("▍you")), "not the reader's: {:?}", v.rows);
+        v.next_match(6);
+        assert_eq!(v.rows[v.matches[v.current.expect("moved")]].seq, Some(0), "n wraps round to the first");
     }
 
     #[test]

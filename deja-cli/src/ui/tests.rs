@@ -1,18 +1,20 @@
 //! The screen drawn on ratatui's test backend: what a person sees for a query, a
 //! session, the pictures and the boxes, at ordinary and tiny sizes, in CJK and emoji,
-//! with and without colour.
+//! with and without colour, and on the Team tab.
 
 use std::time::Instant;
 
+use crossterm::event::{KeyCode, KeyEvent};
 use deja_core::index::search::{Hit, SearchResults, Tier};
 use deja_core::model::{SessionMeta, Turn};
+use deja_core::team::{TeamResults, TeamSession};
 use deja_core::{Role, Timestamp};
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 use ratatui::style::Modifier;
 use ratatui::Terminal;
 
-use super::app::{App, Overlay, Screen};
+use super::app::{App, Ask, Overlay, Screen};
 use super::draw::{draw, Theme};
 use super::pictures::Pictures;
 use super::session::SessionView;
@@ -344,4 +346,161 @@ fn the_list_window_follows_the_selection_without_jumping() {
     }
     render(&mut app, 60, 12, true);
     assert_eq!((app.selected, app.list_top), (0, 0));
+}
+
+/// A screen with a team store set up, on its Team tab, with `line` typed.
+fn on_team_tab(line: &str) -> App {
+    let t0 = Instant::now();
+    let mut app = App::new(line, None, Vec::new());
+    app.team = Some("this-box".into());
+    app.start(None, t0);
+    app.take_search(t0, NOW).expect("the opening search");
+    app.key(KeyEvent::from(KeyCode::Tab), t0);
+    app.key(KeyEvent::from(KeyCode::Tab), t0);
+    app
+}
+
+/// The team store's answer to the search due now.
+fn team_answered(app: &mut App, result: Result<Vec<TeamSession>, String>) {
+    let (n, ask) = app.take_search(Instant::now(), NOW).expect("a search is due");
+    assert!(matches!(ask, Ask::Team(_)), "{ask:?}");
+    let line = app.line.text.clone();
+    app.answer_team(n, line, result.map(|sessions| TeamResults { tier: "exact".into(), sessions }));
+}
+
+fn teammates() -> Vec<TeamSession> {
+    let alice = super::session::tests::team_session();
+    let mut bob = super::session::tests::team_session();
+    bob.author = "bob".into();
+    bob.machine = "desktop".into();
+    bob.id = "cccc1111".into();
+    bob.title = Some("東京 pool 🦀".into());
+    bob.hits.truncate(1);
+    vec![alice, bob]
+}
+
+#[test]
+fn the_team_tab_lists_teammates_sessions_as_author_at_machine_and_quotes_their_turns() {
+    let s = screen(&render(&mut sample_app(), 120, 20, true));
+    assert!(!s.lines().next().unwrap_or_default().contains("Team"), "no Team tab without a team store: {s}");
+    let mut app = on_team_tab("staging pool");
+    team_answered(&mut app, Ok(teammates()));
+    let b = render(&mut app, 160, 30, true);
+    let (s, rows) = (screen(&b), rows(&b));
+    assert!(rows[0].contains("Kept after deletion") && rows[0].contains(" Team "), "{s}");
+    // The selected tab is drawn selected.
+    let x = rows[0].find(" Team ").map(|i| super::text::width(&rows[0][..i])).expect("tab") as u16 + 1;
+    assert_eq!(b[(x, 0)].bg, ratatui::style::Color::Blue, "{s}");
+    assert!(rows[2].contains("exact match · 2 sessions in the team store · teammates' history"), "{s}");
+    for (row, who) in [(3, "alice@laptop"), (4, "bob@desktop")] {
+        assert!(rows[row].contains(who) && rows[row].contains("claude") && rows[row].contains("2h") && rows[row].contains("exact"), "{s}");
+    }
+    assert!(rows[3].contains("staging pool size") && rows[4].contains("東京 pool 🦀"), "{s}");
+    assert!(s.contains("a teammate's history from the team store: quoted, not instructions"), "the preview frames it: {s}");
+    assert!(s.contains("alice@laptop · claude · github.com/org/app (/home/alice/app)"), "{s}");
+    assert!(s.contains("▍assistant") && s.contains("The staging pool size is forty connections now."), "the quoted turns: {s}");
+    let (y, line) = rows.iter().enumerate().find(|(_, r)| r.contains("The staging pool size")).expect("preview row");
+    let x = line.find("staging pool size").map(|i| super::text::width(&line[..i])).expect("words") as u16;
+    assert_eq!(b[(x, y as u16)].bg, ratatui::style::Color::Yellow, "the query's words are highlighted: {s}");
+    // Down moves to bob's, and the preview follows.
+    app.key(KeyEvent::from(KeyCode::Down), Instant::now());
+    let s = screen(&render(&mut app, 160, 30, true));
+    assert!(s.contains("bob@desktop · claude"), "{s}");
+    // Narrow: the columns still fit.
+    for r in self::rows(&render(&mut app, 50, 16, false)) {
+        assert!(super::text::width(&r) <= 50, "{r:?}");
+    }
+}
+
+#[test]
+fn filters_the_team_store_cannot_apply_are_said_not_dropped() {
+    let mut app = on_team_tab("staging file:src/db.rs");
+    team_answered(&mut app, Ok(teammates()));
+    let s = screen(&render(&mut app, 200, 12, true));
+    assert!(
+        s.contains("2 sessions in the team store") && s.contains("file:src/db.rs not applied (the team store keeps no file touches)"),
+        "{s}"
+    );
+    // And a line with nothing to search says what the tab is for.
+    let mut app = on_team_tab("");
+    assert!(app.take_search(Instant::now(), NOW).is_none(), "nothing to ask");
+    let s = screen(&render(&mut app, 120, 12, true));
+    assert!(s.contains("type words to search the team store"), "{s}");
+}
+
+#[test]
+fn an_unavailable_team_store_is_said_in_the_info_line() {
+    let mut app = on_team_tab("staging pool");
+    app.team_results = Some(TeamResults { tier: "exact".into(), sessions: teammates() });
+    team_answered(&mut app, Err("the team store u@db:5432/team did not answer within 2000 ms".into()));
+    let b = render(&mut app, 120, 16, true);
+    let rows = rows(&b);
+    assert!(rows[2].starts_with("team store unavailable: the team store u@db:5432/team did not answer within 2000 ms"), "{}", screen(&b));
+    assert!(!screen(&b).contains("alice@laptop"), "no sessions of another query under the line: {}", screen(&b));
+    assert_eq!(b[(0, 2)].fg, ratatui::style::Color::Red);
+}
+
+#[test]
+fn a_teammates_session_shows_who_ran_it_where_and_opens_at_its_match() {
+    let mut app = on_team_tab("forty");
+    team_answered(&mut app, Ok(teammates()));
+    let Some(super::app::Effect::OpenTeam { key, focus }) = app.key(KeyEvent::from(KeyCode::Enter), Instant::now()) else {
+        panic!("Enter reads it from the team store")
+    };
+    assert_eq!(key, "laptop/claude:bbbb0000");
+    app.opened(Ok(Box::new(SessionView::from_team(super::session::tests::team_session(), app.terms(), focus.or(Some(3))))));
+    let b = render(&mut app, 100, 14, true);
+    let (s, rows) = (screen(&b), rows(&b));
+    assert!(rows[0].starts_with("staging pool size  [claude]"), "{s}");
+    assert!(rows[1].starts_with("alice@laptop · github.com/org/app (/home/alice/app there)"), "{s}");
+    assert!(rows[2].contains(" → ") && rows[2].contains("5 turns"), "the times: {s}");
+    assert!(rows[3].contains("a teammate's history from the team store"), "{s}");
+    assert!(rows[4].starts_with("↻ - (it ran on laptop: resume it there) · y copies deja show --team laptop/claude:bbbb0000"), "{s}");
+    assert!(s.contains("▍assistant"), "speech by role: {s}");
+    let (y, line) = rows.iter().enumerate().find(|(_, r)| r.contains("forty connections")).expect("the match is in view");
+    let x = line.find("forty connections").map(|i| super::text::width(&line[..i])).expect("words") as u16;
+    assert_eq!(b[(x, y as u16)].bg, ratatui::style::Color::Yellow, "{s}");
+    assert!(rows.last().is_some_and(|r| r.contains("match 1 of 1")), "{s}");
+    // `r` says why not, in the status line.
+    app.key(KeyEvent::from(KeyCode::Char('r')), Instant::now());
+    let s = screen(&render(&mut app, 100, 14, true));
+    assert!(s.lines().last().is_some_and(|r| r.starts_with("cannot resume it here: it is alice's session on laptop")), "{s}");
+}
+
+#[test]
+fn a_teammates_history_cannot_drive_the_terminal() {
+    let mut evil = super::session::tests::team_session();
+    evil.author = "mallory\u{1b}]52;c;aGk=\u{7}".into();
+    evil.machine = "box\u{1b}[2J".into();
+    evil.title = Some("title\u{1b}[31m".into());
+    evil.project_path = Some("/p\u{9b}31m".into());
+    for h in &mut evil.hits {
+        h.text.push_str(" staging \u{1b}]0;owned\u{7}");
+        h.role.push('\u{1b}');
+    }
+    let mut app = on_team_tab("staging");
+    team_answered(&mut app, Ok(vec![evil.clone()]));
+    let clean = |s: &str| !s.contains('\u{1b}') && !s.contains('\u{7}') && !s.contains('\u{9b}');
+    let s = screen(&render(&mut app, 120, 20, true));
+    assert!(clean(&s) && s.contains("mallory"), "{s:?}");
+    app.key(KeyEvent::new(KeyCode::Char('r'), crossterm::event::KeyModifiers::CONTROL), Instant::now());
+    let s = screen(&render(&mut app, 120, 20, true));
+    assert!(clean(&s) && s.contains("cannot resume it here"), "{s:?}");
+    app.key(KeyEvent::from(KeyCode::Enter), Instant::now());
+    app.opened(Ok(Box::new(SessionView::from_team(evil, app.terms(), Some(0)))));
+    let s = screen(&render(&mut app, 120, 20, true));
+    assert!(clean(&s) && s.contains("mallory"), "{s:?}");
+    app.key(KeyEvent::from(KeyCode::Char('y')), Instant::now());
+    let s = screen(&render(&mut app, 120, 20, true));
+    assert!(clean(&s) && s.contains("copied"), "{s:?}");
+}
+
+#[test]
+fn the_help_says_what_the_team_tab_does() {
+    let mut app = on_team_tab("");
+    app.key(KeyEvent::from(KeyCode::F(1)), Instant::now());
+    let s = screen(&render(&mut app, 100, 40, true));
+    assert!(s.contains("kept after deletion · team"), "{s}");
+    assert!(s.contains("Team tab (with a team store): other machines' sessions, as author@machine;"), "{s}");
+    assert!(s.contains("^Y or y copies its `deja show --team …` command"), "{s}");
 }

@@ -1,6 +1,9 @@
 //! The screen's background threads: one asks the index (searches, sessions, digests,
 //! pictures) so a keystroke never waits on it, one makes the index fresh as `deja
-//! search` does (ask the watcher, or refresh and start one) and reports progress.
+//! search` does (ask the watcher, or refresh and start one) and reports progress, and,
+//! with a team store set up, one asks it (the Team tab's searches and sessions) — a
+//! thread of its own, so a slow server holds up neither the screen nor the index's
+//! answers, and every question to it ends at the CLI's deadline.
 //!
 //! Searches are answered newest first: when several queued up while one ran, only the
 //! last is run, since the screen shows only the answer to what is typed now.
@@ -9,6 +12,7 @@
 //! every session document of its harness (some 200 ms for 8 000 sessions), so they
 //! follow in a reply of their own, from a per-harness table kept until the index changes.
 
+use std::collections::VecDeque;
 use std::sync::mpsc::{Receiver, Sender};
 
 use deja_core::index::search::{SearchRequest, SearchResults};
@@ -16,6 +20,7 @@ use deja_core::index::{IndexPaths, IndexView};
 use deja_core::model::SessionMeta;
 use deja_core::recall::mode::{Ask, Mode};
 use deja_core::recall::query::{self, Scope as AskScope};
+use deja_core::team::{TeamQuery, TeamResults};
 use deja_core::{StoreEnv, Timestamp};
 
 use super::pictures::{Friction, Pictures};
@@ -49,6 +54,21 @@ pub enum Job {
     Poll,
 }
 
+/// A question for the team thread.
+pub enum TeamJob {
+    Search {
+        n: u64,
+        line: String,
+        q: Box<TeamQuery>,
+    },
+    /// A session by its `<machine>/<harness>:<id>`, with every turn.
+    Open {
+        key: String,
+        focus: Option<u32>,
+        terms: Vec<String>,
+    },
+}
+
 /// What comes back to the screen.
 pub enum Reply {
     /// The project the screen opens on, if the current directory is in one.
@@ -59,6 +79,12 @@ pub enum Reply {
         n: u64,
         line: String,
         result: Result<Box<SearchResults>, String>,
+    },
+    /// The team store's answer, or why there is none (made safe to draw).
+    TeamSearch {
+        n: u64,
+        line: String,
+        result: Result<Box<TeamResults>, String>,
     },
     Opened(Result<Box<SessionView>, String>),
     /// The titles of the runs the session `key` started (after its [`Reply::Opened`]).
@@ -121,30 +147,34 @@ impl Index {
     }
 }
 
+/// The next job to run, `None` once the screen hangs up: the first waiting, except
+/// that a search is replaced by the newest search waiting behind it; the other jobs
+/// that were behind it keep their order in `queued`.
+fn next_job<J>(jobs: &Receiver<J>, queued: &mut VecDeque<J>, is_search: impl Fn(&J) -> bool) -> Option<J> {
+    let job = match queued.pop_front() {
+        Some(j) => j,
+        None => jobs.recv().ok()?,
+    };
+    if !is_search(&job) {
+        return Some(job);
+    }
+    let mut newest = job;
+    while let Ok(next) = jobs.try_recv() {
+        if is_search(&next) {
+            newest = next;
+        } else {
+            queued.push_back(next);
+        }
+    }
+    Some(newest)
+}
+
 /// Runs the index thread until the screen hangs up.
 pub fn serve(paths: IndexPaths, jobs: Receiver<Job>, replies: Sender<Reply>) {
     let mut index = Index { paths, view: None, seen: None, children: Default::default() };
-    let mut queued: std::collections::VecDeque<Job> = std::collections::VecDeque::new();
-    loop {
-        let job = match queued.pop_front() {
-            Some(j) => j,
-            None => match jobs.recv() {
-                Ok(j) => j,
-                Err(_) => return,
-            },
-        };
-        // Keep only the newest search among what waits, in its place; the rest in order.
+    let mut queued = VecDeque::new();
+    while let Some(job) = next_job(&jobs, &mut queued, |j| matches!(j, Job::Search { .. })) {
         let job = match job {
-            Job::Search { .. } => {
-                let mut newest = job;
-                while let Ok(next) = jobs.try_recv() {
-                    match next {
-                        Job::Search { .. } => newest = next,
-                        other => queued.push_back(other),
-                    }
-                }
-                newest
-            }
             Job::Open { meta, focus, terms } => {
                 // The runs it started are looked up next, before anything else waiting.
                 queued.push_front(Job::Children(meta.clone()));
@@ -155,6 +185,41 @@ pub fn serve(paths: IndexPaths, jobs: Receiver<Job>, replies: Sender<Reply>) {
         let Some(reply) = answer(&mut index, job) else { continue };
         if replies.send(reply).is_err() {
             return;
+        }
+    }
+}
+
+/// Runs the team thread until the screen hangs up. Each question connects afresh (as
+/// `deja search --team` does) within the deadline `[team]` gives the command line, so
+/// the longest the Team tab waits for an answer, or for "unavailable", is that.
+pub fn serve_team(env: StoreEnv, jobs: Receiver<TeamJob>, replies: Sender<Reply>) {
+    let mut queued = VecDeque::new();
+    while let Some(job) = next_job(&jobs, &mut queued, |j| matches!(j, TeamJob::Search { .. })) {
+        if replies.send(answer_team(&env, job)).is_err() {
+            return;
+        }
+    }
+}
+
+fn answer_team(env: &StoreEnv, job: TeamJob) -> Reply {
+    match job {
+        TeamJob::Search { n, line, q } => {
+            let result = crate::team::search_target(env, crate::team::SEARCH_DEADLINE_CLI)
+                .and_then(|(target, deadline)| deja_team::search::search_within(&target, *q, deadline).map_err(|e| e.to_string()))
+                .map(Box::new)
+                // The server's words, and the settings', are drawn: nothing in them may drive the terminal.
+                .map_err(|e| safe(&e));
+            Reply::TeamSearch { n, line, result }
+        }
+        TeamJob::Open { key, focus, terms } => {
+            let opened = crate::team::show(env, &key).map_err(|e| safe(&format!("{e:#}"))).and_then(|mut found| {
+                // The key names one session; a prefix match on another is not it.
+                match found.iter().position(|s| s.key() == key) {
+                    Some(i) => Ok(Box::new(SessionView::from_team(found.swap_remove(i), terms, focus))),
+                    None => Err(format!("{} is no longer in the team store, or this role may no longer read it", safe(&key))),
+                }
+            });
+            Reply::Opened(opened)
         }
     }
 }
@@ -346,5 +411,54 @@ mod tests {
             .collect();
         // The poll saw the index as the searches left it: nothing to say.
         assert_eq!(got, ["search 3", "pictures"]);
+    }
+
+    /// A team store that takes the connection and never says a word: the Team tab's
+    /// search and its session are both answered "unavailable" within their deadlines,
+    /// without the suffix the command line adds about answering locally.
+    #[test]
+    fn a_team_store_that_never_answers_is_unavailable_within_the_deadline() {
+        let silent = std::net::TcpListener::bind("127.0.0.1:0").expect("listen");
+        let port = silent.local_addr().expect("addr").port();
+        let tmp = tempfile::tempdir().expect("tmp");
+        let config = tmp.path().join("config.toml");
+        let settings = format!(
+            "[team]\nurl = \"postgres://nobody@127.0.0.1:{port}/team?sslmode=disable\"\nmachine = \"this-box\"\ntimeout_ms = 300\n"
+        );
+        std::fs::write(&config, settings).expect("config");
+        let env = StoreEnv::with_home(tmp.path()).set("DEJA_CONFIG", config.display().to_string());
+        let (jobs, rx) = std::sync::mpsc::channel();
+        let (tx, replies) = std::sync::mpsc::channel();
+        let ask = |n: u64| TeamJob::Search {
+            n,
+            line: "pool".into(),
+            q: Box::new(TeamQuery { query: "pool".into(), limit: 5, ..TeamQuery::default() }),
+        };
+        for job in [ask(1), ask(2), TeamJob::Open { key: "laptop/claude:s1".into(), focus: None, terms: Vec::new() }] {
+            jobs.send(job).expect("queued");
+        }
+        drop(jobs);
+        let started = std::time::Instant::now();
+        serve_team(env, rx, tx);
+        // 0.3 s for the search, the command line's 2 s for the session: a generous bound.
+        assert!(started.elapsed() < std::time::Duration::from_secs(15), "{:?}", started.elapsed());
+        let got: Vec<String> = replies
+            .iter()
+            .map(|r| match r {
+                Reply::TeamSearch { n, result, .. } => {
+                    let e = result.err().unwrap_or_default();
+                    assert!(e.contains("did not answer within") && !e.contains("this machine's history"), "{e}");
+                    format!("search {n}")
+                }
+                Reply::Opened(r) => {
+                    let e = r.err().unwrap_or_default();
+                    assert!(e.contains("did not answer within"), "{e}");
+                    "open".to_string()
+                }
+                _ => "other".to_string(),
+            })
+            .collect();
+        assert_eq!(got, ["search 2", "open"], "only the newest search, then the session");
+        drop(silent);
     }
 }
