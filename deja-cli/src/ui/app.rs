@@ -189,6 +189,8 @@ impl Line {
 pub struct App {
     pub line: Line,
     pub scope: Scope,
+    /// A tab was chosen with Tab before the opening one was known: it is kept.
+    tab_chosen: bool,
     /// The current directory, as a project (`None` when unknown).
     pub here: Option<String>,
     /// The last answer shown, and the line it answered.
@@ -233,6 +235,7 @@ impl App {
         App {
             line: Line { text: initial.to_string(), cursor: initial.len() },
             scope: Scope::All,
+            tab_chosen: false,
             here,
             results: None,
             answered: String::new(),
@@ -261,7 +264,10 @@ impl App {
     /// its history, when there is one, else on all projects — and asks for the first
     /// search at once.
     pub fn start(&mut self, project: Option<String>, now: Instant) {
-        self.scope = if project.is_some() { Scope::Here } else { Scope::All };
+        // A Tab pressed while the index thread looked is not undone by its answer.
+        if !self.tab_chosen {
+            self.scope = if project.is_some() { Scope::Here } else { Scope::All };
+        }
         if project.is_some() {
             self.here = project;
         }
@@ -546,12 +552,15 @@ impl App {
                 let tabs = self.tabs();
                 let i = tabs.iter().position(|s| *s == self.scope).unwrap_or(0);
                 let len = tabs.len();
-                let next = if k.code == KeyCode::Tab { (i + 1) % len } else { (i + len - 1) % len };
-                self.scope = tabs[next];
-                if self.scope == Scope::Here && self.here.is_none() {
-                    self.message = Some("the current directory is unknown; showing all projects".into());
-                    self.scope = Scope::All;
+                let step = |i: usize| if k.code == KeyCode::Tab { (i + 1) % len } else { (i + len - 1) % len };
+                let mut next = step(i);
+                if tabs[next] == Scope::Here && self.here.is_none() {
+                    // Skipped in the direction of travel, so ⇧Tab still reaches every tab.
+                    self.message = Some("the current directory is unknown: no this-project tab".into());
+                    next = step(next);
                 }
+                self.scope = tabs[next];
+                self.tab_chosen = true;
                 self.due = Some(now);
             }
             KeyCode::F(1) => self.overlay = Some(Overlay::Help),
@@ -795,6 +804,27 @@ mod tests {
             Ask::Index(req) => (n, *req),
             Ask::Team(q) => panic!("a team search: {q:?}"),
         })
+    }
+
+    #[test]
+    fn tabs_skip_an_unknown_directory_both_ways_and_a_chosen_tab_survives_the_opening_answer() {
+        let now = Instant::now();
+        let mut app = App::new("", None, Vec::new());
+        assert_eq!(app.scope, Scope::All);
+        // ⇧Tab from All would land on This project, which is unknown: it goes on to Kept.
+        app.key(KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT), now);
+        assert_eq!(app.scope, Scope::Kept);
+        app.key(key(KeyCode::Tab), now);
+        assert_eq!(app.scope, Scope::All, "Tab from the last tab wraps past This project");
+        // The index thread's answer comes after the person chose a tab: the choice stays.
+        app.key(key(KeyCode::Tab), now);
+        app.start(Some("/src/api".into()), now);
+        assert_eq!(app.scope, Scope::Kept);
+        assert_eq!(app.here.as_deref(), Some("/src/api"), "the project is still learnt");
+        // Without a choice, the answer picks the opening tab.
+        let mut fresh = App::new("", None, Vec::new());
+        fresh.start(Some("/src/api".into()), now);
+        assert_eq!(fresh.scope, Scope::Here);
     }
 
     fn typed(app: &mut App, s: &str, now: Instant) {
