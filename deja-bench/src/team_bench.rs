@@ -65,7 +65,7 @@ pub struct TeamBenchArgs {
     pub work: Option<PathBuf>,
     /// Push nothing: search and measure what the database holds from an earlier run
     /// (its `bench-N` machines).
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["machines", "work"])]
     pub search_only: bool,
     /// Print one JSON object instead of a table.
     #[arg(long)]
