@@ -368,22 +368,14 @@ impl App {
 
     /// An answer to search `n`: shown if it is the latest sent, dropped otherwise.
     pub fn answer(&mut self, n: u64, line: String, result: Result<SearchResults, String>) {
-        if n != self.sent {
+        if !self.is_latest(n) {
             return;
         }
-        self.searching = false;
         match result {
             Ok(r) => {
-                let same_line = line == self.answered;
                 let keep = self.selected_meta().map(SessionMeta::key);
                 self.results = Some(r);
-                self.answered = line;
-                self.error = None;
-                // The same line answered again (the index grew): stay on the session.
-                self.selected = match keep.filter(|_| same_line) {
-                    Some(k) => self.hits().iter().position(|h| h.session.key() == k).unwrap_or(0),
-                    None => 0,
-                };
+                self.shown(line, keep, |app, k| app.hits().iter().position(|h| h.session.key() == k));
             }
             Err(e) => self.error = Some(e),
         }
@@ -393,27 +385,39 @@ impl App {
     /// that could not come (unreachable, too slow, refused) empties the list and says
     /// why, rather than leave another query's sessions under the new line.
     pub fn answer_team(&mut self, n: u64, line: String, result: Result<TeamResults, String>) {
-        if n != self.sent {
+        if !self.is_latest(n) {
             return;
         }
-        self.searching = false;
         match result {
             Ok(r) => {
-                let same_line = line == self.answered;
                 let keep = self.selected_team().map(TeamSession::key);
                 self.team_results = Some(r);
-                self.answered = line;
-                self.error = None;
-                self.selected = match keep.filter(|_| same_line) {
-                    Some(k) => self.team_sessions().iter().position(|s| s.key() == k).unwrap_or(0),
-                    None => 0,
-                };
+                self.shown(line, keep, |app, k| app.team_sessions().iter().position(|s| s.key() == k));
             }
             Err(why) => {
                 self.team_results = None;
                 self.error = Some(format!("team store unavailable: {}", safe(&why)));
             }
         }
+    }
+
+    /// True (and the search over) when `n` is the last search sent.
+    fn is_latest(&mut self, n: u64) -> bool {
+        if n != self.sent {
+            return false;
+        }
+        self.searching = false;
+        true
+    }
+
+    /// An answer to `line` is in place: the same line answered again (the index grew)
+    /// stays on the session `keep` names, where `find` finds it; a new line starts at
+    /// the top.
+    fn shown(&mut self, line: String, keep: Option<String>, find: impl Fn(&App, &str) -> Option<usize>) {
+        let same_line = line == self.answered;
+        self.answered = line;
+        self.error = None;
+        self.selected = keep.filter(|_| same_line).and_then(|k| find(self, &k)).unwrap_or(0);
     }
 
     pub fn hits(&self) -> &[deja_core::index::search::Hit] {
@@ -844,17 +848,7 @@ mod tests {
                 turns: vec![deja_core::model::Turn { seq: 4, ..deja_core::model::Turn::new(deja_core::Role::User, "pool") }],
             })
             .collect();
-        SearchResults {
-            tier: Tier::Exact,
-            total: ids.len(),
-            capped: false,
-            hits,
-            dropped: Vec::new(),
-            matched: Vec::new(),
-            ignored: Vec::new(),
-            left_out: Vec::new(),
-            bounded: None,
-        }
+        SearchResults::listed(hits)
     }
 
     #[test]

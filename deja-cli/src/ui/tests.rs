@@ -53,18 +53,7 @@ fn answered(app: &mut App, line: &str, hits: Vec<Hit>) {
     let t0 = Instant::now();
     app.start(None, t0);
     let (n, _) = app.take_search(t0, NOW).expect("a search is due");
-    let total = hits.len();
-    let r = SearchResults {
-        tier: Tier::Exact,
-        total,
-        capped: false,
-        hits,
-        dropped: Vec::new(),
-        matched: Vec::new(),
-        ignored: Vec::new(),
-        left_out: Vec::new(),
-        bounded: None,
-    };
+    let r = SearchResults::listed(hits);
     app.answer(n, line.into(), Ok(r));
 }
 

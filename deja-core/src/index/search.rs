@@ -118,6 +118,24 @@ pub struct SearchResults {
     pub bounded: Option<String>,
 }
 
+impl SearchResults {
+    /// Sessions listed rather than searched for (the most recent, a query of filters
+    /// alone): the exact tier, every session counted, no word dropped or left out.
+    pub fn listed(hits: Vec<Hit>) -> SearchResults {
+        SearchResults {
+            tier: Tier::Exact,
+            total: hits.len(),
+            capped: false,
+            hits,
+            dropped: Vec::new(),
+            matched: Vec::new(),
+            ignored: Vec::new(),
+            left_out: Vec::new(),
+            bounded: None,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Hit {
     pub session: SessionMeta,
@@ -935,17 +953,7 @@ impl IndexView {
                 break;
             }
         }
-        Ok(SearchResults {
-            tier: Tier::Exact,
-            total: hits.len(),
-            capped: false,
-            hits,
-            dropped: Vec::new(),
-            matched: Vec::new(),
-            ignored: Vec::new(),
-            left_out: Vec::new(),
-            bounded: None,
-        })
+        Ok(SearchResults::listed(hits))
     }
 
     /// Collects the best turns for `query`, groups them into sessions and ranks them.
