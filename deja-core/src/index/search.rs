@@ -120,7 +120,8 @@ pub struct SearchResults {
 
 impl SearchResults {
     /// Sessions listed rather than searched for (the most recent, a query of filters
-    /// alone): the exact tier, every session counted, no word dropped or left out.
+    /// alone): the exact tier, every session counted, no word dropped or left out. A
+    /// search's answer starts from it and sets its own tier and counts.
     pub fn listed(hits: Vec<Hit>) -> SearchResults {
         SearchResults {
             tier: Tier::Exact,
@@ -1126,17 +1127,7 @@ impl IndexView {
             let when = |x: &Hit| last_active.get(&sid_hash_of(&x.session)).copied().unwrap_or(0);
             b.score.total_cmp(&a.score).then(when(b).cmp(&when(a))).then_with(|| a.session.key().cmp(&b.session.key()))
         });
-        Ok(SearchResults {
-            tier,
-            total,
-            capped,
-            hits,
-            dropped: Vec::new(),
-            matched: Vec::new(),
-            ignored: Vec::new(),
-            left_out: Vec::new(),
-            bounded: None,
-        })
+        Ok(SearchResults { tier, total, capped, ..SearchResults::listed(hits) })
     }
 
     /// Each session's score over all its turns: every turn scored by BM25 with
