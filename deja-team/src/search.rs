@@ -71,15 +71,15 @@ fn ladder(query: &str, words: &[String], phrases: &[Vec<String>], first: usize) 
             })
             .collect()
     };
-    // First through the full-text index, when it cannot lose a turn that holds every
-    // word as a word of its own: ASCII letters, digits and `_` come out of PostgreSQL's
-    // parser as words (or parts of a hyphenated one), so such a turn has all their
-    // stems. The trigram index alone hands the regular expressions every turn holding
-    // the letters anywhere (8 440 rows read to find 3 for `us writable port` on 1.3 M
-    // turns: 480 ms; this way 6 rows, 2 ms). A word met only inside a URL, an e-mail
-    // address or a path is one token there, so when this finds nothing the trigram
-    // way below asks again; when it finds something, such turns are left to later
-    // tiers' ranking, a price paid for the index (docs/team-memory.md).
+    // First through the full-text index, for words of ASCII letters, digits and `_`:
+    // PostgreSQL's parser reads those as words (or parts of a hyphenated one), so a turn
+    // holding each as a word of its own has all their stems. The trigram index alone
+    // hands the regular expressions every turn holding the letters anywhere (8 440 rows
+    // read to find 3 for `us writable port` on 1.3 M turns: 480 ms; this way 6 rows,
+    // 2 ms). The parser keeps a URL, an e-mail address or a path as one token, so a
+    // turn with a word only inside one is missed here: when this finds nothing the
+    // trigram way below asks again; when it finds something, that turn is not in the
+    // answer — the price of the index (docs/team-memory.md).
     let plain = words.iter().all(|w| w.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'));
     if plain && !patterns.is_empty() {
         let mut params: Params = vec![Box::new(query.to_string()), Box::new(words.join(" "))];
